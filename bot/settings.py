@@ -1,0 +1,102 @@
+"""The one `Settings` object: every layer's settings plus Slack's, read at the entry point.
+
+`load_settings()` is called once by the CLI; everything below receives the object it
+returns. Invalid values become one clear line naming the variable (`SettingsError`).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+
+from knowledge.settings import KnowledgeSettings
+
+SECRET_FIELDS = frozenset(
+    {"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret"}
+)
+
+
+class SettingsError(Exception):
+    """A setting is invalid; the message names the variable and what is wrong."""
+
+
+class Settings(KnowledgeSettings):
+    """Everything Lore can be configured with. Defaults run Lore with nothing configured."""
+
+    slack_bot_token: SecretStr | None = Field(default=None, description="xoxb-… bot token.")
+    slack_app_token: SecretStr | None = Field(
+        default=None, description="xapp-… app-level token; set to use Socket Mode."
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, description="Verifies HTTP-mode requests from Slack."
+    )
+    slack_api_url: str = Field(
+        default="https://slack.com/api/", description="Slack Web API base URL."
+    )
+
+    @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("slack_bot_token")
+    @classmethod
+    def _bot_token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xoxb-"):
+            raise ValueError("must be a bot token starting with xoxb-")
+        return value
+
+    @field_validator("slack_app_token")
+    @classmethod
+    def _app_token_shape(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().startswith("xapp-"):
+            raise ValueError("must be an app-level token starting with xapp-")
+        return value
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _slash_terminated(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value if value.endswith("/") else value + "/"
+
+    @property
+    def slack_configured(self) -> bool:
+        return self.slack_bot_token is not None
+
+    def masked(self) -> dict[str, str]:
+        """Every setting as text, secrets reduced to their first characters."""
+        shown: dict[str, str] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if value is None:
+                shown[name.upper()] = "(unset)"
+            elif name in SECRET_FIELDS:
+                shown[name.upper()] = mask_secret(value.get_secret_value())
+            else:
+                shown[name.upper()] = str(value)
+        return shown
+
+
+def mask_secret(secret: str) -> str:
+    """`xoxb-12…(58 chars)`: enough to recognise a secret, never enough to use it."""
+    visible = 7 if len(secret) >= 20 else 0
+    return f"{secret[:visible]}…({len(secret)} chars)"
+
+
+def load_settings(env_file: str | None = ".env") -> Settings:
+    """Read settings from the environment and an optional `.env`; raise `SettingsError`."""
+    try:
+        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        raise SettingsError(describe_validation_error(exc)) from None
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem: `LORE_MAX_FILE_MB: Input should be a valid integer (got 'x')`."""
+    lines = []
+    for error in exc.errors():
+        variable = ".".join(str(part) for part in error["loc"]).upper() or "settings"
+        value = error.get("input")
+        shown = "" if variable.lower() in SECRET_FIELDS else f" (got {value!r})"
+        lines.append(f"{variable}: {error['msg']}{shown}")
+    return "; ".join(lines)

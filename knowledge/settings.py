@@ -1,0 +1,57 @@
+"""Settings the knowledge engine reads: the embedder, the optional LLM and ingest limits."""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, field_validator
+
+from storage.settings import StorageSettings
+
+LOCAL_EMBEDDING_MODEL = "local:all-MiniLM-L6-v2"
+OPENAI_EMBEDDING_PREFIX = "openai:"
+
+
+class KnowledgeSettings(StorageSettings):
+    """Embedding, LLM and ingest settings, on top of where data is stored."""
+
+    embedding_model: str = Field(
+        default=LOCAL_EMBEDDING_MODEL,
+        description=f"{LOCAL_EMBEDDING_MODEL} (offline) or openai:<model>, "
+        "e.g. openai:text-embedding-3-small",
+    )
+    openai_api_key: SecretStr | None = Field(default=None, description="Key for the LLM endpoint.")
+    openai_base_url: str | None = Field(
+        default=None, description="OpenAI-compatible endpoint (OpenAI, Ollama, vLLM …)."
+    )
+    llm_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
+    llm_context_window: int = Field(
+        default=128_000, ge=1024, description="Tokens the chat model accepts."
+    )
+    llm_timeout_seconds: float = Field(default=60.0, gt=0)
+    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    lore_max_file_mb: int = Field(
+        default=50, ge=1, le=2048, description="Largest file Lore will ingest, in MB."
+    )
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _known_embedder(cls, value: str) -> str:
+        value = value.strip()
+        if value == LOCAL_EMBEDDING_MODEL:
+            return value
+        if value.startswith(OPENAI_EMBEDDING_PREFIX) and len(value) > len(OPENAI_EMBEDDING_PREFIX):
+            return value
+        raise ValueError(f"must be {LOCAL_EMBEDDING_MODEL} or openai:<model name>")
+
+    @field_validator("openai_base_url", "openai_api_key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when a chat model endpoint is configured (a key, a base URL, or both)."""
+        return self.openai_api_key is not None or self.openai_base_url is not None
+
+    @property
+    def max_file_bytes(self) -> int:
+        return self.lore_max_file_mb * 1024 * 1024

@@ -1,0 +1,230 @@
+"""SQLModel tables: Lore's domain as rows. Only `storage/` imports this module.
+
+The schema is created and changed only through Alembic migrations
+(`storage/migrations/versions/`); a test checks that the migrations and these classes agree.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, DateTime, Index, String, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Scope(enum.StrEnum):
+    PERSONAL = "personal"
+    CHANNEL = "channel"
+    SHARED = "shared"
+
+
+class ConversationKind(enum.StrEnum):
+    CHANNEL = "channel"
+    DM = "dm"
+
+
+class SourceKind(enum.StrEnum):
+    FILE = "file"
+    URL = "url"
+    TEXT = "text"
+    CONNECTOR = "connector"
+
+
+class DocumentStatus(enum.StrEnum):
+    PENDING = "pending"
+    READY = "ready"
+
+
+class JobState(enum.StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    INTERRUPTED = "interrupted"
+
+
+class Tenant(SQLModel, table=True):
+    """A Slack workspace (by team id); the shell and CLI use the `local` tenant."""
+
+    id: str = Field(primary_key=True, max_length=64)
+    name: str = Field(default="", max_length=255)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class User(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("tenant_id", "external_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    external_id: str = Field(max_length=64, description="Slack user id, or a shell user name.")
+    name: str = Field(default="", max_length=255)
+    is_admin: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Channel(SQLModel, table=True):
+    __table_args__ = (UniqueConstraint("tenant_id", "external_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    external_id: str = Field(max_length=64, description="Slack channel id, or a shell name.")
+    name: str = Field(default="", max_length=255)
+    is_private: bool = False
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class KnowledgeIndex(SQLModel, table=True):
+    """A searchable set of documents. `owner_key` makes names unique per scope owner:
+    `user:<id>` for personal indexes, `channel:<id>` for channel ones, `tenant` for shared."""
+
+    __tablename__ = "knowledge_index"
+    __table_args__ = (UniqueConstraint("tenant_id", "owner_key", "name"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    name: str = Field(max_length=120)
+    scope: Scope = Field(sa_type=String(16))
+    owner_key: str = Field(max_length=80)
+    owner_user_id: int | None = Field(default=None, foreign_key="user.id")
+    channel_id: int | None = Field(default=None, foreign_key="channel.id")
+    embedding_model: str = Field(max_length=120)
+    embedding_dimension: int
+    content_version: int = Field(default=0, description="Bumped on every content change.")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Conversation(SQLModel, table=True):
+    """A place Lore is talked to: a channel, or one user's DM. Holds per-place settings."""
+
+    __table_args__ = (UniqueConstraint("tenant_id", "key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    key: str = Field(max_length=80, description="`channel:<channel id>` or `dm:<user id>`.")
+    kind: ConversationKind = Field(sa_type=String(16))
+    channel_id: int | None = Field(default=None, foreign_key="channel.id")
+    user_id: int | None = Field(default=None, foreign_key="user.id")
+    response_mode: str | None = Field(default=None, max_length=32)
+    rag_strategy: str | None = Field(default=None, max_length=32)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class EnabledIndex(SQLModel, table=True):
+    """An index a conversation searches; the lowest position is the default target."""
+
+    __tablename__ = "enabled_index"
+    __table_args__ = (UniqueConstraint("conversation_id", "index_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    conversation_id: int = Field(foreign_key="conversation.id", index=True)
+    index_id: int = Field(foreign_key="knowledge_index.id", index=True)
+    position: int = 0
+
+
+class DocSource(SQLModel, table=True):
+    """A stored connection to somewhere documents come from (a site, Confluence …)."""
+
+    __tablename__ = "doc_source"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    kind: str = Field(max_length=32)
+    name: str = Field(max_length=255)
+    credentials_ref: str | None = Field(
+        default=None, sa_column=Column(Text, nullable=True), description="Encrypted, never shown."
+    )
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_by: int | None = Field(default=None, foreign_key="user.id")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class DocSourceConfig(SQLModel, table=True):
+    """A source attached to an index: which folders/URLs to pull, and how often."""
+
+    __tablename__ = "doc_source_config"
+    __table_args__ = (UniqueConstraint("index_id", "source_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    index_id: int = Field(foreign_key="knowledge_index.id", index=True)
+    source_id: int = Field(foreign_key="doc_source.id", index=True)
+    folders: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    schedule: str = Field(default="daily", max_length=64)
+    last_refresh_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class Document(SQLModel, table=True):
+    """One ingested document and its standard metadata. `status` is `pending` while its
+    chunks and vectors are being written; only `ready` documents are ever searched."""
+
+    __table_args__ = (
+        Index("ix_document_index_source", "index_id", "source_key"),
+        Index("ix_document_index_hash", "index_id", "content_hash"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    index_id: int = Field(foreign_key="knowledge_index.id", index=True)
+    source_kind: SourceKind = Field(sa_type=String(16))
+    source_key: str = Field(max_length=2048, description="URL, or file name within the index.")
+    source_config_id: int | None = Field(default=None, foreign_key="doc_source_config.id")
+    name: str = Field(max_length=512)
+    url: str | None = Field(default=None, max_length=2048)
+    external_id: str | None = Field(default=None, max_length=255)
+    time_added: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    doc_timestamp: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    author: str | None = Field(default=None, max_length=255)
+    mime_type: str = Field(max_length=128)
+    size: int = 0
+    characters: int = 0
+    content_hash: str = Field(max_length=64)
+    chunk_count: int = 0
+    status: DocumentStatus = Field(default=DocumentStatus.PENDING, sa_type=String(16), index=True)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class Chunk(SQLModel, table=True):
+    """A passage of a document: the unit that is embedded, keyword-indexed and cited.
+    Its id is also its vector's id in the vector store."""
+
+    __table_args__ = (Index("ix_chunk_document_position", "document_id", "position"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    document_id: int = Field(foreign_key="document.id")
+    index_id: int = Field(foreign_key="knowledge_index.id", index=True)
+    position: int
+    heading: str = Field(default="", sa_column=Column(Text, nullable=False))
+    text: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class IndexingJob(SQLModel, table=True):
+    __tablename__ = "indexing_job"
+
+    id: int | None = Field(default=None, primary_key=True)
+    index_id: int = Field(foreign_key="knowledge_index.id", index=True)
+    source_config_id: int | None = Field(default=None, foreign_key="doc_source_config.id")
+    state: JobState = Field(default=JobState.QUEUED, sa_type=String(16), index=True)
+    counters: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    started_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    finished_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    heartbeat_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    worker: str | None = Field(default=None, max_length=128)
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class IndexingJobLog(SQLModel, table=True):
+    __tablename__ = "indexing_job_log"
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: int = Field(foreign_key="indexing_job.id", index=True)
+    at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    level: str = Field(default="info", max_length=16)
+    message: str = Field(sa_column=Column(Text, nullable=False))

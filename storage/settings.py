@@ -1,0 +1,73 @@
+"""Settings the storage layer reads: where data lives and which servers hold it.
+
+Each layer declares the settings it owns; `bot.settings.Settings` combines them into the
+one object the entry point reads from the environment and passes down. Lower layers type
+their parameters with their own class, so `storage` never learns about Slack or LLMs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+SQLITE_FILE = "lore.db"
+CHROMA_DIR = "chroma"
+
+
+class StorageSettings(BaseSettings):
+    """Where Lore keeps its SQL rows, its vectors and its caches."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    lore_home: Path = Field(
+        default=Path(".lore"),
+        description="Folder for the embedded database, Chroma data and caches.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL; unset means SQLite under LORE_HOME. "
+        "PostgreSQL: postgresql+psycopg://user:password@host/db",
+    )
+    chroma_host: str | None = Field(
+        default=None, description="Chroma server host; unset means embedded Chroma."
+    )
+    chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if value.startswith("postgres://") or value.startswith("postgresql://"):
+            # Heroku-style URLs name no driver; psycopg 3 is the one we ship.
+            value = "postgresql+psycopg://" + value.split("://", 1)[1]
+        if not value.startswith(("sqlite://", "postgresql+psycopg://")):
+            raise ValueError("must start with sqlite:// or postgresql+psycopg://")
+        return value
+
+    @field_validator("chroma_host")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @property
+    def effective_database_url(self) -> str:
+        """The database URL in force: the configured one, else SQLite under LORE_HOME."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.lore_home / SQLITE_FILE).resolve()}"
+
+    @property
+    def chroma_path(self) -> Path:
+        """Folder of the embedded Chroma store."""
+        return self.lore_home / CHROMA_DIR
+
+    @property
+    def cache_dir(self) -> Path:
+        """Folder for caches (tiktoken's among them)."""
+        return self.lore_home / "cache"
