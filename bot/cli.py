@@ -1,0 +1,60 @@
+"""The `lore` command: a thin entry point over the same functions the bot uses.
+
+Settings are read once here and passed down; errors end as one clear line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import typer
+
+from bot.logs import configure_logging
+from bot.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(help="Lore: a team's shared memory, in Slack and in your shell.", no_args_is_help=True)
+db_app = typer.Typer(help="The SQL database.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        typer.secho(f"lore: invalid setting: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply database migrations (also done automatically at start)."""
+    from storage.db import open_database
+    from storage.migrations_runner import current_revision
+
+    settings = settings_or_exit()
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings.effective_database_url)
+    typer.echo(f"database at schema {current_revision(db.engine)}")
+    db.dispose()
+
+
+@app.command()
+def doctor() -> None:
+    """Show the effective configuration and check every component."""
+    from bot.doctor import format_report, run_checks
+
+    settings = settings_or_exit()
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    checks = asyncio.run(run_checks(settings))
+    typer.echo(format_report(settings, checks))
+    if not all(check.ok for check in checks):
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    configure_logging("WARNING")
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

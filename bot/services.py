@@ -1,0 +1,82 @@
+"""The composition root: builds every long-lived object from `Settings`, once.
+
+Nothing else constructs engines, clients or embedders; the CLI, the Slack app, the shell
+and the HTTP API all receive a `Services`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.settings import Settings
+from knowledge.embedding import Embedder, build_embedder
+from knowledge.tokens import configure_cache
+from storage.db import Database, open_database
+from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
+from storage.repositories.indexes import IndexRepository
+from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    directory: Directory
+    indexes: IndexRepository
+    documents: DocumentRepository
+    vectors: VectorStore
+    embedder: Embedder
+    llm: AsyncOpenAI | None
+
+    async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.close()
+        self.db.dispose()
+
+
+def build_services(settings: Settings, *, migrate: bool = True) -> Services:
+    """Open the database (migrating it), the vector store, the embedder and the LLM client."""
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    configure_cache(settings.cache_dir)
+    db = open_database(settings.effective_database_url, migrate=migrate)
+    llm = build_llm_client(settings)
+    return Services(
+        settings=settings,
+        db=db,
+        directory=Directory(db),
+        indexes=IndexRepository(db),
+        documents=DocumentRepository(db),
+        vectors=build_vector_store(settings),
+        embedder=build_embedder(settings, llm),
+        llm=llm,
+    )
+
+
+def build_vector_store(settings: Settings) -> ChromaVectorStore:
+    if settings.chroma_host:
+        where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
+        client = chroma_client(host=settings.chroma_host, port=settings.chroma_port)
+    else:
+        where = f"embedded Chroma at {settings.chroma_path}"
+        client = chroma_client(path=settings.chroma_path)
+    return ChromaVectorStore(client, description=where)
+
+
+def build_llm_client(settings: Settings) -> AsyncOpenAI | None:
+    """An `AsyncOpenAI` client when an endpoint is configured, else None (extractive mode)."""
+    if not settings.llm_configured:
+        return None
+    from openai import AsyncOpenAI
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
+    return AsyncOpenAI(
+        api_key=key,
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout_seconds,
+        max_retries=settings.llm_max_retries,
+    )

