@@ -1,0 +1,164 @@
+"""Repositories against real SQL: SQLite and PostgreSQL (the `database` fixture runs both)."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.db import Database
+from storage.models import DocumentStatus, Scope, SourceKind
+from storage.records import NameTaken, NewChunk, NewDocument, NotFound
+from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
+from storage.repositories.indexes import IndexRepository
+
+MODEL, DIM = "local:test", 8
+
+
+def new_doc(index_id: int, key: str = "notes.md", digest: str = "h1", **extra: object) -> NewDocument:
+    return NewDocument(
+        index_id=index_id,
+        source_kind=SourceKind.FILE,
+        source_key=key,
+        name=key,
+        mime_type="text/markdown",
+        content_hash=digest,
+        size=100,
+        characters=90,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def chunks(n: int) -> list[NewChunk]:
+    return [NewChunk(position=i, heading="H", text=f"chunk {i}") for i in range(n)]
+
+
+def test_users_and_channels_are_found_or_created_and_refreshed(database: Database) -> None:
+    directory = Directory(database)
+    first = directory.ensure_user("T1", "U1", "ada")
+    again = directory.ensure_user("T1", "U1", "ada lovelace", is_admin=True)
+    assert again.id == first.id and again.name == "ada lovelace" and again.is_admin
+    assert directory.ensure_user("T2", "U1").id != first.id  # tenants never share rows
+    channel = directory.ensure_channel("T1", "C1", "general", is_private=False)
+    assert directory.ensure_channel("T1", "C1").name == "general"  # unnamed sighting keeps the name
+    conversation = directory.channel_conversation(channel)
+    assert directory.channel_conversation(channel).id == conversation.id
+    dm = directory.dm_conversation(first)
+    assert dm.id != conversation.id and dm.user_id == first.id
+    updated = directory.set_conversation_options(dm.id, response_mode="RAG_ONLY")
+    assert updated.response_mode == "RAG_ONLY" and directory.conversation(dm.id).rag_strategy is None
+
+
+def test_personal_and_channel_indexes_are_created_once(database: Database) -> None:
+    directory, indexes = Directory(database), IndexRepository(database)
+    user = directory.ensure_user("T1", "U1", "ada")
+    channel = directory.ensure_channel("T1", "C9", "eng-secret", is_private=True)
+    personal = indexes.ensure_personal(user, model=MODEL, dimension=DIM)
+    assert indexes.ensure_personal(user, model=MODEL, dimension=DIM).id == personal.id
+    assert personal.scope == Scope.PERSONAL and personal.owner_user_id == user.id
+    chan = indexes.ensure_channel(channel, model=MODEL, dimension=DIM)
+    assert chan.name == "eng-secret" and chan.channel_is_private
+    assert indexes.get(chan.id).facts.channel_is_private
+    assert {i.id for i in indexes.list_for_tenant("T1")} == {personal.id, chan.id}
+    assert indexes.list_for_tenant("T2") == []
+
+
+def test_index_names_are_unique_per_owner(database: Database) -> None:
+    directory, indexes = Directory(database), IndexRepository(database)
+    directory.ensure_tenant("T1")
+    indexes.create("T1", "handbook", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    with pytest.raises(NameTaken):
+        indexes.create("T1", "handbook", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    user = directory.ensure_user("T1", "U1")
+    mine = indexes.create(
+        "T1", "handbook", Scope.PERSONAL, embedding_model=MODEL, embedding_dimension=DIM, owner_user_id=user.id
+    )
+    assert mine.name == "handbook"
+
+
+def test_enabled_indexes_keep_their_order_and_default(database: Database) -> None:
+    directory, indexes = Directory(database), IndexRepository(database)
+    user = directory.ensure_user("T1", "U1")
+    dm = directory.dm_conversation(user)
+    a, b, c = (
+        indexes.create("T1", name, Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+        for name in ("a", "b", "c")
+    )
+    assert indexes.enable(dm.id, a.id) and indexes.enable(dm.id, b.id)
+    assert not indexes.enable(dm.id, a.id)
+    assert [i.name for i in indexes.enabled(dm.id)] == ["a", "b"]
+    indexes.enable(dm.id, c.id, as_default=True)
+    assert [i.name for i in indexes.enabled(dm.id)] == ["c", "a", "b"]
+    indexes.enable(dm.id, b.id, as_default=True)
+    assert [i.name for i in indexes.enabled(dm.id)] == ["b", "c", "a"]
+    assert indexes.disable(dm.id, c.id) and not indexes.disable(dm.id, c.id)
+    assert [i.name for i in indexes.enabled(dm.id)] == ["b", "a"]
+
+
+def test_pending_documents_are_invisible_until_ready(database: Database) -> None:
+    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory.ensure_tenant("T1")
+    index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    doc, ids = docs.create_pending(new_doc(index.id, author="ada", meta={"k": "v"}), chunks(3))
+    assert doc.status == DocumentStatus.PENDING and len(ids) == 3
+    assert docs.find_ready_by_hash(index.id, "h1") is None
+    assert docs.chunks(ids) == {}
+    assert indexes.stats(index.id).documents == 0
+    assert [d.id for d in docs.pending()] == [doc.id]
+    version = indexes.get(index.id).content_version
+    ready = docs.mark_ready(doc.id)
+    assert ready.status == DocumentStatus.READY and ready.meta == {"k": "v"} and ready.author == "ada"
+    assert indexes.get(index.id).content_version == version + 1
+    assert docs.find_ready_by_hash(index.id, "h1") is not None
+    found = docs.chunks(ids)
+    assert [found[i].position for i in ids] == [0, 1, 2] and found[ids[0]].text == "chunk 0"
+    stats = indexes.stats(index.id)
+    assert (stats.documents, stats.chunks, stats.latest_document_name) == (1, 3, "notes.md")
+    assert stats.latest_document_at is not None and stats.latest_document_at.tzinfo is not None
+
+
+def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:
+    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory.ensure_tenant("T1")
+    index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    old, old_ids = docs.create_pending(new_doc(index.id, digest="v1"), chunks(2))
+    docs.mark_ready(old.id)
+    new, _ = docs.create_pending(new_doc(index.id, digest="v2"), chunks(1))
+    assert [d.id for d in docs.find_by_source(index.id, "notes.md")] == [old.id]
+    docs.mark_ready(new.id, replaces=[old.id])
+    assert [d.id for d in docs.find_by_source(index.id, "notes.md")] == [new.id]
+    assert docs.chunks(old_ids) == {}
+    with pytest.raises(NotFound):
+        docs.get(old.id)
+
+
+def test_listing_pages_and_deleting(database: Database) -> None:
+    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory.ensure_tenant("T1")
+    index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    made = []
+    for n in range(5):
+        doc, _ = docs.create_pending(new_doc(index.id, key=f"d{n}", digest=f"h{n}"), chunks(1))
+        made.append(docs.mark_ready(doc.id).id)
+    first = docs.list_ready(index.id, limit=2)
+    rest = docs.list_ready(index.id, after_id=first[-1].id, limit=10)
+    assert [d.id for d in first + rest] == made
+    docs.delete(made[:2])
+    assert [d.id for d in docs.list_ready(index.id)] == made[2:]
+    assert set(docs.documents(made)) == set(made[2:])
+
+
+def test_deleting_an_index_removes_everything_it_holds(database: Database) -> None:
+    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    user = directory.ensure_user("T1", "U1")
+    dm = directory.dm_conversation(user)
+    index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    keep = indexes.create("T1", "y", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
+    indexes.enable(dm.id, index.id)
+    indexes.enable(dm.id, keep.id)
+    doc, ids = docs.create_pending(new_doc(index.id), chunks(2))
+    docs.mark_ready(doc.id)
+    indexes.delete(index.id)
+    with pytest.raises(NotFound):
+        indexes.get(index.id)
+    assert docs.chunks(ids) == {}
+    assert [i.id for i in indexes.enabled(dm.id)] == [keep.id]

@@ -1,0 +1,71 @@
+"""The Chroma vector store, embedded and against a Chroma server (`chroma_client` runs both)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from storage.vectors import ChromaVectorStore, CollectionRef, VectorRecord, VectorStoreError, chroma_client
+
+REF = CollectionRef("T1", 7, "local:test", 3)
+
+
+def records(document_id: int, ids: range) -> list[VectorRecord]:
+    return [
+        VectorRecord(i, [1.0, i / 10, 0.0], f"text {i}", {"document_id": document_id, "kind": "md"})
+        for i in ids
+    ]
+
+
+def test_add_query_delete_count_drop(chroma_client: object) -> None:
+    store = ChromaVectorStore(chroma_client)  # type: ignore[arg-type]
+    assert store.count(REF) == 0 and store.query(REF, [1, 0, 0], 5) == []
+    store.add(REF, records(1, range(1, 4)) + records(2, range(4, 7)))
+    assert store.count(REF) == 6
+    hits = store.query(REF, [1.0, 0.2, 0.0], 3)
+    assert hits[0].id == 2 and hits[0].similarity == pytest.approx(1.0, abs=1e-5)
+    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
+    only_two = store.query(REF, [1.0, 0.2, 0.0], 10, where={"document_id": {"$in": [2]}})
+    assert {h.id for h in only_two} == {4, 5, 6}
+    store.delete_documents(REF, [1])
+    store.delete_ids(REF, [6])
+    assert store.count(REF) == 2
+    store.drop(REF)
+    assert store.count(REF) == 0
+    store.drop(REF)  # dropping twice is harmless
+
+
+def test_collections_are_separate_per_index_and_tenant(chroma_client: object) -> None:
+    store = ChromaVectorStore(chroma_client)  # type: ignore[arg-type]
+    other_tenant = CollectionRef("T2", 7, "local:test", 3)
+    store.add(REF, records(1, range(1, 3)))
+    assert store.count(other_tenant) == 0 and store.query(other_tenant, [1, 0, 0], 5) == []
+
+
+def test_a_collection_built_by_another_model_is_refused(chroma_client: object) -> None:
+    store = ChromaVectorStore(chroma_client)  # type: ignore[arg-type]
+    store.add(REF, records(1, range(1, 3)))
+    fresh = ChromaVectorStore(chroma_client)  # type: ignore[arg-type]
+    with pytest.raises(VectorStoreError, match="holds vectors of local:test"):
+        fresh.query(CollectionRef("T1", 7, "openai:text-embedding-3-small", 3), [1, 0, 0], 3)
+
+
+def test_a_new_process_reopens_the_collection_with_lores_embedding_function(tmp_path: Path) -> None:
+    store = ChromaVectorStore(chroma_client(path=tmp_path))
+    store.add(REF, records(1, range(1, 4)))
+    script = (
+        "import sys, chromadb\n"
+        "import storage.vectors  # registers Lore's embedding function\n"
+        "from chromadb.config import Settings\n"
+        "client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))\n"
+        "collection = client.get_collection(sys.argv[2])\n"
+        "ef = collection._embedding_function\n"
+        "print(ef.name(), ef.get_config()['model_id'], collection.count())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path), REF.name], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["lore-precomputed", "local:test", "3"]
