@@ -10,9 +10,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.settings import Settings
+from knowledge.catalog import Catalog
 from knowledge.embedding import Embedder, build_embedder
+from knowledge.engine import Knowledge
+from knowledge.ingest import Ingestor
+from knowledge.llm import OpenAIChatModel
+from knowledge.retrieval import Retriever
 from knowledge.tokens import configure_cache
 from storage.db import Database, open_database
+from storage.keyword import KeywordIndex
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
@@ -32,6 +38,10 @@ class Services:
     vectors: VectorStore
     embedder: Embedder
     llm: AsyncOpenAI | None
+    catalog: Catalog
+    ingestor: Ingestor
+    retriever: Retriever
+    knowledge: Knowledge
 
     async def aclose(self) -> None:
         if self.llm is not None:
@@ -45,15 +55,24 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
     configure_cache(settings.cache_dir)
     db = open_database(settings.effective_database_url, migrate=migrate)
     llm = build_llm_client(settings)
+    indexes, documents = IndexRepository(db), DocumentRepository(db)
+    vectors = build_vector_store(settings)
+    embedder = build_embedder(settings, llm)
+    retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
+    chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
     return Services(
         settings=settings,
         db=db,
         directory=Directory(db),
-        indexes=IndexRepository(db),
-        documents=DocumentRepository(db),
-        vectors=build_vector_store(settings),
-        embedder=build_embedder(settings, llm),
+        indexes=indexes,
+        documents=documents,
+        vectors=vectors,
+        embedder=embedder,
         llm=llm,
+        catalog=Catalog(indexes, vectors, embedder),
+        ingestor=Ingestor(documents, vectors, embedder, max_bytes=settings.max_file_bytes),
+        retriever=retriever,
+        knowledge=Knowledge(retriever, chat, window=settings.llm_context_window),
     )
 
 

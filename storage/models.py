@@ -37,8 +37,9 @@ class SourceKind(enum.StrEnum):
 
 
 class DocumentStatus(enum.StrEnum):
-    PENDING = "pending"
+    PENDING = "pending"  # rows written, vectors being written: never searched
     READY = "ready"
+    DELETING = "deleting"  # replaced or removed: vectors being deleted, then the rows
 
 
 class JobState(enum.StrEnum):
@@ -163,7 +164,8 @@ class DocSourceConfig(SQLModel, table=True):
 
 class Document(SQLModel, table=True):
     """One ingested document and its standard metadata. `status` is `pending` while its
-    chunks and vectors are being written; only `ready` documents are ever searched."""
+    chunks and vectors are being written and `deleting` while they are being removed; only
+    `ready` documents are ever searched, and a repair at start finishes the other two."""
 
     __table_args__ = (
         Index("ix_document_index_source", "index_id", "source_key"),

@@ -8,7 +8,11 @@ from sqlalchemy import Engine
 import storage.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from sqlmodel import SQLModel
 
+from storage.keyword import described_by_models
+
 engine: Engine = context.config.attributes["engine"]
+
+
 
 with engine.begin() as connection:
     context.configure(
@@ -16,6 +20,7 @@ with engine.begin() as connection:
         target_metadata=SQLModel.metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        include_object=described_by_models,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from sqlalchemy import update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
@@ -53,26 +54,33 @@ class DocumentRepository:
             return document_ref(row), [r.id for r in rows if r.id is not None]
 
     def mark_ready(self, document_id: int, *, replaces: Sequence[int] = ()) -> DocumentRef:
-        """Make the document searchable and, in the same transaction, delete the documents
-        it replaces (their vectors are the caller's to delete afterwards)."""
+        """Make the document searchable and, in the same transaction, take the documents it
+        replaces out of search (`deleting`; the caller deletes their vectors, then `delete`)."""
         with self._db.session() as session:
             row = session.get(Document, document_id)
             if row is None:
                 raise NotFound(f"document {document_id}")
             row.status = DocumentStatus.READY
             session.add(row)
-            _delete_rows(session, replaces)
+            _set_status(session, replaces, DocumentStatus.DELETING)
             bump_content_version(session, row.index_id)
             return document_ref(row)
 
-    def delete(self, document_ids: Sequence[int]) -> None:
-        """Delete documents and their chunks (the caller deletes their vectors)."""
+    def mark_deleting(self, document_ids: Sequence[int]) -> None:
+        """Take documents out of search before their vectors are deleted."""
         if not document_ids:
             return
         with self._db.session() as session:
-            index_ids = set(
-                session.exec(select(Document.index_id).where(col(Document.id).in_(document_ids))).all()
-            )
+            _set_status(session, document_ids, DocumentStatus.DELETING)
+            for index_id in _index_ids(session, document_ids):
+                bump_content_version(session, index_id)
+
+    def delete(self, document_ids: Sequence[int]) -> None:
+        """Delete documents and their chunks (the caller deletes their vectors first)."""
+        if not document_ids:
+            return
+        with self._db.session() as session:
+            index_ids = _index_ids(session, document_ids)
             _delete_rows(session, document_ids)
             for index_id in index_ids:
                 bump_content_version(session, index_id)
@@ -120,10 +128,23 @@ class DocumentRepository:
             rows = session.exec(query.order_by(col(Document.id)).limit(limit)).all()
             return [document_ref(r) for r in rows]
 
-    def pending(self, *, older_than: datetime | None = None) -> list[DocumentRef]:
-        """Documents left pending (an ingest that failed or was killed mid-way)."""
+    def ready_in(self, index_ids: Sequence[int]) -> list[DocumentRef]:
+        """Every ready document of the given indexes (for metadata filtering)."""
+        if not index_ids:
+            return []
         with self._db.session() as session:
-            query = select(Document).where(Document.status == DocumentStatus.PENDING)
+            query = select(Document).where(
+                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+            )
+            return [document_ref(r) for r in session.exec(query).all()]
+
+    def unfinished(self, *, older_than: datetime | None = None) -> list[DocumentRef]:
+        """Documents left `pending` or `deleting` by an ingest or removal that failed or
+        was killed mid-way."""
+        with self._db.session() as session:
+            query = select(Document).where(
+                col(Document.status).in_([DocumentStatus.PENDING, DocumentStatus.DELETING])
+            )
             if older_than is not None:
                 query = query.where(col(Document.time_added) < older_than)
             return [document_ref(r) for r in session.exec(query).all()]
@@ -150,6 +171,18 @@ class DocumentRepository:
         with self._db.session() as session:
             rows = session.exec(select(Document).where(col(Document.id).in_(document_ids))).all()
             return {r.id: document_ref(r) for r in rows if r.id is not None}
+
+
+def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:
+    query = select(Document.index_id).where(col(Document.id).in_(document_ids))
+    return set(session.exec(query).all())
+
+
+def _set_status(session: Session, document_ids: Sequence[int], status: DocumentStatus) -> None:
+    if document_ids:
+        session.exec(  # type: ignore[call-overload]
+            update(Document).where(col(Document.id).in_(document_ids)).values(status=status)
+        )
 
 
 def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:

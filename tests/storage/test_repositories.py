@@ -103,7 +103,7 @@ def test_pending_documents_are_invisible_until_ready(database: Database) -> None
     assert docs.find_ready_by_hash(index.id, "h1") is None
     assert docs.chunks(ids) == {}
     assert indexes.stats(index.id).documents == 0
-    assert [d.id for d in docs.pending()] == [doc.id]
+    assert [d.id for d in docs.unfinished()] == [doc.id]
     version = indexes.get(index.id).content_version
     ready = docs.mark_ready(doc.id)
     assert ready.status == DocumentStatus.READY and ready.meta == {"k": "v"} and ready.author == "ada"
@@ -126,7 +126,10 @@ def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:
     assert [d.id for d in docs.find_by_source(index.id, "notes.md")] == [old.id]
     docs.mark_ready(new.id, replaces=[old.id])
     assert [d.id for d in docs.find_by_source(index.id, "notes.md")] == [new.id]
-    assert docs.chunks(old_ids) == {}
+    assert docs.chunks(old_ids) == {}  # out of search at once
+    assert [d.id for d in docs.unfinished()] == [old.id]  # its vectors are still to delete
+    docs.delete([old.id])
+    assert docs.unfinished() == []
     with pytest.raises(NotFound):
         docs.get(old.id)
 

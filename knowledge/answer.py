@@ -1,0 +1,142 @@
+"""Answers with citations: the values, the response modes, and the prompt.
+
+`Answer` is what every surface renders: text, numbered citations, the mode used and
+whether a fallback happened. The answerers that produce it live in `knowledge.answerers`.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from knowledge.context import Message, source_block
+from knowledge.retrieval import Hit
+
+
+class ResponseMode(enum.StrEnum):
+    RAG_ONLY = "RAG_ONLY"
+    LLM_ONLY = "LLM_ONLY"
+    HYBRID = "HYBRID"
+    SMART_FALLBACK = "SMART_FALLBACK"
+    RAG_PRIORITY = "RAG_PRIORITY"
+    LLM_PRIORITY = "LLM_PRIORITY"
+
+    @classmethod
+    def parse(cls, text: str) -> ResponseMode:
+        """Accepts `rag only`, `rag-only`, `RAG_ONLY` …; raises ValueError naming the modes."""
+        key = re.sub(r"[\s-]+", "_", text.strip()).upper().removesuffix("_MODE")
+        try:
+            return cls(key)
+        except ValueError:
+            names = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown response mode {text!r}; choose one of {names}") from None
+
+
+class Fallback(enum.StrEnum):
+    NO_LLM = "no_llm"  # a mode needing a model ran extractively: none is configured
+    LLM_UNAVAILABLE = "llm_unavailable"  # the model failed; the extractive answer instead
+    GENERAL_KNOWLEDGE = "general_knowledge"  # no relevant documents; the model's own knowledge
+    KEYWORD_ONLY = "keyword_only"  # the embedder failed; keyword retrieval only
+
+
+@dataclass(frozen=True)
+class Citation:
+    n: int
+    name: str
+    url: str | None
+    author: str | None
+    time_added: datetime
+    doc_timestamp: datetime | None
+    text: str
+    score: float
+    index_name: str
+    document_id: int
+
+    @classmethod
+    def from_hit(cls, n: int, hit: Hit, text: str | None = None) -> Citation:
+        return cls(
+            n=n,
+            name=hit.document.name,
+            url=hit.document.url,
+            author=hit.document.author,
+            time_added=hit.document.time_added,
+            doc_timestamp=hit.document.doc_timestamp,
+            text=hit.text if text is None else text,
+            score=hit.score,
+            index_name=hit.index.name,
+            document_id=hit.document.id,
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    citations: list[Citation]
+    mode: ResponseMode
+    abstained: bool = False
+    fallback: Fallback | None = None
+    notices: list[str] = field(default_factory=list)
+    searched: list[str] = field(default_factory=list)
+    model: str | None = None
+
+    def as_json(self) -> dict[str, object]:
+        """The stable JSON shape scripts and benchmarks rely on."""
+        return {
+            "answer": self.text,
+            "mode": self.mode.value,
+            "abstained": self.abstained,
+            "fallback": self.fallback.value if self.fallback else None,
+            "citations": [
+                {"n": c.n, "name": c.name, "url": c.url, "text": c.text, "score": round(c.score, 6)}
+                for c in self.citations
+            ],
+        }
+
+
+SYSTEM_PROMPT = """You are Lore, a team's shared memory. Answer the question using the numbered \
+sources below. Cite every claim that comes from a source with its number in square brackets, \
+like [1] or [2][3]. {knowledge_rule} Be concise; use Slack-friendly Markdown."""
+
+KNOWLEDGE_RULES = {
+    "documents": "Use only the sources. If they do not answer the question, say you could not "
+    "find it in the team's documents.",
+    "fill_gaps": "Prefer the sources. Where they are silent you may add general knowledge, "
+    "marked with '(general knowledge)'.",
+    "general": "Nothing relevant was found in the team's documents. Answer from general "
+    "knowledge and say plainly that it is not from the team's documents.",
+    "model_only": "Answer from your general knowledge.",
+    "model_first": "Answer from your own knowledge; use the sources where the question is about "
+    "the team's own material, and cite them.",
+}
+
+
+def build_prompt(
+    question: str, history: Sequence[Message], hits: Sequence[Hit], knowledge_rule: str
+) -> list[Message]:
+    """System instructions with numbered sources, then the history, then the question."""
+    sources = "\n\n".join(source_block(n, hit) for n, hit in enumerate(hits, start=1))
+    system = SYSTEM_PROMPT.format(knowledge_rule=KNOWLEDGE_RULES[knowledge_rule])
+    if hits:
+        system += f"\n\nSources:\n\n{sources}"
+    return [{"role": "system", "content": system}, *history, {"role": "user", "content": question}]
+
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+def map_citations(text: str, hits: Sequence[Hit]) -> tuple[str, list[Citation]]:
+    """The cited sources, in order of first citation; markers the model invented are removed."""
+    cited: dict[int, Citation] = {}
+
+    def keep(match: re.Match[str]) -> str:
+        n = int(match.group(1))
+        if not 1 <= n <= len(hits):
+            return ""
+        cited.setdefault(n, Citation.from_hit(n, hits[n - 1]))
+        return match.group(0)
+
+    cleaned = CITATION.sub(keep, text)
+    return re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned), list(cited.values())

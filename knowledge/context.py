@@ -1,0 +1,113 @@
+"""Context selection: the question from a conversation, the token budget, and which hits fit.
+
+The question is the run of user messages after the last assistant message; everything
+before it is history. The context budget is
+`min(max_tokens or window, window - question tokens - 150) × ratio`, and hits are taken
+greedily by relevance, skipping any that does not fit, until the budget is spent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge.errors import BudgetError, QuestionError
+from knowledge.retrieval import Hit
+from knowledge.tokens import TiktokenCounter, message_text
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+RESERVED_TOKENS = 150
+MIN_RATIO, MAX_RATIO, DEFAULT_RATIO = 0.2, 0.8, 0.5
+MIN_CANDIDATES, TOKENS_PER_CANDIDATE = 100, 500
+
+
+@dataclass(frozen=True)
+class Conversation:
+    question: str
+    history: list[Message]
+
+
+@dataclass(frozen=True)
+class Budget:
+    prompt_tokens: int
+    max_tokens: int | None
+    """The caller's max_tokens, lowered to the space left in the window if it exceeded it."""
+    context_tokens: int
+    candidates: int
+
+
+def split_conversation(messages: Sequence[Message]) -> Conversation:
+    """The question since the last answer, and the history before it."""
+    last_assistant = max(
+        (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1
+    )
+    question_parts: list[str] = []
+    end = last_assistant + 1
+    for message in messages[last_assistant + 1 :]:
+        if message.get("role") != "user":
+            if question_parts:
+                break
+            end += 1
+            continue
+        question_parts.append(message_text(message).strip())
+    question = "\n\n".join(part for part in question_parts if part)
+    if not question:
+        raise QuestionError("there must be a question since my last answer")
+    history = [m for m in messages[:end] if m.get("role") in ("user", "assistant")]
+    return Conversation(question, list(history))
+
+
+def plan_budget(
+    messages: Sequence[Message],
+    question: str,
+    *,
+    window: int,
+    max_tokens: int | None = None,
+    ratio: float = DEFAULT_RATIO,
+    counter: TiktokenCounter | None = None,
+) -> Budget:
+    """How many tokens retrieved context may use; raises `BudgetError` when nothing fits."""
+    if not MIN_RATIO <= ratio <= MAX_RATIO:
+        raise BudgetError(f"context_token_ratio must be between {MIN_RATIO} and {MAX_RATIO}, not {ratio}")
+    counter = counter or TiktokenCounter()
+    prompt_tokens = counter.count_messages(list(messages))
+    if prompt_tokens > window:
+        raise BudgetError(
+            f"the conversation is {prompt_tokens} tokens, longer than the model's "
+            f"{window}-token window; start a new thread or shorten the question"
+        )
+    space_left = window - prompt_tokens
+    if max_tokens is not None and max_tokens > space_left:
+        log.info("max_tokens %d lowered to the %d tokens left in the window", max_tokens, space_left)
+        max_tokens = space_left
+    available = min(max_tokens or window, window - counter.count(question) - RESERVED_TOKENS)
+    context_tokens = max(0, int(available * ratio))
+    return Budget(
+        prompt_tokens=prompt_tokens,
+        max_tokens=max_tokens,
+        context_tokens=context_tokens,
+        candidates=max(MIN_CANDIDATES, context_tokens // TOKENS_PER_CANDIDATE),
+    )
+
+
+def select_hits(hits: Sequence[Hit], budget_tokens: int, counter: TiktokenCounter | None = None) -> list[Hit]:
+    """Hits in relevance order, each taken if its source block still fits the budget."""
+    counter = counter or TiktokenCounter()
+    chosen: list[Hit] = []
+    spent = 0
+    for hit in hits:
+        cost = counter.count(source_block(len(chosen) + 1, hit))
+        if spent + cost <= budget_tokens:
+            chosen.append(hit)
+            spent += cost
+    return chosen
+
+
+def source_block(number: int, hit: Hit) -> str:
+    """How a hit is shown to the model: numbered, titled, then its text."""
+    where = f" ({hit.document.url})" if hit.document.url else ""
+    return f"[{number}] {hit.heading or hit.document.name}{where}\n{hit.text}"

@@ -1,0 +1,221 @@
+"""`Knowledge`: the one entry point of the RAG engine, used by Slack, the shell, the CLI
+and the HTTP API alike. It decides, per request and response mode, whether to retrieve,
+whether to call the model and what to fall back to; it never raises for a model outage.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from knowledge.answer import Answer, Fallback, ResponseMode, build_prompt, map_citations
+from knowledge.cache import TTLCache, normalise_query, stable_key
+from knowledge.context import DEFAULT_RATIO, Budget, Message, plan_budget, select_hits, split_conversation
+from knowledge.errors import LLMUnavailable
+from knowledge.extractive import abstention, extractive_answer
+from knowledge.filters import Filter
+from knowledge.llm import ChatModel, Completion, Delta
+from knowledge.retrieval import Retrieval, Retriever
+from storage.records import IndexRef
+
+log = logging.getLogger(__name__)
+
+NEEDS_MODEL = {ResponseMode.LLM_ONLY, ResponseMode.HYBRID, ResponseMode.RAG_PRIORITY, ResponseMode.LLM_PRIORITY}
+
+
+@dataclass(frozen=True)
+class AnswerSpec:
+    """When documents count as relevant, calibrated for the local MiniLM embedder."""
+
+    relevance_floor: float = 0.30
+    """Below this best cosine similarity nothing found is relevant: abstain."""
+    confident_similarity: float = 0.55
+    """The similarity at which retrieval confidence reaches 1.0."""
+    min_confidence: float = 0.7
+    generative_top_k: int = 12
+    mode: ResponseMode = ResponseMode.SMART_FALLBACK
+
+
+@dataclass(frozen=True)
+class Request:
+    indexes: Sequence[IndexRef]
+    messages: Sequence[Message]
+    mode: ResponseMode | None = None
+    max_tokens: int | None = None
+    ratio: float = DEFAULT_RATIO
+    where: Filter | None = None
+    context: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A generation decided on: the prompt's parts and how to label the result."""
+
+    question: str
+    history: list[Message]
+    retrieval: Retrieval
+    rule: str
+    mode: ResponseMode
+    budget: Budget
+    fallback: Fallback | None = None
+    notices: list[str] = field(default_factory=list)
+
+
+class Knowledge:
+    def __init__(
+        self, retriever: Retriever, chat: ChatModel | None, *, window: int, spec: AnswerSpec | None = None
+    ) -> None:
+        self._retriever = retriever
+        self._chat = chat
+        self._window = window
+        self._spec = spec or AnswerSpec()
+        self._answers: TTLCache[Answer] = TTLCache()
+
+    @property
+    def generative(self) -> bool:
+        return self._chat is not None
+
+    async def ask(self, request: Request) -> Answer:
+        """Answer the conversation's latest question (no streaming)."""
+        answer: Answer | None = None
+        async for event in self.ask_stream(request, stream=False):
+            if isinstance(event, Answer):
+                answer = event
+        assert answer is not None
+        return answer
+
+    async def ask_stream(self, request: Request, *, stream: bool = True) -> AsyncIterator[Delta | Answer]:
+        """Yield answer text as the model writes it (when it does), then the `Answer`."""
+        key = self._cache_key(request)
+        cached = self._answers.get(key)
+        if cached is not None:
+            yield cached
+            return
+        decided = await self._plan(request)
+        if isinstance(decided, Answer):
+            final = decided
+            yield final
+        else:
+            final = None
+            async for event in self._generate(decided, stream):
+                if isinstance(event, Answer):
+                    final = event
+                yield event
+        if final is not None and not final.notices:
+            self._answers.put(key, final)
+
+    def confidence(self, retrieval: Retrieval) -> float:
+        """Retrieval confidence in [0, 1] from the best dense similarity."""
+        best = retrieval.best_similarity
+        if best is None:
+            return 0.5 if retrieval.hits else 0.0
+        floor, top = self._spec.relevance_floor, self._spec.confident_similarity
+        return min(1.0, max(0.0, (best - floor) / (top - floor)))
+
+    def relevant(self, retrieval: Retrieval) -> bool:
+        if not retrieval.hits:
+            return False
+        best = retrieval.best_similarity
+        return best is None or best >= self._spec.relevance_floor
+
+    async def _plan(self, request: Request) -> _Plan | Answer:
+        conversation = split_conversation(request.messages)
+        mode = request.mode or self._spec.mode
+        budget = plan_budget(
+            request.messages, conversation.question, window=self._window,
+            max_tokens=request.max_tokens, ratio=request.ratio,
+        )
+        if mode == ResponseMode.LLM_ONLY and self._chat is not None:
+            empty = Retrieval([], conversation.question, list(request.indexes), None)
+            return _Plan(conversation.question, conversation.history, empty, "model_only", mode, budget)
+        retrieval = await self._retriever.search(
+            request.indexes, conversation.question,
+            top_k=self._spec.generative_top_k if self._chat else None,
+            candidates=budget.candidates, where=request.where, context=request.context,
+        )
+        fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
+        if self._chat is None:
+            return self._offline(conversation.question, retrieval, mode, fallback)
+        rule = self._rule(mode, retrieval)
+        if rule is None:
+            return abstention(retrieval, mode, fallback=fallback)
+        if rule == "general":
+            fallback = Fallback.GENERAL_KNOWLEDGE
+        return _Plan(conversation.question, conversation.history, retrieval, rule, mode, budget, fallback)
+
+    def _rule(self, mode: ResponseMode, retrieval: Retrieval) -> str | None:
+        """Which knowledge the model may use; None means abstain without calling it."""
+        relevant = self.relevant(retrieval)
+        if mode == ResponseMode.RAG_ONLY:
+            return "documents" if relevant else None
+        if mode == ResponseMode.LLM_PRIORITY:
+            return "model_first"
+        if mode == ResponseMode.RAG_PRIORITY:
+            return "fill_gaps" if relevant else "general"
+        if mode == ResponseMode.SMART_FALLBACK and self.confidence(retrieval) >= self._spec.min_confidence:
+            return "documents"
+        return "documents" if relevant else "general"  # HYBRID, and SMART_FALLBACK when unsure
+
+    def _offline(
+        self, question: str, retrieval: Retrieval, mode: ResponseMode, fallback: Fallback | None
+    ) -> Answer:
+        notices = []
+        if mode in NEEDS_MODEL:
+            fallback = fallback or Fallback.NO_LLM
+            notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
+        if not self.relevant(retrieval):
+            return abstention(retrieval, mode, fallback=fallback, notices=notices)
+        return extractive_answer(question, retrieval, mode, fallback=fallback, notices=notices)
+
+    async def _generate(self, plan: _Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
+        assert self._chat is not None
+        with_sources = plan.rule not in ("general", "model_only")
+        hits = select_hits(plan.retrieval.hits, plan.budget.context_tokens) if with_sources else []
+        prompt = build_prompt(plan.question, plan.history, hits, plan.rule)
+        completion: Completion | None = None
+        try:
+            if stream:
+                async for event in self._chat.stream(prompt, max_tokens=plan.budget.max_tokens):
+                    if isinstance(event, Delta):
+                        yield event
+                    else:
+                        completion = event
+            else:
+                completion = await self._chat.complete(prompt, max_tokens=plan.budget.max_tokens)
+        except LLMUnavailable as exc:
+            yield self._degraded(plan, f"{exc}, so here is what the documents say.")
+            return
+        assert completion is not None
+        yield self._finish(plan, completion, hits)
+
+    def _finish(self, plan: _Plan, completion: Completion, hits: list[Any]) -> Answer:
+        problem = completion.problem
+        if not completion.text.strip():
+            return self._degraded(plan, f"{problem or 'the model gave no answer'}; here is what the documents say.")
+        text, citations = map_citations(completion.text, hits)
+        return Answer(
+            text=text, citations=citations, mode=plan.mode, fallback=plan.fallback,
+            notices=[*plan.retrieval.notices, *([problem.capitalize() + "."] if problem else [])],
+            searched=[i.name for i in plan.retrieval.searched], model=completion.model,
+        )
+
+    def _degraded(self, plan: _Plan, notice: str) -> Answer:
+        notice = notice[0].upper() + notice[1:]
+        if not self.relevant(plan.retrieval):
+            answer = abstention(plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice])
+        else:
+            answer = extractive_answer(
+                plan.question, plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice]
+            )
+        return replace(answer, mode=plan.mode)
+
+    def _cache_key(self, request: Request) -> str:
+        messages = [
+            {"role": m.get("role"), "content": normalise_query(str(m.get("content", "")))} for m in request.messages
+        ]
+        return stable_key(
+            messages, [(i.id, i.content_version) for i in request.indexes], (request.mode or self._spec.mode).value,
+            self._chat.model if self._chat else None, request.max_tokens, request.ratio, request.where, request.context,
+        )

@@ -1,0 +1,105 @@
+"""Keyword search over chunks, inside the SQL database: persistent and incremental.
+
+SQLite uses an FTS5 table (porter stemming, bm25 ranking); PostgreSQL a generated,
+GIN-indexed `tsvector` column (English stemming, `ts_rank_cd`). Both are kept in step with
+the `chunk` table by the database itself (triggers / a generated column), in the same
+transaction as the rows, so keyword search never sees a half-written document. Only chunks
+of `ready` documents are returned.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, text
+
+from storage.db import Database
+
+KEYWORD_OBJECTS = re.compile(r"^chunk_fts(_\w+)?$")
+"""Schema objects the keyword index owns, which the models do not describe."""
+KEYWORD_COLUMNS = {("chunk", "tsv")}
+
+
+def described_by_models(obj: object, name: str | None, type_: str, reflected: bool, other: object) -> bool:
+    """Alembic `include_object` hook: False for the keyword index's own schema objects."""
+    if type_ == "table" and name and KEYWORD_OBJECTS.match(name):
+        return False
+    table = getattr(getattr(obj, "table", None), "name", None)
+    return not (type_ == "column" and (table, name) in KEYWORD_COLUMNS)
+
+
+WORD = re.compile(r"\w+", re.UNICODE)
+MAX_TERMS = 64
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    chunk_id: int
+    score: float
+    """Higher is better; comparable within one query."""
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct lower-cased words of the query, in order (at most MAX_TERMS)."""
+    seen: dict[str, None] = {}
+    for word in WORD.findall(query.lower()):
+        if len(word) > 1 or word.isdigit():
+            seen.setdefault(word, None)
+    return list(seen)[:MAX_TERMS]
+
+
+class KeywordIndex:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def search(
+        self,
+        index_ids: Sequence[int],
+        query: str,
+        k: int,
+        *,
+        document_ids: Sequence[int] | None = None,
+    ) -> list[KeywordHit]:
+        """The `k` best chunks for `query` in the given indexes (any term may match)."""
+        terms = query_terms(query)
+        if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
+            return []
+        if self._db.dialect == "sqlite":
+            sql, match = _SQLITE, " OR ".join(f'"{t}"' for t in terms)
+        else:
+            sql, match = _POSTGRES, " | ".join(terms)
+        statement = text(sql.format(documents=_DOCUMENT_FILTER if document_ids is not None else ""))
+        statement = statement.bindparams(bindparam("index_ids", expanding=True))
+        params: dict[str, object] = {"match": match, "index_ids": list(index_ids), "k": k}
+        if document_ids is not None:
+            statement = statement.bindparams(bindparam("document_ids", expanding=True))
+            params["document_ids"] = list(document_ids)
+        with self._db.engine.connect() as connection:
+            rows = connection.execute(statement, params).all()
+        return [KeywordHit(int(row[0]), float(row[1])) for row in rows]
+
+
+_DOCUMENT_FILTER = "AND c.document_id IN :document_ids"
+
+# bm25() is lower-is-better; negate it. Heading (title and section path) weighs like body text.
+_SQLITE = """
+SELECT c.id, -bm25(chunk_fts, 1.0, 1.0) AS score
+FROM chunk_fts
+JOIN chunk AS c ON c.id = chunk_fts.rowid
+JOIN document AS d ON d.id = c.document_id
+WHERE chunk_fts MATCH :match AND c.index_id IN :index_ids AND d.status = 'ready' {documents}
+ORDER BY bm25(chunk_fts, 1.0, 1.0)
+LIMIT :k
+"""
+
+_POSTGRES = """
+SELECT c.id, ts_rank_cd(c.tsv, q, 1) AS score
+FROM chunk AS c
+JOIN document AS d ON d.id = c.document_id,
+     to_tsquery('english', :match) AS q
+WHERE c.tsv @@ q AND c.index_id IN :index_ids AND d.status = 'ready' {documents}
+ORDER BY score DESC
+LIMIT :k
+"""
