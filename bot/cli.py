@@ -52,6 +52,53 @@ def doctor() -> None:
         raise typer.Exit(1)
 
 
+@app.command()
+def shell() -> None:
+    """Talk to Lore in this terminal (also reads piped stdin)."""
+    settings = settings_or_exit()
+    asyncio.run(_shell(settings))
+
+
+async def _shell(settings: Settings) -> None:
+    from bot.runtime import open_runtime
+    from bot.shell import Shell, stdin_lines
+
+    async with open_runtime(settings) as runtime:
+        interactive = sys.stdin.isatty()
+        if interactive:
+            typer.echo("Lore shell: ask a question, or say “help”. /quit leaves.")
+        await Shell(runtime.services, runtime.router).run(stdin_lines(interactive))
+
+
+@app.command()
+def run(
+    host: str = typer.Option("0.0.0.0", help="HTTP mode: interface to listen on."),  # noqa: S104
+    port: int = typer.Option(None, help="HTTP mode: port (default $PORT or 3000).", envvar="PORT"),
+) -> None:
+    """Connect to Slack (Socket Mode with SLACK_APP_TOKEN, else HTTP); without Slack
+    tokens, open the local shell."""
+    from bot import messages
+
+    settings = settings_or_exit()
+    if not settings.slack_configured:
+        typer.echo(messages.CONNECT_SLACK)
+        asyncio.run(_shell(settings))
+        return
+    from bot.slack.runner import run_slack
+
+    configure_logging("INFO")
+    asyncio.run(run_slack(settings, host=host, port=port or 3000))
+
+
+def _register_commands() -> None:
+    from bot import cli_knowledge
+
+    cli_knowledge.register(app, settings_or_exit)
+
+
+_register_commands()
+
+
 def main() -> None:
     configure_logging("WARNING")
     try:

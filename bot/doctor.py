@@ -37,7 +37,7 @@ async def run_checks(settings: Settings) -> list[Check]:
     for name, check in checks:
         try:
             results.append(Check(name, True, await check(settings)))
-        except Exception as exc:  # noqa: BLE001 - the doctor reports every failure, never raises
+        except Exception as exc:
             results.append(Check(name, False, _reason(exc)))
     return results
 
@@ -84,7 +84,11 @@ async def _llm(settings: Settings) -> str:
     try:
         models = await llm.with_options(max_retries=0, timeout=10).models.list()
         names = [m.id for m in models.data]
-        note = "" if settings.llm_model in names or not names else f" (LLM_MODEL {settings.llm_model} not listed)"
+        note = (
+            ""
+            if settings.llm_model in names or not names
+            else f" (LLM_MODEL {settings.llm_model} not listed)"
+        )
         return f"{llm.base_url} answers, {len(names)} models{note}"
     finally:
         await llm.close()
@@ -95,7 +99,9 @@ async def _slack(settings: Settings) -> str:
         return "not configured: `lore run` opens the local shell (see README: Connect Slack)"
     from slack_sdk.web.async_client import AsyncWebClient
 
-    client = AsyncWebClient(token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url)
+    client = AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+    )
     auth = await client.auth_test()
     mode = "Socket Mode" if settings.slack_app_token else "HTTP mode"
     if settings.slack_app_token is None and settings.slack_signing_secret is None:
@@ -118,5 +124,3 @@ def format_report(settings: Settings, checks: list[Check]) -> str:
         mark = "OK  " if check.ok else "FAIL"
         lines.append(f"  {mark} {check.component:<{width}}  {check.detail}")
     return "\n".join(lines)
-
-

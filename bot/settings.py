@@ -10,9 +10,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from knowledge.settings import KnowledgeSettings
 
-SECRET_FIELDS = frozenset(
-    {"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret"}
-)
+SECRET_FIELDS = frozenset({"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret"})
 
 
 class SettingsError(Exception):
@@ -29,9 +27,7 @@ class Settings(KnowledgeSettings):
     slack_signing_secret: SecretStr | None = Field(
         default=None, description="Verifies HTTP-mode requests from Slack."
     )
-    slack_api_url: str = Field(
-        default="https://slack.com/api/", description="Slack Web API base URL."
-    )
+    slack_api_url: str = Field(default="https://slack.com/api/", description="Slack Web API base URL.")
 
     @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
     @classmethod

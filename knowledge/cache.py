@@ -16,7 +16,12 @@ V = TypeVar("V")
 
 
 class TTLCache(Generic[V]):
-    def __init__(self, size: int = 512, ttl_seconds: float = 600.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        size: int = 512,
+        ttl_seconds: float = 600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._size = size
         self._ttl = ttl_seconds
         self._clock = clock

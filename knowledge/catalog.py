@@ -84,7 +84,9 @@ class Catalog:
         every = await asyncio.to_thread(self._indexes.enabled, conversation.id)
         return [i for i in every if allowed(Action.SEARCH, i.facts, place)]
 
-    async def enable(self, conversation: ConversationRef, index: IndexRef, *, as_default: bool = False) -> bool:
+    async def enable(
+        self, conversation: ConversationRef, index: IndexRef, *, as_default: bool = False
+    ) -> bool:
         return await asyncio.to_thread(self._indexes.enable, conversation.id, index.id, as_default=as_default)
 
     async def disable(self, conversation: ConversationRef, index: IndexRef) -> bool:
@@ -96,8 +98,12 @@ class Catalog:
             raise KnowledgeError("an index name needs 1 to 80 characters")
         try:
             return await asyncio.to_thread(
-                self._indexes.create, place.tenant_id, name, Scope.SHARED,
-                embedding_model=self._embedder.model_id, embedding_dimension=self._embedder.dimension,
+                self._indexes.create,
+                place.tenant_id,
+                name,
+                Scope.SHARED,
+                embedding_model=self._embedder.model_id,
+                embedding_dimension=self._embedder.dimension,
                 owner_user_id=place.user_id,
             )
         except NameTaken:
@@ -112,13 +118,19 @@ class Catalog:
     async def personal_index(self, user: UserRef) -> IndexRef:
         """The user's personal index, created on first need."""
         return await asyncio.to_thread(
-            self._indexes.ensure_personal, user, model=self._embedder.model_id, dimension=self._embedder.dimension
+            self._indexes.ensure_personal,
+            user,
+            model=self._embedder.model_id,
+            dimension=self._embedder.dimension,
         )
 
     async def channel_index(self, channel: ChannelRef) -> IndexRef:
         """The channel's own index, created on first need."""
         return await asyncio.to_thread(
-            self._indexes.ensure_channel, channel, model=self._embedder.model_id, dimension=self._embedder.dimension
+            self._indexes.ensure_channel,
+            channel,
+            model=self._embedder.model_id,
+            dimension=self._embedder.dimension,
         )
 
 

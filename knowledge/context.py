@@ -42,9 +42,7 @@ class Budget:
 
 def split_conversation(messages: Sequence[Message]) -> Conversation:
     """The question since the last answer, and the history before it."""
-    last_assistant = max(
-        (i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1
-    )
+    last_assistant = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
     question_parts: list[str] = []
     end = last_assistant + 1
     for message in messages[last_assistant + 1 :]:

@@ -12,7 +12,14 @@ from typing import Any
 
 from knowledge.answer import Answer, Fallback, ResponseMode, build_prompt, map_citations
 from knowledge.cache import TTLCache, normalise_query, stable_key
-from knowledge.context import DEFAULT_RATIO, Budget, Message, plan_budget, select_hits, split_conversation
+from knowledge.context import (
+    DEFAULT_RATIO,
+    Budget,
+    Message,
+    plan_budget,
+    select_hits,
+    split_conversation,
+)
 from knowledge.errors import LLMUnavailable
 from knowledge.extractive import abstention, extractive_answer
 from knowledge.filters import Filter
@@ -22,7 +29,12 @@ from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
 
-NEEDS_MODEL = {ResponseMode.LLM_ONLY, ResponseMode.HYBRID, ResponseMode.RAG_PRIORITY, ResponseMode.LLM_PRIORITY}
+NEEDS_MODEL = {
+    ResponseMode.LLM_ONLY,
+    ResponseMode.HYBRID,
+    ResponseMode.RAG_PRIORITY,
+    ResponseMode.LLM_PRIORITY,
+}
 
 
 @dataclass(frozen=True)
@@ -65,7 +77,12 @@ class _Plan:
 
 class Knowledge:
     def __init__(
-        self, retriever: Retriever, chat: ChatModel | None, *, window: int, spec: AnswerSpec | None = None
+        self,
+        retriever: Retriever,
+        chat: ChatModel | None,
+        *,
+        window: int,
+        spec: AnswerSpec | None = None,
     ) -> None:
         self._retriever = retriever
         self._chat = chat
@@ -124,16 +141,22 @@ class Knowledge:
         conversation = split_conversation(request.messages)
         mode = request.mode or self._spec.mode
         budget = plan_budget(
-            request.messages, conversation.question, window=self._window,
-            max_tokens=request.max_tokens, ratio=request.ratio,
+            request.messages,
+            conversation.question,
+            window=self._window,
+            max_tokens=request.max_tokens,
+            ratio=request.ratio,
         )
         if mode == ResponseMode.LLM_ONLY and self._chat is not None:
             empty = Retrieval([], conversation.question, list(request.indexes), None)
             return _Plan(conversation.question, conversation.history, empty, "model_only", mode, budget)
         retrieval = await self._retriever.search(
-            request.indexes, conversation.question,
+            request.indexes,
+            conversation.question,
             top_k=self._spec.generative_top_k if self._chat else None,
-            candidates=budget.candidates, where=request.where, context=request.context,
+            candidates=budget.candidates,
+            where=request.where,
+            context=request.context,
         )
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
@@ -193,29 +216,48 @@ class Knowledge:
     def _finish(self, plan: _Plan, completion: Completion, hits: list[Any]) -> Answer:
         problem = completion.problem
         if not completion.text.strip():
-            return self._degraded(plan, f"{problem or 'the model gave no answer'}; here is what the documents say.")
+            return self._degraded(
+                plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
+            )
         text, citations = map_citations(completion.text, hits)
         return Answer(
-            text=text, citations=citations, mode=plan.mode, fallback=plan.fallback,
+            text=text,
+            citations=citations,
+            mode=plan.mode,
+            fallback=plan.fallback,
             notices=[*plan.retrieval.notices, *([problem.capitalize() + "."] if problem else [])],
-            searched=[i.name for i in plan.retrieval.searched], model=completion.model,
+            searched=[i.name for i in plan.retrieval.searched],
+            model=completion.model,
         )
 
     def _degraded(self, plan: _Plan, notice: str) -> Answer:
         notice = notice[0].upper() + notice[1:]
         if not self.relevant(plan.retrieval):
-            answer = abstention(plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice])
+            answer = abstention(
+                plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice]
+            )
         else:
             answer = extractive_answer(
-                plan.question, plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice]
+                plan.question,
+                plan.retrieval,
+                plan.mode,
+                fallback=Fallback.LLM_UNAVAILABLE,
+                notices=[notice],
             )
         return replace(answer, mode=plan.mode)
 
     def _cache_key(self, request: Request) -> str:
         messages = [
-            {"role": m.get("role"), "content": normalise_query(str(m.get("content", "")))} for m in request.messages
+            {"role": m.get("role"), "content": normalise_query(str(m.get("content", "")))}
+            for m in request.messages
         ]
         return stable_key(
-            messages, [(i.id, i.content_version) for i in request.indexes], (request.mode or self._spec.mode).value,
-            self._chat.model if self._chat else None, request.max_tokens, request.ratio, request.where, request.context,
+            messages,
+            [(i.id, i.content_version) for i in request.indexes],
+            (request.mode or self._spec.mode).value,
+            self._chat.model if self._chat else None,
+            request.max_tokens,
+            request.ratio,
+            request.where,
+            request.context,
         )

@@ -1,16 +1,16 @@
 """The knowledge engine's errors. Each message is fit to show a user and says what to do next.
 
-    KnowledgeError
-    ├── IngestError                  a document could not be added
-    │   ├── UnsupportedContent       unknown or binary type
-    │   ├── UnreadableContent        corrupt, encrypted, a decompression bomb
-    │   ├── EmptyContent             no text in it
-    │   └── TooLarge                 over the size limit
-    ├── QuestionError                nothing to answer (no question since the last answer)
-    ├── BudgetError                  the prompt does not fit the model's context window
-    ├── EmbeddingMismatch            the index was built with another embedding model
-    ├── EmbedderUnavailable          the embedder failed
-    └── LLMUnavailable               the chat model failed after retries
+KnowledgeError
+├── IngestError                  a document could not be added
+│   ├── UnsupportedContent       unknown or binary type
+│   ├── UnreadableContent        corrupt, encrypted, a decompression bomb
+│   ├── EmptyContent             no text in it
+│   └── TooLarge                 over the size limit
+├── QuestionError                nothing to answer (no question since the last answer)
+├── BudgetError                  the prompt does not fit the model's context window
+├── EmbeddingMismatch            the index was built with another embedding model
+├── EmbedderUnavailable          the embedder failed
+└── LLMUnavailable               the chat model failed after retries
 """
 
 from __future__ import annotations

@@ -37,7 +37,11 @@ def extractive_answer(
 
 
 def abstention(
-    retrieval: Retrieval, mode: ResponseMode, *, fallback: Fallback | None = None, notices: Sequence[str] = ()
+    retrieval: Retrieval,
+    mode: ResponseMode,
+    *,
+    fallback: Fallback | None = None,
+    notices: Sequence[str] = (),
 ) -> Answer:
     """An honest "not found", saying where Lore looked."""
     names = [i.name for i in retrieval.searched]

@@ -20,9 +20,9 @@ from knowledge.embedding import Embedder, Progress, Vectors, embed_batches
 from knowledge.errors import EmbeddingMismatch, EmptyContent, IngestError, TooLarge
 from knowledge.extraction import Extracted, extract
 from knowledge.metadata import DocumentFacts
+from storage.models import SourceKind
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
-from storage.models import SourceKind
 from storage.vectors import CollectionRef, VectorRecord, VectorStore
 
 log = logging.getLogger(__name__)
@@ -222,7 +222,9 @@ class Ingestor:
         written: list[tuple[_Prepared, DocumentRef, list[int]]] = []
         try:
             for prepared in batch:
-                rows = [NewChunk(c.position, _heading(prepared.title, c.heading), c.text) for c in prepared.chunks]
+                rows = [
+                    NewChunk(c.position, _heading(prepared.title, c.heading), c.text) for c in prepared.chunks
+                ]
                 document, ids = await asyncio.to_thread(self._documents.create_pending, prepared.new, rows)
                 written.append((prepared, document, ids))
             texts = [c.embedding_text(p.title) for p in batch for c in p.chunks]

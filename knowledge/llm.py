@@ -65,7 +65,11 @@ class ChatModel(Protocol):
     @property
     def model(self) -> str: ...
     async def complete(
-        self, messages: Sequence[Message], *, max_tokens: int | None = None, tools: list[dict[str, Any]] | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Completion: ...
     def stream(
         self, messages: Sequence[Message], *, max_tokens: int | None = None
@@ -84,7 +88,11 @@ class OpenAIChatModel:
         return self._model
 
     async def complete(
-        self, messages: Sequence[Message], *, max_tokens: int | None = None, tools: list[dict[str, Any]] | None = None
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> Completion:
         import openai
 

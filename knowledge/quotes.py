@@ -10,8 +10,50 @@ import Stemmer
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n{2,}|\n(?=[-*#] )")
 WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i in is it its of on or "
-    "our should that the their this to was we what when where which who why will with you".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "do",
+        "does",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "our",
+        "should",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+    ]
 )
 MAX_QUOTE_CHARS = 400
 
@@ -38,9 +80,7 @@ def best_sentences(passage: str, question: str, *, limit: int = 2) -> str:
     parts = sentences(passage)
     if not parts:
         return ""
-    scored = sorted(
-        range(len(parts)), key=lambda i: (len(terms(parts[i]) & wanted), -i), reverse=True
-    )
+    scored = sorted(range(len(parts)), key=lambda i: (len(terms(parts[i]) & wanted), -i), reverse=True)
     chosen = sorted(scored[:limit]) if wanted else list(range(min(limit, len(parts))))
     quote = " … ".join(parts[i] for i in chosen)
     return quote if len(quote) <= MAX_QUOTE_CHARS else quote[: MAX_QUOTE_CHARS - 1].rstrip() + "…"

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-
 from knowledge.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
 from knowledge.filters import ContextFilter, Filter, document_fields, matches
@@ -207,9 +206,14 @@ class Retriever:
         )
         by_id = {i.id: i for i in indexes}
         hits = [
-            _hit(chunk, by_id[chunk.index_id], documents[chunk.document_id],
-                 scores[chunk_id] + spec.context_boost * boosts.get(chunk.document_id, 0),
-                 similarity.get(chunk_id), keyword_score.get(chunk_id))
+            _hit(
+                chunk,
+                by_id[chunk.index_id],
+                documents[chunk.document_id],
+                scores[chunk_id] + spec.context_boost * boosts.get(chunk.document_id, 0),
+                similarity.get(chunk_id),
+                keyword_score.get(chunk_id),
+            )
             for chunk_id, chunk in chunks.items()
             if chunk.document_id in documents and chunk.index_id in by_id
         ]
@@ -254,5 +258,3 @@ def _hit(
         similarity=similarity,
         keyword_score=keyword_score,
     )
-
-

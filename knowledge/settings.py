@@ -23,13 +23,17 @@ class KnowledgeSettings(StorageSettings):
         default=None, description="OpenAI-compatible endpoint (OpenAI, Ollama, vLLM …)."
     )
     llm_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
-    llm_context_window: int = Field(
-        default=128_000, ge=1024, description="Tokens the chat model accepts."
-    )
+    llm_context_window: int = Field(default=128_000, ge=1024, description="Tokens the chat model accepts.")
     llm_timeout_seconds: float = Field(default=60.0, gt=0)
     llm_max_retries: int = Field(default=2, ge=0, le=10)
     lore_max_file_mb: int = Field(
         default=50, ge=1, le=2048, description="Largest file Lore will ingest, in MB."
+    )
+
+    lore_crawl_allow: str = Field(
+        default="",
+        description="Comma-separated hosts and CIDR networks the fetcher may reach even though "
+        "they are private (an intranet wiki).",
     )
 
     @field_validator("embedding_model")

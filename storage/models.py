@@ -230,3 +230,33 @@ class IndexingJobLog(SQLModel, table=True):
     at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     level: str = Field(default="info", max_length=16)
     message: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class ProcessedEvent(SQLModel, table=True):
+    """A Slack delivery already handled (by event id, or by channel and message ts), kept
+    for a while so retries and double deliveries are answered once, across restarts."""
+
+    __tablename__ = "processed_event"
+
+    key: str = Field(primary_key=True, max_length=255)
+    seen_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True), index=True)
+
+
+class AnswerLog(SQLModel, table=True):
+    """An answer Lore gave, with what it cited, and the feedback it got."""
+
+    __tablename__ = "answer_log"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    conversation_id: int | None = Field(default=None, foreign_key="conversation.id")
+    user_id: int | None = Field(default=None, foreign_key="user.id")
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    mode: str = Field(max_length=32)
+    fallback: str | None = Field(default=None, max_length=32)
+    abstained: bool = False
+    cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    feedback: str | None = Field(default=None, max_length=16)
+    feedback_user_id: int | None = Field(default=None, foreign_key="user.id")
+    feedback_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))

@@ -19,9 +19,7 @@ CHROMA_DIR = "chroma"
 class StorageSettings(BaseSettings):
     """Where Lore keeps its SQL rows, its vectors and its caches."""
 
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
-    )
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
 
     lore_home: Path = Field(
         default=Path(".lore"),

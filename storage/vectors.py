@@ -14,6 +14,7 @@ import os
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before anything imports onnxruntime
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
+import contextlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -72,7 +73,11 @@ class VectorHit:
 class VectorStore(Protocol):
     def add(self, ref: CollectionRef, records: Sequence[VectorRecord]) -> None: ...
     def query(
-        self, ref: CollectionRef, embedding: Sequence[float], k: int, where: Mapping[str, Any] | None = None
+        self,
+        ref: CollectionRef,
+        embedding: Sequence[float],
+        k: int,
+        where: Mapping[str, Any] | None = None,
     ) -> list[VectorHit]: ...
     def delete_documents(self, ref: CollectionRef, document_ids: Sequence[int]) -> None: ...
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None: ...
@@ -151,7 +156,11 @@ class ChromaVectorStore:
             )
 
     def query(
-        self, ref: CollectionRef, embedding: Sequence[float], k: int, where: Mapping[str, Any] | None = None
+        self,
+        ref: CollectionRef,
+        embedding: Sequence[float],
+        k: int,
+        where: Mapping[str, Any] | None = None,
     ) -> list[VectorHit]:
         collection = self._existing(ref)
         if collection is None or k <= 0:
@@ -186,10 +195,8 @@ class ChromaVectorStore:
 
     def drop(self, ref: CollectionRef) -> None:
         self._collections.pop(ref.name, None)
-        try:
+        with contextlib.suppress(NotFoundError, ValueError):
             self._client.delete_collection(ref.name)
-        except (NotFoundError, ValueError):
-            pass
 
     def _collection(self, ref: CollectionRef) -> Collection:
         cached = self._collections.get(ref.name)
@@ -209,7 +216,8 @@ class ChromaVectorStore:
             return self._collections[ref.name]
         try:
             collection = self._client.get_collection(
-                ref.name, embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension)  # type: ignore[arg-type]
+                ref.name,
+                embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             )
         except (NotFoundError, ValueError):
             return None
@@ -221,6 +229,4 @@ class ChromaVectorStore:
     def _check_model(collection: Collection, ref: CollectionRef) -> None:
         stored = (collection.metadata or {}).get("model_id")
         if stored is not None and stored != ref.model_id:
-            raise VectorStoreError(
-                f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}"
-            )
+            raise VectorStoreError(f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}")

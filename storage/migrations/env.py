@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from alembic import context
 from sqlalchemy import Engine
-
-import storage.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from sqlmodel import SQLModel
 
+import storage.models  # noqa: F401  (registers every table on SQLModel.metadata)
 from storage.keyword import described_by_models
 
 engine: Engine = context.config.attributes["engine"]
-
 
 
 with engine.begin() as connection:

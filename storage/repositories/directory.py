@@ -66,7 +66,11 @@ class Directory:
             return conversation_ref(row)
 
     def set_conversation_options(
-        self, conversation_id: int, *, response_mode: str | None = None, rag_strategy: str | None = None
+        self,
+        conversation_id: int,
+        *,
+        response_mode: str | None = None,
+        rag_strategy: str | None = None,
     ) -> ConversationRef:
         """Change the response mode and/or retrieval strategy of a conversation."""
         with self._db.session() as session:
@@ -95,7 +99,11 @@ class Directory:
             return channel_ref(row)
 
     def _upsert(
-        self, model: type[User] | type[Channel], tenant_id: str, external_id: str, updates: dict[str, Any]
+        self,
+        model: type[User] | type[Channel],
+        tenant_id: str,
+        external_id: str,
+        updates: dict[str, Any],
     ) -> Any:
         with self._db.session() as session:
             query = select(model).where(model.tenant_id == tenant_id, model.external_id == external_id)
@@ -110,18 +118,25 @@ class Directory:
             return row
 
     def _conversation(
-        self, tenant_id: str, key: str, kind: ConversationKind, channel_id: int | None, user_id: int | None
+        self,
+        tenant_id: str,
+        key: str,
+        kind: ConversationKind,
+        channel_id: int | None,
+        user_id: int | None,
     ) -> ConversationRef:
         with self._db.session() as session:
-            query = select(Conversation).where(
-                Conversation.tenant_id == tenant_id, Conversation.key == key
-            )
+            query = select(Conversation).where(Conversation.tenant_id == tenant_id, Conversation.key == key)
             row = session.exec(query).first()
             if row is None:
                 _insert_or_ignore(
                     session,
                     Conversation(
-                        tenant_id=tenant_id, key=key, kind=kind, channel_id=channel_id, user_id=user_id
+                        tenant_id=tenant_id,
+                        key=key,
+                        kind=kind,
+                        channel_id=channel_id,
+                        user_id=user_id,
                     ),
                 )
                 row = session.exec(query).one()

@@ -46,7 +46,13 @@ class DocumentRepository:
             session.flush()
             assert row.id is not None
             rows = [
-                Chunk(document_id=row.id, index_id=new.index_id, position=c.position, heading=c.heading, text=c.text)
+                Chunk(
+                    document_id=row.id,
+                    index_id=new.index_id,
+                    position=c.position,
+                    heading=c.heading,
+                    text=c.text,
+                )
                 for c in chunks
             ]
             session.add_all(rows)
@@ -115,9 +121,7 @@ class DocumentRepository:
             ).all()
             return [document_ref(r) for r in rows]
 
-    def list_ready(
-        self, index_id: int, *, after_id: int | None = None, limit: int = 50
-    ) -> list[DocumentRef]:
+    def list_ready(self, index_id: int, *, after_id: int | None = None, limit: int = 50) -> list[DocumentRef]:
         """Ready documents of the index, oldest first, `limit` at a time after `after_id`."""
         with self._db.session() as session:
             query = select(Document).where(

@@ -10,6 +10,7 @@ from storage.db import Database
 from storage.models import (
     Channel,
     Chunk,
+    DocSourceConfig,
     Document,
     DocumentStatus,
     EnabledIndex,
@@ -17,7 +18,6 @@ from storage.models import (
     IndexingJobLog,
     KnowledgeIndex,
     Scope,
-    DocSourceConfig,
 )
 from storage.records import ChannelRef, IndexRef, IndexStats, NameTaken, NotFound, UserRef
 from storage.repositories._rows import aware, index_ref
@@ -85,18 +85,31 @@ class IndexRepository:
             ).all()
             return [index_ref(row, bool(private)) for row, private in rows]
 
+    def list_all(self) -> list[IndexRef]:
+        """Every index of every tenant (for start-up repair and scheduling)."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(KnowledgeIndex, Channel.is_private)
+                .join(Channel, col(KnowledgeIndex.channel_id) == Channel.id, isouter=True)
+                .order_by(col(KnowledgeIndex.id))
+            ).all()
+            return [index_ref(row, bool(private)) for row, private in rows]
+
     def ensure_personal(self, user: UserRef, *, model: str, dimension: int) -> IndexRef:
         """The user's personal index, created the first time it is needed."""
         return self._ensure(
-            user.tenant_id, PERSONAL_INDEX_NAME, Scope.PERSONAL, model, dimension, owner_user_id=user.id
+            user.tenant_id,
+            PERSONAL_INDEX_NAME,
+            Scope.PERSONAL,
+            model,
+            dimension,
+            owner_user_id=user.id,
         )
 
     def ensure_channel(self, channel: ChannelRef, *, model: str, dimension: int) -> IndexRef:
         """The channel's own index (named after the channel), created on first need."""
         name = channel.name or channel.external_id
-        return self._ensure(
-            channel.tenant_id, name, Scope.CHANNEL, model, dimension, channel_id=channel.id
-        )
+        return self._ensure(channel.tenant_id, name, Scope.CHANNEL, model, dimension, channel_id=channel.id)
 
     def enabled(self, conversation_id: int) -> list[IndexRef]:
         """The conversation's enabled indexes, default first."""
@@ -122,10 +135,7 @@ class IndexRepository:
                     select(EnabledIndex).where(EnabledIndex.conversation_id == conversation_id)
                 )
             ]
-            if as_default:
-                position = min(positions, default=1) - 1
-            else:
-                position = max(positions, default=-1) + 1
+            position = min(positions, default=1) - 1 if as_default else max(positions, default=-1) + 1
             if existing is not None:
                 if as_default:
                     existing.position = position
@@ -163,7 +173,9 @@ class IndexRepository:
         with self._db.session() as session:
             ready = (Document.index_id == index_id) & (Document.status == DocumentStatus.READY)
             documents, chunks = session.exec(
-                select(func.count(col(Document.id)), func.coalesce(func.sum(Document.chunk_count), 0)).where(ready)
+                select(func.count(col(Document.id)), func.coalesce(func.sum(Document.chunk_count), 0)).where(
+                    ready
+                )
             ).one()
             latest = session.exec(
                 select(Document).where(ready).order_by(col(Document.time_added).desc()).limit(1)
@@ -209,7 +221,13 @@ class IndexRepository:
             )
         except NameTaken:
             return self._ensure(
-                tenant_id, name, scope, model, dimension, owner_user_id=owner_user_id, channel_id=channel_id
+                tenant_id,
+                name,
+                scope,
+                model,
+                dimension,
+                owner_user_id=owner_user_id,
+                channel_id=channel_id,
             )
 
 

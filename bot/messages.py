@@ -1,0 +1,145 @@
+"""Every sentence Lore says in chat, in one place, so wording is easy to review and test."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+HELP = """Here's what I can do:
+• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources.
+• *Add files*: attach them and say “@lore add this doc to your memory” (or reply “remember this” under a message with files). In a DM, just drop the files.
+• *Add web pages*: “@lore add https://docs.example.com/page to your memory”.
+• *Indexes*: “list indexes”, “enable the handbook index”, “disable the handbook index”, “make handbook the default”, “create an index called handbook”, “delete the handbook index”.
+• *Documents*: “what's in your memory”, “forget report.pdf”.
+• *Answer style*: “use rag only mode here” (also llm only, hybrid, smart fallback, rag priority, llm priority).
+• “status” shows indexing jobs; “help” shows this."""
+
+WORKING = "Looking through my memory…"
+CONNECT_SLACK = (
+    "Slack is not configured, so Lore runs in your terminal. "
+    "To connect Slack, set SLACK_BOT_TOKEN and SLACK_APP_TOKEN (see README: Connect Slack)."
+)
+NO_FILES = (
+    "I don't see any files on this message or on the message it replies to. "
+    "Attach the files and mention me again, or reply “remember this” under the message that has them."
+)
+NOTHING_TO_ASK = "What would you like to know? Ask me a question, or say “help”."
+
+
+def added(name: str, index: str, chunks: int) -> str:
+    return f"Added *{name}* to the *{index}* index ({chunks} passages). Ask me about it any time."
+
+
+def updated(name: str, index: str, chunks: int) -> str:
+    return f"Updated *{name}* in the *{index}* index with its new content ({chunks} passages)."
+
+
+def already(name: str, index: str) -> str:
+    return f"*{name}* is already in memory (the *{index}* index); nothing to do."
+
+
+def dm_files_added(names: Sequence[str]) -> str:
+    return f"I added {_and(names)} to your personal index. Ask me about {'it' if len(names) == 1 else 'them'} here any time."
+
+
+def failed_file(reason: str) -> str:
+    return reason[0].upper() + reason[1:] + ("" if reason.endswith(".") else ".")
+
+
+def too_big(name: str, size_mb: float, limit_mb: int) -> str:
+    return f"I couldn't read {name}: it is {size_mb:.0f} MB; the limit is {limit_mb} MB."
+
+
+def login_page(name: str) -> str:
+    return (
+        f"I couldn't download {name}: Slack sent a sign-in page instead of the file. "
+        "Check that I have the files:read scope and am a member of this channel."
+    )
+
+
+def download_failed(name: str, detail: str) -> str:
+    return f"I couldn't download {name}: {detail}."
+
+
+def enabled(index: str) -> str:
+    return f"Enabled the *{index}* index here. I'll search it for every question."
+
+
+def already_enabled(index: str) -> str:
+    return f"The *{index}* index is already enabled here."
+
+
+def disabled(index: str) -> str:
+    return f"Disabled the *{index}* index here."
+
+
+def not_enabled(index: str) -> str:
+    return f"The *{index}* index wasn't enabled here."
+
+
+def made_default(index: str) -> str:
+    return f"New documents here now go into the *{index}* index."
+
+
+def created(index: str) -> str:
+    return (
+        f"Created the shared *{index}* index and enabled it here. Anyone in the workspace can enable it too."
+    )
+
+
+def confirm_delete(index: str, documents: int) -> str:
+    return f"Delete the *{index}* index and its {documents} documents? This cannot be undone."
+
+
+def deleted(index: str) -> str:
+    return f"Deleted the *{index}* index."
+
+
+def delete_cancelled(index: str) -> str:
+    return f"Kept the *{index}* index."
+
+
+def forgot(names: Sequence[str], index: str) -> str:
+    return f"Forgot {_and([f'*{n}*' for n in names])} (from the *{index}* index)."
+
+
+def nothing_to_forget(reference: str, index: str) -> str:
+    return f"I couldn't find a document matching “{reference}” in the *{index}* index. Say “what's in your memory” to see its documents."
+
+
+def no_index_here() -> str:
+    return "There is no index enabled here. Enable one with “enable the <name> index” or create one with “create an index called <name>”."
+
+
+def mode_set(mode: str) -> str:
+    return f"Answers here now use *{mode}* mode."
+
+
+def strategy_set(strategy: str) -> str:
+    return f"Retrieval strategy here is now *{strategy}*."
+
+
+def unknown_mode(mode: str) -> str:
+    return f"I don't know the {mode} mode. Try rag only, llm only, hybrid, smart fallback, rag priority or llm priority."
+
+
+def no_jobs() -> str:
+    return "Nothing is being indexed here right now."
+
+
+def fetching(url: str) -> str:
+    return f"Reading {url}…"
+
+
+def feedback_thanks(helpful: bool) -> str:
+    return "Thanks! Glad it helped." if helpful else "Thanks for telling me. I'll use that to do better."
+
+
+def internal_error() -> str:
+    return "Something went wrong on my side while handling that; nothing you sent was lost. Please try again in a moment."
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]

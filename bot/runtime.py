@@ -1,0 +1,32 @@
+"""The running bot's long-lived parts: services, fetcher and router, opened and closed once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from bot.router import Router
+from bot.services import Services, build_services
+from bot.settings import Settings
+from knowledge.fetch import AllowList, Fetcher
+
+
+@dataclass
+class Runtime:
+    services: Services
+    router: Router
+
+
+@asynccontextmanager
+async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
+    """Build everything, repair what a crash left half done, and close it all at the end."""
+    services = await asyncio.to_thread(build_services, settings)
+    try:
+        indexes = await asyncio.to_thread(services.indexes.list_all)
+        await services.ingestor.repair({i.id: i for i in indexes})
+        fetcher = Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
+        yield Runtime(services, Router(services, fetcher))
+    finally:
+        await services.aclose()

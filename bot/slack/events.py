@@ -1,0 +1,248 @@
+"""Slack events to router turns: who and where, de-duplicated, with files and thread history.
+
+Listeners return at once (Slack needs an ack within 3 s); the work runs in a background
+task. Retries and double deliveries (an `app_mention` and a `message` for one post) are
+recognised by event id and by channel + ts, persisted so a restart does not answer twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Coroutine, Mapping
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import commands, messages
+from bot.conversations import Actor, enter_channel, enter_dm
+from bot.runtime import Runtime
+from bot.slack.files import incoming_files
+from bot.slack.surface import SlackSurface
+from bot.surface import IncomingFile, Turn
+from storage.repositories.events import EventLog
+
+log = logging.getLogger(__name__)
+IGNORED_SUBTYPES = {
+    "bot_message",
+    "message_changed",
+    "message_deleted",
+    "channel_join",
+    "channel_leave",
+    "channel_topic",
+    "channel_purpose",
+    "channel_name",
+    "thread_broadcast",
+    "pinned_item",
+    "ekm_access_denied",
+}
+MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+CACHE_SECONDS = 300.0
+HISTORY_LIMIT = 30
+
+
+class SlackEvents:
+    """Turns Slack events into router turns; owns the background tasks and the caches."""
+
+    def __init__(self, runtime: Runtime, client: AsyncWebClient, token: str) -> None:
+        self._runtime = runtime
+        self._services = runtime.services
+        self._client = client
+        self._token = token
+        self._events = EventLog(runtime.services.db)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._cache: dict[tuple[str, str], tuple[float, Mapping[str, Any]]] = {}
+        self._session: aiohttp.ClientSession | None = None
+
+    # --- listener entry points (registered in bot.slack.app) ---
+
+    async def on_event(self, body: dict[str, Any], event: dict[str, Any], context: Any) -> None:
+        """`app_mention` and `message`: ack now, work in the background."""
+        if self._ignored(event, context.get("bot_user_id")):
+            return
+        if event.get("type") == "message" and event.get("channel_type") != "im":
+            return  # channel messages reach Lore as app_mention
+        self.spawn(self._handle(body, event, str(context.get("bot_user_id") or "")))
+
+    async def on_member_joined(self, body: dict[str, Any], event: dict[str, Any], context: Any) -> None:
+        """Lore was added to a channel: give the channel its index straight away."""
+        if event.get("user") != context.get("bot_user_id"):
+            return
+        self.spawn(
+            self._prepare_channel(str(body.get("team_id") or event.get("team")), str(event["channel"]))
+        )
+
+    def spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self) -> None:
+        """Wait for background work (at shutdown, and in tests)."""
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+
+    async def close(self) -> None:
+        await self.drain()
+        if self._session is not None:
+            await self._session.close()
+
+    # --- the work ---
+
+    def _ignored(self, event: Mapping[str, Any], bot_user_id: str | None) -> bool:
+        if event.get("bot_id") or event.get("subtype") in IGNORED_SUBTYPES:
+            return True
+        user = event.get("user")
+        return not user or user == bot_user_id
+
+    async def _handle(self, body: Mapping[str, Any], event: Mapping[str, Any], bot_user_id: str) -> None:
+        channel, ts = str(event["channel"]), str(event["ts"])
+        keys = [
+            f"event:{body.get('event_id')}" if body.get("event_id") else "",
+            f"message:{channel}:{ts}",
+        ]
+        if not await asyncio.to_thread(self._events.first_sighting, keys):
+            log.info("skipping a repeated delivery of %s", keys)
+            return
+        team = str(body.get("team_id") or event.get("team") or "")
+        surface = SlackSurface(
+            self._client,
+            channel=channel,
+            thread_ts=str(event.get("thread_ts") or ts),
+            message_ts=ts,
+            team_id=team,
+            user_id=str(event["user"]),
+        )
+        try:
+            turn = await self._turn(team, event, bot_user_id)
+            await self._dispatch(turn, event, surface)
+        except Exception:
+            log.exception("failed to handle a Slack message in %s", channel)
+            await surface.say(messages.internal_error())
+
+    async def _dispatch(self, turn: Turn, event: Mapping[str, Any], surface: SlackSurface) -> None:
+        router = self._runtime.router
+        text_command = commands.parse(turn.text)
+        if turn.is_dm and turn.files and isinstance(text_command, (commands.Question, commands.AddFiles)):
+            await surface.working()
+            names = await router.add_files(turn, surface, turn.files)
+            if names:
+                await surface.say(messages.dm_files_added(names))
+            if isinstance(text_command, commands.AddFiles) or not text_command.text:
+                return
+        await router.handle(turn, surface)
+
+    async def _turn(self, team: str, event: Mapping[str, Any], bot_user_id: str) -> Turn:
+        actor = await self._actor(
+            team, str(event["user"]), str(event["channel"]), event.get("channel_type") == "im"
+        )
+        files = incoming_files(
+            event.get("files"),
+            await self._http(),
+            self._token,
+            self._services.settings.max_file_bytes,
+        )
+        history: list[dict[str, str]] = []
+        thread_files: list[IncomingFile] = []
+        if event.get("thread_ts") and event.get("thread_ts") != event.get("ts"):
+            history, parent_files = await self._thread(
+                str(event["channel"]), str(event["thread_ts"]), str(event["ts"]), bot_user_id
+            )
+            thread_files = incoming_files(
+                parent_files,
+                await self._http(),
+                self._token,
+                self._services.settings.max_file_bytes,
+            )
+        text = MENTION.sub(
+            lambda m: "" if m.group(1) == bot_user_id else m.group(0), str(event.get("text") or "")
+        )
+        return Turn(
+            actor=actor,
+            text=" ".join(text.split()),
+            files=files,
+            history=history,
+            is_dm=event.get("channel_type") == "im",
+            thread_files=thread_files,
+        )
+
+    async def _actor(self, team: str, user_id: str, channel_id: str, is_dm: bool) -> Actor:
+        info = await self._lookup("user", user_id)
+        name = str(info.get("real_name") or info.get("name") or user_id)
+        is_admin = bool(info.get("is_admin") or info.get("is_owner"))
+        user = await asyncio.to_thread(
+            self._services.directory.ensure_user, team, user_id, name, is_admin=is_admin
+        )
+        if is_dm:
+            return await enter_dm(self._services, user)
+        channel = await self._channel(team, channel_id)
+        return await enter_channel(self._services, user, channel)
+
+    async def _channel(self, team: str, channel_id: str) -> Any:
+        info = await self._lookup("channel", channel_id)
+        private = bool(info.get("is_private") or info.get("is_group") or info.get("is_mpim"))
+        return await asyncio.to_thread(
+            self._services.directory.ensure_channel,
+            team,
+            channel_id,
+            str(info.get("name") or channel_id),
+            is_private=private,
+        )
+
+    async def _prepare_channel(self, team: str, channel_id: str) -> None:
+        try:
+            channel = await self._channel(team, channel_id)
+            await self._services.catalog.channel_index(channel)
+        except Exception:
+            log.exception("could not prepare the index of channel %s", channel_id)
+
+    async def _lookup(self, kind: str, key: str) -> Mapping[str, Any]:
+        """users.info / conversations.info, cached for a few minutes; {} when Slack says no."""
+        cached = self._cache.get((kind, key))
+        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return cached[1]
+        try:
+            if kind == "user":
+                found = (await self._client.users_info(user=key)).get("user") or {}
+            else:
+                found = (await self._client.conversations_info(channel=key)).get("channel") or {}
+        except SlackApiError as exc:
+            log.warning("%s.info %s failed: %s", kind, key, exc.response.get("error"))
+            found = {}
+        self._cache[(kind, key)] = (time.monotonic(), found)
+        return found
+
+    async def _thread(
+        self, channel: str, thread_ts: str, current_ts: str, bot_user_id: str
+    ) -> tuple[list[dict[str, str]], list[Mapping[str, Any]]]:
+        """The thread as chat history (if Lore took part) and the parent's files."""
+        try:
+            replies = await self._client.conversations_replies(
+                channel=channel, ts=thread_ts, limit=HISTORY_LIMIT + 1
+            )
+        except SlackApiError as exc:
+            log.warning("conversations.replies failed: %s", exc.response.get("error"))
+            return [], []
+        found = list(replies.get("messages") or [])
+        parent_files = list(found[0].get("files") or []) if found else []
+        lore_spoke = any(m.get("user") == bot_user_id or m.get("bot_id") for m in found)
+        if not lore_spoke:
+            return [], parent_files
+        history = []
+        for message in found:
+            if message.get("ts") == current_ts:
+                continue
+            role = "assistant" if message.get("user") == bot_user_id or message.get("bot_id") else "user"
+            text = " ".join(MENTION.sub("", str(message.get("text") or "")).split())
+            if text:
+                history.append({"role": role, "content": text})
+        return history[-HISTORY_LIMIT:], parent_files
+
+    async def _http(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
+        return self._session

@@ -1,0 +1,73 @@
+"""`lore run` with Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise HTTP mode on
+aiohttp at `/slack/events` (signatures verified, stale timestamps refused by Bolt)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+
+from bot.runtime import open_runtime
+from bot.settings import Settings
+from bot.slack.app import build_app
+
+log = logging.getLogger(__name__)
+
+
+def http_app(app: AsyncApp) -> web.Application:
+    """An aiohttp application serving Slack's events and interactivity at /slack/events."""
+
+    async def events(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
+
+    async def health(_request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    web_app = web.Application(client_max_size=2 * 1024 * 1024)
+    web_app.router.add_post("/slack/events", events)
+    web_app.router.add_get("/healthz", health)
+    return web_app
+
+
+async def run_slack(settings: Settings, *, host: str, port: int) -> None:
+    async with open_runtime(settings) as runtime:
+        app, events = build_app(runtime, settings)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            if settings.slack_app_token is not None:
+                await _socket_mode(app, settings, stop)
+            else:
+                await _http_mode(app, settings, host, port, stop)
+        finally:
+            await events.close()
+
+
+async def _socket_mode(app: AsyncApp, settings: Settings, stop: asyncio.Event) -> None:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+    assert settings.slack_app_token is not None
+    handler = AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value())
+    await handler.connect_async()
+    log.info("Lore is connected to Slack (Socket Mode)")
+    await stop.wait()
+    await handler.close_async()
+
+
+async def _http_mode(app: AsyncApp, settings: Settings, host: str, port: int, stop: asyncio.Event) -> None:
+    if settings.slack_signing_secret is None:
+        raise SystemExit(
+            "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
+        )
+    runner = web.AppRunner(http_app(app))
+    await runner.setup()
+    await web.TCPSite(runner, host, port).start()
+    log.info("Lore listens for Slack on http://%s:%d/slack/events", host, port)
+    await stop.wait()
+    await runner.cleanup()
