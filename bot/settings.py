@@ -31,7 +31,7 @@ class Settings(KnowledgeSettings):
 
     @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
     @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
+    def _blank_slack_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("slack_bot_token")
@@ -82,7 +82,7 @@ def mask_secret(secret: str) -> str:
 def load_settings(env_file: str | None = ".env") -> Settings:
     """Read settings from the environment and an optional `.env`; raise `SettingsError`."""
     try:
-        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+        return Settings(_env_file=env_file)
     except ValidationError as exc:
         raise SettingsError(describe_validation_error(exc)) from None
 

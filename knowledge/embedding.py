@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -62,8 +62,8 @@ class LocalEmbedder:
         self._model_path = model_path
         self._threads = threads
         self._lock = threading.Lock()
-        self._session: object | None = None
-        self._tokenizer: object | None = None
+        self._session: Any = None
+        self._tokenizer: Any = None
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         return await asyncio.to_thread(self.embed_sync, texts)
@@ -102,11 +102,11 @@ class LocalEmbedder:
 
     def _run(self, batch: list[str]) -> Vectors:
         self.load()
-        encodings = self._tokenizer.encode_batch(batch)  # type: ignore[attr-defined]
+        encodings = self._tokenizer.encode_batch(batch)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(["last_hidden_state"], feeds)[0]  # type: ignore[attr-defined]
+        hidden = self._session.run(["last_hidden_state"], feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalise(pooled.astype(np.float32))

@@ -85,7 +85,7 @@ class QueryEmbeddingCache:
         if key in self._items:
             self._items.move_to_end(key)
             return self._items[key]
-        vector = (await embedder.embed([text]))[0]
+        vector: Vectors = (await embedder.embed([text]))[0]
         self._items[key] = vector
         if len(self._items) > self._size:
             self._items.popitem(last=False)

@@ -48,7 +48,7 @@ class KnowledgeSettings(StorageSettings):
 
     @field_validator("openai_base_url", "openai_api_key", mode="before")
     @classmethod
-    def _blank_is_unset(cls, value: object) -> object:
+    def _blank_llm_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
     @property

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import chromadb
 from chromadb.api import ClientAPI
@@ -150,9 +150,9 @@ class ChromaVectorStore:
             batch = records[start : start + BATCH]
             collection.add(
                 ids=[str(r.id) for r in batch],
-                embeddings=[list(r.embedding) for r in batch],
+                embeddings=cast(Any, [list(r.embedding) for r in batch]),
                 documents=[r.text for r in batch],
-                metadatas=[dict(r.metadata) for r in batch],
+                metadatas=cast(Any, [dict(r.metadata) for r in batch]),
             )
 
     def query(
@@ -166,23 +166,23 @@ class ChromaVectorStore:
         if collection is None or k <= 0:
             return []
         result = collection.query(
-            query_embeddings=[list(embedding)],
+            query_embeddings=cast(Any, [list(embedding)]),
             n_results=k,
-            where=dict(where) if where else None,
+            where=cast(Any, dict(where)) if where else None,
             include=["metadatas", "distances"],
         )
         ids = result["ids"][0]
         distances = (result["distances"] or [[]])[0]
         metadatas = (result["metadatas"] or [[]])[0]
         return [
-            VectorHit(id=int(i), similarity=1.0 - float(d), metadata=dict(m or {}))
+            VectorHit(id=int(i), similarity=1.0 - float(d), metadata=cast(dict[str, MetadataValue], dict(m or {})))
             for i, d, m in zip(ids, distances, metadatas, strict=True)
         ]
 
     def delete_documents(self, ref: CollectionRef, document_ids: Sequence[int]) -> None:
         collection = self._existing(ref)
         if collection is not None and document_ids:
-            collection.delete(where={"document_id": {"$in": [int(d) for d in document_ids]}})
+            collection.delete(where=cast(Any, {"document_id": {"$in": [int(d) for d in document_ids]}}))
 
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None:
         collection = self._existing(ref)

@@ -34,7 +34,7 @@ class EventLog:
     def forget_old(self) -> int:
         """Drop records older than the retention window; returns how many."""
         with self._db.session() as session:
-            result = session.exec(  # type: ignore[call-overload]
+            result = session.exec(
                 delete(ProcessedEvent).where(col(ProcessedEvent.seen_at) < utcnow() - self._keep_for)
             )
             return int(result.rowcount or 0)

@@ -232,7 +232,7 @@ class IndexRepository:
 
 
 def bump_content_version(session: Session, index_id: int) -> None:
-    session.exec(  # type: ignore[call-overload]
+    session.exec(
         update(KnowledgeIndex)
         .where(col(KnowledgeIndex.id) == index_id)
         .values(content_version=KnowledgeIndex.content_version + 1)

@@ -22,7 +22,11 @@ def embedder() -> LocalEmbedder:
 
 async def test_vectors_are_normalised_and_meaningful(embedder: LocalEmbedder) -> None:
     vectors = await embedder.embed(
-        ["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."]
+        [
+            "A man is eating food.",
+            "A man is eating a piece of bread.",
+            "The girl is carrying a baby.",
+        ]
     )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
@@ -44,7 +48,9 @@ def test_text_beyond_the_window_is_truncated_not_refused(embedder: LocalEmbedder
 
 async def test_progress_is_reported_per_batch(embedder: LocalEmbedder) -> None:
     seen: list[tuple[int, int]] = []
-    vectors = await embed_batches(embedder, [f"passage {i}" for i in range(300)], lambda d, t: seen.append((d, t)))
+    vectors = await embed_batches(
+        embedder, [f"passage {i}" for i in range(300)], lambda d, t: seen.append((d, t))
+    )
     assert vectors.shape == (300, 384)
     assert seen[-1] == (300, 300) and len(seen) >= 2 and seen == sorted(seen)
 

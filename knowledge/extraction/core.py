@@ -1,0 +1,98 @@
+"""`extract`: size check, type detection, the extractor for the type, and the error boundary.
+
+Every failure leaves as a `knowledge.errors.IngestError`; the parsers' own exceptions are
+translated (chained with `raise … from`), except MemoryError and KeyboardInterrupt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+from knowledge.errors import EmptyContent, IngestError, TooLarge, UnreadableContent
+from knowledge.extraction import formats
+from knowledge.extraction.detect import detect_type
+from knowledge.extraction.html import extract_html
+from knowledge.extraction.pdf import extract_pdf
+from knowledge.extraction.powerpoint import extract_pptx
+from knowledge.extraction.structured import extract_csv, extract_json, extract_json_lines
+from knowledge.extraction.text import extract_markdown, extract_text
+from knowledge.extraction.types import Extracted
+from knowledge.extraction.word import extract_docx
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+Extractor = Callable[[bytes, str, str], Extracted]
+"""(data, name, detected MIME type) -> Extracted; raises IngestError subclasses."""
+
+_EXTRACTORS: dict[str, Extractor] = {
+    formats.TEXT: extract_text,
+    formats.MARKDOWN: extract_markdown,
+    formats.HTML: extract_html,
+    formats.PDF: extract_pdf,
+    formats.DOCX: extract_docx,
+    formats.PPTX: extract_pptx,
+    formats.CSV: extract_csv,
+    formats.TSV: extract_csv,
+    formats.JSON: extract_json,
+    formats.JSONL: extract_json_lines,
+}
+
+
+def extract(
+    data: bytes,
+    name: str,
+    *,
+    mime_type: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Extracted:
+    """The text and metadata of the document `data`, called `name`, maybe declared `mime_type`.
+
+    Raises TooLarge (over `max_bytes`, checked before any parsing), UnsupportedContent,
+    UnreadableContent (damaged, encrypted, a decompression bomb) or EmptyContent (no text).
+    """
+    if len(data) > max_bytes:
+        raise TooLarge(name, f"it is {_size(len(data), up=True)}; the limit is {_size(max_bytes)}")
+    with _translated(name, "a file"):
+        detected = detect_type(data, name, mime_type)
+    with _translated(name, formats.describe(detected)):
+        result = _extractor(detected)(data, name, detected)
+    return _checked(result, name)
+
+
+@contextmanager
+def _translated(name: str, kind: str) -> Iterator[None]:
+    """Let IngestError and MemoryError through; turn any other exception into UnreadableContent."""
+    try:
+        yield
+    except (IngestError, MemoryError):
+        raise
+    except RecursionError as exc:
+        raise UnreadableContent(name, "it is nested too deeply for me to read") from exc
+    except Exception as exc:  # a parser tripping over damage it does not foresee
+        reason = f"it is not {kind} I can read (the file looks damaged)"
+        raise UnreadableContent(name, reason) from exc
+
+
+def _extractor(mime_type: str) -> Extractor:
+    if formats.language_of(mime_type) is not None:
+        return extract_text
+    return _EXTRACTORS[mime_type]
+
+
+def _checked(result: Extracted, name: str) -> Extracted:
+    """`result` without NUL characters (databases refuse them); EmptyContent if no text."""
+    text = result.text.replace("\x00", "") if "\x00" in result.text else result.text
+    if not text.strip():
+        raise EmptyContent(name, "it has no text in it")
+    return result if text is result.text else replace(result, text=text)
+
+
+def _size(count: int, *, up: bool = False) -> str:
+    """A byte count for people; sizes round up and limits down, so they never look equal."""
+    for unit, scale in (("MB", 1024 * 1024), ("KB", 1024)):
+        if count >= scale:
+            tenths = -(-count * 10 // scale) if up else count * 10 // scale
+            return f"{tenths // 10}{f'.{tenths % 10}' if tenths % 10 else ''} {unit}"
+    return f"{count} bytes"

@@ -1,0 +1,135 @@
+"""HTML pages: the main content as Markdown (trafilatura), metadata from the <head>.
+
+The page is parsed once, by lxml with network access off, and the tree is handed to
+trafilatura (which copies it). Trafilatura drops navigation, headers, footers and other
+boilerplate; when it finds no main content in a page that has body text, a plain lxml walk
+over the body is the fallback.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.etree  # type: ignore[import-untyped, unused-ignore]
+import lxml.html  # type: ignore[import-untyped, unused-ignore]
+import trafilatura
+
+from knowledge.errors import EmptyContent
+from knowledge.extraction.text import decode_text
+from knowledge.extraction.types import Extracted, clean, parse_iso_date
+
+_TITLE_META = ("og:title", "twitter:title", "dc.title")
+_AUTHOR_META = ("author", "article:author", "dc.creator", "twitter:creator")
+_DATE_META = (
+    "article:modified_time", "og:updated_time", "dcterms.modified", "last-modified",
+    "article:published_time", "dcterms.created", "date", "dc.date", "pubdate",
+    "datepublished", "datemodified",
+)  # fmt: skip
+_SKIPPED_TAGS = ("script", "style", "noscript", "template", "svg")
+_BLOCK_TAGS = frozenset((
+    "address", "article", "aside", "blockquote", "br", "dd", "div", "dl", "dt", "fieldset",
+    "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
+    "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table", "td", "th", "tr", "ul",
+))  # fmt: skip
+_BLANK_RUNS = re.compile(r"[ \t\xa0]*\n[\s\xa0]*")
+_SPACE_RUNS = re.compile(r"[ \t\xa0]+")
+
+
+def extract_html(data: bytes, name: str, mime_type: str) -> Extracted:
+    """The page's main content as Markdown, with title, author and date from its metadata."""
+    tree = _parse(data, name)
+    meta = _meta_values(tree)
+    text = _main_content(tree) or _body_text(tree)
+    metadata: dict[str, str] = {}
+    if language := clean(tree.get("lang")):
+        metadata["lang"] = language
+    if url := _first(meta, ("og:url",)) or _canonical_url(tree):
+        metadata["url"] = url
+    return Extracted(
+        text=text,
+        mime_type=mime_type,
+        title=_first(meta, _TITLE_META) or clean(tree.findtext(".//title")),
+        author=next((value for value in _all(meta, _AUTHOR_META) if "://" not in value), None),
+        doc_timestamp=next(filter(None, map(parse_iso_date, _all(meta, _DATE_META))), None),
+        metadata=metadata,
+    )
+
+
+def _parse(data: bytes, name: str) -> lxml.html.HtmlElement:
+    # Our own decoding, re-encoded: libxml2 then trusts the given encoding over <meta charset>.
+    utf8 = decode_text(data, name).encode("utf-8")
+    parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True, no_network=True)
+    try:
+        return lxml.html.document_fromstring(utf8, parser=parser)
+    except lxml.etree.ParserError as exc:  # "Document is empty"
+        raise EmptyContent(name, "it has no text in it") from exc
+
+
+def _main_content(tree: lxml.html.HtmlElement) -> str:
+    text = trafilatura.extract(
+        tree,
+        output_format="markdown",
+        fast=True,
+        include_comments=False,
+        include_tables=True,
+        include_links=False,
+        include_images=False,
+        favor_precision=False,
+        deduplicate=False,
+        with_metadata=False,
+    )
+    return text.strip() if text else ""
+
+
+def _body_text(tree: lxml.html.HtmlElement) -> str:
+    """Every text node of the body, a line break after each block element."""
+    body = tree.find("body")
+    if body is None:
+        return ""
+    parts: list[str] = []
+    skipping = 0
+    for event, element in lxml.etree.iterwalk(body, events=("start", "end")):
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag in _SKIPPED_TAGS:
+            skipping += 1 if event == "start" else -1
+            if event == "end" and skipping == 0 and element.tail:
+                parts.append(element.tail)
+            continue
+        if skipping:
+            continue
+        if event == "start":
+            parts.append(element.text or "")
+        else:
+            if tag in _BLOCK_TAGS:
+                parts.append("\n")
+            parts.append(element.tail or "")
+    text = _SPACE_RUNS.sub(" ", "".join(parts))
+    return _BLANK_RUNS.sub("\n", text).strip()
+
+
+def _meta_values(tree: lxml.html.HtmlElement) -> dict[str, list[str]]:
+    """<meta> contents keyed by lower-cased name, property or itemprop, in page order."""
+    values: dict[str, list[str]] = {}
+    for meta in tree.iter("meta"):
+        key = meta.get("property") or meta.get("name") or meta.get("itemprop")
+        content = clean(meta.get("content"))
+        if key and content:
+            values.setdefault(key.strip().lower(), []).append(content)
+    for element in tree.iterfind(".//time[@itemprop]"):
+        if stamp := clean(element.get("datetime")):
+            values.setdefault(element.get("itemprop", "").lower(), []).append(stamp)
+    return values
+
+
+def _first(meta: dict[str, list[str]], keys: tuple[str, ...]) -> str | None:
+    return next(iter(_all(meta, keys)), None)
+
+
+def _all(meta: dict[str, list[str]], keys: tuple[str, ...]) -> list[str]:
+    return [value for key in keys for value in meta.get(key, ())]
+
+
+def _canonical_url(tree: lxml.html.HtmlElement) -> str | None:
+    for link in tree.iterfind(".//link[@rel='canonical']"):
+        return clean(link.get("href"))
+    return None

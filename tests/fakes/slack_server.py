@@ -1,0 +1,506 @@
+"""A fake Slack Web API: records every call, keeps a tiny workspace, serves private files.
+
+    async with FakeSlack() as slack:
+        client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)
+        ...
+        [post] = await slack.wait_for("chat.postMessage")
+
+Methods are answered from an in-memory workspace (channels, users, files, messages, views)
+that tests fill with `add_*`; unknown methods answer `{"ok": true}`. Calls with another
+token get `invalid_auth`, exactly as Slack answers them: HTTP 200 with `ok: false`.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import itertools
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+
+from . import LoopbackServer, Recorder, copy_headers
+
+Json = dict[str, Any]
+Handler = Callable[[Json], Json]
+
+# Form-encoded and query parameters carry these as JSON text; JSON bodies carry them as is.
+_STRUCTURED = frozenset({"blocks", "attachments", "chunks", "metadata", "view", "unfurls"})
+_FIRST_TS = 1_700_000_000
+_LOGIN_PAGE = (
+    '<!DOCTYPE html><html lang="en"><head><title>Slack</title></head><body>'
+    '<h1>Sign in to your workspace</h1><form action="/signin"></form></body></html>'
+)
+
+
+@dataclass(frozen=True)
+class SlackCall:
+    """One Web API call: what came in (params from query, form and JSON) and what went out."""
+
+    method: str
+    params: Json
+    headers: Mapping[str, str]
+    received_at: float
+    status: int
+    response: Json
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 200 and bool(self.response.get("ok"))
+
+
+@dataclass(frozen=True)
+class Download:
+    """One GET of a private file URL; `authorized` says whether the bot token came with it."""
+
+    file_id: str
+    name: str
+    authorized: bool
+    headers: Mapping[str, str]
+    received_at: float
+
+
+class SlackError(Exception):
+    """Raised by a method handler to answer `{"ok": false, "error": error}`."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _required(params: Json, name: str) -> str:
+    value = params.get(name)
+    if value is None or value == "":
+        raise SlackError("invalid_arguments")
+    return str(value)
+
+
+def _decoded(name: str, value: str) -> Any:
+    if name in _STRUCTURED and value[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+async def _read_params(request: web.Request) -> Json:
+    """Query string, then form or JSON body, into one dict (later sources win)."""
+    params: Json = {k: _decoded(k, v) for k, v in request.query.items()}
+    if request.content_type == "application/json":
+        with suppress(ValueError):  # unparsable counts as empty; methods then lack arguments
+            body = await request.json()
+            params.update(body if isinstance(body, dict) else {})
+    elif request.can_read_body:
+        form = await request.post()
+        params.update({k: _decoded(k, v) for k, v in form.items() if isinstance(v, str)})
+    return params
+
+
+def _recorded_only(params: Json) -> Json:
+    return {}
+
+
+def _stream_text(params: Json) -> str:
+    chunks = params.get("chunks") or []
+    texts = [c.get("text", "") for c in chunks if c.get("type") == "markdown_text"]
+    return str(params.get("markdown_text") or "") + "".join(texts)
+
+
+def _cursor(offset: int) -> str:
+    return base64.b64encode(f"next_offset:{offset}".encode()).decode()
+
+
+def _offset(cursor: str | None) -> int:
+    if not cursor:
+        return 0
+    try:
+        return int(base64.b64decode(cursor).decode().removeprefix("next_offset:"))
+    except ValueError:
+        raise SlackError("invalid_cursor") from None
+
+
+class FakeSlack(LoopbackServer):
+    """Slack Web API on loopback; pass `api_url` as slack_sdk's `base_url`."""
+
+    def __init__(
+        self,
+        bot_token: str = "xoxb-test",
+        team_id: str = "T0001",
+        bot_user_id: str = "UBOT",
+        *,
+        bot_id: str = "B0001",
+        team_name: str = "Lore Test",
+        bot_name: str = "lore",
+    ) -> None:
+        super().__init__()
+        self.bot_token, self.team_id, self.bot_user_id = bot_token, team_id, bot_user_id
+        self.bot_id, self.team_name, self.bot_name = bot_id, team_name, bot_name
+        self._calls: Recorder[SlackCall] = Recorder(lambda c: c.method)
+        self._downloads: Recorder[Download] = Recorder(lambda d: d.name)
+        self._channels: dict[str, Json] = {}
+        self._users: dict[str, Json] = {}
+        self._files: dict[str, tuple[Json, bytes]] = {}
+        self._messages: dict[tuple[str, str], Json] = {}
+        self._streaming: set[tuple[str, str]] = set()
+        self._views: dict[str, Json] = {}
+        self._rate_limits: dict[str, int] = {}
+        self._failures: dict[str, list[str]] = {}
+        self._serial = itertools.count(1)
+        self._methods = self._handlers()
+        self.add_user(bot_user_id, bot_name, is_bot=True)
+
+    # -- what tests read ------------------------------------------------------------------
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base_url}/api/"
+
+    @property
+    def calls(self) -> list[SlackCall]:
+        return self._calls.snapshot()
+
+    @property
+    def downloads(self) -> list[Download]:
+        return self._downloads.snapshot()
+
+    @property
+    def views(self) -> dict[str, Json]:
+        return copy.deepcopy(self._views)
+
+    def calls_to(self, method: str) -> list[SlackCall]:
+        return [c for c in self.calls if c.method == method]
+
+    def message(self, channel: str, ts: str) -> Json | None:
+        found = self._messages.get((channel, ts))
+        return self._public(found) if found is not None else None
+
+    def thread(self, channel: str, thread_ts: str) -> list[Json]:
+        """The parent and its replies, oldest first, as conversations.replies returns them."""
+        found = [
+            m
+            for (c, ts), m in list(self._messages.items())
+            if c == channel and (ts == thread_ts or m.get("thread_ts") == thread_ts)
+        ]
+        return [self._public(m) for m in sorted(found, key=lambda m: float(m["ts"]))]
+
+    def file(self, file_id: str) -> Json:
+        """A registered file as files.info shows it, `url_private*` pointing at this server."""
+        meta = self._files[file_id][0]
+        url = f"{self.base_url}/files/{file_id}"
+        private = {"url_private": f"{url}/{meta['name']}"}
+        return {**meta, **private, "url_private_download": f"{url}/download/{meta['name']}"}
+
+    async def wait_for(
+        self,
+        method: str,
+        count: int = 1,
+        timeout: float = 5.0,  # noqa: ASYNC109 - on expiry, the error lists what did arrive
+    ) -> list[SlackCall]:
+        """Wait until `count` calls to `method` were answered; return the calls to it."""
+        what = f"call(s) to {method}"
+        return await self._calls.wait_for(lambda c: c.method == method, count, timeout, what)
+
+    def wait_for_sync(self, method: str, count: int = 1, timeout: float = 5.0) -> list[SlackCall]:
+        """Blocking `wait_for`, for a server started with `with` / `start_in_thread()`."""
+        what = f"call(s) to {method}"
+        return self._calls.wait_for_sync(lambda c: c.method == method, count, timeout, what)
+
+    # -- what tests script ----------------------------------------------------------------
+
+    def add_channel(
+        self, id: str, name: str, is_private: bool = False, is_im: bool = False
+    ) -> Json:
+        channel = {
+            "id": id, "name": name, "is_channel": not (is_private or is_im),
+            "is_group": is_private, "is_im": is_im, "is_private": is_private or is_im,
+            "is_member": True, "is_archived": False, "context_team_id": self.team_id,
+        }  # fmt: skip
+        self._channels[id] = channel
+        return channel
+
+    def add_user(self, id: str, name: str, is_admin: bool = False, is_bot: bool = False) -> Json:
+        profile = {"real_name": name, "display_name": name}
+        user = {
+            "id": id, "team_id": self.team_id, "name": name, "real_name": name,
+            "deleted": False, "is_admin": is_admin, "is_owner": False, "is_bot": is_bot,
+            "tz": "UTC", "profile": profile,
+        }  # fmt: skip
+        self._users[id] = user
+        return user
+
+    def add_file(
+        self,
+        id: str,
+        name: str,
+        content: bytes,
+        mimetype: str = "text/plain",
+        filetype: str = "text",
+    ) -> None:
+        """Register a file; downloading it needs the bot token (see `file()` for its URLs)."""
+        meta = {
+            "id": id, "name": name, "title": name, "mimetype": mimetype, "filetype": filetype,
+            "size": len(content), "user": self.bot_user_id, "created": _FIRST_TS,
+        }  # fmt: skip
+        self._files[id] = (meta, content)
+
+    def add_message(
+        self,
+        channel: str,
+        ts: str,
+        text: str,
+        user: str,
+        thread_ts: str | None = None,
+        files: Sequence[str | Mapping[str, Any]] | None = None,
+    ) -> Json:
+        """Register a message; `files` are ids from `add_file` or whole file objects."""
+        message: Json = {"type": "message", "user": user, "text": text, "ts": ts}
+        if thread_ts is not None:
+            message["thread_ts"] = thread_ts
+        if files:
+            # Ids stay ids until shown, so files may be added before the server has a port.
+            message["files"] = [f if isinstance(f, str) else dict(f) for f in files]
+        self._store(channel, message)
+        return message
+
+    def rate_limit(self, method: str, times: int = 1) -> None:
+        """Answer the next `times` calls to `method` with HTTP 429 and `Retry-After: 0`."""
+        self._rate_limits[method] = self._rate_limits.get(method, 0) + times
+
+    def fail(self, method: str, error: str, times: int = 1) -> None:
+        """Answer the next `times` calls to `method` with `{"ok": false, "error": error}`."""
+        self._failures.setdefault(method, []).extend([error] * times)
+
+    # -- the server -----------------------------------------------------------------------
+
+    def build_app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_get("/files/{file_id}/{name}", self._download)
+        app.router.add_get("/files/{file_id}/download/{name}", self._download)
+        return app
+
+    async def _api(self, request: web.Request) -> web.Response:
+        received = time.monotonic()
+        method = request.match_info["method"]
+        params = await _read_params(request)
+        token = params.pop("token", None)
+        auth = request.headers.get("Authorization", "")
+        status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
+        call = SlackCall(
+            method, params, copy_headers(request), received, status, copy.deepcopy(body)
+        )
+        self._calls.append(call)
+        return web.json_response(body, status=status, headers=headers)
+
+    def _answer(self, method: str, params: Json, token: str | None) -> tuple[int, Json, Json]:
+        if self._rate_limits.get(method, 0) > 0:
+            self._rate_limits[method] -= 1
+            return 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "0"}
+        if self._failures.get(method):
+            return 200, {"ok": False, "error": self._failures[method].pop(0)}, {}
+        handler = self._methods.get(method, _recorded_only)
+        try:
+            if not token:
+                raise SlackError("not_authed")
+            if token != self.bot_token:
+                raise SlackError("invalid_auth")
+            return 200, {"ok": True, **handler(params)}, {}
+        except SlackError as err:
+            return 200, {"ok": False, "error": err.error}, {}
+
+    async def _download(self, request: web.Request) -> web.Response:
+        file_id, name = request.match_info["file_id"], request.match_info["name"]
+        authorized = request.headers.get("Authorization") == f"Bearer {self.bot_token}"
+        headers = copy_headers(request)
+        self._downloads.append(Download(file_id, name, authorized, headers, time.monotonic()))
+        if not authorized:
+            # Slack answers a tokenless file URL with its sign-in page, and a 200.
+            return web.Response(text=_LOGIN_PAGE, content_type="text/html")
+        if file_id not in self._files:
+            raise web.HTTPNotFound()
+        file, content = self._files[file_id]
+        return web.Response(body=content, content_type=file["mimetype"])
+
+    def _handlers(self) -> dict[str, Handler]:
+        return {
+            "auth.test": self._auth_test,
+            "chat.postMessage": self._post_message,
+            "chat.update": self._update,
+            "chat.delete": self._delete,
+            "chat.postEphemeral": lambda p: {"message_ts": self._next_ts()},
+            "chat.startStream": self._start_stream,
+            "chat.appendStream": self._append_stream,
+            "chat.stopStream": self._stop_stream,
+            "reactions.add": lambda p: self._react(p, adding=True),
+            "reactions.remove": lambda p: self._react(p, adding=False),
+            "assistant.threads.setStatus": _recorded_only,
+            "conversations.info": lambda p: {"channel": self._known(self._channels, p, "channel")},
+            "conversations.replies": self._replies,
+            "users.info": lambda p: {"user": self._known(self._users, p, "user")},
+            "files.info": self._files_info,
+            "views.open": self._open_view,
+            "views.update": self._update_view,
+            "views.publish": lambda p: self._put_view(p.get("view"), _required(p, "user_id")),
+        }
+
+    # -- method handlers ------------------------------------------------------------------
+
+    def _next_ts(self) -> str:
+        micros = 100 * next(self._serial)
+        return f"{_FIRST_TS + micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+    def _store(self, channel: str, message: Json) -> None:
+        self._messages[(channel, message["ts"])] = message
+        parent = self._messages.get((channel, message.get("thread_ts", "")))
+        if parent is not None and parent is not message:
+            parent["thread_ts"] = parent["ts"]
+            parent["reply_count"] = parent.get("reply_count", 0) + 1
+
+    def _public(self, message: Json) -> Json:
+        """A copy of a stored message as Slack shows it, with its file ids expanded."""
+        shown = copy.deepcopy(message)
+        if "files" in shown:
+            shown["files"] = [self.file(f) if isinstance(f, str) else f for f in shown["files"]]
+        return shown
+
+    def _existing(self, params: Json, ts_name: str = "ts") -> Json:
+        key = (_required(params, "channel"), _required(params, ts_name))
+        if key not in self._messages:
+            raise SlackError("message_not_found")
+        return self._messages[key]
+
+    @staticmethod
+    def _known(registry: dict[str, Json], params: Json, name: str) -> Json:
+        if (found := registry.get(_required(params, name))) is None:
+            raise SlackError(f"{name}_not_found")
+        return found
+
+    def _auth_test(self, params: Json) -> Json:
+        return {
+            "url": f"https://{self.team_name.lower().replace(' ', '-')}.slack.com/",
+            "team": self.team_name, "user": self.bot_name, "team_id": self.team_id,
+            "user_id": self.bot_user_id, "bot_id": self.bot_id, "is_enterprise_install": False,
+        }  # fmt: skip
+
+    def _bot_message(self, params: Json, text: str) -> Json:
+        message = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id}
+        message.update(text=text, ts=self._next_ts(), team=self.team_id)
+        for name in ("thread_ts", "blocks", "attachments", "metadata"):
+            if params.get(name):
+                message[name] = params[name]
+        return message
+
+    def _post_message(self, params: Json) -> Json:
+        channel = _required(params, "channel")
+        if not any(params.get(k) for k in ("text", "blocks", "attachments", "markdown_text")):
+            raise SlackError("no_text")
+        text = str(params.get("text") or params.get("markdown_text") or "")
+        message = self._bot_message(params, text)
+        self._store(channel, message)
+        return {"channel": channel, "ts": message["ts"], "message": self._public(message)}
+
+    def _update(self, params: Json) -> Json:
+        message = self._existing(params)
+        for name in ("text", "blocks", "attachments", "metadata"):
+            if name in params:
+                message[name] = params[name]
+        message["edited"] = {"user": self.bot_user_id, "ts": self._next_ts()}
+        reply = {"channel": params["channel"], "ts": message["ts"], "text": message["text"]}
+        return {**reply, "message": message}
+
+    def _delete(self, params: Json) -> Json:
+        self._existing(params)
+        del self._messages[(params["channel"], params["ts"])]
+        return {"channel": params["channel"], "ts": params["ts"]}
+
+    def _start_stream(self, params: Json) -> Json:
+        channel, _ = _required(params, "channel"), _required(params, "thread_ts")
+        message = self._bot_message(params, _stream_text(params))
+        self._store(channel, message)
+        self._streaming.add((channel, message["ts"]))
+        return {"channel": channel, "ts": message["ts"]}
+
+    def _streaming_message(self, params: Json) -> Json:
+        message = self._existing(params)
+        if (params["channel"], params["ts"]) not in self._streaming:
+            raise SlackError("message_not_in_streaming_state")
+        message["text"] += _stream_text(params)
+        return message
+
+    def _append_stream(self, params: Json) -> Json:
+        message = self._streaming_message(params)
+        return {"channel": params["channel"], "ts": message["ts"]}
+
+    def _stop_stream(self, params: Json) -> Json:
+        message = self._streaming_message(params)
+        self._streaming.discard((params["channel"], params["ts"]))
+        for name in ("blocks", "metadata"):
+            if params.get(name):
+                message[name] = params[name]
+        return {"channel": params["channel"], "ts": message["ts"], "message": message}
+
+    def _react(self, params: Json, adding: bool) -> Json:
+        """Reactions on messages the fake does not know are accepted and only recorded."""
+        name = _required(params, "name")
+        message = self._messages.get((params.get("channel", ""), params.get("timestamp", "")))
+        if message is None:
+            return {}
+        reactions = message.get("reactions", [])
+        if any(r["name"] == name for r in reactions) == adding:
+            raise SlackError("already_reacted" if adding else "no_reaction")
+        message["reactions"] = [r for r in reactions if r["name"] != name]
+        if adding:
+            message["reactions"].append({"name": name, "users": [self.bot_user_id], "count": 1})
+        return {}
+
+    def _replies(self, params: Json) -> Json:
+        thread = self.thread(_required(params, "channel"), _required(params, "ts"))
+        if not thread:
+            raise SlackError("thread_not_found")
+        start, limit = _offset(params.get("cursor")), int(params.get("limit") or 1000)
+        more = start + limit < len(thread)
+        next_cursor = _cursor(start + limit) if more else ""
+        page = thread[start : start + limit]
+        return {
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": next_cursor},
+        }
+
+    def _files_info(self, params: Json) -> Json:
+        file_id = _required(params, "file")
+        if file_id not in self._files:
+            raise SlackError("file_not_found")
+        return {
+            "file": self.file(file_id),
+            "comments": [],
+            "response_metadata": {"next_cursor": ""},
+        }
+
+    def _put_view(self, view: Any, user_id: str | None = None, view_id: str | None = None) -> Json:
+        if not isinstance(view, dict):
+            raise SlackError("invalid_arguments")
+        view_id = view_id or f"V{next(self._serial):010d}"
+        stored = {**view, "id": view_id, "team_id": self.team_id, "bot_id": self.bot_id}
+        stored.update(hash=f"{time.time():.6f}", state={"values": {}})
+        if user_id is not None:
+            stored["user_id"] = user_id
+        self._views[view_id] = stored
+        return {"view": stored}
+
+    def _open_view(self, params: Json) -> Json:
+        _required(params, "trigger_id")
+        return self._put_view(params.get("view"))
+
+    def _update_view(self, params: Json) -> Json:
+        wanted = params.get("view_id") or _required(params, "external_id")
+        for view_id, view in self._views.items():
+            if wanted in (view_id, view.get("external_id")):
+                return self._put_view(params.get("view"), view.get("user_id"), view_id)
+        raise SlackError("not_found")

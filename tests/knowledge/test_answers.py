@@ -1,0 +1,163 @@
+"""Answers: extractive offline, generative through a fake OpenAI-compatible server, the
+response modes, honest abstention, graceful degradation and caching."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from openai import AsyncOpenAI
+
+from knowledge.answer import Answer, Fallback, ResponseMode
+from knowledge.engine import Request
+from knowledge.llm import Delta, OpenAIChatModel
+from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
+from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
+
+ROLLBACK = "How long does a rollback take?"
+UNRELATED = "What is the boiling point of liquid nitrogen on Jupiter's moons?"
+
+
+CLIENTS: list[AsyncOpenAI] = []
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI() as server:
+        yield server
+        while CLIENTS:
+            await CLIENTS.pop().close()
+
+
+def chat_model(server: FakeOpenAI) -> OpenAIChatModel:
+    client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    CLIENTS.append(client)
+    return OpenAIChatModel(client, "gpt-fake")
+
+
+def ask(question: str, stack: Stack, index_ids: list[int], mode: ResponseMode | None = None) -> Request:
+    return Request(
+        [stack.indexes.get(i) for i in index_ids], [{"role": "user", "content": question}], mode=mode
+    )
+
+
+async def filled(stack: Stack) -> int:
+    index = stack.index()
+    await stack.ingestor.add(index, md("handbook.md", HANDBOOK, url="https://wiki.example.com/handbook"))
+    await stack.ingestor.add(index, md("kitchen.md", RECIPES))
+    return index.id
+
+
+async def test_extractive_answer_quotes_and_cites(stack: Stack) -> None:
+    index_id = await filled(stack)
+    answer = await stack.knowledge().ask(ask(ROLLBACK, stack, [index_id]))
+    assert not answer.abstained and answer.mode == ResponseMode.SMART_FALLBACK and answer.fallback is None
+    first = answer.citations[0]
+    assert first.n == 1 and first.name == "handbook.md" and first.url == "https://wiki.example.com/handbook"
+    assert "two minutes" in first.text and "[1]" in answer.text
+    assert len(first.text) < len(HANDBOOK)  # trimmed to the sentences that answer
+    shape = answer.as_json()
+    assert set(shape) == {"answer", "mode", "abstained", "fallback", "citations"}
+    assert set(shape["citations"][0]) == {"n", "name", "url", "text", "score"}  # type: ignore[index]
+
+
+async def test_abstains_honestly_and_says_where_it_looked(stack: Stack) -> None:
+    index_id = await filled(stack)
+    answer = await stack.knowledge().ask(ask(UNRELATED, stack, [index_id]))
+    assert answer.abstained and answer.citations == []
+    assert "the notes index" in answer.text
+
+
+async def test_generated_answer_maps_citations_and_drops_invented_ones(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(Reply("Rollbacks take about two minutes [1]. Also see [7]."))
+    answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
+    assert answer.text == "Rollbacks take about two minutes [1]. Also see."
+    assert [(c.n, c.name) for c in answer.citations] == [(1, "handbook.md")]
+    assert answer.model == "gpt-fake" and answer.fallback is None
+    system = llm.chat_requests[0].messages[0]["content"]
+    assert "[1] Team handbook" in system and "two minutes" in system
+
+
+async def test_llm_outage_degrades_to_the_documents(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(HttpError(500, "boom"))
+    answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
+    assert answer.fallback == Fallback.LLM_UNAVAILABLE and answer.citations
+    assert any("The LLM answered with an error (500)" in n for n in answer.notices), answer.notices
+
+
+@pytest.mark.parametrize(
+    ("reply", "notice"),
+    [
+        (Length("Rollbacks take"), "the model stopped at its length limit"),
+        (EmptyContent(None), "the model returned an empty answer"),
+        (ToolCall("search_knowledge", {"query": "x"}), "the model asked to call a tool"),
+    ],
+)
+async def test_odd_model_responses_are_explained(
+    stack: Stack, llm: FakeOpenAI, reply: object, notice: str
+) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(reply)  # type: ignore[arg-type]
+    answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
+    assert any(notice in n.lower() for n in answer.notices), answer.notices
+    assert answer.text.strip()
+
+
+async def test_streaming_yields_text_before_the_answer(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(Reply("Rollbacks switch the load balancer back and take about two minutes [1]."))
+    events = [e async for e in stack.knowledge(chat_model(llm)).ask_stream(ask(ROLLBACK, stack, [index_id]))]
+    deltas = [e for e in events if isinstance(e, Delta)]
+    assert len(deltas) > 3 and isinstance(events[-1], Answer)
+    assert "".join(d.text for d in deltas) == events[-1].text
+    assert events[-1].citations[0].name == "handbook.md"
+
+
+async def test_rag_only_refuses_without_calling_the_model(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    answer = await stack.knowledge(chat_model(llm)).ask(
+        ask(UNRELATED, stack, [index_id], ResponseMode.RAG_ONLY)
+    )
+    assert answer.abstained and llm.chat_requests == []
+
+
+async def test_llm_only_does_not_retrieve(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(Reply("From general knowledge: it depends."))
+    answer = await stack.knowledge(chat_model(llm)).ask(
+        ask(ROLLBACK, stack, [index_id], ResponseMode.LLM_ONLY)
+    )
+    assert answer.citations == [] and "Sources:" not in llm.chat_requests[0].messages[0]["content"]
+
+
+async def test_hybrid_falls_back_to_general_knowledge_and_says_so(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(Callback(lambda body: "Not in the team's documents; generally about -196 °C."))
+    answer = await stack.knowledge(chat_model(llm)).ask(
+        ask(UNRELATED, stack, [index_id], ResponseMode.HYBRID)
+    )
+    assert answer.fallback == Fallback.GENERAL_KNOWLEDGE and not answer.abstained
+    assert "Nothing relevant was found" in llm.chat_requests[0].messages[0]["content"]
+
+
+async def test_modes_needing_a_model_degrade_offline_and_say_so(stack: Stack) -> None:
+    index_id = await filled(stack)
+    answer = await stack.knowledge().ask(ask(ROLLBACK, stack, [index_id], ResponseMode.HYBRID))
+    assert answer.fallback == Fallback.NO_LLM and answer.citations
+    assert any("No language model is configured" in n for n in answer.notices)
+
+
+async def test_answers_are_cached_until_the_index_changes(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    knowledge = stack.knowledge(chat_model(llm))
+    llm.enqueue(Reply("Two minutes [1]."), Reply("Two minutes [1]."))
+    await knowledge.ask(ask(ROLLBACK, stack, [index_id]))
+    await knowledge.ask(ask("  how LONG does a rollback take? ", stack, [index_id]))
+    assert len(llm.chat_requests) == 1
+    await stack.ingestor.add(
+        stack.indexes.get(index_id), md("more.md", "# More\n\nRollbacks may take longer at peak.")
+    )
+    await knowledge.ask(ask(ROLLBACK, stack, [index_id]))
+    assert len(llm.chat_requests) == 2
