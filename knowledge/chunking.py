@@ -51,10 +51,7 @@ class TextChunk:
 def prefix(title: str, heading: str, max_tokens: int = MAX_WORD_PIECES) -> str:
     """`Title — Heading > Path`, cut to a quarter of the window."""
     title, heading = title.strip(), heading.strip()
-    if heading and title and not heading.startswith(title):
-        text = f"{title} — {heading}"
-    else:
-        text = heading or title
+    text = f"{title} — {heading}" if heading and title and not heading.startswith(title) else heading or title
     return truncate_word_pieces(text, max_tokens // PREFIX_SHARE)
 
 

@@ -47,7 +47,7 @@ def test_budget_follows_the_formula(caplog: pytest.LogCaptureFixture) -> None:
 
 @pytest.mark.parametrize("ratio", [0.1, 0.9])
 def test_ratio_outside_the_range_is_refused(ratio: float) -> None:
-    with pytest.raises(BudgetError, match="between 0.2 and 0.8"):
+    with pytest.raises(BudgetError, match=r"between 0\.2 and 0\.8"):
         plan_budget([{"role": "user", "content": "q"}], "q", window=4000, ratio=ratio)
 
 

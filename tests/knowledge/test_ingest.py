@@ -76,7 +76,7 @@ async def test_a_failure_while_storing_vectors_leaves_no_half_document(stack: St
     stack.vectors.add(
         collection_for(index), [VectorRecord(999_999, [1.0, 0.0, 0.0], "x", {"document_id": 0})]
     )
-    with pytest.raises(Exception, match="(?i)dimension"):
+    with pytest.raises(Exception, match=r"(?i)dimension"):
         await stack.ingestor.add(index, md("handbook.md", HANDBOOK))
     assert stack.documents.unfinished() == [] and stack.documents.list_ready(index.id) == []
     assert stack.keyword.search([index.id], "pager", 10) == []

@@ -70,7 +70,12 @@ def test_index_names_are_unique_per_owner(database: Database) -> None:
         indexes.create("T1", "handbook", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
     user = directory.ensure_user("T1", "U1")
     mine = indexes.create(
-        "T1", "handbook", Scope.PERSONAL, embedding_model=MODEL, embedding_dimension=DIM, owner_user_id=user.id
+        "T1",
+        "handbook",
+        Scope.PERSONAL,
+        embedding_model=MODEL,
+        embedding_dimension=DIM,
+        owner_user_id=user.id,
     )
     assert mine.name == "handbook"
 
@@ -95,7 +100,11 @@ def test_enabled_indexes_keep_their_order_and_default(database: Database) -> Non
 
 
 def test_pending_documents_are_invisible_until_ready(database: Database) -> None:
-    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory, indexes, docs = (
+        Directory(database),
+        IndexRepository(database),
+        DocumentRepository(database),
+    )
     directory.ensure_tenant("T1")
     index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
     doc, ids = docs.create_pending(new_doc(index.id, author="ada", meta={"k": "v"}), chunks(3))
@@ -117,7 +126,11 @@ def test_pending_documents_are_invisible_until_ready(database: Database) -> None
 
 
 def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:
-    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory, indexes, docs = (
+        Directory(database),
+        IndexRepository(database),
+        DocumentRepository(database),
+    )
     directory.ensure_tenant("T1")
     index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
     old, old_ids = docs.create_pending(new_doc(index.id, digest="v1"), chunks(2))
@@ -135,7 +148,11 @@ def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:
 
 
 def test_listing_pages_and_deleting(database: Database) -> None:
-    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory, indexes, docs = (
+        Directory(database),
+        IndexRepository(database),
+        DocumentRepository(database),
+    )
     directory.ensure_tenant("T1")
     index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
     made = []
@@ -151,7 +168,11 @@ def test_listing_pages_and_deleting(database: Database) -> None:
 
 
 def test_deleting_an_index_removes_everything_it_holds(database: Database) -> None:
-    directory, indexes, docs = Directory(database), IndexRepository(database), DocumentRepository(database)
+    directory, indexes, docs = (
+        Directory(database),
+        IndexRepository(database),
+        DocumentRepository(database),
+    )
     user = directory.ensure_user("T1", "U1")
     dm = directory.dm_conversation(user)
     index = indexes.create("T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)

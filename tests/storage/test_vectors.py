@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from storage.vectors import ChromaVectorStore, CollectionRef, VectorRecord, VectorStoreError, chroma_client
+from storage.vectors import (
+    ChromaVectorStore,
+    CollectionRef,
+    VectorRecord,
+    VectorStoreError,
+    chroma_client,
+)
 
 REF = CollectionRef("T1", 7, "local:test", 3)
 
@@ -66,6 +72,9 @@ def test_a_new_process_reopens_the_collection_with_lores_embedding_function(tmp_
         "print(ef.name(), ef.get_config()['model_id'], collection.count())\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", script, str(tmp_path), REF.name], capture_output=True, text=True, check=True
+        [sys.executable, "-c", script, str(tmp_path), REF.name],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert out.stdout.split() == ["lore-precomputed", "local:test", "3"]
