@@ -24,7 +24,7 @@ KEYWORD_COLUMNS = {("chunk", "tsv")}
 
 def described_by_models(obj: object, name: str | None, type_: str, reflected: bool, other: object) -> bool:
     """Alembic `include_object` hook: False for the keyword index's own schema objects."""
-    if type_ == "table" and name and KEYWORD_OBJECTS.match(name):
+    if type_ in ("table", "index") and name and (KEYWORD_OBJECTS.match(name) or name == "ix_chunk_tsv"):
         return False
     table = getattr(getattr(obj, "table", None), "name", None)
     return not (type_ == "column" and (table, name) in KEYWORD_COLUMNS)

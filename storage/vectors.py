@@ -175,7 +175,9 @@ class ChromaVectorStore:
         distances = (result["distances"] or [[]])[0]
         metadatas = (result["metadatas"] or [[]])[0]
         return [
-            VectorHit(id=int(i), similarity=1.0 - float(d), metadata=cast(dict[str, MetadataValue], dict(m or {})))
+            VectorHit(
+                id=int(i), similarity=1.0 - float(d), metadata=cast(dict[str, MetadataValue], dict(m or {}))
+            )
             for i, d, m in zip(ids, distances, metadatas, strict=True)
         ]
 

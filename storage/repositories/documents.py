@@ -184,9 +184,7 @@ def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:
 
 def _set_status(session: Session, document_ids: Sequence[int], status: DocumentStatus) -> None:
     if document_ids:
-        session.exec(
-            update(Document).where(col(Document.id).in_(document_ids)).values(status=status)
-        )
+        session.exec(update(Document).where(col(Document.id).in_(document_ids)).values(status=status))
 
 
 def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:

@@ -91,9 +91,7 @@ class Recorder(Generic[T]):
             with self._condition:
                 self._wakers.discard(wake)
 
-    def wait_for_sync(
-        self, match: Callable[[T], bool], count: int, timeout: float, what: str
-    ) -> list[T]:
+    def wait_for_sync(self, match: Callable[[T], bool], count: int, timeout: float, what: str) -> list[T]:
         """Blocking twin of `wait_for`, for tests that run the fake in a thread."""
         with self._condition:
             if self._condition.wait_for(lambda: sum(map(match, self._items)) >= count, timeout):
@@ -179,9 +177,7 @@ class LoopbackServer:
         if self._thread is not None:
             raise RuntimeError(f"{type(self).__name__} is already running in a thread.")
         loop = asyncio.new_event_loop()
-        thread = threading.Thread(
-            target=loop.run_forever, name=f"{type(self).__name__}-loop", daemon=True
-        )
+        thread = threading.Thread(target=loop.run_forever, name=f"{type(self).__name__}-loop", daemon=True)
         thread.start()
         self._thread = (loop, thread)
         try:

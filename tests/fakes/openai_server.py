@@ -325,9 +325,7 @@ class FakeOpenAI(LoopbackServer):
 
     def _refusal_of(self, request: web.Request, body: Any) -> HttpError | None:
         """The error a real server would give before looking at the script, if any."""
-        if self.api_key is not None and request.headers.get("Authorization") != (
-            f"Bearer {self.api_key}"
-        ):
+        if self.api_key is not None and request.headers.get("Authorization") != (f"Bearer {self.api_key}"):
             return HttpError(401, "Incorrect API key provided.")
         if not isinstance(body, dict):
             return HttpError(400, "We could not parse the JSON body of your request.")
@@ -369,9 +367,7 @@ class FakeOpenAI(LoopbackServer):
         if not body.get("stream"):
             return web.json_response(_completion(head, turn, usage), headers=headers)
         include_usage = (body.get("stream_options") or {}).get("include_usage")
-        return await _stream(
-            request, _chunks(head, turn, usage if include_usage else None), headers
-        )
+        return await _stream(request, _chunks(head, turn, usage if include_usage else None), headers)
 
     async def _embeddings(self, request: web.Request) -> web.Response:
         body = await self._record(request)
@@ -398,10 +394,7 @@ class FakeOpenAI(LoopbackServer):
         await self._record(request)
         if error := self._refusal_of(request, {}):
             return self._answer_error(error)
-        data = [
-            {"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"}
-            for m in self.models
-        ]
+        data = [{"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"} for m in self.models]
         return web.json_response({"object": "list", "data": data})
 
 
@@ -422,16 +415,12 @@ def _completion(head: Json, turn: _Turn, usage: Json) -> Json:
     return {**head, "object": "chat.completion", "choices": choices, "usage": usage}
 
 
-async def _stream(
-    request: web.Request, chunks: Iterator[Json], headers: Json
-) -> web.StreamResponse:
+async def _stream(request: web.Request, chunks: Iterator[Json], headers: Json) -> web.StreamResponse:
     sse = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
     response = web.StreamResponse(headers={**sse, **headers})
     await response.prepare(request)
     for chunk in chunks:
-        await response.write(
-            b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n"
-        )
+        await response.write(b"data: " + json.dumps(chunk, separators=(",", ":")).encode() + b"\n\n")
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response

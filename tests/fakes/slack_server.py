@@ -213,9 +213,7 @@ class FakeSlack(LoopbackServer):
 
     # -- what tests script ----------------------------------------------------------------
 
-    def add_channel(
-        self, id: str, name: str, is_private: bool = False, is_im: bool = False
-    ) -> Json:
+    def add_channel(self, id: str, name: str, is_private: bool = False, is_im: bool = False) -> Json:
         channel = {
             "id": id, "name": name, "is_channel": not (is_private or is_im),
             "is_group": is_private, "is_im": is_im, "is_private": is_private or is_im,
@@ -292,9 +290,7 @@ class FakeSlack(LoopbackServer):
         token = params.pop("token", None)
         auth = request.headers.get("Authorization", "")
         status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
-        call = SlackCall(
-            method, params, copy_headers(request), received, status, copy.deepcopy(body)
-        )
+        call = SlackCall(method, params, copy_headers(request), received, status, copy.deepcopy(body))
         self._calls.append(call)
         return web.json_response(body, status=status, headers=headers)
 

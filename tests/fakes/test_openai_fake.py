@@ -48,9 +48,7 @@ async def ask(client: AsyncOpenAI) -> ChatCompletion:
     return await client.chat.completions.create(model="gpt-fake", messages=QUESTION)
 
 
-async def ask_streaming(
-    client: AsyncOpenAI, *, include_usage: bool = False
-) -> list[ChatCompletionChunk]:
+async def ask_streaming(client: AsyncOpenAI, *, include_usage: bool = False) -> list[ChatCompletionChunk]:
     stream = await client.chat.completions.create(
         model="gpt-fake",
         messages=QUESTION,
@@ -60,9 +58,7 @@ async def ask_streaming(
     return [chunk async for chunk in stream]
 
 
-async def test_plain_reply_has_content_usage_and_is_recorded(
-    llm: FakeOpenAI, client: AsyncOpenAI
-) -> None:
+async def test_plain_reply_has_content_usage_and_is_recorded(llm: FakeOpenAI, client: AsyncOpenAI) -> None:
     llm.enqueue(Reply("Lore is your team's memory."))
 
     completion = await ask(client)
@@ -108,9 +104,7 @@ async def test_streamed_reply_arrives_in_several_deltas_with_usage_last(
     assert all(c.usage is None for c in chunks[:-1])
 
 
-async def test_stream_without_include_usage_has_no_usage_chunk(
-    llm: FakeOpenAI, client: AsyncOpenAI
-) -> None:
+async def test_stream_without_include_usage_has_no_usage_chunk(llm: FakeOpenAI, client: AsyncOpenAI) -> None:
     chunks = await ask_streaming(client)
 
     assert all(c.choices and c.usage is None for c in chunks)
@@ -154,9 +148,7 @@ async def test_refusal_sets_refusal_and_no_content(llm: FakeOpenAI, client: Asyn
     assert message.content is None
 
 
-async def test_streamed_refusal_arrives_as_refusal_deltas(
-    llm: FakeOpenAI, client: AsyncOpenAI
-) -> None:
+async def test_streamed_refusal_arrives_as_refusal_deltas(llm: FakeOpenAI, client: AsyncOpenAI) -> None:
     llm.enqueue(Refusal("I can't help with that."))
 
     chunks = await ask_streaming(client)
@@ -231,9 +223,7 @@ async def test_delay_lets_the_client_time_out_without_stalling_teardown(
     llm.enqueue(Delay(30, then=Reply("too late")))
     started = time.monotonic()
 
-    async with AsyncOpenAI(
-        base_url=llm.base_url, api_key="test", max_retries=0, timeout=0.2
-    ) as client:
+    async with AsyncOpenAI(base_url=llm.base_url, api_key="test", max_retries=0, timeout=0.2) as client:
         with pytest.raises(openai.APITimeoutError):
             await ask(client)
 
@@ -269,9 +259,7 @@ async def test_wrong_api_key_is_an_authentication_error() -> None:
     assert caught.value.code == "invalid_api_key"
 
 
-async def test_embeddings_are_deterministic_unit_vectors(
-    llm: FakeOpenAI, client: AsyncOpenAI
-) -> None:
+async def test_embeddings_are_deterministic_unit_vectors(llm: FakeOpenAI, client: AsyncOpenAI) -> None:
     texts = ["deploy on tuesday", "deploy on tuesday", "lunch menu"]
 
     response = await client.embeddings.create(model="text-embedding-3-small", input=texts)
@@ -315,9 +303,7 @@ async def test_models_are_listed(client: AsyncOpenAI) -> None:
     assert models == ["gpt-fake", "text-embedding-fake"]
 
 
-async def test_wait_for_returns_once_the_request_arrived(
-    llm: FakeOpenAI, client: AsyncOpenAI
-) -> None:
+async def test_wait_for_returns_once_the_request_arrived(llm: FakeOpenAI, client: AsyncOpenAI) -> None:
     await ask(client)
 
     [request] = await llm.wait_for(1, timeout=1)

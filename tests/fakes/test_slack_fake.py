@@ -185,9 +185,7 @@ async def test_workspace_can_be_filled_before_the_server_starts() -> None:
         assert message["files"][0]["url_private"] == f"{slack.base_url}/files/F0001/notes.md"
 
 
-async def test_chat_stream_helper_starts_appends_and_stops(
-    slack: FakeSlack, client: AsyncWebClient
-) -> None:
+async def test_chat_stream_helper_starts_appends_and_stops(slack: FakeSlack, client: AsyncWebClient) -> None:
     slack.add_message(CHANNEL, PARENT_TS, "How do we deploy?", "U0001")
     streamer = await client.chat_stream(
         channel=CHANNEL,
@@ -284,9 +282,7 @@ async def test_reactions_status_ephemeral_and_unknown_methods(
     with pytest.raises(SlackApiError, match="already_reacted"):
         await client.reactions_add(channel=CHANNEL, timestamp=PARENT_TS, name="eyes")
     await client.reactions_remove(channel=CHANNEL, timestamp=PARENT_TS, name="eyes")
-    await client.assistant_threads_setStatus(
-        channel_id=CHANNEL, thread_ts=PARENT_TS, status="is thinking…"
-    )
+    await client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts=PARENT_TS, status="is thinking…")
     ephemeral = await client.chat_postEphemeral(channel=CHANNEL, user="U0001", text="psst")
     unknown = await client.api_call("bookmarks.list", params={"channel_id": CHANNEL})
 

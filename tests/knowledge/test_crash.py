@@ -56,7 +56,10 @@ WORKER = textwrap.dedent(
 def run_until(home: Path, index_id: int, stage: str, marker: str) -> None:
     worker = subprocess.Popen(
         [sys.executable, "-c", WORKER, str(home), str(index_id), stage],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     assert worker.stdout is not None
@@ -89,5 +92,7 @@ async def test_killed_ingest_is_repaired(stack: Stack, tmp_path: Path, stage: st
         assert stack.vectors.count(ref) > 0  # written, but their document never became ready
     assert await stack.ingestor.repair({index.id: index}) == 1
     assert stack.documents.unfinished() == [] and stack.vectors.count(ref) == 0
-    again = await stack.ingestor.add(index, md("big.md", "# Big\n\nThe pager rotation is weekly and deploys are on Tuesday."))
+    again = await stack.ingestor.add(
+        index, md("big.md", "# Big\n\nThe pager rotation is weekly and deploys are on Tuesday.")
+    )
     assert again.outcome == Outcome.ADDED

@@ -68,7 +68,7 @@ def test_a_new_process_reopens_the_collection_with_lores_embedding_function(tmp_
         "from chromadb.config import Settings\n"
         "client = chromadb.PersistentClient(path=sys.argv[1], settings=Settings(anonymized_telemetry=False))\n"
         "collection = client.get_collection(sys.argv[2])\n"
-        "ef = collection._embedding_function\n"
+        "ef = collection.configuration['embedding_function']\n"
         "print(ef.name(), ef.get_config()['model_id'], collection.count())\n"
     )
     out = subprocess.run(

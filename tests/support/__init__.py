@@ -1,0 +1,1 @@
+"""Throw-away servers the tests start on loopback: PostgreSQL and Chroma."""
