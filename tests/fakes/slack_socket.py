@@ -41,7 +41,7 @@ class FakeSlackSocket(FakeSlack):
         url = self.base_url.replace("http://", "ws://") + f"/link?ticket={uuid.uuid4().hex}"
         return 200, {"ok": True, "url": url}, {}
 
-    async def wait_connected(self, timeout: float = 10.0) -> None:
+    async def wait_connected(self, timeout: float = 10.0) -> None:  # noqa: ASYNC109 - a test's bound
         await asyncio.wait_for(self._connected.wait(), timeout)
 
     async def send_event(self, body: Json, *, retry_attempt: int = 0) -> str:
@@ -59,7 +59,7 @@ class FakeSlackSocket(FakeSlack):
         await self._sockets[-1].send_str(json.dumps(envelope))
         return envelope_id
 
-    async def wait_for_ack(self, envelope_id: str, timeout: float = 5.0) -> None:
+    async def wait_for_ack(self, envelope_id: str, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - a test's bound
         async with self._acked:
             await asyncio.wait_for(self._acked.wait_for(lambda: envelope_id in self.acks), timeout)
 
