@@ -5,7 +5,9 @@ whether to call the model and what to fall back to; it never raises for a model 
 
 from __future__ import annotations
 
+import enum
 import logging
+import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,10 +27,13 @@ from knowledge.extractive import abstention, extractive_answer
 from knowledge.filters import Filter
 from knowledge.llm import ChatModel, Completion, Delta
 from knowledge.retrieval import Retrieval, Retriever
+from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
 
+CONFIDENCE_MARGIN = 0.15
+"""How much more similar than the relevance floor the `confidence` strategy demands."""
 NEEDS_MODEL = {
     ResponseMode.LLM_ONLY,
     ResponseMode.HYBRID,
@@ -50,11 +55,35 @@ class AnswerSpec:
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
 
 
+class Strategy(enum.StrEnum):
+    """When to retrieve: on every question (`always`), only when retrieval is confident
+    (`confidence`), only for questions about knowledge (`smart`), or when the model asks
+    for it through tool calls (`function`, needs a model)."""
+
+    ALWAYS = "always"
+    CONFIDENCE = "confidence"
+    SMART = "smart"
+    FUNCTION = "function"
+
+
+CHIT_CHAT = re.compile(
+    r"^\W*(?:hi|hello|hey|thanks|thank you|thx|ok|okay|cool|great|nice|bye|good (?:morning|night))\b[\w\s!.,]*$",
+    re.IGNORECASE,
+)
+
+
+def is_knowledge_question(text: str) -> bool:
+    """The `smart` strategy's classifier: greetings and thanks are not questions to look up."""
+    return not CHIT_CHAT.match(text.strip()) and len(text.split()) >= 2
+
+
 @dataclass(frozen=True)
 class Request:
     indexes: Sequence[IndexRef]
     messages: Sequence[Message]
     mode: ResponseMode | None = None
+    strategy: Strategy = Strategy.ALWAYS
+    tools: ToolHost | None = None
     max_tokens: int | None = None
     ratio: float = DEFAULT_RATIO
     where: Filter | None = None
@@ -120,7 +149,7 @@ class Knowledge:
                 if isinstance(event, Answer):
                     final = event
                 yield event
-        if final is not None and not final.notices:
+        if final is not None and not final.notices and request.strategy != Strategy.FUNCTION:
             self._answers.put(key, final)
 
     def confidence(self, retrieval: Retrieval) -> float:
@@ -140,6 +169,18 @@ class Knowledge:
     async def _plan(self, request: Request) -> _Plan | Answer:
         conversation = split_conversation(request.messages)
         mode = request.mode or self._spec.mode
+        if request.strategy == Strategy.FUNCTION and self._chat is not None and mode != ResponseMode.LLM_ONLY:
+            return await answer_with_tools(
+                self._chat,
+                self._retriever,
+                request.indexes,
+                conversation.question,
+                conversation.history,
+                request.tools,
+                mode,
+            )
+        if request.strategy == Strategy.SMART and not is_knowledge_question(conversation.question):
+            mode = ResponseMode.LLM_ONLY
         budget = plan_budget(
             request.messages,
             conversation.question,
@@ -150,14 +191,7 @@ class Knowledge:
         if mode == ResponseMode.LLM_ONLY and self._chat is not None:
             empty = Retrieval([], conversation.question, list(request.indexes), None)
             return _Plan(conversation.question, conversation.history, empty, "model_only", mode, budget)
-        retrieval = await self._retriever.search(
-            request.indexes,
-            conversation.question,
-            top_k=self._spec.generative_top_k if self._chat else None,
-            candidates=budget.candidates,
-            where=request.where,
-            context=request.context,
-        )
+        retrieval = await self._search(request, conversation.question, budget)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
             return self._offline(conversation.question, retrieval, mode, fallback)
@@ -167,6 +201,22 @@ class Knowledge:
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
         return _Plan(conversation.question, conversation.history, retrieval, rule, mode, budget, fallback)
+
+    async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
+        """Retrieve for the question; the `confidence` strategy keeps only confident hits."""
+        retrieval = await self._retriever.search(
+            request.indexes,
+            question,
+            top_k=self._spec.generative_top_k if self._chat else None,
+            candidates=budget.candidates,
+            where=request.where,
+            context=request.context,
+        )
+        if request.strategy == Strategy.CONFIDENCE:
+            floor = self._spec.relevance_floor + CONFIDENCE_MARGIN
+            if len(question.split()) < 3 or (retrieval.best_similarity or 0.0) < floor:
+                return replace(retrieval, hits=[])
+        return retrieval
 
     def _rule(self, mode: ResponseMode, retrieval: Retrieval) -> str | None:
         """Which knowledge the model may use; None means abstain without calling it."""
@@ -255,6 +305,7 @@ class Knowledge:
             messages,
             [(i.id, i.content_version) for i in request.indexes],
             (request.mode or self._spec.mode).value,
+            request.strategy.value,
             self._chat.model if self._chat else None,
             request.max_tokens,
             request.ratio,
