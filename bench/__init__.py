@@ -1,0 +1,1 @@
+"""Lore's benchmarks (`make bench`): measured through the real entry points."""
