@@ -32,7 +32,7 @@ Progress = Callable[[int, int], None]
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_WORD_PIECES = 256
-LOCAL_BATCH = 32
+LOCAL_BATCH = 16
 OPENAI_DIMENSIONS = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,
