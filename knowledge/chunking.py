@@ -1,171 +1,344 @@
-"""Chunking: documents split along their structure, sized to the embedder's window.
+"""Chunking: documents split along their structure, each chunk sized to the embedder's window.
 
-Text arrives Markdown-flavoured (extractors turn headings into `#` lines). It is cut at
-headings into sections, each knowing its heading path ("Install > Linux"); each section is
-split by `semantic-text-splitter` at paragraphs, then sentences, then words, so that the
-chunk *with its title and heading prefix* fits the model's 256 word pieces. Consecutive
-chunks of a section overlap; tiny chunks are dropped.
+Text arrives Markdown-flavoured (extractors write headings as `#` lines). It is cut at
+headings into sections that know their heading path ("Install > Linux"); a heading line is
+not text of its own, its words live in the path. Each section is split by
+`semantic-text-splitter`'s Markdown splitter (paragraphs, then sentences, then words) so
+that a chunk, with its title and heading prefix, fits MiniLM's 256 word pieces. A chunk
+then repeats the end of the one before it in its section. Chunks with hardly any text are
+dropped.
+
+Why not the splitter's own token counting and overlap: counting with the tokenizer, the
+splitter ran at 0.01–0.1 MB/s here (it measures long spans again and again), and its
+overlap, made of whole units at the level it split at, was empty for most pairs of
+Markdown chunks. So a section is split by characters, at the section's own rate of
+characters per word piece, and every chunk is counted exactly (`count_by_words`): one that
+runs over is split again by exact count, neighbours that fit together are joined, and the
+overlap is added here, counted.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
-from knowledge.embedding import MAX_WORD_PIECES, tokenizer_path
+from knowledge.wordpieces import (
+    SPECIAL_TOKENS,
+    WINDOW,
+    count_by_words,
+    count_word_pieces,
+    split_word_pieces,
+    truncate_word_pieces,
+)
 
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
-SPECIAL_TOKENS = 2  # [CLS] and [SEP]
-PREFIX_SHARE = 4  # the title and heading prefix may take at most 1/4 of the window
-NON_SPACE = re.compile(r"\S")
-SAMPLE = 4000
-FILL = 0.92  # aim a little under the window so few chunks need a second cut
+__all__ = ["ChunkSpec", "TextChunk", "chunk_text", "count_word_pieces"]
+
+PREFIX_PIECES = WINDOW // 4
+"""The title and heading prefix is cut to this many word pieces (a quarter of MiniLM's window)."""
+MIN_TEXT_PIECES = 32
+MAX_CHARS_PER_PIECE = 8
+"""Bounds a chunk's length when the model reads long runs as one piece ([UNK] for words
+over 100 characters, such as base64 or a line without spaces)."""
+HEADING_CHARS = 200
+BLOCK_CHARS = 32_768
+CHAR_STEP = 16  # capacities are rounded down to a multiple of these, so splitters are reused
+
+# A fenced code block (whose `#` lines are not headings) or an ATX heading line.
+_BLOCKS = re.compile(
+    r"^ {0,3}(?P<fence>`{3,}|~{3,}).*\n(?:.*\n)*?(?: {0,3}(?P=fence)[`~]*[ \t]*\r?$|.*\Z)"
+    r"|^ {0,3}(?P<hashes>#{1,6})[ \t]+(?P<name>.+?)(?:[ \t]+#+)?[ \t]*\r?$",
+    re.MULTILINE,
+)
+_SEPARATOR = re.compile(r"[ \t\n\r]")  # whitespace the tokenizer always splits at
+_WORD_START = re.compile(r"(?<=[ \t\n\r])\S")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_EMPHASIS = re.compile(r"[*`]+")
 
 
 @dataclass(frozen=True)
 class ChunkSpec:
-    """Chunking parameters; the defaults suit all-MiniLM-L6-v2."""
+    """Chunking parameters; the defaults suit all-MiniLM-L6-v2.
 
-    max_tokens: int = MAX_WORD_PIECES
+    Raises ValueError when the window leaves too little room for text (the prefix may take
+    `PREFIX_PIECES`, and the text needs at least `MIN_TEXT_PIECES`) or when the overlap is
+    over half of the text's share.
+    """
+
+    max_tokens: int = WINDOW
+    """The embedder's window in word pieces, [CLS] and [SEP] included."""
     overlap_tokens: int = 32
     min_chars: int = 40
+    """Chunks with fewer non-space characters are dropped (a document keeps at least one)."""
+
+    def __post_init__(self) -> None:
+        room = self.max_tokens - SPECIAL_TOKENS - PREFIX_PIECES
+        if room < MIN_TEXT_PIECES:
+            least = SPECIAL_TOKENS + PREFIX_PIECES + MIN_TEXT_PIECES
+            raise ValueError(f"max_tokens={self.max_tokens} is too small: use at least {least}")
+        if not 0 <= self.overlap_tokens <= room // 2:
+            raise ValueError(f"overlap_tokens={self.overlap_tokens}: use 0 to {room // 2}")
+        if self.min_chars < 0:
+            raise ValueError(f"min_chars={self.min_chars}: use 0 or more")
 
 
 @dataclass(frozen=True)
 class TextChunk:
+    """A piece of a document, in document order."""
+
     position: int
+    """0-based and consecutive among the chunks kept."""
     heading: str
-    """Heading path, e.g. "Install > Linux > Debian"; '' when the text has no headings."""
+    """Heading path, e.g. "Install > Linux > Debian"; '' before the first heading."""
     text: str
+    """`document[start : start + len(text)]`: the chunk's text, with the overlap it repeats
+    from the chunk before, without the prefix."""
     start: int
     """Character offset of the chunk in the document's text."""
 
-    def embedding_text(self, title: str, max_tokens: int = MAX_WORD_PIECES) -> str:
-        """The text to embed: the title and heading path, then the chunk."""
-        return f"{prefix(title, self.heading, max_tokens)}\n{self.text}"
+    def prefix(self, title: str) -> str:
+        """The title and heading path as embedded; also what keyword search and citations show."""
+        return _prefix(title, self.heading)
+
+    def embedding_text(self, title: str) -> str:
+        """The title and heading path on one line (at most `PREFIX_PIECES` word pieces), then
+        the text: "Guide — Install > Linux\\n<text>". The title is not repeated when the path
+        starts with it. With the `ChunkSpec` the chunk was made with, it fits the window."""
+        prefix = _prefix(title, self.heading)
+        return f"{prefix}\n{self.text}" if prefix else self.text
 
 
-def prefix(title: str, heading: str, max_tokens: int = MAX_WORD_PIECES) -> str:
-    """`Title — Heading > Path`, cut to a quarter of the window."""
-    title, heading = title.strip(), heading.strip()
-    text = f"{title} — {heading}" if heading and title and not heading.startswith(title) else heading or title
-    return truncate_word_pieces(text, max_tokens // PREFIX_SHARE)
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """`document[start:end]` under a heading path; `lead` (<= start) is where the span's
+    text begins once it repeats the end of the span before it."""
+
+    heading: str
+    start: int
+    end: int
+    lead: int
 
 
-def chunk_text(text: str, *, title: str = "", spec: ChunkSpec | None = None) -> list[TextChunk]:
-    """The document's chunks in order; [] for empty text.
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """`document[start:end]`, which holds `pieces` word pieces."""
 
-    Splitting counts characters (fast), with a character budget from the document's own
-    characters-per-word-piece ratio; every chunk is then measured in word pieces in one
-    batch, and the rare one over the window is cut at word-piece boundaries."""
-    spec = spec or ChunkSpec()
-    ratio = chars_per_piece(text)
-    drafts: list[tuple[str, str, int, int]] = []
-    for heading, body, offset in sections(text):
-        capacity = (
-            spec.max_tokens - SPECIAL_TOKENS - 1 - count_word_pieces(prefix(title, heading, spec.max_tokens))
-        )
-        overlap = min(spec.overlap_tokens, capacity // 4)
-        splitter = _splitter(_round(capacity * ratio * FILL), _round(overlap * ratio))
-        drafts.extend(
-            (heading, chunk, offset + start, capacity) for start, chunk in splitter.chunk_indices(body)
-        )
-    encodings = _tokenizer().encode_batch([d[1] for d in drafts], add_special_tokens=False) if drafts else []
-    pieces = [
-        (heading, part, start + at)
-        for (heading, chunk, start, capacity), encoding in zip(drafts, encodings, strict=True)
-        for at, part in _fit(chunk, encoding.offsets, capacity)
-    ]
-    kept = [p for p in pieces if len(NON_SPACE.findall(p[1])) >= spec.min_chars]
-    if not kept and pieces:
-        kept = [max(pieces, key=lambda p: len(p[1]))]
-    return [TextChunk(n, heading, body, start) for n, (heading, body, start) in enumerate(kept)]
+    start: int
+    end: int
+    pieces: int
 
 
-def chars_per_piece(text: str) -> float:
-    """Characters per word piece in a sample of the text (prose ≈ 4.5, code ≈ 3)."""
-    middle = len(text) // 2
-    sample = text[max(0, middle - SAMPLE // 2) : middle + SAMPLE // 2]
-    pieces = count_word_pieces(sample)
-    return max(1.0, len(sample) / pieces) if pieces else 4.0
+def chunk_text(text: str, *, title: str = "", spec: ChunkSpec = ChunkSpec()) -> list[TextChunk]:
+    """The document's chunks in order; [] for empty or whitespace-only text.
+
+    Every chunk satisfies `count_word_pieces(chunk.embedding_text(title)) + 2 <= spec.max_tokens`.
+    A chunk never spans two sections; one that follows another of its section starts by
+    repeating the last `spec.overlap_tokens` word pieces or fewer of it (from a word start).
+    Deterministic; no I/O but loading the tokenizer.
+    """
+    if not text.strip():
+        return []
+    spans = [span for section in _sections(text) for span in _split(text, section, title, spec)]
+    kept = _drop_tiny(text, spans, spec.min_chars)
+    return [TextChunk(n, s.heading, text[s.lead : s.end], s.lead) for n, s in enumerate(kept)]
 
 
-def sections(text: str) -> list[tuple[str, str, int]]:
-    """(heading path, body, body offset) for each stretch of text between headings."""
-    fenced = _fenced_ranges(text)
+def _sections(text: str) -> list[_Span]:
+    """Each stretch of non-blank text between headings, with its heading path.
+
+    A text made of headings only is one section without a path, so it is not lost.
+    """
+    found: list[_Span] = []
     path: list[tuple[int, str]] = []
-    found: list[tuple[str, str, int]] = []
     cursor = 0
-    for match in HEADING.finditer(text):
-        if any(a <= match.start() < b for a, b in fenced):
-            continue
-        found.append((_path(path), text[cursor : match.start()], cursor))
-        level = len(match.group(1))
-        path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, _clean(match.group(2)))]
+    for match in _BLOCKS.finditer(text):
+        if match["hashes"] is None:
+            continue  # a fenced code block
+        found.append(_Span(_joined(path), cursor, match.start(), cursor))
+        level = len(match["hashes"])
+        path = [(lvl, name) for lvl, name in path if lvl < level] + [(level, _clean(match["name"]))]
         cursor = match.end()
-    found.append((_path(path), text[cursor:], cursor))
-    return [(h, body, offset) for h, body, offset in found if body.strip()]
+    found.append(_Span(_joined(path), cursor, len(text), cursor))
+    return [s for s in found if text[s.start : s.end].strip()] or [_Span("", 0, len(text), 0)]
 
 
-def count_word_pieces(text: str) -> int:
-    """Word pieces of `text` for the MiniLM tokenizer, without special tokens."""
-    if not text:
-        return 0
-    return len(_tokenizer().encode(text, add_special_tokens=False).ids)
+def _split(text: str, section: _Span, title: str, spec: ChunkSpec) -> list[_Span]:
+    """The section's chunks: split by characters at the section's own rate, made to fit the
+    window less the overlap, neighbours that fit together joined, then given their overlap."""
+    capacity = spec.max_tokens - SPECIAL_TOKENS - count_by_words(_prefix(title, section.heading))
+    own = capacity - spec.overlap_tokens
+    body = text[section.start : section.end]
+    rate = _chars_per_piece(body)
+    chars = max(CHAR_STEP, int(own * rate) // CHAR_STEP * CHAR_STEP)
+    splitter = _char_splitter(chars)
+    parts = [
+        part
+        for at, block in _blocks(body)
+        for offset, chunk in splitter.chunk_indices(block)
+        for part in _fit(chunk, section.start + at + offset, own)
+    ]
+    parts = _join(text, parts, own, own * MAX_CHARS_PER_PIECE)
+    leads = [part.start for part in parts[:1]]
+    leads += [_lead(text, a, b, spec.overlap_tokens, rate) for a, b in pairwise(parts)]
+    return [_Span(section.heading, p.start, p.end, lead) for p, lead in zip(parts, leads, strict=True)]
 
 
-def truncate_word_pieces(text: str, limit: int) -> str:
-    encoding = _tokenizer().encode(text, add_special_tokens=False)
-    if len(encoding.ids) <= limit:
-        return text
-    end = encoding.offsets[limit - 1][1]
-    return text[:end].rstrip() + "…"
+def _blocks(body: str) -> Iterator[tuple[int, str]]:
+    """(offset, block) pieces of `body` of at most about `BLOCK_CHARS`: the splitter slows
+    down on long texts. Chunks split apart at a cut are joined again if they fit together."""
+    start = 0
+    while len(body) - start > BLOCK_CHARS:
+        cut = _cut_point(body, start + BLOCK_CHARS // 2, start + BLOCK_CHARS)
+        yield start, body[start:cut]
+        start = cut
+    yield start, body[start:]
 
 
-def _fit(chunk: str, offsets: list[tuple[int, int]], capacity: int) -> list[tuple[int, str]]:
-    """The chunk, or its word-piece-bounded parts if the character budget let it run over."""
-    if len(offsets) <= capacity:
-        return [(0, chunk)]
-    parts = []
-    for first in range(0, len(offsets), capacity):
-        start, end = offsets[first][0], offsets[min(first + capacity, len(offsets)) - 1][1]
-        parts.append((start, chunk[start:end]))
-    return parts
+def _cut_point(body: str, low: int, high: int) -> int:
+    """The last blank line in `body[low:high]`, else line end, else space, else `high`."""
+    for mark in ("\n\n", "\n", " "):
+        at = body.rfind(mark, low, high)
+        if at >= 0:
+            return at
+    return high
 
 
-def _path(path: list[tuple[int, str]]) -> str:
-    return " > ".join(name for _, name in path)
+def _fit(chunk: str, start: int, capacity: int) -> list[_Part]:
+    """`chunk`, found at `start`, as parts of at most `capacity` word pieces.
+
+    A chunk that runs over is split by exact count into parts of about equal size, rather
+    than into full parts and a scrap.
+    """
+    pieces = count_by_words(chunk)
+    if pieces <= capacity:
+        return [_Part(start, start + len(chunk), pieces)]
+    needed = -(-pieces // capacity)
+    even = min(capacity, -(-pieces // needed) + capacity // 8)
+    split = _piece_splitter(even).chunk_indices(chunk)
+    if len(split) > needed:
+        split = _piece_splitter(capacity).chunk_indices(chunk)
+    return [part for at, piece in split for part in _cut(piece, start + at, capacity)]
 
 
-def _clean(heading: str) -> str:
-    return re.sub(r"[*_`]+", "", heading).strip()
+def _cut(text: str, start: int, capacity: int) -> list[_Part]:
+    """`text` as one part, or, if the splitter could not split it, cut at word pieces."""
+    pieces = count_by_words(text)
+    if pieces <= capacity:
+        return [_Part(start, start + len(text), pieces)]
+    cuts = split_word_pieces(text, capacity)
+    return [_Part(start + at, start + at + len(cut), count_by_words(cut)) for at, cut in cuts]
 
 
-def _fenced_ranges(text: str) -> list[tuple[int, int]]:
-    marks = [m.start() for m in FENCE.finditer(text)]
-    return [(marks[i], marks[i + 1]) for i in range(0, len(marks) - 1, 2)]
+def _join(text: str, parts: list[_Part], capacity: int, most_chars: int) -> list[_Part]:
+    """`parts`, each joined to the one before it when the two fit `capacity` together (and
+    `most_chars`: the model reads a long run of text without spaces as one piece)."""
+    joined: list[_Part] = []
+    for part in parts:
+        if (
+            joined
+            and joined[-1].pieces + part.pieces <= capacity
+            and part.end - joined[-1].start <= most_chars
+        ):
+            both = _Part(joined[-1].start, part.end, _joint_count(text, joined[-1], part))
+            if both.pieces <= capacity:
+                joined[-1] = both
+                continue
+        joined.append(part)
+    return joined
 
 
-@lru_cache(maxsize=1)
-def _tokenizer() -> Any:
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(tokenizer_path()))
-    tokenizer.no_padding()  # the file pads and truncates to 128; counting needs neither
-    tokenizer.no_truncation()
-    return tokenizer
+def _joint_count(text: str, a: _Part, b: _Part) -> int:
+    """Word pieces from `a`'s start to `b`'s end: the sum of theirs when whitespace the
+    tokenizer splits at lies between them, else counted."""
+    if _SEPARATOR.search(text, a.end, b.start):
+        return a.pieces + b.pieces
+    return count_by_words(text[a.start : b.end])
 
 
-def _round(chars: float) -> int:
-    """Character budgets in steps of 16, so a few cached splitters serve every document."""
-    return max(16, int(chars) // 16 * 16)
+def _lead(text: str, previous: _Part, part: _Part, limit: int, rate: float) -> int:
+    """Where `part` begins once it repeats at most `limit` word pieces from the end of
+    `previous` (from a word start); its own start when nothing can be repeated."""
+    tail = _tail(text, previous.start, previous.end, limit, rate)
+    if tail == previous.end:
+        return part.start
+    if _SEPARATOR.search(text, previous.end, part.start):
+        return tail
+    return tail if count_by_words(text[tail : part.end]) <= part.pieces + limit else part.start
 
 
-@lru_cache(maxsize=128)
-def _splitter(capacity: int, overlap: int) -> Any:
+def _tail(text: str, first: int, end: int, limit: int, rate: float) -> int:
+    """The start of the last `limit` word pieces or fewer of `text[first:end]`, at a word
+    start; `end` when there is none."""
+    chars = int(limit * rate)
+    while chars > 0:
+        word = _WORD_START.search(text, max(first, end - chars), end)
+        if word is None:
+            return end
+        shared = count_by_words(text[word.start() : end])
+        if shared <= limit:
+            return word.start()
+        chars = (end - word.start()) * limit // shared - 1
+    return end
+
+
+def _chars_per_piece(text: str) -> float:
+    return min(max(len(text) / max(count_by_words(text), 1), 1.0), MAX_CHARS_PER_PIECE)
+
+
+def _drop_tiny(text: str, spans: list[_Span], min_chars: int) -> list[_Span]:
+    """Spans whose own text has at least `min_chars` non-space characters; if none has, the
+    longest, so that a document keeps one chunk."""
+    sizes = [_visible(text[s.start : s.end]) for s in spans]
+    kept = [span for span, size in zip(spans, sizes, strict=True) if size >= min_chars]
+    if kept or not spans:
+        return kept
+    return [spans[sizes.index(max(sizes))]]
+
+
+def _visible(text: str) -> int:
+    return len("".join(text.split()))
+
+
+@lru_cache(maxsize=4096)
+def _prefix(title: str, heading: str) -> str:
+    """`Title — Heading > Path` on one line, cut to `PREFIX_PIECES` word pieces."""
+    title, heading = " ".join(title.split()), " ".join(heading.split())
+    if title and heading and not _starts_with(heading, title):
+        prefix = f"{title} — {heading}"
+    else:
+        prefix = heading or title
+    if count_by_words(prefix) <= PREFIX_PIECES:
+        return prefix
+    return truncate_word_pieces(prefix, PREFIX_PIECES)
+
+
+def _starts_with(heading: str, title: str) -> bool:
+    heading, title = heading.casefold(), title.casefold()
+    return heading == title or heading.startswith(f"{title} > ")
+
+
+def _joined(path: list[tuple[int, str]]) -> str:
+    return " > ".join(name for _, name in path if name)
+
+
+def _clean(name: str) -> str:
+    """A heading's words: links reduced to their text, emphasis marks gone, length capped."""
+    name = _EMPHASIS.sub("", _LINK.sub(r"\1", name)).strip()
+    return name if len(name) <= HEADING_CHARS else name[: HEADING_CHARS - 1].rstrip() + "…"
+
+
+@lru_cache(maxsize=512)
+def _char_splitter(chars: int) -> Any:
     from semantic_text_splitter import MarkdownSplitter
 
-    return MarkdownSplitter(capacity, overlap=min(overlap, capacity // 2))
+    return MarkdownSplitter(chars)
+
+
+@lru_cache(maxsize=512)
+def _piece_splitter(capacity: int) -> Any:
+    from semantic_text_splitter import MarkdownSplitter
+
+    return MarkdownSplitter.from_callback(count_by_words, capacity)

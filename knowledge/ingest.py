@@ -222,9 +222,7 @@ class Ingestor:
         written: list[tuple[_Prepared, DocumentRef, list[int]]] = []
         try:
             for prepared in batch:
-                rows = [
-                    NewChunk(c.position, _heading(prepared.title, c.heading), c.text) for c in prepared.chunks
-                ]
+                rows = [NewChunk(c.position, c.prefix(prepared.title), c.text) for c in prepared.chunks]
                 document, ids = await asyncio.to_thread(self._documents.create_pending, prepared.new, rows)
                 written.append((prepared, document, ids))
             texts = [c.embedding_text(p.title) for p in batch for c in p.chunks]
@@ -294,13 +292,6 @@ def _new_document(
         source_config_id=source.source_config_id,
         meta={"title": title, **meta},
     )
-
-
-def _heading(title: str, heading: str) -> str:
-    """The chunk's title and section path, stored for keyword search and citations."""
-    if not heading:
-        return title
-    return heading if heading.startswith(title) else f"{title} > {heading}"
 
 
 def _mb(size: int) -> str:
