@@ -7,11 +7,12 @@ and "can you". `parse()` never fails: whatever is not a command is a `Question`.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 URL = re.compile(r"<?(https?://[^\s<>|]+)(?:\|[^>]*)?>?")
 _POLITE = re.compile(
-    r"^(?:(?:hey|hi|hello|ok|okay|so)[,!\s]+)?(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will) you(?: please)?\s+)*",
+    r"^(?:(?:hey|hi|hello|ok|okay|so)[,!\s]+)?(?:lore[,:!]?\s+)?(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will) you(?: please)?\s+)*",
     re.I,
 )
 _TRAILING = re.compile(r"[\s.!?,;:]*(?:,?\s*(?:please|pls|thanks|thank you))?[\s.!?,;:]*$", re.I)
@@ -127,8 +128,8 @@ Command = (
     | Refresh
 )
 
-_MEMORY = r"(?:(?:to|into|in)\s+(?:your|the|my|our)\s+(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
-_PATTERNS: list[tuple[re.Pattern[str], type]] = [  # matched case-insensitively, in order
+_MEMORY = r"(?:(?:to|into|in)\s+(?:(?:your|the|my|our)\s+)?(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
+_PATTERNS: list[tuple[re.Pattern[str], Callable[..., Command]]] = [  # matched case-insensitively, in order
     (re.compile(r"^(?:help|what can you do|how do (?:i|you) use (?:you|this|lore))$", re.I), Help),
     (
         re.compile(r"^(?:status|indexing status|(?:what(?:'s| is) )?the status|show (?:the )?jobs)$", re.I),
@@ -178,18 +179,26 @@ _STRATEGY = re.compile(
     re.I,
 )
 _ADD_FILES = re.compile(
-    rf"^(?:add|save|store|put|index|ingest) (?:this|these|that|the|my)?\s*(?:doc|docs|document|documents|file|files|attachment|attachments|pdf|one)?\s*{_MEMORY}?$|^(?:remember|memori[sz]e|learn) (?:this|these|that|it)(?: (?:doc|docs|document|documents|file|files))?$",
+    rf"^(?:add|save|store|put|index|ingest) (?:this|these|that|the|my|it|them)?\s*(?:doc|docs|document|documents|file|files|attachment|attachments|pdf|one)?\s*{_MEMORY}?$|^(?:remember|memori[sz]e|learn) (?:this|these|that|it)(?: (?:doc|docs|document|documents|file|files))?$",
     re.I,
 )
 _FORGET = re.compile(
     r"^(?:forget|remove|delete) (?:the )?(?:doc(?:ument)?|file|page|site)?\s*(?P<ref>.+?)(?: from (?:your |the )?memory)?$",
     re.I,
 )
+# "remove"/"delete" also mean other things ("how do I remove a user"), so they only forget
+# something plainly a document: named as one, "from memory", a file name, a URL, a quote, an id.
+_DOCUMENT_LIKE = re.compile(
+    r"^forget |^\S+ (?:the )?(?:doc(?:ument)?|file|page|site) | from (?:your |the )?memory$",
+    re.I,
+)
+_FILE_NAME = re.compile(r"^[\w .()-]+\.[a-z0-9]{1,5}$|^\d+$|^[\"'“‘`]", re.I)
 _STOP = re.compile(
     r"^(?:stop|cancel) (?:indexing|crawling|the (?:indexing|crawl)(?: of)?)\s*(?P<ref>.*)$", re.I
 )
 _REFRESH = re.compile(r"^(?:refresh|re-?crawl|re-?index|update) (?P<ref>.+)$", re.I)
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>|^\s*@lore\b[,:]?", re.I)
+_CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]+)>")  # how Slack sends "#eng"
 _SITE_WORDS = re.compile(r"\b(?:site|website|docs site|whole|all pages|crawl)\b", re.I)
 
 
@@ -197,7 +206,7 @@ def parse(message: str) -> Command:
     """The command `message` asks for, or a `Question`."""
     raw = " ".join(message.split())
     text = _normalise(raw)
-    urls = tuple(match.group(1) for match in URL.finditer(raw))
+    urls = tuple(match.group(1).rstrip(".,;:!?") for match in URL.finditer(raw))  # "see https://x.io."
     if urls and re.match(r"^(?:add|save|store|index|ingest|remember|crawl|learn)\b", text, re.I):
         return AddUrls(urls, whole_site=bool(_SITE_WORDS.search(text)) or "these docs" in text.lower())
     if match := _MODE.match(text):
@@ -215,13 +224,16 @@ def parse(message: str) -> Command:
         return StopIndexing(_reference(raw, match.group("ref"), urls))
     if match := _REFRESH.match(text):
         return Refresh(_reference(raw, match.group("ref"), urls))
-    if match := _FORGET.match(text):
+    if (match := _FORGET.match(text)) and (
+        urls or _DOCUMENT_LIKE.search(text) or _FILE_NAME.match(match.group("ref"))
+    ):
         return Forget(_reference(raw, match.group("ref"), urls))
     return Question(_strip_mentions(raw))
 
 
 def _strip_mentions(text: str) -> str:
-    return " ".join(_MENTION.sub(" ", text).split())
+    """Mentions removed and Slack's channel links (`<#C123|eng>`) spelled `#eng`."""
+    return " ".join(_CHANNEL.sub(r"#\1", _MENTION.sub(" ", text)).split())
 
 
 def _normalise(text: str) -> str:

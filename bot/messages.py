@@ -23,14 +23,15 @@ NO_FILES = (
     "Attach the files and mention me again, or reply “remember this” under the message that has them."
 )
 NOTHING_TO_ASK = "What would you like to know? Ask me a question, or say “help”."
+INDEX_GONE = "That index no longer exists."
 
 
 def added(name: str, index: str, chunks: int) -> str:
-    return f"Added *{name}* to the *{index}* index ({chunks} passages). Ask me about it any time."
+    return f"Added *{name}* to the *{index}* index ({plural(chunks, 'passage')}). Ask me about it any time."
 
 
 def updated(name: str, index: str, chunks: int) -> str:
-    return f"Updated *{name}* in the *{index}* index with its new content ({chunks} passages)."
+    return f"Updated *{name}* in the *{index}* index with its new content ({plural(chunks, 'passage')})."
 
 
 def already(name: str, index: str) -> str:
@@ -42,7 +43,7 @@ def dm_files_added(names: Sequence[str]) -> str:
 
 
 def failed_file(reason: str) -> str:
-    return reason[0].upper() + reason[1:] + ("" if reason.endswith(".") else ".")
+    return reason[0].upper() + reason[1:] + ("" if reason.endswith((".", "?", "!")) else ".")
 
 
 def too_big(name: str, size_mb: float, limit_mb: int) -> str:
@@ -87,7 +88,7 @@ def created(index: str) -> str:
 
 
 def confirm_delete(index: str, documents: int) -> str:
-    return f"Delete the *{index}* index and its {documents} documents? This cannot be undone."
+    return f"Delete the *{index}* index and its {plural(documents, 'document')}? This cannot be undone."
 
 
 def deleted(index: str) -> str:
@@ -136,6 +137,11 @@ def feedback_thanks(helpful: bool) -> str:
 
 def internal_error() -> str:
     return "Something went wrong on my side while handling that; nothing you sent was lost. Please try again in a moment."
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 passage`, `3 passages`."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def _and(items: Sequence[str]) -> str:

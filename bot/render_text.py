@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from bot.messages import plural
 from knowledge.answer import Answer
 from knowledge.catalog import IndexListing
 from storage.records import DocumentRef, IndexRef
@@ -72,7 +73,8 @@ def render_listing_md(rows: Sequence[IndexListing]) -> str:
     for row in rows:
         mark = "⭐" if row.default else ("✅" if row.enabled else "▫️")
         lines.append(
-            f"{mark} *{row.index.name}* ({row.index.scope}) — {row.stats.documents} documents, {row.stats.chunks} passages"
+            f"{mark} *{row.index.name}* ({row.index.scope}) — "
+            f"{plural(row.stats.documents, 'document')}, {plural(row.stats.chunks, 'passage')}"
         )
     return "\n".join(lines)
 

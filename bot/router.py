@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 from bot import commands as c
 from bot import messages
@@ -18,7 +18,7 @@ from bot.surface import DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
 from knowledge.catalog import NotAllowed
 from knowledge.documents import find_documents
-from knowledge.engine import Request
+from knowledge.engine import Request, Strategy
 from knowledge.errors import IngestError, KnowledgeError
 from knowledge.fetch import Fetcher, FetchError
 from knowledge.ingest import IngestResult, Outcome, Source
@@ -69,11 +69,12 @@ class Router:
             await surface.say(messages.internal_error())
 
     async def add_files(self, turn: Turn, surface: Surface, files: Sequence[IncomingFile]) -> list[str]:
-        """Download and add files to the conversation's default index; returns the names added."""
+        """Download and add files to the conversation's default index; returns the names added.
+        Only failures are reported: the caller sums up the rest in one message."""
         target = await self.default_index(turn)
         names = []
         for file in files:
-            result = await self._add_file(target, file, surface)
+            result = await self._add_file(target, file, surface, announce=False)
             if result is not None:
                 names.append(file.name)
         return names
@@ -111,7 +112,9 @@ class Router:
         mode = (
             ResponseMode.parse(actor.conversation.response_mode) if actor.conversation.response_mode else None
         )
-        request = Request(indexes, [*turn.history, {"role": "user", "content": command.text}], mode=mode)
+        strategy = Strategy(actor.conversation.rag_strategy or Strategy.ALWAYS)
+        chat = [*turn.history, {"role": "user", "content": command.text}]
+        request = Request(indexes, chat, mode=mode, strategy=strategy)
 
         async def record(answer: Answer) -> int:
             entry = AnswerEntry(
@@ -129,7 +132,12 @@ class Router:
             )
             return await asyncio.to_thread(self._answers.record, entry)
 
-        await surface.answer(self._services.knowledge.ask_stream(request), record)
+        events = self._services.knowledge.ask_stream(request)
+        try:
+            await surface.answer(events, record)
+        finally:
+            if isinstance(events, AsyncGenerator):  # a surface that failed half way leaves it open
+                await events.aclose()
 
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
         files = list(turn.files) or list(turn.thread_files)
@@ -141,7 +149,9 @@ class Router:
         for file in files:
             await self._add_file(target, file, surface)
 
-    async def _add_file(self, target: IndexRef, file: IncomingFile, surface: Surface) -> IngestResult | None:
+    async def _add_file(
+        self, target: IndexRef, file: IncomingFile, surface: Surface, *, announce: bool = True
+    ) -> IngestResult | None:
         limit = self._services.settings.lore_max_file_mb
         if file.size is not None and file.size > limit * 1024 * 1024:
             await surface.say(messages.too_big(file.name, file.size / 1024 / 1024, limit))
@@ -152,14 +162,18 @@ class Router:
             await surface.say(str(exc))
             return None
         source = Source(name=file.name, data=data, mime_type=file.mime_type)
-        return await self._ingest(target, source, surface)
+        return await self._ingest(target, source, surface, announce=announce)
 
-    async def _ingest(self, target: IndexRef, source: Source, surface: Surface) -> IngestResult | None:
+    async def _ingest(
+        self, target: IndexRef, source: Source, surface: Surface, *, announce: bool = True
+    ) -> IngestResult | None:
         try:
             result = await self._services.ingestor.add(target, source)
         except IngestError as exc:
             await surface.say(messages.failed_file(str(exc)))
             return None
+        if not announce:
+            return result
         name = result.document.name
         if result.outcome == Outcome.UNCHANGED:
             await surface.say(messages.already(name, target.name))

@@ -85,20 +85,38 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
 async def _confirmed(
     runtime: Runtime, client: AsyncWebClient, body: dict[str, Any], action: dict[str, Any]
 ) -> None:
-    team = str(body.get("team", {}).get("id") or "")
+    """A yes/no button was pressed; the reply goes to the question's thread."""
     channel = str(body.get("channel", {}).get("id") or "")
     message = body.get("message", {})
     thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-    services = runtime.services
-    user = await asyncio.to_thread(services.directory.ensure_user, team, body["user"]["id"])
     surface = SlackSurface(
         client,
         channel=channel,
         thread_ts=thread_ts,
         message_ts=thread_ts,
-        team_id=team,
+        team_id=str(body.get("team", {}).get("id") or ""),
         user_id=body["user"]["id"],
     )
+    try:
+        await _confirm(runtime, client, surface, body, action)
+    except NotFound:  # pressed again after the index was deleted
+        await surface.say(messages.INDEX_GONE)
+    except Exception:
+        log.exception("failed to handle %s in %s", action["action_id"], channel)
+        await surface.say(messages.internal_error())
+
+
+async def _confirm(
+    runtime: Runtime,
+    client: AsyncWebClient,
+    surface: SlackSurface,
+    body: dict[str, Any],
+    action: dict[str, Any],
+) -> None:
+    team = str(body.get("team", {}).get("id") or "")
+    channel = str(body.get("channel", {}).get("id") or "")
+    services = runtime.services
+    user = await asyncio.to_thread(services.directory.ensure_user, team, body["user"]["id"])
     if channel.startswith("D"):
         actor = await enter_dm(services, user)
     else:

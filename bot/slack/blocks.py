@@ -21,14 +21,15 @@ FEEDBACK_ACTIONS = ("feedback_helpful", "feedback_not_helpful")
 
 
 def split_text(text: str, limit: int) -> list[str]:
-    """Pieces of at most `limit` characters, cut at paragraph, line or word boundaries."""
+    """Pieces of at most `limit` characters, cut at a paragraph, else a line, else a word
+    boundary in the second half of each piece (else anywhere); only whitespace at cuts is lost."""
     pieces: list[str] = []
     rest = text
     while len(rest) > limit:
         window = rest[:limit]
-        cut = max(window.rfind("\n\n"), window.rfind("\n"), window.rfind(" "))
-        cut = cut if cut > limit // 2 else limit
-        pieces.append(rest[:cut].rstrip())
+        cut = next((at for sep in ("\n\n", "\n", " ") if (at := window.rfind(sep)) > limit // 2), limit)
+        if piece := rest[:cut].rstrip():
+            pieces.append(piece)
         rest = rest[cut:].lstrip("\n ")
     if rest or not pieces:
         pieces.append(rest)

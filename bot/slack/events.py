@@ -41,8 +41,11 @@ IGNORED_SUBTYPES = {
     "ekm_access_denied",
 }
 MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
+UNNAMED_CHANNEL = re.compile(r"<#([A-Z0-9]+)>")
 CACHE_SECONDS = 300.0
 HISTORY_LIMIT = 30
+THREAD_PAGE_SIZE = 200
+THREAD_PAGES = 5
 
 
 class SlackEvents:
@@ -163,7 +166,7 @@ class SlackEvents:
         )
         return Turn(
             actor=actor,
-            text=" ".join(text.split()),
+            text=" ".join((await self._spell_channels(text)).split()),
             files=files,
             history=history,
             is_dm=event.get("channel_type") == "im",
@@ -181,6 +184,13 @@ class SlackEvents:
             return await enter_dm(self._services, user)
         channel = await self._channel(team, channel_id)
         return await enter_channel(self._services, user, channel)
+
+    async def _spell_channels(self, text: str) -> str:
+        """Channel links without a name (`<#C123>`) as `#name`, so commands can name them."""
+        for channel_id in dict.fromkeys(UNNAMED_CHANNEL.findall(text)):
+            info = await self._lookup("channel", channel_id)
+            text = text.replace(f"<#{channel_id}>", f"#{info.get('name') or channel_id}")
+        return text
 
     async def _channel(self, team: str, channel_id: str) -> Any:
         info = await self._lookup("channel", channel_id)
@@ -219,28 +229,40 @@ class SlackEvents:
     async def _thread(
         self, channel: str, thread_ts: str, current_ts: str, bot_user_id: str
     ) -> tuple[list[dict[str, str]], list[Mapping[str, Any]]]:
-        """The thread as chat history (if Lore took part) and the parent's files."""
+        """The thread's latest messages as chat history (if Lore took part) and the parent's
+        files. Only Lore's own messages are the assistant's; other bots speak as users."""
         try:
-            replies = await self._client.conversations_replies(
-                channel=channel, ts=thread_ts, limit=HISTORY_LIMIT + 1
-            )
+            found = await self._replies(channel, thread_ts)
         except SlackApiError as exc:
             log.warning("conversations.replies failed: %s", exc.response.get("error"))
             return [], []
-        found = list(replies.get("messages") or [])
         parent_files = list(found[0].get("files") or []) if found else []
-        lore_spoke = any(m.get("user") == bot_user_id or m.get("bot_id") for m in found)
-        if not lore_spoke:
+        if not any(m.get("user") == bot_user_id for m in found):
             return [], parent_files
         history = []
         for message in found:
             if message.get("ts") == current_ts:
                 continue
-            role = "assistant" if message.get("user") == bot_user_id or message.get("bot_id") else "user"
+            role = "assistant" if message.get("user") == bot_user_id else "user"
             text = " ".join(MENTION.sub("", str(message.get("text") or "")).split())
             if text:
                 history.append({"role": role, "content": text})
         return history[-HISTORY_LIMIT:], parent_files
+
+    async def _replies(self, channel: str, thread_ts: str) -> list[Mapping[str, Any]]:
+        """The thread, oldest first. Slack pages a thread from its start, so reaching its
+        latest messages means reading every page (up to `THREAD_PAGES`)."""
+        found: list[Mapping[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(THREAD_PAGES):
+            page = await self._client.conversations_replies(
+                channel=channel, ts=thread_ts, limit=THREAD_PAGE_SIZE, cursor=cursor
+            )
+            found.extend(page.get("messages") or [])
+            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+            if cursor is None:
+                break
+        return found
 
     async def _http(self) -> aiohttp.ClientSession:
         if self._session is None:

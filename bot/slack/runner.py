@@ -54,10 +54,10 @@ async def _socket_mode(app: AsyncApp, settings: Settings, stop: asyncio.Event) -
 
     assert settings.slack_app_token is not None
     handler = AsyncSocketModeHandler(app, settings.slack_app_token.get_secret_value())
-    await handler.connect_async()
+    await handler.connect_async()  # type: ignore[no-untyped-call]
     log.info("Lore is connected to Slack (Socket Mode)")
     await stop.wait()
-    await handler.close_async()
+    await handler.close_async()  # type: ignore[no-untyped-call]
 
 
 async def _http_mode(app: AsyncApp, settings: Settings, host: str, port: int, stop: asyncio.Event) -> None:

@@ -125,28 +125,30 @@ class SlackSurface:
     async def _append(self, text: str) -> None:
         self._streamed += text
         if self._placeholder is None and self._streamer is None:
+            self._streamer = await self._client.chat_stream(
+                channel=self._channel,
+                thread_ts=self._thread_ts,
+                recipient_team_id=self._team_id,
+                recipient_user_id=self._user_id,
+            )
+        if self._streamer is not None:
             try:
-                self._streamer = await self._client.chat_stream(
-                    channel=self._channel,
-                    thread_ts=self._thread_ts,
-                    recipient_team_id=self._team_id,
-                    recipient_user_id=self._user_id,
-                )
                 await self._streamer.append(markdown_text=text)
-                return
             except SlackApiError as exc:
-                log.info(
-                    "streaming unavailable (%s); posting and updating instead",
-                    exc.response.get("error"),
-                )
-                self._streamer = None
+                self._unstreamable(exc)
                 self._placeholder = await self.post(self._streamed, None)
                 self._last_update = time.monotonic()
-                return
-        if self._streamer is not None:
-            await self._streamer.append(markdown_text=text)
         elif time.monotonic() - self._last_update >= UPDATE_INTERVAL:
             await self._update(self._streamed, None)
+
+    def _unstreamable(self, exc: SlackApiError) -> None:
+        """The stream failed. Before it started (streaming unavailable here), drop it so the
+        caller posts instead; once started, re-raise. The streamer buffers its first 256
+        characters, so the failure shows on a later append or at stop, not at creation."""
+        if self._streamer is None or self._streamer.ts is not None:
+            raise exc
+        log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
+        self._streamer = None
 
     async def _update(self, text: str, blocks: list[dict[str, Any]] | None) -> None:
         assert self._placeholder is not None
@@ -157,7 +159,12 @@ class SlackSurface:
         """Close the stream (or the placeholder) with the final text, sources and buttons."""
         tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
         if self._streamer is not None:
-            await self._streamer.stop(blocks=tail[:50] or None)
+            try:
+                await self._streamer.stop(blocks=tail[:50] or None)
+            except SlackApiError as exc:
+                self._unstreamable(exc)
+                await self._post_answer(answer, answer_id)
+                return
         else:
             messages = answer_messages(answer, answer_id)
             await self._update(fallback_text(messages[0]), messages[0])

@@ -1,11 +1,14 @@
-"""Free loopback ports."""
+"""Free loopback ports for the test servers."""
 
 from __future__ import annotations
 
 import socket
 
+HOST = "127.0.0.1"
+
 
 def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((HOST, 0))
         return int(sock.getsockname()[1])

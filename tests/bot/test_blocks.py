@@ -1,0 +1,226 @@
+"""Block Kit for answers: nothing lost when split, every Slack limit respected."""
+
+from __future__ import annotations
+
+import html
+import random
+from datetime import UTC, datetime
+
+import pytest
+
+from bot.slack.blocks import (
+    BLOCKS_PER_MESSAGE,
+    MARKDOWN_LIMIT,
+    QUOTE_LIMIT,
+    SECTION_LIMIT,
+    Block,
+    answer_messages,
+    confirm_blocks,
+    fallback_text,
+    markdown_blocks,
+    paginate,
+    source_block,
+    split_text,
+)
+from knowledge.answer import Answer, Citation, ResponseMode
+
+WORDS = ["deploy", "billing", "on-call", "pager", "Tuesday", "rollback", "🚀", "naïve", "`code`", "*bold*"]
+
+
+def words(n: int, seed: int = 0, newline_every: int = 0) -> str:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        out.append(rng.choice(WORDS))
+        if newline_every and i % newline_every == newline_every - 1:
+            out.append(rng.choice(["\n", "\n\n"]))
+        else:
+            out.append(" ")
+    return "".join(out).strip()
+
+
+def visible(text: str) -> str:
+    """The text without whitespace: what a reader sees must survive any split."""
+    return "".join(text.split())
+
+
+def citation(
+    n: int, name: str = "handbook.md", text: str = "We deploy every Tuesday.", **extra: object
+) -> Citation:
+    values: dict[str, object] = {
+        "n": n,
+        "name": name,
+        "url": None,
+        "author": None,
+        "time_added": datetime(2024, 1, 1, tzinfo=UTC),
+        "doc_timestamp": None,
+        "text": text,
+        "score": 0.5,
+        "index_name": "eng",
+        "document_id": n,
+    }
+    values.update(extra)
+    return Citation(**values)  # type: ignore[arg-type]
+
+
+def block_texts(blocks: list[Block]) -> str:
+    out = []
+    for block in blocks:
+        if block["type"] == "markdown":
+            out.append(block["text"])
+        elif block["type"] == "section":
+            out.append(block["text"]["text"])
+        elif block["type"] == "context":
+            out.extend(e["text"] for e in block["elements"])
+    return "\n".join(out)
+
+
+def assert_fits_slack(messages: list[list[Block]]) -> None:
+    for blocks in messages:
+        assert 1 <= len(blocks) <= BLOCKS_PER_MESSAGE
+        assert sum(len(b["text"]) for b in blocks if b["type"] == "markdown") <= MARKDOWN_LIMIT
+        for block in blocks:
+            if block["type"] == "section":
+                assert len(block["text"]["text"]) <= SECTION_LIMIT
+            if block["type"] == "markdown":
+                assert block["text"]
+        assert len(fallback_text(blocks)) <= 3000
+
+
+TEXTS = {
+    "empty": "",
+    "short": "We deploy on Tuesdays.",
+    "words": words(5_000),
+    "lines": words(5_000, seed=1, newline_every=7),
+    "paragraphs": words(8_000, seed=2, newline_every=60),
+    "one long word": "x" * 30_001,
+    "long words": " ".join(["y" * 700] * 40),
+    "spaces": "a" + " " * 20_000 + "b",
+    "emoji": "🚀" * 25_000,
+}
+
+
+@pytest.mark.parametrize("limit", [10, 100, SECTION_LIMIT, MARKDOWN_LIMIT])
+@pytest.mark.parametrize("name", list(TEXTS))
+def test_split_text_never_loses_text_and_respects_the_limit(name: str, limit: int) -> None:
+    text = TEXTS[name]
+    pieces = split_text(text, limit)
+    assert all(len(piece) <= limit for piece in pieces)
+    assert visible("".join(pieces)) == visible(text)
+    assert pieces == [text] if len(text) <= limit else all(piece.strip() for piece in pieces)
+
+
+def test_split_text_cuts_at_paragraphs_then_lines_then_words() -> None:
+    first, second = "a" * 60, "b" * 30
+    assert split_text(f"{first}\n\n{second} c d e", 100) == [f"{first}\n\n{second} c d e"]
+    assert split_text(f"{first}\n\n{second} cc dd ee", 95) == [first, f"{second} cc dd ee"]
+    assert split_text(f"{first}\n{second} cc dd ee", 95) == [first, f"{second} cc dd ee"]
+    assert split_text(f"{first} {second} cc dd ee", 98) == [f"{first} {second} cc dd", "ee"]
+    assert split_text("z" * 25, 10) == ["z" * 10, "z" * 10, "z" * 5]
+
+
+def test_markdown_blocks_hold_at_most_12000_characters() -> None:
+    text = TEXTS["paragraphs"] * 2
+    blocks = markdown_blocks(text)
+    assert len(blocks) >= 2 and all(len(b["text"]) <= MARKDOWN_LIMIT for b in blocks)
+    assert visible("".join(b["text"] for b in blocks)) == visible(text)
+
+
+def test_paginate_keeps_order_and_fits_messages() -> None:
+    small = [{"type": "section", "text": {"type": "mrkdwn", "text": f"block {i}"}} for i in range(120)]
+    big = [{"type": "markdown", "text": "m" * 5_000} for _ in range(7)]
+    blocks: list[Block] = [*big[:3], *small[:60], *big[3:], *small[60:]]
+    messages = paginate(blocks)
+    assert_fits_slack(messages)
+    assert [b for m in messages for b in m] == blocks
+    assert paginate([]) == []
+
+
+def test_a_long_generated_answer_is_split_into_messages_with_nothing_lost() -> None:
+    text = words(12_000, seed=3, newline_every=40)
+    assert len(text) > 3 * MARKDOWN_LIMIT
+    answer = Answer(
+        text=text,
+        citations=[citation(1), citation(2, "oncall.md")],
+        mode=ResponseMode.HYBRID,
+        notices=["The embedder failed; keyword search only."],
+        model="gpt-fake",
+    )
+    messages = answer_messages(answer, answer_id=7)
+    assert len(messages) >= 4
+    assert_fits_slack(messages)
+    markdown = "".join(b["text"] for m in messages for b in m if b["type"] == "markdown")
+    assert visible(markdown) == visible(text)
+    assert messages[0][0]["type"] == "context" and "keyword search only" in block_texts(messages[0])
+    last = messages[-1]
+    assert last[-1]["type"] == "actions" and last[-1]["elements"][0]["action_id"] == "feedback_helpful"
+    assert last[-1]["elements"][0]["value"] == "7"
+    assert "[1] *handbook.md*" in block_texts(last) and "[2] *oncall.md*" in block_texts(last)
+    assert ">" not in block_texts(last).split("*Sources*")[1]  # a generated answer shows no quotes
+
+
+def test_many_sources_spill_over_into_another_message() -> None:
+    answer = Answer(
+        text="See the sources.",
+        citations=[citation(n, f"doc-{n}.md") for n in range(1, 80)],
+        mode=ResponseMode.HYBRID,
+        model="gpt-fake",
+    )
+    messages = answer_messages(answer, answer_id=1)
+    assert len(messages) == 2
+    assert_fits_slack(messages)
+    shown = "\n".join(block_texts(m) for m in messages)
+    assert all(f"doc-{n}.md" in shown for n in range(1, 80))
+
+
+def test_an_extractive_answer_shows_its_lead_and_each_source_with_its_quote() -> None:
+    answer = Answer(
+        text="Here is what I found:\n> We deploy every Tuesday. [1]\n> The pager rotates on Monday. [2]",
+        citations=[
+            citation(1, "deploy.md", "We deploy every Tuesday."),
+            citation(2, "oncall.md", "The pager rotates on Monday.\nEscalate within 15 minutes."),
+        ],
+        mode=ResponseMode.SMART_FALLBACK,
+    )
+    [blocks] = answer_messages(answer, answer_id=3)
+    assert blocks[0] == {"type": "markdown", "text": "Here is what I found:"}
+    texts = block_texts(blocks)
+    assert "[1] *deploy.md* — added" in texts and "\n>We deploy every Tuesday." in texts
+    assert "\n>The pager rotates on Monday.\n>Escalate within 15 minutes." in texts
+    assert texts.count("We deploy every Tuesday.") == 1  # quoted once, under its source
+
+
+def test_an_abstention_has_no_feedback_buttons() -> None:
+    answer = Answer(
+        text="I couldn't find anything.", citations=[], mode=ResponseMode.RAG_ONLY, abstained=True
+    )
+    [blocks] = answer_messages(answer, answer_id=5)
+    assert [b["type"] for b in blocks] == ["markdown"]
+
+
+def test_a_source_block_fits_a_section_and_escapes_what_it_quotes() -> None:
+    huge = citation(
+        1,
+        name="<script>&" + "n" * 4_000,
+        text="q" * 10_000,
+        url="https://example.com/" + "u" * 5_000,
+        author="a" * 3_000,
+    )
+    for quote in (True, False):
+        block = source_block(huge, quote=quote)
+        assert block["type"] == "section" and len(block["text"]["text"]) <= SECTION_LIMIT
+    quoted = source_block(citation(1, "a<b>.md", "x < y & z > w " * 100, author="Ada"), quote=True)
+    text = quoted["text"]["text"]
+    assert "*a&lt;b&gt;.md*" in text and "by Ada" in text and "in eng" in text
+    assert "x &lt; y &amp; z &gt; w" in text and "<b>" not in text
+    assert len(html.unescape(text.split("\n>", 1)[1])) == QUOTE_LIMIT  # trimmed, with an ellipsis
+    assert text.endswith("…")
+    linked = source_block(citation(2, "Runbook", url="https://wiki.example.com/runbook"), quote=False)
+    assert linked["text"]["text"].startswith("[2] <https://wiki.example.com/runbook|Runbook> — added")
+
+
+def test_the_delete_confirmation_has_a_danger_button_and_a_cancel_button() -> None:
+    blocks = confirm_blocks("Delete the *eng* index?", "delete_index", "12")
+    buttons = blocks[1]["elements"]
+    assert [b["action_id"] for b in buttons] == ["confirm_delete_index", "cancel_delete_index"]
+    assert [b["value"] for b in buttons] == ["12", "12"] and buttons[0]["style"] == "danger"

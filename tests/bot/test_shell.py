@@ -1,0 +1,125 @@
+"""`lore shell`: the same router as Slack, driven line by line in the terminal."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from bot.runtime import Runtime, open_runtime
+from bot.settings import Settings
+from bot.shell import Shell
+
+DOCS = {
+    "deploy.md": "# Deploying\n\nWe deploy the billing service every Tuesday with the blue-green pipeline.\n",
+    "oncall.md": "# On-call\n\nThe on-call engineer carries the pager for one week, from Monday to Monday.\n",
+}
+SALARY = "# Compensation\n\nAlice's salary is 181,000 zorkmids per year, paid by the Zorkmid bank.\n"
+
+
+async def lines(*typed: str) -> AsyncIterator[str]:
+    for line in typed:
+        yield line + "\n"
+
+
+class Terminal:
+    """A shell on a runtime, with what it printed read back one exchange at a time."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.out = StringIO()
+        self.shell = Shell(runtime.services, runtime.router, self.out)
+        self._read = 0
+
+    async def type(self, *typed: str) -> str:
+        """Type the lines; what Lore printed in answer."""
+        await self.shell.run(lines(*typed))
+        printed = self.out.getvalue()[self._read :]
+        self._read = len(self.out.getvalue())
+        return printed
+
+
+@pytest.fixture
+def folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """`./notes` (two markdown files) and `./private` (alice's), relative to the cwd."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in DOCS.items():
+        (notes / name).write_text(text)
+    (notes / ".hidden.md").write_text("not this one")
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "salary.md").write_text(SALARY)
+    monkeypatch.chdir(tmp_path)
+    yield tmp_path
+
+
+@pytest.fixture
+async def terminal(tmp_path: Path, folders: Path) -> AsyncIterator[Terminal]:
+    settings = Settings(
+        _env_file=None,
+        lore_home=tmp_path / "home",
+        database_url=None,
+        chroma_host=None,
+        openai_api_key=None,
+        openai_base_url=None,
+        slack_bot_token=None,
+    )
+    async with open_runtime(settings) as runtime:
+        yield Terminal(runtime)
+
+
+async def test_a_folder_added_in_a_channel_answers_with_sources(terminal: Terminal) -> None:
+    printed = await terminal.type("/as alice", "/in #eng", "@lore please add ./notes to your memory")
+    assert "(now speaking as alice)" in printed and "(now in #eng)" in printed
+    assert "lore> Added *deploy.md* to the *eng* index (1 passage)." in printed
+    assert "lore> Added *oncall.md* to the *eng* index (1 passage)." in printed
+    assert ".hidden.md" not in printed
+
+    answer = await terminal.type("When do we deploy the billing service?")
+    assert "We deploy the billing service every Tuesday" in answer
+    assert "Sources:\n  [1] deploy.md, added just now (eng)" in answer
+
+    listing = await terminal.type("list indexes")
+    assert "⭐ *eng* (channel) — 2 documents, 2 passages" in listing
+    assert "personal" not in listing  # not in a channel, even for its owner
+
+
+async def test_bob_cannot_see_alices_personal_documents(terminal: Terminal) -> None:
+    question = "how many zorkmids is alice's salary?"
+    printed = await terminal.type("/as alice", "/dm", "add ./private to your memory", question)
+    assert "Added *salary.md* to the *personal* index" in printed
+    assert "Sources:\n  [1] salary.md, added just now (personal)" in printed  # the control
+
+    for where in ("/dm", "/in #eng"):
+        printed = await terminal.type(
+            "/as bob",
+            where,
+            "enable the personal index",
+            "enable alice's personal index",
+            "use the personal index too",
+            question,
+            "what's in your memory?",
+        )
+        assert "salary.md" not in printed and "181,000" not in printed
+        assert "Enabled the" not in printed
+
+    printed = await terminal.type("/as alice", "/in #eng", question)
+    assert "salary.md" not in printed  # a channel never sees a personal index, even its owner's
+
+
+async def test_delete_asks_yes_or_no_and_quit_stops_reading(terminal: Terminal) -> None:
+    printed = await terminal.type(
+        "/as olga", "/in #ops", "create an index called scratch", "delete the scratch index", "no"
+    )
+    assert "lore> Delete the *scratch* index and its 0 documents? This cannot be undone. (yes/no)" in printed
+    assert printed.endswith("lore> Cancelled.\n")
+    printed = await terminal.type("delete the scratch index", "yes", "list indexes")
+    assert "lore> Deleted the *scratch* index." in printed
+    assert "*scratch*" not in printed.split("lore> Indexes you can use here")[1]
+    printed = await terminal.type("/quit", "help")
+    assert printed == ""
+    assert (await terminal.type("/nonsense")).startswith(
+        "Shell commands: /in #channel, /dm, /as NAME, /quit."
+    )

@@ -1,0 +1,595 @@
+"""Slack end to end: signed HTTP requests into Lore's real Bolt app, the fake Slack Web API
+(and the fake OpenAI server) on loopback; assertions on the Web API calls Slack would see.
+
+Two runtimes serve the whole module: `bot` without a language model (extractive answers),
+`gpt` with the fake model. Each test works in its own channels and with its own users.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from storage.repositories.answers import AnswerRepository
+from tests.bot.conftest import BOT, TEAM, Reply, SlackBot
+from tests.fakes.openai_server import Reply as LLMReply
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+DEPLOY = "# Deploying\n\nWe deploy the billing service every Tuesday with the blue-green pipeline.\n"
+ONCALL = "# On-call\n\nThe on-call engineer carries the pager for one week, from Monday to Monday.\n"
+SALARY = "# Compensation\n\nAlice's salary is 181,000 zorkmids per year, paid by the Zorkmid bank.\n"
+PLANS = "# Project Nightjar\n\nProject Nightjar launches the lunar relay satellite in March from Kourou.\n"
+RUNBOOK = (
+    "<html><head><title>Incident runbook</title></head><body><h1>Incident runbook</h1>"
+    "<p>During an incident the incident commander pages the database team through the escalation tree.</p>"
+    "</body></html>"
+)
+SIGN_IN = (
+    '<!DOCTYPE html><html lang="en"><head><title>Slack</title></head><body>'
+    "<h1>Sign in to your workspace</h1></body></html>"
+)
+
+
+def markdown_file(bot: SlackBot, file_id: str, name: str, text: str) -> str:
+    bot.slack.add_file(file_id, name, text.encode(), "text/markdown", "markdown")
+    return file_id
+
+
+def only_reply(bot: SlackBot, channel: str, thread_ts: str) -> Reply:
+    replies = bot.replies(channel, thread_ts)
+    assert len(replies) == 1, [r.text for r in replies]
+    return replies[0]
+
+
+# --- the HTTP door --------------------------------------------------------------------
+
+
+async def test_url_verification_gets_its_challenge_back(bot: SlackBot) -> None:
+    body = json.dumps(
+        {
+            "token": "legacy",
+            "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+            "type": "url_verification",
+        }
+    )
+    status, answer = await bot.post(body)
+    assert status == 200
+    assert json.loads(answer) == {"challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P"}
+    assert bot.calls() == []
+
+
+async def test_a_bad_signature_or_a_stale_timestamp_is_refused_and_nothing_happens(bot: SlackBot) -> None:
+    bot.slack.add_channel("CDOOR", "door")
+    bot.slack.add_user("UDOOR", "dora")
+    forged = bot.mention_event("CDOOR", "UDOOR", "help")
+    assert await bot.deliver(forged, secret="not-the-signing-secret") == 401
+    stale = bot.mention_event("CDOOR", "UDOOR", "help")
+    assert await bot.deliver(stale, timestamp=int(time.time()) - 6 * 60) == 401
+    unsigned = await bot.http.post(
+        "/slack/events", data=json.dumps({"type": "event_callback", "event": stale})
+    )
+    assert unsigned.status == 401
+    challenge = json.dumps({"type": "url_verification", "challenge": "c"})
+    assert (await bot.post(challenge, secret="wrong"))[0] == 401
+    await bot.settle()
+    assert bot.calls() == []
+    assert (await bot.deliver(bot.mention_event("CDOOR", "UDOOR", "help"))) == 200  # the control
+    assert "Here's what I can do" in bot.said("CDOOR", bot.calls("chat.postMessage")[0].params["thread_ts"])
+
+
+# --- adding documents and asking ------------------------------------------------------
+
+
+async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing_it(bot: SlackBot) -> None:
+    bot.slack.add_channel("CDOCS", "docs")
+    bot.slack.add_user("UADA", "ada")
+    deploy = markdown_file(bot, "FDEPLOY", "deploy.md", DEPLOY)
+    added = await bot.mention("CDOCS", "UADA", "add this doc to your memory", files=[deploy])
+
+    [download] = bot.downloads()
+    assert download.name == "deploy.md" and download.authorized
+    assert download.headers["Authorization"] == "Bearer xoxb-test"
+    assert "Added *deploy.md* to the *docs* index (1 passage)" in only_reply(bot, "CDOCS", added).text
+
+    bot.begin()
+    asked = await bot.mention("CDOCS", "UADA", "When do we deploy the billing service?")
+    answer = only_reply(bot, "CDOCS", asked)
+    assert answer.method == "chat.postMessage" and answer.thread_ts == asked
+    assert answer.markdown == "Here is what I found:"
+    assert "[1] *deploy.md* — added just now, in docs" in answer.text
+    assert ">We deploy the billing service every Tuesday with the blue-green pipeline." in answer.text
+    assert answer.button("feedback_helpful")["value"].isdigit()
+    [post] = bot.calls("chat.postMessage")
+    assert post.params["unfurl_links"] is False and post.params["unfurl_media"] is False
+
+    methods = bot.methods()
+    assert (
+        methods.index("reactions.add") < methods.index("chat.postMessage") < methods.index("reactions.remove")
+    )
+    [react] = bot.calls("reactions.add")
+    [unreact] = bot.calls("reactions.remove")
+    assert react.params == {"channel": "CDOCS", "timestamp": asked, "name": "mag"}
+    assert unreact.params == react.params
+
+    listed = await bot.mention("CDOCS", "UADA", "list indexes")
+    assert "⭐ *docs* (channel) — 1 document, 1 passage" in only_reply(bot, "CDOCS", listed).text.splitlines()
+
+
+async def test_a_file_dropped_in_a_dm_goes_into_the_personal_index_without_a_command(bot: SlackBot) -> None:
+    bot.slack.add_user("UCARL", "carl")
+    oncall = markdown_file(bot, "FONCALL", "oncall.md", ONCALL)
+    dropped = await bot.dm("UCARL", files=[oncall])
+    [download] = bot.downloads()
+    assert download.name == "oncall.md" and download.authorized
+    reply = only_reply(bot, "DUCARL", dropped)
+    assert reply.text == "I added oncall.md to your personal index. Ask me about it here any time."
+
+    asked = await bot.dm("UCARL", "who carries the pager, and for how long?")
+    answer = only_reply(bot, "DUCARL", asked)
+    assert "[1] *oncall.md* — added just now, in personal" in answer.text
+
+
+async def test_a_sign_in_page_instead_of_the_file_gets_a_polite_answer(bot: SlackBot) -> None:
+    bot.slack.add_channel("CLOGIN", "login")
+    bot.slack.add_user("ULOGIN", "lou")
+    bot.slack.add_file("FLOGIN", "q3-report.pdf", SIGN_IN.encode(), "application/pdf", "pdf")
+    asked = await bot.mention("CLOGIN", "ULOGIN", "please add this file to your memory", files=["FLOGIN"])
+    reply = only_reply(bot, "CLOGIN", asked)
+    assert reply.text == (
+        "I couldn't download q3-report.pdf: Slack sent a sign-in page instead of the file. "
+        "Check that I have the files:read scope and am a member of this channel."
+    )
+    assert bot.calls("reactions.remove")  # the working signal is cleared
+
+
+async def test_remember_this_under_a_message_adds_the_parent_files(bot: SlackBot) -> None:
+    bot.slack.add_channel("CPARENT", "parent")
+    bot.slack.add_user("UPAT", "pat")
+    oncall = markdown_file(bot, "FPARENT", "rota.md", ONCALL)
+    parent = bot.next_ts()
+    bot.slack.add_message("CPARENT", parent, "here is the rota", "UPAT", files=[oncall])
+    asked = await bot.mention("CPARENT", "UPAT", "remember this", thread_ts=parent)
+    assert "Added *rota.md* to the *parent* index" in only_reply(bot, "CPARENT", parent).text
+    assert asked != parent
+
+
+# --- delivery: once, and never to itself -------------------------------------------------
+
+
+async def test_retries_and_double_deliveries_are_answered_once(bot: SlackBot) -> None:
+    bot.slack.add_channel("CRETRY", "retry")
+    bot.slack.add_user("URAY", "ray")
+    event = bot.mention_event("CRETRY", "URAY", "who approves the budget?")
+    retry = {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    assert await bot.deliver(event, event_id="EvRetry1", settle=False) == 200
+    assert await bot.deliver(event, event_id="EvRetry1", settle=False, headers=retry) == 200
+    as_message = {**event, "type": "message", "channel_type": "channel"}
+    assert await bot.deliver(as_message, event_id="EvRetry2", settle=False) == 200
+    await bot.settle()
+    assert await bot.deliver(event, event_id="EvRetry1", headers={**retry, "X-Slack-Retry-Num": "2"}) == 200
+    only_reply(bot, "CRETRY", event["ts"])
+    assert len(bot.calls("chat.postMessage")) == 1
+
+    bot.begin()
+    dm = bot.dm_event("URAY", "what's in your memory?")
+    assert await bot.deliver(dm, event_id="EvDm1", settle=False) == 200
+    assert await bot.deliver(dm, event_id="EvDm2", settle=False) == 200  # same ts, another id
+    await bot.settle()
+    only_reply(bot, "DURAY", dm["ts"])
+
+
+async def test_its_own_messages_and_other_bots_are_ignored(bot: SlackBot) -> None:
+    bot.slack.add_channel("CBOTS", "bots")
+    bot.slack.add_user("UOTHERBOT", "deploybot", is_bot=True)
+    ts = bot.next_ts
+    events = [
+        {"type": "message", "channel_type": "im", "channel": "DUBOT", "user": BOT, "bot_id": "B0001", "text": "help", "ts": ts()},
+        {"type": "app_mention", "channel": "CBOTS", "user": BOT, "bot_id": "B0001", "text": f"<@{BOT}> help", "ts": ts()},
+        {"type": "app_mention", "channel": "CBOTS", "user": "UOTHERBOT", "bot_id": "B0777", "text": f"<@{BOT}> list indexes", "ts": ts()},
+        {"type": "message", "subtype": "bot_message", "channel_type": "channel", "channel": "CBOTS", "bot_id": "B0777", "text": f"<@{BOT}> help", "ts": ts()},
+        {"type": "message", "subtype": "bot_message", "channel_type": "im", "channel": "DUOTHERBOT", "bot_id": "B0777", "text": "help", "ts": ts()},
+        {"type": "message", "channel_type": "im", "channel": "DUOTHERBOT", "user": "UOTHERBOT", "bot_id": "B0777", "text": "help", "ts": ts()},
+        {"type": "message", "subtype": "message_changed", "channel_type": "im", "channel": "DUX", "message": {"user": "UX", "text": "help"}, "ts": ts()},
+    ]  # fmt: skip
+    for event in events:
+        assert await bot.deliver({**event, "event_ts": event["ts"], "team": TEAM}) == 200
+    assert set(bot.methods()) <= {"auth.test"}
+
+
+async def test_joining_a_channel_prepares_its_index(bot: SlackBot) -> None:
+    bot.slack.add_channel("CJOIN", "newcomers")
+    bot.slack.add_channel("CJOINED", "elsewhere")
+    bot.slack.add_user("UJOE", "joe")
+    joined = {
+        "type": "member_joined_channel",
+        "user": BOT,
+        "channel": "CJOIN",
+        "channel_type": "C",
+        "team": TEAM,
+    }
+    someone = {**joined, "user": "UJOE", "channel": "CJOINED"}
+    assert await bot.deliver(joined) == 200
+    assert await bot.deliver(someone) == 200
+    [info] = bot.calls("conversations.info")
+    assert info.params == {"channel": "CJOIN"}
+    listed = await bot.mention("CJOINED", "UJOE", "list indexes")
+    listing = only_reply(bot, "CJOINED", listed).text
+    assert "▫️ *newcomers* (channel) — 0 documents, 0 passages" in listing.splitlines()
+
+
+# --- the chat commands ----------------------------------------------------------------
+
+
+async def test_index_commands_list_create_enable_disable_default_and_delete(bot: SlackBot) -> None:
+    bot.slack.add_channel("COPS", "ops")
+    bot.slack.add_user("UOLGA", "olga")
+    bot.slack.add_user("UBORIS", "boris")
+
+    async def say(text: str, user: str = "UOLGA") -> Reply:
+        asked = await bot.mention("COPS", user, text)
+        return only_reply(bot, "COPS", asked)
+
+    assert "⭐ *ops* (channel) — 0 documents" in (await say("list indexes")).text
+    assert (await say("create an index called handbook")).text == (
+        "Created the shared *handbook* index and enabled it here. Anyone in the workspace can enable it too."
+    )
+    assert "✅ *handbook* (shared)" in (await say("which indexes can I use?")).text
+    assert (await say("create index handbook")).text == "There is already an index called 'handbook'."
+    assert (await say("disable the handbook index")).text == "Disabled the *handbook* index here."
+    assert (await say("disable the handbook index")).text == "The *handbook* index wasn't enabled here."
+    assert "▫️ *handbook* (shared)" in (await say("list indexes")).text
+    assert (
+        await say("enable the handbook index")
+    ).text == "Enabled the *handbook* index here. I'll search it for every question."
+    assert (
+        await say("Use the HANDBOOK index too, please")
+    ).text == "The *handbook* index is already enabled here."
+    assert (await say("enable the hand book index")).text.startswith(
+        "I don't know an index called 'hand book'"
+    )
+    assert (
+        await say("make handbook the default")
+    ).text == "New documents here now go into the *handbook* index."
+    listing = (await say("list indexes")).text
+    assert listing.index("⭐ *handbook*") < listing.index("✅ *ops*")
+
+    confirm = await say("delete the handbook index")
+    assert confirm.text == "Delete the *handbook* index and its 0 documents? This cannot be undone."
+    assert await bot.press("UBORIS", "COPS", confirm, "confirm_delete_index") == 200
+    refused = bot.replies("COPS", confirm.thread_ts)[-1]
+    assert refused.text == "Only the person who created the handbook index can delete it."
+    bot.begin()
+    assert await bot.press("UOLGA", "COPS", confirm, "confirm_delete_index") == 200
+    assert only_reply(bot, "COPS", confirm.thread_ts).text == "Deleted the *handbook* index."
+    bot.begin()
+    assert await bot.press("UOLGA", "COPS", confirm, "confirm_delete_index") == 200  # pressed twice
+    assert only_reply(bot, "COPS", confirm.thread_ts).text == "That index no longer exists."
+    assert "handbook" not in (await say("list indexes")).text
+
+    await say("create an index called scratch")
+    keep = await say("drop the scratch index")
+    await bot.press("UOLGA", "COPS", keep, "cancel_delete_index")
+    assert bot.replies("COPS", keep.thread_ts)[-1].text == "Kept the *scratch* index."
+    assert "*scratch*" in (await say("list indexes")).text
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def website() -> AsyncIterator[str]:
+    """A web page on loopback (the offline bot may fetch from 127.0.0.1)."""
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=RUNBOOK, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/runbook", page)
+    async with TestServer(app, host="127.0.0.1") as server:
+        yield str(server.make_url("/runbook"))
+
+
+async def test_document_commands_add_list_and_forget(bot: SlackBot, website: str) -> None:
+    bot.slack.add_channel("CLIB", "library")
+    bot.slack.add_user("ULIB", "libby")
+    runbook = markdown_file(bot, "FRUNBOOK", "deploys.md", DEPLOY)
+
+    async def say(text: str, files: tuple[str, ...] = ()) -> str:
+        asked = await bot.mention("CLIB", "ULIB", text, files=files)
+        return "\n".join(r.text for r in bot.replies("CLIB", asked))
+
+    assert (await say("what's in your memory?")).startswith("The *library* index is empty.")
+    assert (await say("remember this")).startswith("I don't see any files on this message")
+    assert (await say("remember this", (runbook,))) == (
+        "Added *deploys.md* to the *library* index (1 passage). Ask me about it any time."
+    )
+    assert (await say("add this doc to your memory", (runbook,))) == (
+        "*deploys.md* is already in memory (the *library* index); nothing to do."
+    )
+    assert (await say(f"add <{website}> to your memory")).startswith(
+        "Added *Incident runbook* to the *library* index"
+    )
+    refused = await say("add http://169.254.169.254/latest/meta-data to your memory")
+    assert refused.startswith("I couldn't read http://169.254.169.254/latest/meta-data: ")
+    listed = await say("What is in your memory")
+    assert listed.startswith("Documents in the *library* index:")
+    assert "• deploys.md — text/markdown, added just now" in listed
+    assert f"• <{website}|Incident runbook> — text/html, added just now" in listed
+
+    answer = await say("who does the incident commander page during an incident?")
+    assert website in answer and "database team" in answer
+
+    assert (await say("forget q3-report.pdf")).startswith(
+        "I couldn't find a document matching “q3-report.pdf”"
+    )
+    assert (await say("forget deploys.md")) == "Forgot *deploys.md* (from the *library* index)."
+    assert (await say(f"forget <{website}>")) == "Forgot *Incident runbook* (from the *library* index)."
+    assert (await say("list docs")).startswith("The *library* index is empty.")
+
+
+async def test_help_status_mode_and_strategy_commands(bot: SlackBot) -> None:
+    bot.slack.add_channel("CMISC", "misc")
+    bot.slack.add_user("UMAX", "max")
+
+    async def say(text: str) -> str:
+        asked = await bot.mention("CMISC", "UMAX", text)
+        return only_reply(bot, "CMISC", asked).text
+
+    assert (await say("help")).startswith("Here's what I can do:")
+    assert (await say("what can you do?")).startswith("Here's what I can do:")
+    assert (await say("status")) == "Nothing is being indexed here right now."
+    assert (await say("stop indexing https://example.com")) == "Nothing is being indexed here right now."
+    assert (await say("refresh <https://example.com>")) == "Nothing is being indexed here right now."
+    assert (await say("use rag only mode here")) == "Answers here now use *RAG_ONLY* mode."
+    assert (await say("switch to hybrid mode")) == "Answers here now use *HYBRID* mode."
+    assert (await say("use the strategy smart")) == "Retrieval strategy here is now *smart*."
+    assert (await say("")) == "What would you like to know? Ask me a question, or say “help”."
+
+
+async def test_feedback_buttons_are_stored(bot: SlackBot) -> None:
+    bot.slack.add_channel("CFEED", "feedback")
+    bot.slack.add_user("UFAY", "fay")
+    await bot.mention(
+        "CFEED", "UFAY", "add this doc", files=[markdown_file(bot, "FFEED", "deploy.md", DEPLOY)]
+    )
+    asked = await bot.mention("CFEED", "UFAY", "which pipeline do billing deploys use?")
+    answer = only_reply(bot, "CFEED", asked)
+    answer_id = int(answer.button("feedback_helpful")["value"])
+    answers = AnswerRepository(bot.runtime.services.db)
+    assert answers.feedback(answer_id)[0] is None
+
+    bot.begin()
+    assert await bot.press("UFAY", "CFEED", answer, "feedback_helpful") == 200
+    feedback, facts = answers.feedback(answer_id)
+    assert feedback == "helpful" and facts["question"] == "which pipeline do billing deploys use?"
+    assert facts["cited"][0]["name"] == "deploy.md"
+    [thanks] = bot.calls("chat.postEphemeral")
+    assert (
+        thanks.params | {"channel": "CFEED", "user": "UFAY", "text": "Thanks! Glad it helped."}
+        == thanks.params
+    )
+
+    await bot.press("UFAY", "CFEED", answer, "feedback_not_helpful")
+    assert answers.feedback(answer_id)[0] == "not_helpful"
+    assert bot.calls("chat.postEphemeral")[-1].params["text"].startswith("Thanks for telling me.")
+
+    bot.begin()
+    forged = Reply(
+        answer.ts,
+        answer.thread_ts,
+        answer.method,
+        "",
+        [{"type": "actions", "elements": [{"action_id": "feedback_helpful", "value": "987654"}]}],
+    )
+    assert await bot.press("UFAY", "CFEED", forged, "feedback_helpful") == 200
+    assert bot.calls("chat.postEphemeral") == []
+
+
+# --- the access policy ----------------------------------------------------------------
+
+ENABLE_PERSONAL = [
+    "enable the personal index",
+    "enable personal",
+    "use the personal index too",
+    "enable alice's personal index",
+    "enable <@UALICE> personal index",
+    "enable the personal index of alice",
+    "make personal the default",
+    "turn on the PERSONAL index!",
+]
+ENABLE_SECRET = [
+    "enable the secret-plans index",
+    "enable secret-plans",
+    "enable <#GSECRET|secret-plans>",
+    "enable the <#GSECRET> index",
+    "please use the #secret-plans index as well",
+    "turn on secret-plans",
+    "activate the SECRET-PLANS index!",
+    "make secret-plans the default",
+    "search the secret-plans index too",
+]
+
+
+async def test_a_personal_index_is_reached_only_by_its_owner_in_private(bot: SlackBot) -> None:
+    bot.slack.add_channel("CPUBLIC", "public")
+    bot.slack.add_user("UALICE", "alice")
+    bot.slack.add_user("UBOB", "bob")
+    salary = markdown_file(bot, "FSALARY", "alice-salary.md", SALARY)
+    await bot.dm("UALICE", files=[salary])
+    question = "how many zorkmids is alice's salary?"
+    asked = await bot.dm("UALICE", question)
+    assert "alice-salary.md" in bot.said("DUALICE", asked)  # the control: the owner, in private
+
+    bot.begin()
+    for text in ENABLE_PERSONAL:
+        await bot.dm("UBOB", text)  # at most Bob's own personal index
+        for user in ("UBOB", "UALICE"):
+            reply = only_reply(bot, "CPUBLIC", await bot.mention("CPUBLIC", user, text))
+            assert reply.text.startswith("I don't know an index called") or "alice" in text, reply.text
+    await bot.dm("UBOB", question)
+    await bot.mention("CPUBLIC", "UBOB", question)
+    await bot.mention("CPUBLIC", "UALICE", question)
+    await bot.mention("CPUBLIC", "UALICE", "list indexes")
+    everything = [c.params for c in bot.calls() if c.method.startswith("chat.")]
+    assert everything and not [
+        p for p in everything if "alice-salary" in json.dumps(p) or "181,000" in json.dumps(p)
+    ]
+    assert not [p for p in everything if "Enabled the" in json.dumps(p)]
+
+
+async def test_a_private_channel_index_is_reached_only_from_its_channel(bot: SlackBot) -> None:
+    bot.slack.add_channel("GSECRET", "secret-plans", is_private=True)
+    bot.slack.add_channel("CLOBBY", "lobby")
+    bot.slack.add_user("UCLEO", "cleo")
+    plans = markdown_file(bot, "FPLANS", "plans.md", PLANS)
+    await bot.mention("GSECRET", "UCLEO", "add this doc to your memory", files=[plans])
+    question = "when does project nightjar launch the lunar relay?"
+    asked = await bot.mention("GSECRET", "UCLEO", question)
+    assert "plans.md" in bot.said("GSECRET", asked)  # the control: from its own channel
+
+    bot.begin()
+    for text in ENABLE_SECRET:
+        for reply in [
+            only_reply(bot, "CLOBBY", await bot.mention("CLOBBY", "UCLEO", text)),
+            only_reply(bot, "DUCLEO", await bot.dm("UCLEO", text)),
+        ]:
+            assert reply.text.startswith("I don't know an index called"), (text, reply.text)
+            assert "secret-plans' that you can use here." in reply.text.lower()
+    await bot.mention("CLOBBY", "UCLEO", question)
+    await bot.dm("UCLEO", question)
+    listed = await bot.mention("CLOBBY", "UCLEO", "list indexes")
+    assert "*lobby*" in only_reply(bot, "CLOBBY", listed).text
+    everything = [c.params for c in bot.calls() if c.method.startswith("chat.")]
+    leaks = [p for p in everything if "plans.md" in json.dumps(p) or "Kourou" in json.dumps(p)]
+    assert everything and not leaks
+    assert not [p for p in everything if "secret-plans" in json.dumps(p) and "Enabled" in json.dumps(p)]
+
+
+# --- with a language model ------------------------------------------------------------
+
+
+async def test_a_follow_up_in_a_thread_sends_the_thread_to_the_model(gpt: SlackBot) -> None:
+    assert gpt.llm is not None
+    gpt.slack.add_channel("CTHREAD", "thread")
+    gpt.slack.add_user("UTESS", "tess")
+    gpt.llm.enqueue(LLMReply("Dana approves billing deploys."), LLMReply("On weekends Sam approves them."))
+    first = await gpt.mention("CTHREAD", "UTESS", "who approves billing deploys?")
+    assert only_reply(gpt, "CTHREAD", first).markdown == "Dana approves billing deploys."
+    methods = gpt.methods()
+    assert methods.index("reactions.add") < methods.index("chat.startStream")
+    assert methods.index("chat.stopStream") < methods.index("reactions.remove")
+
+    gpt.begin()
+    await gpt.mention("CTHREAD", "UTESS", "and on weekends?", thread_ts=first)
+    [replies] = gpt.calls("conversations.replies")
+    assert replies.params["channel"] == "CTHREAD" and replies.params["ts"] == first
+    [request] = gpt.chat_requests
+    assert request.messages[1:] == [
+        {"role": "user", "content": "who approves billing deploys?"},
+        {"role": "assistant", "content": "Dana approves billing deploys."},
+        {"role": "user", "content": "and on weekends?"},
+    ]
+    answers = gpt.replies("CTHREAD", first)
+    assert [a.markdown for a in answers] == ["On weekends Sam approves them."]
+
+
+async def test_a_long_thread_sends_its_latest_messages_and_other_bots_speak_as_users(gpt: SlackBot) -> None:
+    assert gpt.llm is not None
+    gpt.slack.add_channel("CBUSY", "busy")
+    gpt.slack.add_user("UBUSY", "bea")
+    first = await gpt.mention("CBUSY", "UBUSY", "what changed in the release?")
+    for n in range(230):  # more than one page of conversations.replies
+        gpt.slack.add_message("CBUSY", gpt.next_ts(), f"remark {n}", "UBUSY", thread_ts=first)
+    deploybot = {"type": "message", "bot_id": "B0777", "user": "UDEPLOYBOT", "text": "deploy 42 finished", "ts": gpt.next_ts(), "thread_ts": first}  # fmt: skip
+    gpt.slack.add_message("CBUSY", deploybot["ts"], deploybot["text"], "UDEPLOYBOT", thread_ts=first)
+
+    gpt.begin()
+    gpt.llm.enqueue(LLMReply("Deploy 42 shipped the release."))
+    await gpt.mention("CBUSY", "UBUSY", "so is it live?", thread_ts=first)
+    assert len(gpt.calls("conversations.replies")) == 2
+    [request] = gpt.chat_requests
+    # the latest 30 messages, all users'; the engine asks everything said since its last answer
+    latest = [*(f"remark {n}" for n in range(201, 230)), "deploy 42 finished", "so is it live?"]
+    assert request.messages[1:] == [{"role": "user", "content": "\n\n".join(latest)}]
+
+
+def long_text(paragraphs: int = 60) -> str:
+    sentence = "The billing service is deployed with the blue-green pipeline on Tuesdays. "
+    return "\n\n".join(f"Step {n}: " + sentence * 3 for n in range(paragraphs))
+
+
+async def test_a_long_answer_is_streamed_whole(gpt: SlackBot) -> None:
+    assert gpt.llm is not None
+    gpt.slack.add_channel("CLONG", "long")
+    gpt.slack.add_user("ULEN", "len")
+    text = long_text()
+    assert len(text) > 13_000
+    gpt.llm.enqueue(LLMReply(text))
+    asked = await gpt.mention("CLONG", "ULEN", "walk me through every deploy step")
+    answer = only_reply(gpt, "CLONG", asked)
+    assert answer.method == "chat.startStream" and answer.markdown == text
+    for call in gpt.calls():
+        if call.method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
+            assert sum(len(c["text"]) for c in call.params.get("chunks", [])) <= 12_000
+    assert answer.button("feedback_helpful")
+
+
+async def test_without_streaming_a_long_answer_is_split_over_messages_with_nothing_lost(
+    gpt: SlackBot,
+) -> None:
+    assert gpt.llm is not None
+    gpt.slack.add_channel("CSPLIT", "split")
+    gpt.slack.add_user("USPLIT", "sid")
+    text = long_text(80)
+    gpt.llm.enqueue(LLMReply(text))
+    gpt.slack.fail("chat.startStream", "not_allowed_token_type")
+    asked = await gpt.mention("CSPLIT", "USPLIT", "list every deploy step in detail")
+    answers = gpt.replies("CSPLIT", asked)
+    assert len(answers) >= 2 and all(a.method == "chat.postMessage" for a in answers)
+    assert "".join("".join(a.markdown.split()) for a in answers) == "".join(text.split())
+    for call in gpt.calls():
+        blocks = call.params.get("blocks") or []
+        assert len(blocks) <= 50
+        assert sum(len(b["text"]) for b in blocks if b["type"] == "markdown") <= 12_000
+    assert answers[-1].button("feedback_helpful")
+
+    gpt.begin()
+    gpt.llm.enqueue(LLMReply("Short and sweet."))
+    gpt.slack.fail("chat.startStream", "not_allowed_token_type")
+    asked = await gpt.mention("CSPLIT", "USPLIT", "summarise the deploy steps")
+    assert only_reply(gpt, "CSPLIT", asked).markdown == "Short and sweet."
+
+
+async def test_rag_only_mode_abstains_without_the_model(gpt: SlackBot) -> None:
+    gpt.slack.add_channel("CRAG", "rag")
+    gpt.slack.add_channel("CFREE", "free")
+    gpt.slack.add_user("URAG", "rags")
+    question = "what is the capital of the moon colony?"
+    await gpt.mention("CFREE", "URAG", question)
+    assert len(gpt.chat_requests) == 1  # the control: by default the model answers
+
+    gpt.begin()
+    set_mode = await gpt.mention("CRAG", "URAG", "use rag only mode here")
+    assert only_reply(gpt, "CRAG", set_mode).text == "Answers here now use *RAG_ONLY* mode."
+    asked = await gpt.mention("CRAG", "URAG", question)
+    assert gpt.chat_requests == []
+    assert only_reply(gpt, "CRAG", asked).text.startswith(
+        "I couldn't find anything about that in the rag index."
+    )
+
+
+async def test_the_function_strategy_lets_the_model_call_tools(gpt: SlackBot) -> None:
+    assert gpt.llm is not None
+    gpt.slack.add_channel("CTOOLS", "tools")
+    gpt.slack.add_user("UTOOL", "tula")
+    said = await gpt.mention("CTOOLS", "UTOOL", "use function retrieval here")
+    assert only_reply(gpt, "CTOOLS", said).text == "Retrieval strategy here is now *function*."
+    gpt.llm.enqueue(LLMReply("I looked it up."))
+    asked = await gpt.mention("CTOOLS", "UTOOL", "what do the release notes say?")
+    [request] = gpt.chat_requests
+    assert "search_knowledge" in [t["function"]["name"] for t in request.json["tools"]]
+    assert only_reply(gpt, "CTOOLS", asked).markdown == "I looked it up."
