@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -9,6 +10,15 @@ from bot.messages import plural
 from knowledge.answer import Answer
 from knowledge.catalog import IndexListing
 from storage.records import DocumentRef, IndexRef
+
+
+_LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
+_EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
+
+
+def plain(mrkdwn: str) -> str:
+    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `*bold*` and `_it_` unmarked."""
+    return _EMPHASIS.sub(r"\2", _LINK.sub(r"\2 <\1>", mrkdwn))
 
 
 def age(when: datetime, now: datetime | None = None) -> str:

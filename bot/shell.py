@@ -17,7 +17,7 @@ from typing import TextIO
 from bot.cli_knowledge import files_under
 from bot.conversations import enter_channel, enter_dm
 from bot.local import local_user
-from bot.render_text import render_answer
+from bot.render_text import plain, render_answer
 from bot.router import Router
 from bot.services import Services
 from bot.surface import IncomingFile, Turn
@@ -44,11 +44,11 @@ class ShellSurface:
         self.write("lore> …")
 
     async def say(self, text: str) -> None:
-        self.write(f"lore> {text}")
+        self.write(f"lore> {plain(text)}")
 
     async def confirm(self, text: str, action: str, value: str) -> None:
         self.pending = (action, value)
-        self.write(f"lore> {text} (yes/no)")
+        self.write(f"lore> {plain(text)} (yes/no)")
 
     async def answer(
         self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]

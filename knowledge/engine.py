@@ -240,7 +240,14 @@ class Knowledge:
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
         if not self.relevant(retrieval):
             return abstention(retrieval, mode, fallback=fallback, notices=notices)
-        return extractive_answer(question, retrieval, mode, fallback=fallback, notices=notices)
+        return extractive_answer(
+            question,
+            retrieval,
+            mode,
+            fallback=fallback,
+            notices=notices,
+            relevance_floor=self._spec.relevance_floor,
+        )
 
     async def _generate(self, plan: _Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
         assert self._chat is not None
@@ -293,6 +300,7 @@ class Knowledge:
                 plan.mode,
                 fallback=Fallback.LLM_UNAVAILABLE,
                 notices=[notice],
+                relevance_floor=self._spec.relevance_floor,
             )
         return replace(answer, mode=plan.mode)
 

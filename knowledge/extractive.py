@@ -19,11 +19,18 @@ def extractive_answer(
     *,
     fallback: Fallback | None = None,
     notices: Sequence[str] = (),
+    relevance_floor: float = 0.0,
 ) -> Answer:
-    """Quotes from the best hits; the caller has already decided they are relevant."""
+    """Quotes from the best hits; the caller has already decided the best one is relevant.
+
+    Other hits are quoted only when they clear `relevance_floor` too (a passage found by
+    keywords alone has no similarity and is kept): a quote off the subject is noise.
+    """
+    best, *others = _distinct_documents(retrieval.hits)
+    relevant = [best] + [h for h in others if h.similarity is None or h.similarity >= relevance_floor]
     citations = [
         Citation.from_hit(n, hit, best_sentences(hit.text, question) or hit.text)
-        for n, hit in enumerate(_distinct_documents(retrieval.hits)[:QUOTED_SOURCES], start=1)
+        for n, hit in enumerate(relevant[:QUOTED_SOURCES], start=1)
     ]
     lines = ["Here is what I found:"] + [f"> {c.text} [{c.n}]" for c in citations]
     return Answer(

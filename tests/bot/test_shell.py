@@ -73,8 +73,8 @@ async def terminal(tmp_path: Path, folders: Path) -> AsyncIterator[Terminal]:
 async def test_a_folder_added_in_a_channel_answers_with_sources(terminal: Terminal) -> None:
     printed = await terminal.type("/as alice", "/in #eng", "@lore please add ./notes to your memory")
     assert "(now speaking as alice)" in printed and "(now in #eng)" in printed
-    assert "lore> Added *deploy.md* to the *eng* index (1 passage)." in printed
-    assert "lore> Added *oncall.md* to the *eng* index (1 passage)." in printed
+    assert "lore> Added deploy.md to the eng index (1 passage)." in printed
+    assert "lore> Added oncall.md to the eng index (1 passage)." in printed
     assert ".hidden.md" not in printed
 
     answer = await terminal.type("When do we deploy the billing service?")
@@ -82,14 +82,14 @@ async def test_a_folder_added_in_a_channel_answers_with_sources(terminal: Termin
     assert "Sources:\n  [1] deploy.md, added just now (eng)" in answer
 
     listing = await terminal.type("list indexes")
-    assert "⭐ *eng* (channel) — 2 documents, 2 passages" in listing
+    assert "⭐ eng (channel) — 2 documents, 2 passages" in listing
     assert "personal" not in listing  # not in a channel, even for its owner
 
 
 async def test_bob_cannot_see_alices_personal_documents(terminal: Terminal) -> None:
     question = "how many zorkmids is alice's salary?"
     printed = await terminal.type("/as alice", "/dm", "add ./private to your memory", question)
-    assert "Added *salary.md* to the *personal* index" in printed
+    assert "Added salary.md to the personal index" in printed
     assert "Sources:\n  [1] salary.md, added just now (personal)" in printed  # the control
 
     for where in ("/dm", "/in #eng"):
@@ -113,11 +113,11 @@ async def test_delete_asks_yes_or_no_and_quit_stops_reading(terminal: Terminal) 
     printed = await terminal.type(
         "/as olga", "/in #ops", "create an index called scratch", "delete the scratch index", "no"
     )
-    assert "lore> Delete the *scratch* index and its 0 documents? This cannot be undone. (yes/no)" in printed
+    assert "lore> Delete the scratch index and its 0 documents? This cannot be undone. (yes/no)" in printed
     assert printed.endswith("lore> Cancelled.\n")
     printed = await terminal.type("delete the scratch index", "yes", "list indexes")
-    assert "lore> Deleted the *scratch* index." in printed
-    assert "*scratch*" not in printed.split("lore> Indexes you can use here")[1]
+    assert "lore> Deleted the scratch index." in printed
+    assert "scratch" not in printed.split("lore> Indexes you can use here")[1]
     printed = await terminal.type("/quit", "help")
     assert printed == ""
     assert (await terminal.type("/nonsense")).startswith(
