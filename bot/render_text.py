@@ -11,7 +11,6 @@ from knowledge.answer import Answer
 from knowledge.catalog import IndexListing
 from storage.records import DocumentRef, IndexRef
 
-
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
 

@@ -19,7 +19,9 @@ def test_lore_run_without_tokens_is_a_scriptable_shell(tmp_path: Path) -> None:
     docs.mkdir()
     (docs / "deploy.md").write_text("# Deploying\n\nWe deploy the billing service every Tuesday.\n")
     (docs / "oncall.md").write_text("# On-call\n\nThe on-call engineer carries the pager for a week.\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "DATABASE_", "CHROMA_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "DATABASE_", "CHROMA_"))
+    }
     script = f"@lore add {docs} to your memory\n@lore when do we deploy billing?\n"
     run = subprocess.run(
         [LORE, "run"],

@@ -63,12 +63,18 @@ async def test_extractive_answer_quotes_and_cites(stack: Stack) -> None:
 
 async def test_extractive_answer_leaves_out_documents_off_the_subject(stack: Stack) -> None:
     index = stack.index()
-    await stack.ingestor.add(index, md("deploy.md", "# Deploying\n\nWe deploy the billing service every Tuesday."))
-    await stack.ingestor.add(index, md("oncall.md", "# On-call\n\nThe on-call engineer carries the pager for a week."))
+    await stack.ingestor.add(
+        index, md("deploy.md", "# Deploying\n\nWe deploy the billing service every Tuesday.")
+    )
+    await stack.ingestor.add(
+        index, md("oncall.md", "# On-call\n\nThe on-call engineer carries the pager for a week.")
+    )
     question = "When do we deploy billing?"
     retrieval = await stack.retriever.search([index], question)
     oncall = [h for h in retrieval.hits if h.document.name == "oncall.md"]
-    assert oncall and all(h.similarity is not None and h.similarity < 0.30 for h in oncall)  # found, off topic
+    assert oncall and all(
+        h.similarity is not None and h.similarity < 0.30 for h in oncall
+    )  # found, off topic
     answer = await stack.knowledge().ask(ask(question, stack, [index.id]))
     assert [c.name for c in answer.citations] == ["deploy.md"]
 
