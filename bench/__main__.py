@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench.slack_path import measure_mentions
 from knowledge.chunking import chunk_text
 from knowledge.embedding import LocalEmbedder
 from knowledge.ingest import Ingestor, Source
@@ -153,6 +154,14 @@ def main() -> None:
         report["ingest"] = asyncio.run(
             bench_ingest_and_query(Path(home), embedder, docs, 10 if args.quick else 200)
         )
+        mentions = 5 if args.quick else 100
+        questions = [title for title, _ in docs][:mentions]
+        report["slack"] = {
+            kind: asyncio.run(
+                measure_mentions(Path(home) / f"slack-{kind}", docs, questions, llm=kind == "generative")
+            )
+            for kind in ("extractive", "generative")
+        }
     ingest = report["ingest"]
     report["ingest"]["pipeline_vs_embedder"] = round(
         ingest["chunks_per_s"] / report["embedder"]["passages_per_s"], 3
@@ -173,6 +182,11 @@ def table(report: dict[str, Any]) -> str:
         *(
             (f"{kind} retrieval p50 / p95, ms ({ingest['chunks']} chunks)", f"{v['p50_ms']} / {v['p95_ms']}")
             for kind, v in latency.items()
+        ),
+        *(
+            (f"Slack mention → {step}, {kind} p50 / p95, ms", f"{v[step]['p50_ms']} / {v[step]['p95_ms']}")
+            for kind, v in report["slack"].items()
+            for step in ("ack", "working", "answer")
         ),
     ]
     return "| measure | value |\n|---|---|\n" + "\n".join(f"| {name} | {value} |" for name, value in rows)

@@ -189,9 +189,11 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         if as_json:
             typer.echo(json.dumps(scores))
         else:
-            typer.echo(f"{'':10}{'nDCG@10':>10}{'Recall@100':>12}")
-            for name, values in scores.items():
-                typer.echo(f"{name:10}{values['ndcg@10']:>10.4f}{values['recall@100']:>12.4f}")
+            typer.echo(f"{'':10}{'nDCG@10':>10}{'Recall@100':>12}{'p50 ms':>10}{'p95 ms':>10}")
+            for name, v in scores.items():
+                typer.echo(
+                    f"{name:10}{v['ndcg@10']:>10.4f}{v['recall@100']:>12.4f}{v['p50_ms']:>10.1f}{v['p95_ms']:>10.1f}"
+                )
 
 
 def _mode(mode: str | None) -> ResponseMode | None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.services import build_services
 from bot.settings import Settings
-from knowledge.evaluation import evaluate, ingest_corpus, load_beir
+from knowledge.evaluation import corpus_sources, evaluate, ingest_corpus, load_beir
 from knowledge.retrieval import RetrievalSpec, Retriever
 from storage.keyword import KeywordIndex
 from storage.models import Scope
@@ -42,12 +42,15 @@ async def run_beir(
         )
         started = time.perf_counter()
         failures = await ingest_corpus(services.ingestor, index, beir, None if quiet else _progress)
-        if not quiet:
-            print(
-                f"\ningested {len(beir.corpus)} documents in {time.perf_counter() - started:.0f} s "
-                f"({failures} failed)",
-                file=sys.stderr,
-            )
+        seconds = time.perf_counter() - started
+        stats = services.indexes.stats(index.id)
+        megabytes = sum(len(s.data) for s in corpus_sources(beir)) / 1e6
+        print(
+            f"\ningested {len(beir.corpus)} documents ({megabytes:.1f} MB, {stats.chunks} chunks, "
+            f"{failures} failed) in {seconds:.0f} s: {megabytes / seconds:.3f} MB/s, "
+            f"{stats.chunks / seconds:.1f} chunks/s",
+            file=sys.stderr,
+        )
         retriever = Retriever(
             services.documents,
             services.vectors,

@@ -24,3 +24,8 @@ def test_quick_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert report["embedder"]["passages_per_s"] > 0 and report["ingest"]["chunks"] > 0
     assert set(report["ingest"]["query_latency"]) == {"vector", "keyword", "hybrid"}
     assert "| ingest / embedder alone |" in run.stdout
+    for kind in ("extractive", "generative"):
+        slack = report["slack"][kind]
+        assert slack["mentions"] == 5 and slack["llm"] == (kind == "generative")
+        assert 0 < slack["ack"]["p50_ms"] <= slack["answer"]["p50_ms"]
+    assert "| Slack mention → answer, generative p50 / p95, ms |" in run.stdout

@@ -13,8 +13,6 @@ recorded calls. Tests keep apart by using their own channels, users and question
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import itertools
 import json
 import os
@@ -36,7 +34,7 @@ from bot.slack.app import build_app
 from bot.slack.events import SlackEvents
 from bot.slack.runner import http_app
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest
-from tests.fakes.slack_server import Download, FakeSlack, SlackCall
+from tests.fakes.slack_server import Download, FakeSlack, SlackCall, signed_headers
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
@@ -45,12 +43,6 @@ BOT_TOKEN = "xoxb-test"
 TEAM = "T0001"
 BOT = "UBOT"
 Json = dict[str, Any]
-
-
-def signature(body: str, timestamp: str, secret: str = SIGNING_SECRET) -> str:
-    """Slack's v0 request signature."""
-    base = f"v0:{timestamp}:{body}".encode()
-    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
 
 
 def lore_settings(home: Path, slack: FakeSlack, llm: FakeOpenAI | None = None, **extra: Any) -> Settings:
@@ -205,13 +197,7 @@ class SlackBot:
         headers: Mapping[str, str] | None = None,
     ) -> tuple[int, str]:
         """POST a signed body to /slack/events; the HTTP status and body Lore answered."""
-        stamp = str(int(time.time()) if timestamp is None else timestamp)
-        signed = {
-            "Content-Type": content_type,
-            "X-Slack-Request-Timestamp": stamp,
-            "X-Slack-Signature": signature(body, stamp, secret),
-            **(headers or {}),
-        }
+        signed = {"Content-Type": content_type, **signed_headers(body, secret, timestamp), **(headers or {})}
         response = await self.http.post("/slack/events", data=body.encode(), headers=signed)
         return response.status, await response.text()
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import base64
 import copy
+import hashlib
+import hmac
 import itertools
 import json
 import time
@@ -63,6 +65,13 @@ class Download:
     authorized: bool
     headers: Mapping[str, str]
     received_at: float
+
+
+def signed_headers(body: str, secret: str, timestamp: int | None = None) -> dict[str, str]:
+    """The headers Slack sends with a request it signs (v0 signature), at `timestamp` or now."""
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
+    digest = hmac.new(secret.encode(), f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
 
 
 class SlackError(Exception):
@@ -205,6 +214,15 @@ class FakeSlack(LoopbackServer):
         """Wait until `count` calls to `method` were answered; return the calls to it."""
         what = f"call(s) to {method}"
         return await self._calls.wait_for(lambda c: c.method == method, count, timeout, what)
+
+    async def wait_until(
+        self,
+        match: Callable[[SlackCall], bool],
+        timeout: float = 5.0,  # noqa: ASYNC109 - on expiry, the error lists what did arrive
+        what: str = "matching call",
+    ) -> SlackCall:
+        """Wait for the first call that `match` accepts; return it."""
+        return (await self._calls.wait_for(match, 1, timeout, what))[0]
 
     def wait_for_sync(self, method: str, count: int = 1, timeout: float = 5.0) -> list[SlackCall]:
         """Blocking `wait_for`, for a server started with `with` / `start_in_thread()`."""
