@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -19,10 +20,14 @@ from bot.settings import Settings
 from knowledge.answer import ResponseMode
 from knowledge.engine import Request
 from knowledge.errors import IngestError, KnowledgeError
+from knowledge.fetch import AllowList, Fetcher, FetchError
 from knowledge.ingest import IngestResult, Outcome, Source
+from knowledge.metadata import DocumentFacts
+from storage.models import SourceKind
 
 T = TypeVar("T")
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".lore"}
+URL = re.compile(r"^https?://", re.I)
 
 
 def run_with_services(settings: Settings, work: Callable[[Services, Actor], Awaitable[T]]) -> T:
@@ -68,32 +73,67 @@ async def file_sources(files: list[Path]) -> AsyncIterator[Source]:
         yield Source(name=path.name, data=data, source_key=str(path.resolve()))
 
 
+async def page_sources(
+    services: Services, urls: list[str], unfetched: list[IngestError], say: Callable[[str], None]
+) -> AsyncIterator[Source]:
+    """Single web pages, fetched safely; one that cannot be fetched is said and skipped."""
+    settings = services.settings
+    fetcher = Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
+    for url in urls:
+        try:
+            page = await fetcher.get(url)
+        except FetchError as exc:
+            unfetched.append(IngestError(url, str(exc)))
+            say(f"  ✗ {unfetched[-1]}")
+            continue
+        facts = DocumentFacts(url=page.url)
+        yield Source(
+            name=page.url, data=page.body, kind=SourceKind.URL, mime_type=page.mime_type, facts=facts
+        )
+
+
+async def _chain(*streams: AsyncIterator[Source]) -> AsyncIterator[Source]:
+    for stream in streams:
+        async for source in stream:
+            yield source
+
+
 def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
     @app.command()
     def ingest(
-        paths: list[Path] = typer.Argument(..., help="Files or folders (recursively)."),
+        targets: list[str] = typer.Argument(..., help="Files, folders (recursively) or http(s) URLs."),
         index: str = typer.Option("personal", "--index", "-i", help="Index to add to (created if new)."),
+        site: bool = typer.Option(False, "--site", help="Crawl each URL's whole site, kept fresh."),
     ) -> None:
-        """Add files and folders to an index, with a progress bar."""
-        files = list(files_under(paths))
+        """Add files, folders, web pages or whole sites to an index, with a progress bar."""
+        urls = [t for t in targets if URL.match(t)]
+        files = list(files_under([Path(t) for t in targets if not URL.match(t)]))
 
         async def work(services: Services, actor: Actor) -> list[IngestResult | IngestError]:
             target = await index_for_cli(services, actor, index, create=True)
+            if site and urls:
+                from bot.cli_jobs import crawl_site
+
+                await crawl_site(services, actor, target, urls)
             with Progress(transient=True) as bar:
-                task = bar.add_task(f"Adding to {target.name}", total=len(files))
+                task = bar.add_task(f"Adding to {target.name}", total=len(files) + (0 if site else len(urls)))
 
                 def report(source: Source, result: IngestResult | IngestError) -> None:
                     bar.advance(task)
                     bar.console.print(_result_line(source, result))
 
-                return await services.ingestor.add_many(target, file_sources(files), report)
+                unfetched: list[IngestError] = []
+                pages = page_sources(services, [] if site else urls, unfetched, bar.console.print)
+                results = await services.ingestor.add_many(target, _chain(file_sources(files), pages), report)
+                return [*results, *unfetched]
 
         results = run_with_services(settings_or_exit(), work)
         added = sum(isinstance(r, IngestResult) and r.outcome != Outcome.UNCHANGED for r in results)
         failed = sum(isinstance(r, IngestError) for r in results)
-        typer.echo(
-            f"{added} added or updated, {len(results) - added - failed} already in memory, {failed} failed"
-        )
+        if results or not site:
+            typer.echo(
+                f"{added} added or updated, {len(results) - added - failed} already in memory, {failed} failed"
+            )
         if failed and not added:
             raise typer.Exit(1)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 HELP = """Here's what I can do:
 • *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources.
 • *Add files*: attach them and say “@lore add this doc to your memory” (or reply “remember this” under a message with files). In a DM, just drop the files.
 • *Add web pages*: “@lore add https://docs.example.com/page to your memory”.
+• *Add a whole site*: “@lore add these docs to your memory: https://docs.example.com/api/” — I crawl it, show progress here and keep it fresh (“refresh docs.example.com”, “stop indexing docs.example.com”, “forget docs.example.com”, “refresh docs.example.com weekly”).
 • *Indexes*: “list indexes”, “enable the handbook index”, “disable the handbook index”, “make handbook the default”, “create an index called handbook”, “delete the handbook index”.
 • *Documents*: “what's in your memory”, “forget report.pdf”.
 • *Answer style*: “use rag only mode here” (also llm only, hybrid, smart fallback, rag priority, llm priority).
@@ -124,7 +125,79 @@ def unknown_mode(mode: str) -> str:
 
 
 def no_jobs() -> str:
-    return "Nothing is being indexed here right now."
+    return "Nothing has been indexed here yet. Say “add these docs to your memory: <link>” to crawl a site."
+
+
+def indexing(site: str, done: int, found: int) -> str:
+    return f"Indexing {site}… {done}/{found} pages" if found else f"Indexing {site}…"
+
+
+def job_queued(site: str, index: str) -> str:
+    return f"Crawling *{site}* into the *{index}* index. I'll show progress here."
+
+
+def job_already_running(site: str) -> str:
+    return f"I'm already indexing *{site}*; progress is shown where it started. Say “status” to see it."
+
+
+def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None) -> str:
+    pages = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+    skipped = {k.removeprefix("skipped: "): v for k, v in counters.items() if k.startswith("skipped: ")}
+    lines = []
+    if state == "succeeded":
+        lines.append(
+            f"Done indexing *{site}* in {_duration(seconds)}: {plural(pages, 'page')} indexed "
+            f"({counters.get('documents_added', 0)} new, {counters.get('documents_updated', 0)} updated, "
+            f"{counters.get('documents_unchanged', 0)} unchanged), {plural(counters.get('chunks', 0), 'new passage')}."
+        )
+    elif state == "cancelled":
+        lines.append(f"Stopped indexing *{site}* after {plural(pages, 'page')}; what was indexed stays.")
+    else:
+        lines.append(
+            f"Indexing *{site}* failed after {plural(pages, 'page')}: {error or 'an unexpected error'}."
+        )
+    if skipped:
+        lines.append("Skipped: " + "; ".join(f"{n} ({reason})" for reason, n in skipped.items()) + ".")
+    if counters.get("pages_failed"):
+        lines.append(
+            f"{plural(counters['pages_failed'], 'page')} could not be fetched; say “status” for details."
+        )
+    if counters.get("documents_removed"):
+        lines.append(f"Removed {plural(counters['documents_removed'], 'page')} that no longer exist.")
+    if state == "succeeded":
+        lines.append(f"Ask me anything about {site}.")
+    return "\n".join(lines)
+
+
+def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> str:
+    pages = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+    return f"• *{site}*: {state}, {plural(pages, 'page')} of {counters.get('pages_found', 0)} found — {when}"
+
+
+def no_site(reference: str) -> str:
+    return f"I'm not indexing a site called “{reference}” here. Say “status” to see the sites I know."
+
+
+def site_forgotten(site: str, documents: int) -> str:
+    return f"Forgot *{site}*: removed its {plural(documents, 'page')} and stopped refreshing it."
+
+
+def stop_requested(site: str) -> str:
+    return f"Stopping the indexing of *{site}*…"
+
+
+def nothing_running(site: str) -> str:
+    return f"Nothing is being indexed for *{site}* right now."
+
+
+def schedule_set(site: str, schedule: str) -> str:
+    if schedule == "never":
+        return f"I won't refresh *{site}* on my own any more; say “refresh {site}” when you want to."
+    return f"I'll refresh *{site}* {schedule}."
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def fetching(url: str) -> str:

@@ -14,6 +14,7 @@ from bot import commands as c
 from bot import messages
 from bot.render_text import render_documents_md, render_listing_md
 from bot.services import Services
+from bot.sites import SiteCommands
 from bot.surface import DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
 from knowledge.catalog import NotAllowed
@@ -37,6 +38,7 @@ class Router:
         self._services = services
         self._fetcher = fetcher
         self._answers = AnswerRepository(services.db)
+        self._sites = SiteCommands(services)
         self._handlers: dict[type, Callable[..., Awaitable[None]]] = {
             c.Question: self._question,
             c.AddFiles: self._add_files,
@@ -50,8 +52,8 @@ class Router:
             c.ListDocs: self._list_docs,
             c.Forget: self._forget,
             c.Status: self._status,
-            c.StopIndexing: self._status,
-            c.Refresh: self._status,
+            c.StopIndexing: self._stop,
+            c.Refresh: self._refresh,
             c.Help: self._help,
             c.SetMode: self._set_mode,
             c.SetStrategy: self._set_strategy,
@@ -186,6 +188,9 @@ class Router:
     async def _add_urls(self, command: c.AddUrls, turn: Turn, surface: Surface) -> None:
         await surface.working()
         target = await self.default_index(turn)
+        if command.whole_site:
+            await self._sites.add_site(target, command.urls, turn, surface)
+            return
         for url in command.urls:
             try:
                 page = await self._fetcher.get(url)
@@ -239,6 +244,9 @@ class Router:
         await surface.say(render_documents_md(target, documents))
 
     async def _forget(self, command: c.Forget, turn: Turn, surface: Surface) -> None:
+        if site := await self._sites.forget(command.reference, turn):
+            await surface.say(messages.site_forgotten(*site))
+            return
         target = await self.default_index(turn)
         found = await find_documents(self._services.documents, target, command.reference)
         if not found:
@@ -247,8 +255,14 @@ class Router:
         await self._services.ingestor.remove(target, [d.id for d in found])
         await surface.say(messages.forgot([d.name for d in found], target.name))
 
-    async def _status(self, command: object, turn: Turn, surface: Surface) -> None:
-        await surface.say(messages.no_jobs())
+    async def _status(self, command: c.Status, turn: Turn, surface: Surface) -> None:
+        await self._sites.status(turn, surface)
+
+    async def _stop(self, command: c.StopIndexing, turn: Turn, surface: Surface) -> None:
+        await self._sites.stop(command.reference, turn, surface)
+
+    async def _refresh(self, command: c.Refresh, turn: Turn, surface: Surface) -> None:
+        await self._sites.refresh(command.reference, turn, surface)
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.say(messages.HELP)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bot.router import Router
 from bot.services import Services, build_services
 from bot.settings import Settings
+from bot.workers import running_jobs
 from knowledge.fetch import AllowList, Fetcher
 
 
@@ -27,6 +28,11 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         indexes = await asyncio.to_thread(services.indexes.list_all)
         await services.ingestor.repair({i.id: i for i in indexes})
         fetcher = Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
-        yield Runtime(services, Router(services, fetcher))
+        runtime = Runtime(services, Router(services, fetcher))
+        if settings.lore_jobs_in_process:
+            async with running_jobs(services):
+                yield runtime
+        else:
+            yield runtime
     finally:
         await services.aclose()

@@ -13,7 +13,9 @@ from bot.settings import Settings
 from knowledge.catalog import Catalog
 from knowledge.embedding import Embedder, build_embedder
 from knowledge.engine import Knowledge
+from knowledge.fetch import AllowList
 from knowledge.ingest import Ingestor
+from knowledge.jobs import IndexingJobs
 from knowledge.llm import OpenAIChatModel
 from knowledge.retrieval import Retriever
 from knowledge.tokens import configure_cache
@@ -22,6 +24,8 @@ from storage.keyword import KeywordIndex
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
+from storage.repositories.jobs import JobRepository
+from storage.repositories.sources import SourceRepository
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
@@ -42,6 +46,8 @@ class Services:
     ingestor: Ingestor
     retriever: Retriever
     knowledge: Knowledge
+    sources: SourceRepository
+    jobs: IndexingJobs
 
     async def aclose(self) -> None:
         if self.llm is not None:
@@ -60,6 +66,11 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
+    ingestor = Ingestor(documents, vectors, embedder, max_bytes=settings.max_file_bytes)
+    sources = SourceRepository(db)
+    jobs = IndexingJobs(
+        JobRepository(db), sources, indexes, ingestor, AllowList.parse(settings.lore_crawl_allow)
+    )
     return Services(
         settings=settings,
         db=db,
@@ -70,9 +81,11 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
         embedder=embedder,
         llm=llm,
         catalog=Catalog(indexes, vectors, embedder),
-        ingestor=Ingestor(documents, vectors, embedder, max_bytes=settings.max_file_bytes),
+        ingestor=ingestor,
         retriever=retriever,
         knowledge=Knowledge(retriever, chat, window=settings.llm_context_window),
+        sources=sources,
+        jobs=jobs,
     )
 
 

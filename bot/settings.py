@@ -28,6 +28,22 @@ class Settings(KnowledgeSettings):
         default=None, description="Verifies HTTP-mode requests from Slack."
     )
     slack_api_url: str = Field(default="https://slack.com/api/", description="Slack Web API base URL.")
+    lore_jobs_in_process: bool = Field(
+        default=True,
+        description="Run indexing jobs inside the bot; false when `lore worker` processes run them.",
+    )
+    lore_job_workers: int = Field(
+        default=2, ge=1, le=16, description="Indexing jobs run at once per process."
+    )
+    lore_job_stale_seconds: float = Field(
+        default=30.0, gt=0, description="A running job whose worker is silent this long is resumed elsewhere."
+    )
+    lore_refresh_check_minutes: float = Field(
+        default=10.0, gt=0, description="How often the scheduler looks for sources due a refresh."
+    )
+    lore_progress_seconds: float = Field(
+        default=3.0, gt=0, description="How often a job's progress message is updated in the thread."
+    )
 
     @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
     @classmethod

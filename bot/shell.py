@@ -50,6 +50,18 @@ class ShellSurface:
         self.pending = (action, value)
         self.write(f"lore> {plain(text)} (yes/no)")
 
+    async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:
+        """In a terminal the line is printed again when it changes."""
+        shown = [text]
+        await self.say(text)
+
+        async def update(new_text: str) -> None:
+            if new_text != shown[0]:
+                shown[0] = new_text
+                await self.say(new_text)
+
+        return update
+
     async def answer(
         self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
     ) -> Answer | None:

@@ -56,6 +56,9 @@ class Surface(Protocol):
     async def confirm(self, text: str, action: str, value: str) -> None:
         """Ask a yes/no question whose yes calls the router's `confirmed(action, value)`."""
 
+    async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:
+        """Post a status line; the returned function replaces it in place."""
+
 
 def history_from(pairs: Sequence[tuple[str, str]]) -> list[Message]:
     """Chat messages from (role, text) pairs, empty texts dropped."""

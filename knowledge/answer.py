@@ -35,6 +35,25 @@ class ResponseMode(enum.StrEnum):
             raise ValueError(f"unknown response mode {text!r}; choose one of {names}") from None
 
 
+class FallbackStrategy(enum.StrEnum):
+    """What to do when the documents do not answer (modes that may fall back to the model):
+    answer from the model's own knowledge (the default); with `hybrid`, also let the model
+    add to documents it is not confident about; with `none`, say nothing was found."""
+
+    LLM_KNOWLEDGE = "llm_knowledge"
+    HYBRID = "hybrid"
+    NONE = "none"
+
+    @classmethod
+    def parse(cls, text: str) -> FallbackStrategy:
+        key = re.sub(r"[\s-]+", "_", text.strip()).lower()
+        try:
+            return cls(key)
+        except ValueError:
+            names = ", ".join(s.value for s in cls)
+            raise ValueError(f"unknown fallback strategy {text!r}; choose one of {names}") from None
+
+
 class Fallback(enum.StrEnum):
     NO_LLM = "no_llm"  # a mode needing a model ran extractively: none is configured
     LLM_UNAVAILABLE = "llm_unavailable"  # the model failed; the extractive answer instead
@@ -81,6 +100,8 @@ class Answer:
     notices: list[str] = field(default_factory=list)
     searched: list[str] = field(default_factory=list)
     model: str | None = None
+    context: list[Citation] = field(default_factory=list)
+    """Every passage the model was given, numbered as in its prompt (cited or not)."""
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape scripts and benchmarks rely on."""
@@ -114,11 +135,18 @@ KNOWLEDGE_RULES = {
 
 
 def build_prompt(
-    question: str, history: Sequence[Message], hits: Sequence[Hit], knowledge_rule: str
+    question: str,
+    history: Sequence[Message],
+    hits: Sequence[Hit],
+    knowledge_rule: str,
+    instructions: str = "",
 ) -> list[Message]:
-    """System instructions with numbered sources, then the history, then the question."""
+    """System instructions (Lore's, then the caller's own) with numbered sources, then the
+    history, then the question."""
     sources = "\n\n".join(source_block(n, hit) for n, hit in enumerate(hits, start=1))
     system = SYSTEM_PROMPT.format(knowledge_rule=KNOWLEDGE_RULES[knowledge_rule])
+    if instructions.strip():
+        system += f"\n\n{instructions.strip()}"
     if hits:
         system += f"\n\nSources:\n\n{sources}"
     return [{"role": "system", "content": system}, *history, {"role": "user", "content": question}]

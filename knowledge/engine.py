@@ -12,7 +12,15 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from knowledge.answer import Answer, Fallback, ResponseMode, build_prompt, map_citations
+from knowledge.answer import (
+    Answer,
+    Citation,
+    Fallback,
+    FallbackStrategy,
+    ResponseMode,
+    build_prompt,
+    map_citations,
+)
 from knowledge.cache import TTLCache, normalise_query, stable_key
 from knowledge.context import (
     DEFAULT_RATIO,
@@ -88,6 +96,11 @@ class Request:
     ratio: float = DEFAULT_RATIO
     where: Filter | None = None
     context: Mapping[str, Any] | None = None
+    instructions: str = ""
+    """The caller's own system instructions, given to the model after Lore's."""
+    min_confidence: float | None = None
+    """Overrides `AnswerSpec.min_confidence` (SMART_FALLBACK) for this request."""
+    fallback: FallbackStrategy = FallbackStrategy.LLM_KNOWLEDGE
 
 
 @dataclass(frozen=True)
@@ -102,6 +115,7 @@ class _Plan:
     budget: Budget
     fallback: Fallback | None = None
     notices: list[str] = field(default_factory=list)
+    instructions: str = ""
 
 
 class Knowledge:
@@ -190,17 +204,34 @@ class Knowledge:
         )
         if mode == ResponseMode.LLM_ONLY and self._chat is not None:
             empty = Retrieval([], conversation.question, list(request.indexes), None)
-            return _Plan(conversation.question, conversation.history, empty, "model_only", mode, budget)
+            return _Plan(
+                conversation.question,
+                conversation.history,
+                empty,
+                "model_only",
+                mode,
+                budget,
+                instructions=request.instructions,
+            )
         retrieval = await self._search(request, conversation.question, budget)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
             return self._offline(conversation.question, retrieval, mode, fallback)
-        rule = self._rule(mode, retrieval)
+        rule = self._rule(mode, retrieval, request)
         if rule is None:
             return abstention(retrieval, mode, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
-        return _Plan(conversation.question, conversation.history, retrieval, rule, mode, budget, fallback)
+        return _Plan(
+            conversation.question,
+            conversation.history,
+            retrieval,
+            rule,
+            mode,
+            budget,
+            fallback,
+            instructions=request.instructions,
+        )
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
         """Retrieve for the question; the `confidence` strategy keeps only confident hits."""
@@ -218,18 +249,23 @@ class Knowledge:
                 return replace(retrieval, hits=[])
         return retrieval
 
-    def _rule(self, mode: ResponseMode, retrieval: Retrieval) -> str | None:
+    def _rule(self, mode: ResponseMode, retrieval: Retrieval, request: Request) -> str | None:
         """Which knowledge the model may use; None means abstain without calling it."""
         relevant = self.relevant(retrieval)
+        general = None if request.fallback == FallbackStrategy.NONE else "general"
         if mode == ResponseMode.RAG_ONLY:
             return "documents" if relevant else None
         if mode == ResponseMode.LLM_PRIORITY:
             return "model_first"
         if mode == ResponseMode.RAG_PRIORITY:
-            return "fill_gaps" if relevant else "general"
-        if mode == ResponseMode.SMART_FALLBACK and self.confidence(retrieval) >= self._spec.min_confidence:
-            return "documents"
-        return "documents" if relevant else "general"  # HYBRID, and SMART_FALLBACK when unsure
+            return "fill_gaps" if relevant else general
+        if mode == ResponseMode.SMART_FALLBACK:
+            threshold = request.min_confidence
+            if self.confidence(retrieval) >= (self._spec.min_confidence if threshold is None else threshold):
+                return "documents"
+            if relevant and request.fallback == FallbackStrategy.HYBRID:
+                return "fill_gaps"
+        return "documents" if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
 
     def _offline(
         self, question: str, retrieval: Retrieval, mode: ResponseMode, fallback: Fallback | None
@@ -253,7 +289,7 @@ class Knowledge:
         assert self._chat is not None
         with_sources = plan.rule not in ("general", "model_only")
         hits = select_hits(plan.retrieval.hits, plan.budget.context_tokens) if with_sources else []
-        prompt = build_prompt(plan.question, plan.history, hits, plan.rule)
+        prompt = build_prompt(plan.question, plan.history, hits, plan.rule, plan.instructions)
         completion: Completion | None = None
         try:
             if stream:
@@ -285,6 +321,7 @@ class Knowledge:
             notices=[*plan.retrieval.notices, *([problem.capitalize() + "."] if problem else [])],
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
+            context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
         )
 
     def _degraded(self, plan: _Plan, notice: str) -> Answer:
@@ -319,4 +356,7 @@ class Knowledge:
             request.ratio,
             request.where,
             request.context,
+            request.instructions,
+            request.min_confidence,
+            request.fallback.value,
         )

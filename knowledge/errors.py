@@ -10,7 +10,8 @@ KnowledgeError
 ├── BudgetError                  the prompt does not fit the model's context window
 ├── EmbeddingMismatch            the index was built with another embedding model
 ├── EmbedderUnavailable          the embedder failed
-└── LLMUnavailable               the chat model failed after retries
+├── LLMUnavailable               the chat model failed after retries
+└── LLMRejected                  the chat model refused a request passed through to it (4xx)
 """
 
 from __future__ import annotations
@@ -63,3 +64,12 @@ class EmbedderUnavailable(KnowledgeError):
 
 class LLMUnavailable(KnowledgeError):
     pass
+
+
+class LLMRejected(KnowledgeError):
+    """The model's server refused a request passed through unchanged; `status` is its HTTP
+    status (400, 404, 429 …) and the message its own explanation."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status

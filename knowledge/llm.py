@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from knowledge.errors import LLMUnavailable
+from knowledge.errors import LLMRejected, LLMUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,14 @@ class ChatModel(Protocol):
     ) -> AsyncIterator[Delta | Completion]: ...
 
 
+class PassThrough(Protocol):
+    """Chat requests sent to the model exactly as a caller wrote them (the HTTP API's
+    pass-through: tool calls, images, no index named)."""
+
+    async def forward(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+    def forward_stream(self, body: Mapping[str, Any]) -> AsyncGenerator[dict[str, Any], None]: ...
+
+
 class OpenAIChatModel:
     """Any OpenAI-compatible chat endpoint (OpenAI, Ollama, vLLM …) via `AsyncOpenAI`."""
 
@@ -132,6 +140,48 @@ class OpenAIChatModel:
         except openai.OpenAIError as exc:
             raise LLMUnavailable(_unavailable(exc)) from exc
         yield _log(Completion("".join(parts), model, finish, "".join(refusal) or None))
+
+    async def forward(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The model's JSON answer to `body`, unchanged. Raises `LLMRejected` for a 4xx,
+        `LLMUnavailable` when the model cannot be reached or fails."""
+        import openai
+
+        try:
+            answer = await self._client.post("/chat/completions", cast_to=object, body=dict(body))
+        except openai.OpenAIError as exc:
+            raise _forward_error(exc) from exc
+        if not isinstance(answer, dict):
+            raise LLMUnavailable("the LLM answered with something other than a JSON object")
+        return answer
+
+    async def forward_stream(self, body: Mapping[str, Any]) -> AsyncGenerator[dict[str, Any], None]:
+        """The chunks of the model's streamed answer to `body`, unchanged."""
+        import openai
+
+        try:
+            chunks = await self._client.post(
+                "/chat/completions",
+                cast_to=object,
+                body={**body, "stream": True},
+                stream=True,
+                stream_cls=openai.AsyncStream[object],
+            )
+            async for chunk in chunks:
+                if isinstance(chunk, dict):
+                    yield chunk
+        except openai.OpenAIError as exc:
+            raise _forward_error(exc) from exc
+
+
+def _forward_error(exc: Exception) -> LLMRejected | LLMUnavailable:
+    """A 4xx keeps its status and the model's own message; anything else is an outage."""
+    import openai
+
+    if isinstance(exc, openai.APIStatusError) and 400 <= exc.status_code < 500:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        message = body.get("message") if isinstance(body.get("message"), str) else None
+        return LLMRejected(exc.status_code, message or f"the LLM refused the request ({exc.status_code})")
+    return LLMUnavailable(_unavailable(exc))
 
 
 def _completion(response: Any, model: str) -> Completion:

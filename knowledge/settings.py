@@ -35,6 +35,42 @@ class KnowledgeSettings(StorageSettings):
         description="Comma-separated hosts and CIDR networks the fetcher may reach even though "
         "they are private (an intranet wiki).",
     )
+    lore_crawl_max_pages: int = Field(
+        default=200, ge=1, le=100_000, description="Pages one crawl job fetches at most."
+    )
+    lore_crawl_max_depth: int = Field(
+        default=5,
+        ge=0,
+        le=100,
+        description="Links followed from a start page, at most (0: the start pages only).",
+    )
+    lore_crawl_max_page_mb: int = Field(
+        default=10,
+        ge=1,
+        le=2048,
+        description="Largest page a crawl downloads, in MB; larger ones are skipped.",
+    )
+    lore_crawl_max_minutes: float = Field(
+        default=30, gt=0, le=24 * 60, description="Longest a crawl job runs, in minutes."
+    )
+    lore_crawl_timeout_seconds: float = Field(
+        default=20, gt=0, le=600, description="Longest a crawl waits for one page, in seconds."
+    )
+    lore_crawl_concurrency: int = Field(default=4, ge=1, le=32, description="Pages a crawl fetches at once.")
+    lore_crawl_delay_seconds: float = Field(
+        default=0.5,
+        ge=0,
+        le=60,
+        description="Pause between two requests to one host, in seconds (a site's longer Crawl-delay wins).",
+    )
+    lore_crawl_max_redirects: int = Field(
+        default=5, ge=0, le=20, description="Redirects followed for one page."
+    )
+    lore_crawl_contact_url: str = Field(
+        default="https://github.com/lore-bot/lore",
+        min_length=1,
+        description="Where site owners can learn about the crawler; sent in its User-Agent header.",
+    )
 
     @field_validator("embedding_model")
     @classmethod

@@ -87,4 +87,8 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    # IMMEDIATE takes the write lock up front (waiting up to the busy timeout). A deferred
+    # transaction that reads and then writes fails at once with "database is locked" when
+    # another connection committed in between (SQLITE_BUSY_SNAPSHOT), and the busy timeout
+    # cannot help it; concurrent ingests hit exactly that.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")

@@ -207,11 +207,17 @@ class Chunk(SQLModel, table=True):
 
 
 class IndexingJob(SQLModel, table=True):
+    """A crawl or refresh of one attached source. Taken by one worker at a time; a job whose
+    worker stopped beating is interrupted and resumed (its pages table says what is done)."""
+
     __tablename__ = "indexing_job"
 
     id: int | None = Field(default=None, primary_key=True)
     index_id: int = Field(foreign_key="knowledge_index.id", index=True)
     source_config_id: int | None = Field(default=None, foreign_key="doc_source_config.id")
+    conversation_id: int | None = Field(default=None, foreign_key="conversation.id", index=True)
+    trigger: str = Field(default="manual", max_length=16, description="manual, schedule or refresh.")
+    cancel_requested: bool = False
     state: JobState = Field(default=JobState.QUEUED, sa_type=String(16), index=True)
     counters: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
@@ -230,6 +236,21 @@ class IndexingJobLog(SQLModel, table=True):
     at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     level: str = Field(default="info", max_length=16)
     message: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class IndexingJobPage(SQLModel, table=True):
+    """A page a job has handled, with the links found on it, so a resumed job neither
+    fetches it again nor loses the pages it leads to."""
+
+    __tablename__ = "indexing_job_page"
+    __table_args__ = (UniqueConstraint("job_id", "url"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    job_id: int = Field(foreign_key="indexing_job.id", index=True)
+    url: str = Field(max_length=2048)
+    outcome: str = Field(max_length=16)
+    links: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class ProcessedEvent(SQLModel, table=True):
@@ -260,3 +281,21 @@ class AnswerLog(SQLModel, table=True):
     feedback: str | None = Field(default=None, max_length=16)
     feedback_user_id: int | None = Field(default=None, foreign_key="user.id")
     feedback_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class ApiKey(SQLModel, table=True):
+    """A key for the HTTP API. Only the sha256 of its secret is kept (the secret is shown
+    once, at creation), with a short prefix to recognise it by. A key acts for `user_id`
+    when it was created for a user, else as a service user of its own."""
+
+    __tablename__ = "api_key"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    name: str = Field(max_length=80)
+    key_hash: str = Field(max_length=64, unique=True, index=True)
+    prefix: str = Field(max_length=16)
+    user_id: int | None = Field(default=None, foreign_key="user.id")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    revoked_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    last_used_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))

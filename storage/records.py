@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import IndexFacts
-from storage.models import ConversationKind, DocumentStatus, Scope, SourceKind
+from storage.models import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
 
 
 class StorageError(Exception):
@@ -125,6 +125,7 @@ class DocumentRef:
     chunk_count: int
     status: DocumentStatus
     meta: dict[str, Any]
+    source_config_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -142,3 +143,50 @@ class ChunkRecord:
     position: int
     heading: str
     text: str
+
+
+@dataclass(frozen=True)
+class SourceConfigRef:
+    """A source attached to an index: where to crawl from, with which limits, how often."""
+
+    id: int
+    index_id: int
+    source_id: int
+    kind: str
+    name: str
+    start_urls: list[str]
+    options: dict[str, Any]
+    schedule: str
+    last_refresh_at: datetime | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class JobRef:
+    id: int
+    index_id: int
+    source_config_id: int | None
+    conversation_id: int | None
+    trigger: str
+    state: JobState
+    counters: dict[str, int]
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    heartbeat_at: datetime | None
+    worker: str | None
+    error: str | None
+    cancel_requested: bool
+
+    @property
+    def finished(self) -> bool:
+        return self.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
+
+
+@dataclass(frozen=True)
+class JobLine:
+    id: int
+    job_id: int
+    at: datetime
+    level: str
+    message: str

@@ -1,5 +1,6 @@
 """`lore run` with Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise HTTP mode on
-aiohttp at `/slack/events` (signatures verified, stale timestamps refused by Bolt)."""
+aiohttp at `/slack/events` (signatures verified, stale timestamps refused by Bolt), with the
+HTTP API (`bot.api`) served by the same application."""
 
 from __future__ import annotations
 
@@ -11,25 +12,37 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 
+from bot.api.app import api_state, install_api
 from bot.runtime import open_runtime
+from bot.services import Services
 from bot.settings import Settings
 from bot.slack.app import build_app
 
 log = logging.getLogger(__name__)
 
 
-def http_app(app: AsyncApp) -> web.Application:
-    """An aiohttp application serving Slack's events and interactivity at /slack/events."""
+SLACK_BODY_LIMIT = 2 * 1024 * 1024
+
+
+def http_app(app: AsyncApp, services: Services | None = None) -> web.Application:
+    """An aiohttp application serving Slack's events and interactivity at /slack/events,
+    and, given the services, the HTTP API beside them."""
 
     async def events(request: web.Request) -> web.Response:
+        if (request.content_length or 0) > SLACK_BODY_LIMIT:
+            return web.Response(status=413)
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
-    web_app = web.Application(client_max_size=2 * 1024 * 1024)
+    api = api_state(services) if services is not None else None
+    web_app = web.Application(client_max_size=api.limits.upload_bytes if api else SLACK_BODY_LIMIT)
     web_app.router.add_post("/slack/events", events)
-    web_app.router.add_get("/healthz", health)
+    if api is None:
+        web_app.router.add_get("/healthz", health)
+    else:
+        install_api(web_app, api)  # its own /healthz, /readyz, /metrics and /v1/…
     return web_app
 
 
@@ -44,7 +57,7 @@ async def run_slack(settings: Settings, *, host: str, port: int) -> None:
             if settings.slack_app_token is not None:
                 await _socket_mode(app, settings, stop)
             else:
-                await _http_mode(app, settings, host, port, stop)
+                await _http_mode(app, settings, host, port, stop, runtime.services)
         finally:
             await events.close()
 
@@ -60,14 +73,16 @@ async def _socket_mode(app: AsyncApp, settings: Settings, stop: asyncio.Event) -
     await handler.close_async()  # type: ignore[no-untyped-call]
 
 
-async def _http_mode(app: AsyncApp, settings: Settings, host: str, port: int, stop: asyncio.Event) -> None:
+async def _http_mode(
+    app: AsyncApp, settings: Settings, host: str, port: int, stop: asyncio.Event, services: Services
+) -> None:
     if settings.slack_signing_secret is None:
         raise SystemExit(
             "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
         )
-    runner = web.AppRunner(http_app(app))
+    runner = web.AppRunner(http_app(app, services))
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
-    log.info("Lore listens for Slack on http://%s:%d/slack/events", host, port)
+    log.info("Lore listens for Slack on http://%s:%d/slack/events, and serves its HTTP API there", host, port)
     await stop.wait()
     await runner.cleanup()

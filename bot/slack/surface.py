@@ -78,6 +78,17 @@ class SlackSurface:
     async def confirm(self, text: str, action: str, value: str) -> None:
         await self.post(text, confirm_blocks(text, action, value))
 
+    async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:
+        ts = await self.post(text, None)
+
+        async def update(new_text: str) -> None:
+            try:
+                await self._client.chat_update(channel=self._channel, ts=ts, text=new_text)
+            except SlackApiError as exc:  # rate limited or deleted: the next update tries again
+                log.info("could not update the progress message: %s", exc.response.get("error"))
+
+        return update
+
     async def post(self, text: str, blocks: list[dict[str, Any]] | None) -> str:
         response = await self._client.chat_postMessage(
             channel=self._channel,

@@ -81,4 +81,5 @@ def document_ref(row: Document) -> DocumentRef:
         chunk_count=row.chunk_count,
         status=row.status,
         meta=dict(row.meta),
+        source_config_id=row.source_config_id,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import update
 from sqlmodel import Session, col, delete, select
@@ -91,6 +92,16 @@ class DocumentRepository:
             for index_id in index_ids:
                 bump_content_version(session, index_id)
 
+    def update_meta(self, document_id: int, updates: dict[str, Any]) -> None:
+        """Merge `updates` into a document's metadata (keys set to None are removed)."""
+        with self._db.session() as session:
+            row = session.get(Document, document_id)
+            if row is None:
+                return
+            meta = {**row.meta, **updates}
+            row.meta = {k: v for k, v in meta.items() if v is not None}
+            session.add(row)
+
     def get(self, document_id: int) -> DocumentRef:
         with self._db.session() as session:
             row = session.get(Document, document_id)
@@ -175,6 +186,18 @@ class DocumentRepository:
         with self._db.session() as session:
             rows = session.exec(select(Document).where(col(Document.id).in_(document_ids))).all()
             return {r.id: document_ref(r) for r in rows if r.id is not None}
+
+    def opening_text(self, document_ids: Sequence[int]) -> dict[int, str]:
+        """Each document's first passage (its first chunk), for previews."""
+        if not document_ids:
+            return {}
+        with self._db.session() as session:
+            rows = session.exec(
+                select(Chunk.document_id, Chunk.text).where(
+                    col(Chunk.document_id).in_(document_ids), Chunk.position == 0
+                )
+            ).all()
+            return {document_id: text for document_id, text in rows}
 
 
 def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:

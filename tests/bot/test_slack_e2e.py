@@ -341,9 +341,11 @@ async def test_help_status_mode_and_strategy_commands(bot: SlackBot) -> None:
 
     assert (await say("help")).startswith("Here's what I can do:")
     assert (await say("what can you do?")).startswith("Here's what I can do:")
-    assert (await say("status")) == "Nothing is being indexed here right now."
-    assert (await say("stop indexing https://example.com")) == "Nothing is being indexed here right now."
-    assert (await say("refresh <https://example.com>")) == "Nothing is being indexed here right now."
+    assert (await say("status")).startswith("Nothing has been indexed here yet.")
+    assert (await say("stop indexing https://example.com")) == (
+        "I'm not indexing a site called “https://example.com” here. Say “status” to see the sites I know."
+    )
+    assert (await say("refresh <https://example.com>")).startswith("I'm not indexing a site called")
     assert (await say("use rag only mode here")) == "Answers here now use *RAG_ONLY* mode."
     assert (await say("switch to hybrid mode")) == "Answers here now use *HYBRID* mode."
     assert (await say("use the strategy smart")) == "Retrieval strategy here is now *smart*."

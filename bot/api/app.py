@@ -1,0 +1,141 @@
+"""The HTTP API's aiohttp application: the route table, and the middlewares every API
+request passes (metrics, then the error boundary), served alone by `lore serve` or beside
+Slack's events by `lore run` in HTTP mode (`install_api` on Slack's application).
+
+Each route's handler is wrapped by `_endpoint`, which refuses bodies over the route's size
+limit and authenticates the caller unless the route is public.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from bot.api import chat, documents, indexes, openapi, ops, query
+from bot.api.auth import CALLER, ServiceUsers, authenticate
+from bot.api.bodies import too_large
+from bot.api.errors import PayloadTooLarge, error_boundary
+from bot.api.metrics import Metrics
+from bot.api.routes import Handler, Route
+from bot.api.state import API_STATE, ApiState, Jobs, Limits
+from bot.services import Services
+from knowledge.llm import OpenAIChatModel
+from storage.repositories.api_keys import ApiKeyRepository
+from storage.repositories.directory import Directory
+
+ROUTES: list[Route] = [
+    *ops.ROUTES,
+    *openapi.ROUTES,
+    *chat.ROUTES,
+    *indexes.ROUTES,
+    *documents.ROUTES,
+    *query.ROUTES,
+    # -- Sources and jobs -----------------------------------------------------------------
+    # Reserved for the indexing-jobs machinery (issue 5), which adds its routes here:
+    #   POST   /v1/indexes/{index}/sources            attach a site; returns {"job_id": …}
+    #   GET    /v1/indexes/{index}/sources            list the index's sources
+    #   DELETE /v1/indexes/{index}/sources/{source}   detach a source (removes its documents)
+    #   GET    /v1/jobs/{job_id}                      job status and counters
+    #   GET    /v1/jobs/{job_id}/log                  log tail, application/x-ndjson, follows
+    #                                                 until the job ends
+    #   POST   /v1/jobs/{job_id}/cancel               cancel
+    # Pass `jobs=` to `api_state` so index info shows `last_job` and /metrics job states.
+]
+
+
+def api_state(services: Services, *, jobs: Jobs | None = None) -> ApiState:
+    """Everything the API's handlers share, built from the composition root's services."""
+    passthrough = OpenAIChatModel(services.llm, services.settings.llm_model) if services.llm else None
+    return ApiState(
+        services=services,
+        keys=ApiKeyRepository(services.db),
+        service_users=ServiceUsers(Directory(services.db)),
+        metrics=Metrics(),
+        passthrough=passthrough,
+        limits=Limits.for_files(services.settings.max_file_bytes),
+        jobs=jobs,
+    )
+
+
+def build_api(services: Services, *, jobs: Jobs | None = None) -> web.Application:
+    """The API on its own application (`lore serve`)."""
+    api = api_state(services, jobs=jobs)
+    app = web.Application(client_max_size=api.limits.upload_bytes)
+    install_api(app, api)
+    return app
+
+
+def install_api(app: web.Application, api: ApiState, routes: Sequence[Route] = ROUTES) -> None:
+    """Add the API's routes and middlewares to `app`; other routes already on it (Slack's
+    events) keep their own behaviour. The app's `client_max_size` must allow uploads."""
+    registered = []
+    for route in routes:
+        endpoint = _endpoint(route, api.limits)
+        app.router.add_route(route.method, route.path, endpoint, name=route.name)
+        registered.append(endpoint)
+    endpoints = frozenset(registered)
+    app[API_STATE] = api
+    app[ops.EMBEDDER_CHECK] = ops.EmbedderCheck()
+    app[openapi.OPENAPI_DOCUMENT] = openapi.build_document(routes, version=_version())
+    app.middlewares.append(_metrics_middleware(api.metrics, endpoints))
+    app.middlewares.append(_api_only(error_boundary, endpoints))
+
+
+def _endpoint(route: Route, limits: Limits) -> Handler:
+    limit = limits.upload_bytes if route.upload else limits.json_bytes
+
+    async def endpoint(request: web.Request) -> web.StreamResponse:
+        if request.content_length is not None and request.content_length > limit:
+            raise PayloadTooLarge(too_large(limit))
+        if not route.public:
+            request[CALLER] = await authenticate(request)
+        return await route.handler(request)
+
+    endpoint.__name__ = route.name
+    return endpoint
+
+
+def _is_api(request: web.Request, endpoints: frozenset[Handler]) -> bool:
+    """An API route, or no route at all (answered with a JSON 404/405)."""
+    info = request.match_info
+    return getattr(info, "http_exception", None) is not None or info.handler in endpoints
+
+
+def _api_only(middleware: Middleware, endpoints: frozenset[Handler]) -> Middleware:
+    @web.middleware
+    async def scoped(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not _is_api(request, endpoints):
+            return await handler(request)
+        return await middleware(request, handler)
+
+    return scoped
+
+
+def _metrics_middleware(metrics: Metrics, endpoints: frozenset[Handler]) -> Middleware:
+    @web.middleware
+    async def measured(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not _is_api(request, endpoints):
+            return await handler(request)
+        started = time.perf_counter()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        finally:
+            resource = request.match_info.route.resource
+            route = resource.canonical if resource is not None else "unmatched"
+            metrics.request(request.method, route, status, time.perf_counter() - started)
+
+    return measured
+
+
+def _version() -> str:
+    try:
+        return version("lore-bot")
+    except PackageNotFoundError:
+        return "0"

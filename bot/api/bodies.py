@@ -1,0 +1,72 @@
+"""Reading request bodies and query strings into pydantic models, with size limits and
+400s that name the field at fault."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from aiohttp import web
+from pydantic import BaseModel, ValidationError
+
+from bot.api.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from bot.api.state import state
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def read_limited(request: web.Request, limit: int) -> bytes:
+    """The whole body, refusing with 413 as soon as it passes `limit` bytes."""
+    if request.content_length is not None and request.content_length > limit:
+        raise PayloadTooLarge(too_large(limit))
+    data = bytearray()
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        data += chunk
+        if len(data) > limit:
+            raise PayloadTooLarge(too_large(limit))
+    return bytes(data)
+
+
+async def json_object(request: web.Request) -> dict[str, Any]:
+    """The body as a JSON object (a 400 for anything else)."""
+    if request.content_type not in ("application/json", "") and not request.content_type.endswith("+json"):
+        raise UnsupportedMediaType(f"Send the body as application/json, not {request.content_type}.")
+    raw = await read_limited(request, state(request).limits.json_bytes)
+    try:
+        data = json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BadRequest(f"The body is not valid JSON: {exc}.") from None
+    if not isinstance(data, dict):
+        raise BadRequest("The body must be a JSON object.")
+    return data
+
+
+async def json_body(request: web.Request, model: type[M]) -> M:
+    return validated(model, await json_object(request))
+
+
+def validated(model: type[M], data: Mapping[str, Any]) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise BadRequest(describe(exc)) from None
+
+
+def query_params(request: web.Request, model: type[M]) -> M:
+    """The query string as `model` (repeated keys keep their last value)."""
+    return validated(model, dict(request.query))
+
+
+def describe(exc: ValidationError) -> str:
+    """`messages.0.role: Field required; n: only n=1 is supported`."""
+    problems = []
+    for error in exc.errors(include_url=False)[:5]:
+        where = ".".join(str(part) for part in error["loc"]) or "body"
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{where}: {message}")
+    return "Invalid request: " + "; ".join(problems) + "."
+
+
+def too_large(limit: int) -> str:
+    return f"The request body is larger than the {limit // 1024 // 1024 or 1} MB this route accepts."

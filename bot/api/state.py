@@ -1,0 +1,72 @@
+"""What every API handler reaches through `request.app`: services, keys, metrics, limits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from aiohttp import web
+
+from bot.api.metrics import Metrics
+from bot.services import Services
+from knowledge.llm import PassThrough
+from storage.repositories.api_keys import ApiKeyRepository
+
+if TYPE_CHECKING:
+    from bot.api.auth import ServiceUsers
+
+MB = 1024 * 1024
+JSON_LIMIT = 2 * MB
+FORM_OVERHEAD = 1 * MB
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Largest request bodies: JSON requests, and file uploads (the file plus its form)."""
+
+    json_bytes: int = JSON_LIMIT
+    upload_bytes: int = 50 * MB + FORM_OVERHEAD
+
+    @classmethod
+    def for_files(cls, max_file_bytes: int) -> Limits:
+        return cls(upload_bytes=max_file_bytes + FORM_OVERHEAD)
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    id: int
+    state: str
+    created_at: datetime
+    finished_at: datetime | None
+    counters: Mapping[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+class Jobs(Protocol):
+    """What the API reads about indexing jobs: an index's last job (index info) and how
+    many jobs are in each state (/metrics). Plugged in by the jobs machinery; without it
+    `last_job` is null and /metrics has no job gauge."""
+
+    def last_for_index(self, index_id: int) -> JobSummary | None: ...
+    def count_by_state(self) -> Mapping[str, int]: ...
+
+
+@dataclass(frozen=True)
+class ApiState:
+    services: Services
+    keys: ApiKeyRepository
+    service_users: ServiceUsers
+    metrics: Metrics
+    passthrough: PassThrough | None
+    """The model, for requests passed through unchanged; None when none is configured."""
+    limits: Limits
+    jobs: Jobs | None = None
+
+
+API_STATE = web.AppKey("lore_api_state", ApiState)
+
+
+def state(request: web.Request) -> ApiState:
+    return request.app[API_STATE]

@@ -1,0 +1,240 @@
+"""Indexing jobs: queued, taken by exactly one worker, beating while they run, with a log and
+the pages they have handled (so an interrupted job resumes where it stopped).
+
+Taking a job is a conditional update (`state` still queued or interrupted), after a
+`SELECT … FOR UPDATE SKIP LOCKED` on PostgreSQL, so several worker processes never take
+the same job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlmodel import col, select, update
+
+from storage.db import Database
+from storage.models import IndexingJob, IndexingJobLog, IndexingJobPage, JobState, utcnow
+from storage.records import JobLine, JobRef, NotFound
+from storage.repositories._rows import aware
+
+TAKEABLE = (JobState.QUEUED, JobState.INTERRUPTED)
+ACTIVE = (JobState.QUEUED, JobState.RUNNING, JobState.INTERRUPTED)
+
+
+class JobRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def create(
+        self,
+        index_id: int,
+        source_config_id: int | None,
+        *,
+        conversation_id: int | None = None,
+        trigger: str = "manual",
+    ) -> JobRef:
+        with self._db.session() as session:
+            job = IndexingJob(
+                index_id=index_id,
+                source_config_id=source_config_id,
+                conversation_id=conversation_id,
+                trigger=trigger,
+            )
+            session.add(job)
+            session.flush()
+            return job_ref(job)
+
+    def claim(self, worker: str) -> JobRef | None:
+        """Take the oldest queued or interrupted job for `worker`; None when there is none
+        (or another worker won the race for it)."""
+        try:
+            with self._db.session() as session:
+                candidate = session.exec(
+                    select(IndexingJob)
+                    .where(col(IndexingJob.state).in_(TAKEABLE))
+                    .order_by(col(IndexingJob.id))
+                    .limit(1)
+                    .with_for_update(skip_locked=True)
+                ).first()
+                if candidate is None:
+                    return None
+                now = utcnow()
+                taken = session.exec(
+                    update(IndexingJob)
+                    .where(col(IndexingJob.id) == candidate.id, col(IndexingJob.state).in_(TAKEABLE))
+                    .values(state=JobState.RUNNING, worker=worker, heartbeat_at=now)
+                    .values(started_at=candidate.started_at or now)
+                )
+                if taken.rowcount != 1:
+                    return None
+        except OperationalError:  # SQLite: another process wrote first; try again later
+            return None
+        return self.get(candidate.id or 0)
+
+    def heartbeat(self, job_id: int, worker: str) -> bool:
+        """Record that `worker` is alive on the job; False if the job is no longer its own."""
+        with self._db.session() as session:
+            result = session.exec(
+                update(IndexingJob)
+                .where(
+                    col(IndexingJob.id) == job_id,
+                    col(IndexingJob.worker) == worker,
+                    col(IndexingJob.state) == JobState.RUNNING,
+                )
+                .values(heartbeat_at=utcnow())
+            )
+            return bool(result.rowcount == 1)
+
+    def interrupt_stale(self, stale_after: timedelta) -> list[JobRef]:
+        """Running jobs whose worker has not beaten for `stale_after` (its process died):
+        marked interrupted, to be taken again and resumed."""
+        cutoff = utcnow() - stale_after
+        with self._db.session() as session:
+            rows = session.exec(
+                select(IndexingJob).where(
+                    col(IndexingJob.state) == JobState.RUNNING,
+                    (col(IndexingJob.heartbeat_at) < cutoff) | col(IndexingJob.heartbeat_at).is_(None),
+                )
+            ).all()
+            stale = []
+            for job in rows:
+                job.state = JobState.INTERRUPTED
+                session.add(job)
+                session.add(
+                    IndexingJobLog(
+                        job_id=job.id or 0,
+                        level="warning",
+                        message=f"interrupted: worker {job.worker or '?'} stopped; resuming",
+                    )
+                )
+                stale.append(job)
+            session.flush()
+            return [job_ref(job) for job in stale]
+
+    def set_counters(self, job_id: int, counters: dict[str, int]) -> None:
+        with self._db.session() as session:
+            session.exec(
+                update(IndexingJob).where(col(IndexingJob.id) == job_id).values(counters=dict(counters))
+            )
+
+    def finish(self, job_id: int, state: JobState, error: str | None = None) -> JobRef:
+        with self._db.session() as session:
+            session.exec(
+                update(IndexingJob)
+                .where(col(IndexingJob.id) == job_id)
+                .values(state=state, error=error, finished_at=utcnow())
+            )
+        return self.get(job_id)
+
+    def request_cancel(self, job_id: int) -> JobRef:
+        """Ask a job to stop; a job no worker has taken yet is cancelled at once."""
+        with self._db.session() as session:
+            job = session.get(IndexingJob, job_id)
+            if job is None:
+                raise NotFound(f"no indexing job {job_id}")
+            if job.state in ACTIVE:
+                job.cancel_requested = True
+                if job.state != JobState.RUNNING:
+                    job.state, job.finished_at = JobState.CANCELLED, utcnow()
+                session.add(job)
+        return self.get(job_id)
+
+    def cancel_requested(self, job_id: int) -> bool:
+        with self._db.session() as session:
+            job = session.get(IndexingJob, job_id)
+            return job is None or job.cancel_requested
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def get(self, job_id: int) -> JobRef:
+        with self._db.session() as session:
+            job = session.get(IndexingJob, job_id)
+            if job is None:
+                raise NotFound(f"no indexing job {job_id}")
+            return job_ref(job)
+
+    def recent(
+        self,
+        *,
+        index_ids: Sequence[int] | None = None,
+        conversation_id: int | None = None,
+        source_config_id: int | None = None,
+        limit: int = 10,
+    ) -> list[JobRef]:
+        """Newest first, filtered by whichever of the arguments are given."""
+        query = select(IndexingJob)
+        if index_ids is not None:
+            query = query.where(col(IndexingJob.index_id).in_(list(index_ids)))
+        if conversation_id is not None:
+            query = query.where(col(IndexingJob.conversation_id) == conversation_id)
+        if source_config_id is not None:
+            query = query.where(col(IndexingJob.source_config_id) == source_config_id)
+        with self._db.session() as session:
+            rows = session.exec(query.order_by(col(IndexingJob.id).desc()).limit(limit)).all()
+            return [job_ref(job) for job in rows]
+
+    def active_for_source(self, source_config_id: int) -> JobRef | None:
+        with self._db.session() as session:
+            job = session.exec(
+                select(IndexingJob).where(
+                    col(IndexingJob.source_config_id) == source_config_id,
+                    col(IndexingJob.state).in_(ACTIVE),
+                )
+            ).first()
+            return job_ref(job) if job else None
+
+    # -- log and pages ---------------------------------------------------------------------
+
+    def log(self, job_id: int, message: str, level: str = "info") -> None:
+        with self._db.session() as session:
+            session.add(IndexingJobLog(job_id=job_id, level=level, message=message))
+
+    def lines(self, job_id: int, *, after_id: int = 0, limit: int = 500) -> list[JobLine]:
+        with self._db.session() as session:
+            rows = session.exec(
+                select(IndexingJobLog)
+                .where(col(IndexingJobLog.job_id) == job_id, col(IndexingJobLog.id) > after_id)
+                .order_by(col(IndexingJobLog.id))
+                .limit(limit)
+            ).all()
+            return [JobLine(row.id or 0, row.job_id, aware(row.at), row.level, row.message) for row in rows]
+
+    def record_page(self, job_id: int, url: str, outcome: str, links: Sequence[str]) -> None:
+        """Remember a handled page; recording it twice keeps the first."""
+        try:
+            with self._db.session() as session:
+                session.add(IndexingJobPage(job_id=job_id, url=url, outcome=outcome, links=list(links)))
+        except IntegrityError:
+            pass
+
+    def pages(self, job_id: int) -> dict[str, list[str]]:
+        """The pages the job has handled, with their links."""
+        with self._db.session() as session:
+            rows = session.exec(select(IndexingJobPage).where(col(IndexingJobPage.job_id) == job_id)).all()
+            return {row.url: list(row.links) for row in rows}
+
+
+def job_ref(job: IndexingJob) -> JobRef:
+    assert job.id is not None
+    counters: dict[str, Any] = dict(job.counters)
+    return JobRef(
+        id=job.id,
+        index_id=job.index_id,
+        source_config_id=job.source_config_id,
+        conversation_id=job.conversation_id,
+        trigger=job.trigger,
+        state=JobState(job.state),
+        counters={k: int(v) for k, v in counters.items()},
+        created_at=aware(job.created_at),
+        started_at=aware(job.started_at),
+        finished_at=aware(job.finished_at),
+        heartbeat_at=aware(job.heartbeat_at),
+        worker=job.worker,
+        error=job.error,
+        cancel_requested=job.cancel_requested,
+    )

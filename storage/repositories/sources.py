@@ -1,0 +1,137 @@
+"""Doc sources attached to indexes: a site (start URLs, limits, schedule) is a `DocSource`
+of kind `site` plus the `DocSourceConfig` that ties it to an index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlmodel import col, select
+
+from storage.db import Database
+from storage.models import DocSource, DocSourceConfig, Document, IndexingJob, utcnow
+from storage.records import DocumentRef, NotFound, SourceConfigRef
+from storage.repositories._rows import aware, document_ref
+
+SITE = "site"
+
+
+class SourceRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def attach_site(
+        self,
+        tenant_id: str,
+        index_id: int,
+        name: str,
+        start_urls: Sequence[str],
+        *,
+        options: dict[str, Any] | None = None,
+        schedule: str = "daily",
+        created_by: int | None = None,
+    ) -> SourceConfigRef:
+        """Attach a site to an index, or return the attachment it already has with the same
+        start URLs (asking twice does not attach twice)."""
+        for existing in self.for_index(index_id):
+            if existing.kind == SITE and existing.start_urls == list(start_urls):
+                return existing
+        with self._db.session() as session:
+            source = DocSource(tenant_id=tenant_id, kind=SITE, name=name, created_by=created_by)
+            session.add(source)
+            session.flush()
+            assert source.id is not None
+            config = DocSourceConfig(
+                index_id=index_id,
+                source_id=source.id,
+                folders=list(start_urls),
+                options=dict(options or {}),
+                schedule=schedule,
+            )
+            session.add(config)
+            session.flush()
+            return _ref(config, source)
+
+    def get(self, config_id: int) -> SourceConfigRef:
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            source = session.get(DocSource, config.source_id) if config else None
+            if config is None or source is None:
+                raise NotFound(f"no source attachment {config_id}")
+            return _ref(config, source)
+
+    def for_index(self, index_id: int) -> list[SourceConfigRef]:
+        return self._listed(col(DocSourceConfig.index_id) == index_id)
+
+    def all(self) -> list[SourceConfigRef]:
+        return self._listed(None)
+
+    def set_schedule(self, config_id: int, schedule: str) -> SourceConfigRef:
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            if config is None:
+                raise NotFound(f"no source attachment {config_id}")
+            config.schedule = schedule
+            session.add(config)
+        return self.get(config_id)
+
+    def mark_refreshed(self, config_id: int, at: datetime | None = None) -> None:
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            if config is not None:
+                config.last_refresh_at = at or utcnow()
+                session.add(config)
+
+    def documents(self, config_id: int) -> list[DocumentRef]:
+        """The ready documents this attachment brought in."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(Document).where(
+                    col(Document.source_config_id) == config_id, col(Document.status) == "ready"
+                )
+            ).all()
+            return [document_ref(row) for row in rows]
+
+    def detach(self, config_id: int) -> None:
+        """Remove the attachment and its source; the caller removes its documents first.
+        Jobs keep their history but no longer point at it."""
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            if config is None:
+                return
+            for job in session.exec(select(IndexingJob).where(IndexingJob.source_config_id == config_id)):
+                job.source_config_id = None
+                session.add(job)
+            for document in session.exec(select(Document).where(Document.source_config_id == config_id)):
+                document.source_config_id = None
+                session.add(document)
+            source = session.get(DocSource, config.source_id)
+            session.delete(config)
+            session.flush()
+            if source is not None:
+                session.delete(source)
+
+    def _listed(self, where: Any) -> list[SourceConfigRef]:
+        with self._db.session() as session:
+            query = select(DocSourceConfig, DocSource).where(DocSource.id == DocSourceConfig.source_id)
+            if where is not None:
+                query = query.where(where)
+            rows = session.exec(query.order_by(col(DocSourceConfig.id))).all()
+            return [_ref(config, source) for config, source in rows]
+
+
+def _ref(config: DocSourceConfig, source: DocSource) -> SourceConfigRef:
+    assert config.id is not None and source.id is not None
+    return SourceConfigRef(
+        id=config.id,
+        index_id=config.index_id,
+        source_id=source.id,
+        kind=source.kind,
+        name=source.name,
+        start_urls=list(config.folders),
+        options=dict(config.options),
+        schedule=config.schedule,
+        last_refresh_at=aware(config.last_refresh_at),
+        created_at=aware(config.created_at),
+    )

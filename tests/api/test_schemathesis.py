@@ -1,0 +1,93 @@
+"""Schemathesis against /openapi.json on loopback: requests generated from the document,
+valid and invalid, for every operation; no server errors, and every response as documented.
+
+Each operation is fuzzed twice: with any path parameters, and aimed at a real index (so the
+requests reach past the 404 into the route's own logic). Deleting that index comes last.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import pytest_asyncio
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from tests.api.conftest import LoreApi
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+TARGET = "fuzz-target"
+EXAMPLES = {GenerationMode.POSITIVE: 12, GenerationMode.NEGATIVE: 6}
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def target(llm_api: LoreApi) -> str:
+    await llm_api.create_index(TARGET)
+    await llm_api.add_text(TARGET, "fuzz.md", "# Fuzz\n\nSchemathesis sends whatever the schema allows.")
+    return TARGET
+
+
+def fuzz(document: dict[str, Any], base_url: str, key: str) -> list[str]:
+    """Every operation, each generation mode; the failures found, one line each."""
+    schema = schemathesis.openapi.from_dict(document)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    operations.sort(
+        key=lambda op: (op.method.upper() == "DELETE" and op.path == "/v1/indexes/{index}", op.path)
+    )
+    headers = {"Authorization": f"Bearer {key}"}
+    failures: list[str] = []
+    with requests.Session() as session:
+        for operation in operations:
+            aims: list[dict[str, Any] | None] = [None]
+            if "{index}" in operation.path:
+                aims.append({"index": TARGET})
+            for aim in aims:
+                for mode, examples in EXAMPLES.items():
+                    strategy = operation.as_strategy(mode, headers=headers, path_parameters=aim)
+                    try:
+                        _run(strategy, examples, session, base_url)
+                    except Unsatisfiable:  # nothing in this operation can be made invalid
+                        continue
+                    except Exception as exc:
+                        failures.append(
+                            f"{operation.method.upper()} {operation.path} {mode.value} {aim}: {exc}"
+                        )
+    return failures
+
+
+def _run(strategy: st.SearchStrategy[Any], examples: int, session: requests.Session, base_url: str) -> None:
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=strategy)
+    def check(case: Any) -> None:
+        response = case.call(base_url=base_url, session=session, timeout=30)
+        case.validate_response(response, checks=CHECKS)
+
+    check()
+
+
+async def test_no_server_errors_and_responses_as_documented(llm_api: LoreApi, target: str) -> None:
+    status, document = await llm_api.call("GET", "/openapi.json", key=None)
+    assert status == 200
+    failures = await asyncio.to_thread(fuzz, document, llm_api.base_url, llm_api.keys.service)
+    assert failures == [], "\n\n".join(failures)
