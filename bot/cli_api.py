@@ -94,7 +94,7 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     from bot.runtime import open_runtime
 
     async with open_runtime(settings) as runtime:
-        runner = web.AppRunner(build_api(runtime.services), access_log=None)
+        runner = web.AppRunner(build_api(runtime.services))
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         log.info("Lore's HTTP API listens on http://%s:%d (described at /openapi.json)", host, port)

@@ -68,8 +68,9 @@ def render_documents(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
     lines = [f"{len(documents)} documents in {index.name}:"]
     for d in documents:
         by = f" by {d.author}" if d.author else ""
+        where = f" <{d.url}>" if d.url else ""
         lines.append(
-            f"  {d.id:>5}  {d.name}{by} ({d.mime_type}, {d.chunk_count} chunks, added {age(d.time_added)})"
+            f"  {d.id:>5}  {d.name}{where}{by} ({d.mime_type}, {d.chunk_count} chunks, added {age(d.time_added)})"
         )
     return "\n".join(lines)
 

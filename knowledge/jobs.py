@@ -167,14 +167,15 @@ class IndexingJobs:
         return IndexInfo(index, stats, sources, last[0] if last else None)
 
     async def enqueue_due(self) -> list[JobRef]:
-        """Queue a refresh for every attached source whose schedule says it is due."""
+        """Queue a refresh for every attached source whose schedule says it is due (and that
+        has no job under way); the jobs queued."""
         started = []
         for source in await asyncio.to_thread(self._sources.all):
             interval = schedule_interval(source.schedule)
             if interval is None:
                 continue
             due = source.last_refresh_at is None or utcnow() - source.last_refresh_at >= interval
-            if due:
+            if due and await asyncio.to_thread(self.repository.active_for_source, source.id) is None:
                 index = await asyncio.to_thread(self._indexes.get, source.index_id)
                 started.append(await self.start_indexing_job(index, source, trigger="schedule"))
         return started

@@ -21,7 +21,7 @@ from bot.api.bodies import too_large
 from bot.api.errors import PayloadTooLarge, error_boundary
 from bot.api.metrics import Metrics
 from bot.api.routes import Handler, Route
-from bot.api.state import API_STATE, ApiState, Jobs, Limits
+from bot.api.state import API_STATE, ApiState, Limits
 from bot.services import Services
 from knowledge.llm import OpenAIChatModel
 from storage.repositories.api_keys import ApiKeyRepository
@@ -43,11 +43,11 @@ ROUTES: list[Route] = [
     #   GET    /v1/jobs/{job_id}/log                  log tail, application/x-ndjson, follows
     #                                                 until the job ends
     #   POST   /v1/jobs/{job_id}/cancel               cancel
-    # Pass `jobs=` to `api_state` so index info shows `last_job` and /metrics job states.
+    # over `services.jobs` (knowledge.jobs.IndexingJobs), in a module of their own.
 ]
 
 
-def api_state(services: Services, *, jobs: Jobs | None = None) -> ApiState:
+def api_state(services: Services) -> ApiState:
     """Everything the API's handlers share, built from the composition root's services."""
     passthrough = OpenAIChatModel(services.llm, services.settings.llm_model) if services.llm else None
     return ApiState(
@@ -57,13 +57,12 @@ def api_state(services: Services, *, jobs: Jobs | None = None) -> ApiState:
         metrics=Metrics(),
         passthrough=passthrough,
         limits=Limits.for_files(services.settings.max_file_bytes),
-        jobs=jobs,
     )
 
 
-def build_api(services: Services, *, jobs: Jobs | None = None) -> web.Application:
+def build_api(services: Services) -> web.Application:
     """The API on its own application (`lore serve`)."""
-    api = api_state(services, jobs=jobs)
+    api = api_state(services)
     app = web.Application(client_max_size=api.limits.upload_bytes)
     install_api(app, api)
     return app

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
-from bot.api.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
+from bot.api.errors import BadRequest, PayloadTooLarge
 from bot.api.state import state
 
 M = TypeVar("M", bound=BaseModel)
@@ -29,9 +29,8 @@ async def read_limited(request: web.Request, limit: int) -> bytes:
 
 
 async def json_object(request: web.Request) -> dict[str, Any]:
-    """The body as a JSON object (a 400 for anything else)."""
-    if request.content_type not in ("application/json", "") and not request.content_type.endswith("+json"):
-        raise UnsupportedMediaType(f"Send the body as application/json, not {request.content_type}.")
+    """The body as a JSON object (a 400 for anything else), whatever Content-Type says:
+    `curl -d` without `-H 'Content-Type: application/json'` is a common slip, not an error."""
     raw = await read_limited(request, state(request).limits.json_bytes)
     try:
         data = json.loads(raw or b"null")

@@ -38,7 +38,7 @@ from bot.api.completions import (
     source_nodes,
 )
 from bot.api.directives import SYSTEM_ROLES, Directives, read_directives
-from bot.api.errors import BadRequest, ServiceUnavailable, translate
+from bot.api.errors import BadRequest, ServiceUnavailable, error_event
 from bot.api.routes import Reply, Route
 from bot.api.state import ApiState, state
 from knowledge.answer import Answer, FallbackStrategy, ResponseMode
@@ -99,7 +99,8 @@ async def _chat(request: web.Request, *, enhanced: bool) -> web.StreamResponse:
         context=directives.context_filter() or None,
         instructions=_instructions(messages),
         min_confidence=directives.min_confidence,
-        fallback=directives.fallback_strategy or FallbackStrategy.LLM_KNOWLEDGE,
+        fallback=directives.fallback_strategy
+        or (FallbackStrategy.HYBRID if enhanced else FallbackStrategy.LLM_KNOWLEDGE),
     )
     events = api.services.knowledge.ask_stream(ask, stream=bool(body.stream))
     first = await _first(events)
@@ -130,6 +131,24 @@ async def _stream(
 ) -> web.StreamResponse:
     response = await open_stream(request)
     writer = ChunkWriter(response, _model(api))
+    try:
+        answer = await _write_answer(writer, first, events)
+    except ConnectionResetError:  # the caller left
+        raise
+    except Exception as exc:  # the status is sent already: the error goes in the stream
+        log.exception("streamed chat completion failed")
+        await send_event(response, error_event(exc))
+    else:
+        _count(api, endpoint, answer)
+        await writer.delta({}, "stop", source_nodes=source_nodes(answer), **extras(answer))
+    await writer.done()
+    return response
+
+
+async def _write_answer(
+    writer: ChunkWriter, first: Delta | Answer, events: AsyncIterator[Delta | Answer]
+) -> Answer:
+    """The answer's text as chunks: as the model writes it, or whole; the answer."""
     await writer.delta({"role": "assistant", "content": ""})
     streamed = False
     event: Delta | Answer | None = first
@@ -138,15 +157,12 @@ async def _stream(
         streamed = True
         event = await anext(events, None)
     assert isinstance(event, Answer), "the engine always ends with the answer"
-    _count(api, endpoint, event)
     writer.model = event.model or writer.model
     if not streamed:
         await writer.delta({"content": answer_text(event)})
     elif event.model is None:  # the model failed mid-answer; what the documents say follows
         await writer.delta({"content": "\n\n" + answer_text(event)})
-    await writer.delta({}, "stop", source_nodes=source_nodes(event), **extras(event))
-    await writer.done()
-    return response
+    return event
 
 
 async def _pass_through(request: web.Request, api: ApiState, raw: Json, extra: Json) -> web.StreamResponse:
@@ -167,8 +183,7 @@ async def _pass_through(request: web.Request, api: ApiState, raw: Json, extra: J
         async for chunk in chunks:
             await send_event(response, chunk)
     except KnowledgeError as exc:
-        error = translate(exc)
-        await send_event(response, {"error": {"type": error.type, "message": error.message}})
+        await send_event(response, error_event(exc))
     finally:
         await chunks.aclose()
     await response.write(b"data: [DONE]\n\n")

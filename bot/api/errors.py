@@ -118,6 +118,7 @@ class Relayed(ApiError):
         self.type = "rate_limit_error" if status == 429 else "invalid_request_error"
 
 
+INTERNAL = "Something went wrong inside Lore. The details are in its log; please try again."
 STATUS_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -166,6 +167,14 @@ def translate(exc: KnowledgeError | StorageError | FilterError) -> ApiError:
     return BadRequest(message)
 
 
+def error_event(exc: Exception) -> dict[str, dict[str, str]]:
+    """An error inside a stream whose status is already sent, in the same shape."""
+    if isinstance(exc, KnowledgeError | StorageError | FilterError):
+        api_error = translate(exc)
+        return ErrorBody(error=ErrorDetail(type=api_error.type, message=api_error.message)).model_dump()
+    return ErrorBody(error=ErrorDetail(type="internal_error", message=INTERNAL)).model_dump()
+
+
 @web.middleware
 async def error_boundary(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Turn every failure of an API request into the JSON error shape."""
@@ -180,13 +189,11 @@ async def error_boundary(request: web.Request, handler: Handler) -> web.StreamRe
         if exc.status < 400:
             raise
         return _http_error(exc)
+    except ConnectionResetError:  # the caller left; there is no one to answer
+        raise
     except Exception:
         log.exception("HTTP API request failed: %s %s", request.method, request.path)
-        return error_response(
-            500,
-            "internal_error",
-            "Something went wrong inside Lore. The details are in its log; please try again.",
-        )
+        return error_response(500, "internal_error", INTERNAL)
 
 
 def _http_error(exc: web.HTTPException) -> web.Response:

@@ -86,16 +86,16 @@ def _summary(index: IndexRef, stats: IndexStats, place: Place) -> IndexOut:
 
 
 async def _info(api: ApiState, index: IndexRef, place: Place) -> IndexInfo:
-    stats = await asyncio.to_thread(api.services.indexes.stats, index.id)
+    info = await api.services.jobs.get_index_info(index)
+    stats, job = info.stats, info.last_job
     latest = None
     if stats.latest_document_name is not None and stats.latest_document_at is not None:
         latest = LatestDocument(name=stats.latest_document_name, time_added=stats.latest_document_at)
-    job = await asyncio.to_thread(api.jobs.last_for_index, index.id) if api.jobs else None
     last_job = None
     if job is not None:
         last_job = JobOut(
             id=job.id,
-            state=job.state,
+            state=str(job.state),
             created_at=job.created_at,
             finished_at=job.finished_at,
             counters=dict(job.counters),

@@ -75,7 +75,7 @@ async def readyz(request: web.Request) -> web.Response:
 
 async def metrics(request: web.Request) -> web.Response:
     api = state(request)
-    jobs = await asyncio.to_thread(api.jobs.count_by_state) if api.jobs else None
+    jobs = await asyncio.to_thread(api.services.jobs.repository.count_by_state)
     text = api.metrics.render(jobs)
     return web.Response(
         body=text.encode(), headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"}

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -35,25 +33,6 @@ class Limits:
 
 
 @dataclass(frozen=True)
-class JobSummary:
-    id: int
-    state: str
-    created_at: datetime
-    finished_at: datetime | None
-    counters: Mapping[str, int] = field(default_factory=dict)
-    error: str | None = None
-
-
-class Jobs(Protocol):
-    """What the API reads about indexing jobs: an index's last job (index info) and how
-    many jobs are in each state (/metrics). Plugged in by the jobs machinery; without it
-    `last_job` is null and /metrics has no job gauge."""
-
-    def last_for_index(self, index_id: int) -> JobSummary | None: ...
-    def count_by_state(self) -> Mapping[str, int]: ...
-
-
-@dataclass(frozen=True)
 class ApiState:
     services: Services
     keys: ApiKeyRepository
@@ -62,7 +41,6 @@ class ApiState:
     passthrough: PassThrough | None
     """The model, for requests passed through unchanged; None when none is configured."""
     limits: Limits
-    jobs: Jobs | None = None
 
 
 API_STATE = web.AppKey("lore_api_state", ApiState)

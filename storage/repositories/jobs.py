@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import col, select, update
 
@@ -157,6 +158,14 @@ class JobRepository:
             if job is None:
                 raise NotFound(f"no indexing job {job_id}")
             return job_ref(job)
+
+    def count_by_state(self) -> dict[str, int]:
+        """How many jobs are in each state (the HTTP API's /metrics)."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(IndexingJob.state, func.count()).group_by(col(IndexingJob.state))
+            ).all()
+            return {str(state): int(count) for state, count in rows}
 
     def recent(
         self,

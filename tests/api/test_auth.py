@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import json
 
 import aiohttp
 import pytest
@@ -150,4 +150,4 @@ async def test_an_unexpected_failure_is_a_500_without_details() -> None:
     finally:
         await server.close()
     assert "hunter2" not in text and "Traceback" not in text and "RuntimeError" not in text
-    assert "log" in assert_error(await asyncio.to_thread(__import__("json").loads, text), "internal_error")
+    assert "log" in assert_error(json.loads(text), "internal_error")

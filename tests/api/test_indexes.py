@@ -23,7 +23,17 @@ async def test_create_then_get_info(api: LoreApi) -> None:
     assert status == 200
     assert info["documents"] == 1 and info["chunks"] >= 1
     assert info["latest_document"]["name"] == "restart.md"
-    assert "last_job" in info
+    assert info["last_job"] is None
+
+
+async def test_info_shows_the_last_indexing_job(api: LoreApi) -> None:
+    created = await api.create_index("crawled")
+    job = api.services.jobs.repository.create(created["id"], None)
+    status, info = await api.call("GET", "/v1/indexes/crawled")
+    assert status == 200
+    assert info["last_job"]["id"] == job.id
+    assert info["last_job"]["state"] == "queued"
+    assert info["last_job"]["finished_at"] is None
 
 
 async def test_list_shows_sizes_and_what_the_key_may_delete(api: LoreApi) -> None:

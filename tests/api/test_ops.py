@@ -56,6 +56,17 @@ async def test_metrics_count_requests_answers_and_ingests(api: LoreApi) -> None:
     assert "# TYPE lore_http_request_duration_seconds histogram" in text
 
 
+async def test_metrics_count_jobs_by_state(api: LoreApi) -> None:
+    created = await api.create_index("jobs-gauge")
+    repository = api.services.jobs.repository
+    before = repository.count_by_state().get("queued", 0)
+    repository.create(created["id"], None)
+    status, text = await api.call("GET", "/metrics", key=None)
+    assert status == 200
+    assert "# TYPE lore_indexing_jobs gauge" in text
+    assert f'lore_indexing_jobs{{state="queued"}} {before + 1}' in text
+
+
 async def test_the_openapi_document_describes_every_route(api: LoreApi) -> None:
     status, document = await api.call("GET", "/openapi.json", key=None)
     assert status == 200

@@ -13,9 +13,9 @@ import pytest
 from knowledge.crawl import Crawler, CrawlLimits
 from knowledge.fetch import AllowList, Fetcher
 from knowledge.ingest import Source
-from knowledge.jobs import IndexingJobs, JobRunner, JobWorker
+from knowledge.jobs import IndexingJobs, JobRunner, JobWorker, parse_schedule, schedule_interval
 from knowledge.metadata import DocumentFacts
-from storage.models import JobState, SourceKind
+from storage.models import JobState, SourceKind, utcnow
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
@@ -173,3 +173,26 @@ async def test_detaching_a_site_removes_its_documents(jobs: Jobs) -> None:
     removed = await jobs.service.detach_docsource_from_index(jobs.index, source)
     assert removed == len(docs_pages(jobs.site)) + 1 and jobs.urls() == set()
     assert await jobs.service.list_docsources(jobs.index) == []
+
+
+async def test_sources_due_a_refresh_are_queued_by_their_schedule(jobs: Jobs) -> None:
+    daily = await jobs.service.attach_site(jobs.index, [jobs.site.url("/docs/")])
+    never = await jobs.service.attach_site(jobs.index, [jobs.site.url("/edge/")], schedule="never")
+    [queued] = await jobs.service.enqueue_due()  # never refreshed: due at once
+    assert queued.source_config_id == daily.id and queued.trigger == "schedule"
+    assert await jobs.service.enqueue_due() == []  # already queued: not twice
+    await jobs.run(queued)
+    assert await jobs.service.enqueue_due() == []  # refreshed just now: due tomorrow
+    sources = SourceRepository(jobs.stack.db)
+    sources.mark_refreshed(daily.id, at=utcnow() - timedelta(days=1, minutes=1))
+    assert [j.source_config_id for j in await jobs.service.enqueue_due()] == [daily.id]
+    assert never.schedule == "never"
+
+
+def test_schedules_are_read_from_what_people_type() -> None:
+    assert schedule_interval("daily") == timedelta(days=1)
+    assert schedule_interval("every 6 hours") == timedelta(hours=6)
+    assert schedule_interval("every 2 weeks") == timedelta(weeks=2)
+    assert schedule_interval("never") is None and schedule_interval("every 0 days") is None
+    assert parse_schedule("Weekly") == "weekly" and parse_schedule("off") == "never"
+    assert parse_schedule("sometimes") is None

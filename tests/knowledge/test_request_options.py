@@ -37,10 +37,14 @@ def system_prompt(server: FakeOpenAI) -> str:
     return str(server.chat_requests[-1].messages[0]["content"])
 
 
-async def test_the_callers_instructions_follow_lores(stack: Stack, model: tuple[FakeOpenAI, OpenAIChatModel]) -> None:
+async def test_the_callers_instructions_follow_lores(
+    stack: Stack, model: tuple[FakeOpenAI, OpenAIChatModel]
+) -> None:
     server, chat = model
     request = await filled(stack)
-    await stack.knowledge(chat).ask(Request(request.indexes, request.messages, instructions="Answer in French."))
+    await stack.knowledge(chat).ask(
+        Request(request.indexes, request.messages, instructions="Answer in French.")
+    )
     system = system_prompt(server)
     assert system.index("You are Lore") < system.index("Answer in French.") < system.index("Sources:")
 
@@ -67,7 +71,7 @@ async def test_min_confidence_decides_between_documents_and_filling_gaps(
     base = {"indexes": request.indexes, "messages": request.messages, "mode": ResponseMode.SMART_FALLBACK}
     await knowledge.ask(Request(**base, min_confidence=0.0))  # type: ignore[arg-type]
     assert KNOWLEDGE_RULES["documents"] in system_prompt(server)
-    hybrid = Request(**base, min_confidence=1.0, fallback=FallbackStrategy.HYBRID)  # type: ignore[arg-type]
+    hybrid = Request(**base, min_confidence=1.01, fallback=FallbackStrategy.HYBRID)  # type: ignore[arg-type]
     await knowledge.ask(hybrid)
     assert KNOWLEDGE_RULES["fill_gaps"] in system_prompt(server)
 
