@@ -48,6 +48,7 @@ from knowledge.errors import BudgetError, KnowledgeError, QuestionError
 from knowledge.llm import Delta
 from knowledge.tokens import message_text
 from storage.access import Action
+from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
 
@@ -90,18 +91,7 @@ async def _chat(request: web.Request, *, enhanced: bool) -> web.StreamResponse:
         log.debug("chat request passed through: %s", reason)
         api.metrics.answer(endpoint, "pass_through", None)
         return await _pass_through(request, api, {**raw, "messages": messages}, extras(None))
-    ask = Request(
-        indexes,
-        messages,
-        mode=directives.response_mode or (None if enhanced else ResponseMode.HYBRID),
-        max_tokens=body.answer_tokens,
-        ratio=body.context_token_ratio or DEFAULT_RATIO,
-        context=directives.context_filter() or None,
-        instructions=_instructions(messages),
-        min_confidence=directives.min_confidence,
-        fallback=directives.fallback_strategy
-        or (FallbackStrategy.HYBRID if enhanced else FallbackStrategy.LLM_KNOWLEDGE),
-    )
+    ask = _engine_request(body, indexes, messages, directives, enhanced=enhanced)
     events = api.services.knowledge.ask_stream(ask, stream=bool(body.stream))
     first = await _first(events)
     if body.stream:
@@ -109,6 +99,31 @@ async def _chat(request: web.Request, *, enhanced: bool) -> web.StreamResponse:
     assert isinstance(first, Answer), "without streaming the engine yields only the answer"
     _count(api, endpoint, first)
     return web.json_response(completion(first, _model(api), extras(first)))
+
+
+def _engine_request(
+    body: ChatCompletionBody,
+    indexes: Sequence[IndexRef],
+    messages: Sequence[Json],
+    directives: Directives,
+    *,
+    enhanced: bool,
+) -> Request:
+    """The engine's request: /v1 answers in HYBRID mode (the model without context when
+    nothing relevant is found); the enhanced route defaults as the directives document."""
+    default_mode = None if enhanced else ResponseMode.HYBRID
+    default_fallback = FallbackStrategy.HYBRID if enhanced else FallbackStrategy.LLM_KNOWLEDGE
+    return Request(
+        indexes,
+        messages,
+        mode=directives.response_mode or default_mode,
+        max_tokens=body.answer_tokens,
+        ratio=body.context_token_ratio or DEFAULT_RATIO,
+        context=directives.context_filter() or None,
+        instructions=_instructions(messages),
+        min_confidence=directives.min_confidence,
+        fallback=directives.fallback_strategy or default_fallback,
+    )
 
 
 async def _first(events: AsyncIterator[Delta | Answer]) -> Delta | Answer:
