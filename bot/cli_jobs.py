@@ -32,9 +32,9 @@ async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: l
     job = await jobs.start_indexing_job(target, source, conversation_id=actor.conversation.id)
     async with running_jobs(services, schedule=False):
         job = await _follow_with_bar(jobs, job, source.name)
-    started = job.started_at or job.created_at
-    seconds = ((job.finished_at or started) - started).total_seconds()
-    typer.echo(plain(messages.job_summary(source.name, job.state.value, job.counters, seconds, job.error)))
+    typer.echo(
+        plain(messages.job_summary(source.name, job.state.value, job.counters, job.seconds, job.error))
+    )
     return job
 
 

@@ -141,7 +141,7 @@ def job_already_running(site: str) -> str:
 
 
 def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None) -> str:
-    pages = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+    pages = pages_indexed(counters)
     skipped = {k.removeprefix("skipped: "): v for k, v in counters.items() if k.startswith("skipped: ")}
     lines = []
     if state == "succeeded":
@@ -170,7 +170,7 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
 
 
 def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> str:
-    pages = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+    pages = pages_indexed(counters)
     return f"• *{site}*: {state}, {plural(pages, 'page')} of {counters.get('pages_found', 0)} found — {when}"
 
 
@@ -194,6 +194,11 @@ def schedule_set(site: str, schedule: str) -> str:
     if schedule == "never":
         return f"I won't refresh *{site}* on my own any more; say “refresh {site}” when you want to."
     return f"I'll refresh *{site}* {schedule}."
+
+
+def pages_indexed(counters: Mapping[str, int]) -> int:
+    """Pages a job left in the index: fetched, or unchanged since the last crawl."""
+    return counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
 
 
 def _duration(seconds: float) -> str:

@@ -71,9 +71,7 @@ class SiteCommands:
             await asyncio.sleep(interval)
         else:
             return job
-        started = job.started_at or job.created_at
-        seconds = ((job.finished_at or started) - started).total_seconds()
-        await surface.say(messages.job_summary(site, job.state.value, job.counters, seconds, job.error))
+        await surface.say(messages.job_summary(site, job.state.value, job.counters, job.seconds, job.error))
         return job
 
     async def status(self, turn: Turn, surface: Surface) -> None:

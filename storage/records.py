@@ -182,6 +182,12 @@ class JobRef:
     def finished(self) -> bool:
         return self.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 
+    @property
+    def seconds(self) -> float:
+        """How long it ran: from its first start to its end (0 while it has not ended)."""
+        started = self.started_at or self.created_at
+        return ((self.finished_at or started) - started).total_seconds()
+
 
 @dataclass(frozen=True)
 class JobLine:
