@@ -162,6 +162,8 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
         lines.append(
             f"{plural(counters['pages_failed'], 'page')} could not be fetched; say “status” for details."
         )
+    if counters.get("links_broken"):
+        lines.append(f"Broken links: {counters['links_broken']} (the page answered 404 or 410).")
     if counters.get("documents_removed"):
         lines.append(f"Removed {plural(counters['documents_removed'], 'page')} that no longer exist.")
     if state == "succeeded":

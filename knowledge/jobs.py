@@ -410,10 +410,13 @@ class _Run:
 
     async def remove_gone(self, page: CrawledPage) -> None:
         document = self.by_url.pop(page.url, None)
-        if document is not None:
-            await self.r._ingestor.remove(self.index, [document.id])
-            self.count("documents_removed")
-            await self.say(f"removed: {page.url} ({page.reason or 'gone'})")
+        if document is None:  # a link to a page that does not exist
+            self.count("links_broken")
+            await self.say(f"not found: {page.url} ({page.reason or 'gone'})", "warning")
+            return
+        await self.r._ingestor.remove(self.index, [document.id])
+        self.count("documents_removed")
+        await self.say(f"removed: {page.url} ({page.reason or 'gone'})")
 
     async def prune(self) -> None:
         """Pages indexed before but missing from this complete crawl: removed the second
