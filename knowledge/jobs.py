@@ -120,10 +120,10 @@ class IndexingJobs:
         return await asyncio.to_thread(self.repository.get, job_id)
 
     async def tail_indexing_job(
-        self, job_id: int, *, follow: bool = True, poll_seconds: float = 0.5
+        self, job_id: int, *, follow: bool = True, after: int = 0, poll_seconds: float = 0.5
     ) -> AsyncIterator[JobLine]:
-        """The job's log lines; with `follow`, new ones as they come until the job ends."""
-        after = 0
+        """The job's log lines after line id `after`; with `follow`, new ones as they come
+        until the job ends."""
         while True:
             job = await asyncio.to_thread(self.repository.get, job_id)
             lines = await asyncio.to_thread(self.repository.lines, job_id, after_id=after)
@@ -396,7 +396,7 @@ class _Run:
         self.count("chunks", result.chunks if result.outcome != Outcome.UNCHANGED else 0)
         await self.unmiss(page.url, extra)
         verb = {"added": "added", "updated": "updated", "unchanged": "unchanged"}[result.outcome.value]
-        await self.say(f"{verb}: {page.url} ({result.chunks} chunks)")
+        await self.say(f"{verb}: {page.url} ({result.chunks} chunk{'' if result.chunks == 1 else 's'})")
 
     async def unmiss(self, url: str, validators: dict[str, str | None] | None = None) -> None:
         document = self.by_url.get(url)

@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from bot.api import chat, documents, indexes, openapi, ops, query
+from bot.api import chat, documents, indexes, jobs, openapi, ops, query, sources
 from bot.api.auth import CALLER, ServiceUsers, authenticate
 from bot.api.bodies import too_large
 from bot.api.errors import PayloadTooLarge, error_boundary
@@ -34,16 +34,8 @@ ROUTES: list[Route] = [
     *indexes.ROUTES,
     *documents.ROUTES,
     *query.ROUTES,
-    # -- Sources and jobs -----------------------------------------------------------------
-    # Reserved for the indexing-jobs machinery (issue 5), which adds its routes here:
-    #   POST   /v1/indexes/{index}/sources            attach a site; returns {"job_id": …}
-    #   GET    /v1/indexes/{index}/sources            list the index's sources
-    #   DELETE /v1/indexes/{index}/sources/{source}   detach a source (removes its documents)
-    #   GET    /v1/jobs/{job_id}                      job status and counters
-    #   GET    /v1/jobs/{job_id}/log                  log tail, application/x-ndjson, follows
-    #                                                 until the job ends
-    #   POST   /v1/jobs/{job_id}/cancel               cancel
-    # over `services.jobs` (knowledge.jobs.IndexingJobs), in a module of their own.
+    *sources.ROUTES,
+    *jobs.ROUTES,
 ]
 
 

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from bot.api.auth import caller
 from bot.api.bodies import json_body
+from bot.api.jobs import JobOut, job_out
 from bot.api.routes import Reply, Route
 from bot.api.state import ApiState, state
 from storage.access import Action, Place, allowed
@@ -52,15 +53,6 @@ class LatestDocument(BaseModel):
     time_added: datetime
 
 
-class JobOut(BaseModel):
-    id: int
-    state: str
-    created_at: datetime
-    finished_at: datetime | None
-    counters: dict[str, int]
-    error: str | None
-
-
 class IndexInfo(IndexOut):
     latest_document: LatestDocument | None
     last_job: JobOut | None
@@ -91,16 +83,7 @@ async def _info(api: ApiState, index: IndexRef, place: Place) -> IndexInfo:
     latest = None
     if stats.latest_document_name is not None and stats.latest_document_at is not None:
         latest = LatestDocument(name=stats.latest_document_name, time_added=stats.latest_document_at)
-    last_job = None
-    if job is not None:
-        last_job = JobOut(
-            id=job.id,
-            state=str(job.state),
-            created_at=job.created_at,
-            finished_at=job.finished_at,
-            counters=dict(job.counters),
-            error=job.error,
-        )
+    last_job = job_out(job, index) if job is not None else None
     summary = _summary(index, stats, place)
     return IndexInfo(**summary.model_dump(), latest_document=latest, last_job=last_job)
 

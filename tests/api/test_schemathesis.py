@@ -1,8 +1,10 @@
 """Schemathesis against /openapi.json on loopback: requests generated from the document,
 valid and invalid, for every operation; no server errors, and every response as documented.
 
-Each operation is fuzzed twice: with any path parameters, and aimed at a real index (so the
-requests reach past the 404 into the route's own logic). Deleting that index comes last.
+Each operation is fuzzed twice: with any path parameters, and aimed at a real index, source
+and (finished) job, so the requests reach past the 404 into the route's own logic. The
+operations that start jobs or remove things come last, so a following log stream never
+waits on a job: jobs do not run in this server, and the crawler never leaves loopback.
 """
 
 from __future__ import annotations
@@ -35,26 +37,42 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def target(llm_api: LoreApi) -> str:
-    await llm_api.create_index(TARGET)
+async def target(llm_api: LoreApi) -> dict[str, Any]:
+    """Path parameters naming real things: an index, a site attached to it, a finished job."""
+    index = await llm_api.create_index(TARGET)
     await llm_api.add_text(TARGET, "fuzz.md", "# Fuzz\n\nSchemathesis sends whatever the schema allows.")
-    return TARGET
+    jobs, ref = llm_api.services.jobs, llm_api.services.indexes.get(index["id"])
+    source = await jobs.attach_site(ref, ["https://docs.invalid/"])
+    job = await jobs.cancel((await jobs.start_indexing_job(ref, source)).id)  # queued, so it ends
+    assert job.finished
+    return {"index": TARGET, "source_id": source.id, "job_id": job.id}
 
 
-def fuzz(document: dict[str, Any], base_url: str, key: str) -> list[str]:
+def order(method: str, path: str) -> tuple[int, str]:
+    """Reads first; then what starts jobs; then what removes things, the index last."""
+    method = method.upper()
+    if method == "DELETE" and path == "/v1/indexes/{index}":
+        return 4, path
+    if method == "DELETE":
+        return 3, path
+    if method == "POST" and (path.endswith("/refresh") or path.endswith("/sources")):
+        return 2, path
+    return 1, path
+
+
+def fuzz(document: dict[str, Any], base_url: str, key: str, target: dict[str, Any]) -> list[str]:
     """Every operation, each generation mode; the failures found, one line each."""
     schema = schemathesis.openapi.from_dict(document)
     operations = [result.ok() for result in schema.get_all_operations()]
-    operations.sort(
-        key=lambda op: (op.method.upper() == "DELETE" and op.path == "/v1/indexes/{index}", op.path)
-    )
+    operations.sort(key=lambda op: order(op.method, op.path))
     headers = {"Authorization": f"Bearer {key}"}
     failures: list[str] = []
     with requests.Session() as session:
         for operation in operations:
             aims: list[dict[str, Any] | None] = [None]
-            if "{index}" in operation.path:
-                aims.append({"index": TARGET})
+            named = {k: v for k, v in target.items() if "{" + k + "}" in operation.path}
+            if named:
+                aims.append(named)
             for aim in aims:
                 for mode, examples in EXAMPLES.items():
                     strategy = operation.as_strategy(mode, headers=headers, path_parameters=aim)
@@ -86,8 +104,8 @@ def _run(strategy: st.SearchStrategy[Any], examples: int, session: requests.Sess
     check()
 
 
-async def test_no_server_errors_and_responses_as_documented(llm_api: LoreApi, target: str) -> None:
+async def test_no_server_errors_and_responses_as_documented(llm_api: LoreApi, target: dict[str, Any]) -> None:
     status, document = await llm_api.call("GET", "/openapi.json", key=None)
     assert status == 200
-    failures = await asyncio.to_thread(fuzz, document, llm_api.base_url, llm_api.keys.service)
+    failures = await asyncio.to_thread(fuzz, document, llm_api.base_url, llm_api.keys.service, target)
     assert failures == [], "\n\n".join(failures)

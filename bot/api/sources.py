@@ -1,0 +1,219 @@
+"""Source routes: attach a site to an index (which starts a crawl), list an index's
+sources, change a source's refresh schedule, refresh it now, detach it.
+
+Attaching the same start URLs twice keeps one attachment, and a source with a job under
+way gets that job back instead of a second one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import datetime
+from typing import Annotated, Any
+
+from aiohttp import web
+from pydantic import AfterValidator, BaseModel, Field, field_validator
+
+from bot.api.auth import caller
+from bot.api.bodies import json_body
+from bot.api.errors import BadRequest, NotFound
+from bot.api.indexes import find_index
+from bot.api.jobs import MAX_ID, JobOut, job_out
+from bot.api.routes import Reply, Route
+from bot.api.state import state
+from knowledge.fetch import Refused
+from knowledge.jobs import parse_schedule
+from storage.access import Action
+from storage.records import IndexRef, SourceConfigRef
+from storage.records import NotFound as RowNotFound
+
+TAG = "sources"
+SCHEDULE_HELP = "hourly, daily, weekly, `every N hours|days|weeks`, or never."
+
+
+def _schedule(value: str) -> str:
+    schedule = parse_schedule(value)
+    if schedule is None:
+        raise ValueError(f"“{value}” is not a schedule; use {SCHEDULE_HELP}")
+    return schedule
+
+
+Schedule = Annotated[str, AfterValidator(_schedule)]
+
+
+class NewSite(BaseModel):
+    urls: list[str] = Field(
+        min_length=1,
+        max_length=20,
+        description="Start URLs (http or https). Pages under each URL's path are crawled, "
+        "with the site's sitemap and robots.txt honoured.",
+    )
+    schedule: Schedule = Field("daily", description="How often to refresh: " + SCHEDULE_HELP)
+    max_pages: int | None = Field(
+        None, ge=1, le=10_000, description="Pages per crawl (default: the server's)."
+    )
+    max_depth: int | None = Field(None, ge=0, le=100, description="Links followed from a start URL.")
+
+    @field_validator("urls")
+    @classmethod
+    def _short(cls, urls: list[str]) -> list[str]:
+        if any(len(url) > 2048 for url in urls):
+            raise ValueError("a URL can be at most 2048 characters")
+        return [url.strip() for url in urls]
+
+    def options(self) -> dict[str, Any]:
+        limits = {"max_pages": self.max_pages, "max_depth": self.max_depth}
+        return {name: value for name, value in limits.items() if value is not None}
+
+
+class SourceChange(BaseModel):
+    schedule: Schedule = Field(description="How often to refresh: " + SCHEDULE_HELP)
+
+
+class SourceOut(BaseModel):
+    id: int
+    kind: str = Field(description="site")
+    name: str = Field(description="How people name it in chat: host and path.")
+    start_urls: list[str]
+    options: dict[str, Any] = Field(description="Its own crawl limits (max_pages, max_depth).")
+    schedule: str
+    last_refresh_at: datetime | None = Field(description="When its last crawl succeeded.")
+    created_at: datetime
+    active_job_id: int | None = Field(description="The job crawling it now, if any.")
+
+
+class SourceList(BaseModel):
+    sources: list[SourceOut]
+
+
+class Attached(BaseModel):
+    source: SourceOut
+    job: JobOut = Field(description="The crawl started (or the one already under way).")
+
+
+class Detached(BaseModel):
+    documents_removed: int
+
+
+async def _out(request: web.Request, source: SourceConfigRef) -> SourceOut:
+    repository = state(request).services.jobs.repository
+    active = await asyncio.to_thread(repository.active_for_source, source.id)
+    return SourceOut(
+        id=source.id,
+        kind=source.kind,
+        name=source.name,
+        start_urls=source.start_urls,
+        options=source.options,
+        schedule=source.schedule,
+        last_refresh_at=source.last_refresh_at,
+        created_at=source.created_at,
+        active_job_id=active.id if active else None,
+    )
+
+
+async def _find_source(request: web.Request, index: IndexRef) -> SourceConfigRef:
+    source_id = int(request.match_info["source_id"])
+    if source_id <= MAX_ID:
+        with contextlib.suppress(RowNotFound):
+            source = await asyncio.to_thread(state(request).services.sources.get, source_id)
+            if source.index_id == index.id:
+                return source
+    raise NotFound(f"There is no source {source_id} attached to the {index.name} index.")
+
+
+async def attach_site(request: web.Request) -> web.Response:
+    index = await find_index(request, Action.ADD)
+    body = await json_body(request, NewSite)
+    jobs = state(request).services.jobs
+    try:
+        source = await jobs.attach_site(
+            index,
+            body.urls,
+            created_by=caller(request).place.user_id,
+            schedule=body.schedule,
+            options=body.options(),
+        )
+    except Refused as exc:
+        raise BadRequest(f"Lore won't crawl that URL: {exc}.") from None
+    job = await jobs.start_indexing_job(index, source)
+    attached = Attached(source=await _out(request, source), job=job_out(job, index))
+    return web.json_response(attached.model_dump(mode="json"), status=202)
+
+
+async def list_sources(request: web.Request) -> web.Response:
+    index = await find_index(request, Action.LIST)
+    sources = await state(request).services.jobs.list_docsources(index)
+    listing = SourceList(sources=[await _out(request, s) for s in sources])
+    return web.json_response(listing.model_dump(mode="json"))
+
+
+async def change_source(request: web.Request) -> web.Response:
+    index = await find_index(request, Action.ADD)
+    source = await _find_source(request, index)
+    body = await json_body(request, SourceChange)
+    source = await asyncio.to_thread(state(request).services.sources.set_schedule, source.id, body.schedule)
+    return web.json_response((await _out(request, source)).model_dump(mode="json"))
+
+
+async def refresh_source(request: web.Request) -> web.Response:
+    index = await find_index(request, Action.ADD)
+    source = await _find_source(request, index)
+    job = await state(request).services.jobs.start_indexing_job(index, source, trigger="refresh")
+    return web.json_response(job_out(job, index).model_dump(mode="json"), status=202)
+
+
+async def detach_source(request: web.Request) -> web.Response:
+    index = await find_index(request, Action.ADD)
+    source = await _find_source(request, index)
+    removed = await state(request).services.jobs.detach_docsource_from_index(index, source)
+    return web.json_response(Detached(documents_removed=removed).model_dump(mode="json"))
+
+
+SOURCES = "/v1/indexes/{index}/sources"
+SOURCE = SOURCES + r"/{source_id:\d+}"
+
+ROUTES = [
+    Route(
+        "POST",
+        SOURCES,
+        attach_site,
+        "Attach a site to the index and start crawling it; returns the job.",
+        TAG,
+        {202: Reply("Attached; the crawl is queued or under way.", Attached)},
+        body=NewSite,
+    ),
+    Route(
+        "GET",
+        SOURCES,
+        list_sources,
+        "The sources attached to the index.",
+        TAG,
+        {200: Reply("The sources.", SourceList)},
+    ),
+    Route(
+        "PATCH",
+        SOURCE,
+        change_source,
+        "Change how often a source is refreshed.",
+        TAG,
+        {200: Reply("The source.", SourceOut)},
+        body=SourceChange,
+    ),
+    Route(
+        "POST",
+        SOURCE + "/refresh",
+        refresh_source,
+        "Crawl a source again now (unchanged pages cost no download and no embedding).",
+        TAG,
+        {202: Reply("The refresh job (or the one already under way).", JobOut)},
+    ),
+    Route(
+        "DELETE",
+        SOURCE,
+        detach_source,
+        "Detach a source: stop its crawl and remove its documents from the index.",
+        TAG,
+        {200: Reply("Detached.", Detached)},
+    ),
+]
