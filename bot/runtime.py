@@ -11,7 +11,7 @@ from bot.router import Router
 from bot.services import Services, build_services
 from bot.settings import Settings
 from bot.workers import running_jobs
-from knowledge.fetch import AllowList, Fetcher
+from knowledge.fetch import AllowList, Fetcher, Resolve, system_resolve
 
 
 @dataclass
@@ -21,13 +21,16 @@ class Runtime:
 
 
 @asynccontextmanager
-async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """Build everything, repair what a crash left half done, and close it all at the end."""
-    services = await asyncio.to_thread(build_services, settings)
+async def open_runtime(settings: Settings, *, resolve: Resolve = system_resolve) -> AsyncIterator[Runtime]:
+    """Build everything, repair what a crash left half done, and close it all at the end.
+    `resolve` looks host names up for fetches and connectors (tests keep DNS out with it)."""
+    services = await asyncio.to_thread(lambda: build_services(settings, resolve=resolve))
     try:
         indexes = await asyncio.to_thread(services.indexes.list_all)
         await services.ingestor.repair({i.id: i for i in indexes})
-        fetcher = Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
+        fetcher = Fetcher(
+            AllowList.parse(settings.lore_crawl_allow), resolve=resolve, max_bytes=settings.max_file_bytes
+        )
         runtime = Runtime(services, Router(services, fetcher))
         if settings.lore_jobs_in_process:
             async with running_jobs(services):

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 
 from bot.settings import Settings
 from knowledge.catalog import Catalog
+from knowledge.connectors.service import ClientLimits, Connections
 from knowledge.embedding import Embedder, build_embedder
 from knowledge.engine import Knowledge
-from knowledge.fetch import AllowList
+from knowledge.fetch import AllowList, Resolve, system_resolve
 from knowledge.ingest import Ingestor
 from knowledge.jobs import IndexingJobs
 from knowledge.llm import OpenAIChatModel
@@ -21,11 +22,13 @@ from knowledge.retrieval import Retriever
 from knowledge.tokens import configure_cache
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
+from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
+from storage.secrets import SecretBox
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
@@ -48,6 +51,7 @@ class Services:
     knowledge: Knowledge
     sources: SourceRepository
     jobs: IndexingJobs
+    connections: Connections
 
     async def aclose(self) -> None:
         if self.llm is not None:
@@ -55,8 +59,11 @@ class Services:
         self.db.dispose()
 
 
-def build_services(settings: Settings, *, migrate: bool = True) -> Services:
-    """Open the database (migrating it), the vector store, the embedder and the LLM client."""
+def build_services(
+    settings: Settings, *, migrate: bool = True, resolve: Resolve = system_resolve
+) -> Services:
+    """Open the database (migrating it), the vector store, the embedder and the LLM client.
+    `resolve` is how connectors look host names up (tests pass one that never uses DNS)."""
     settings.lore_home.mkdir(parents=True, exist_ok=True)
     configure_cache(settings.cache_dir)
     db = open_database(settings.effective_database_url, migrate=migrate)
@@ -68,9 +75,8 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
     ingestor = Ingestor(documents, vectors, embedder, max_bytes=settings.max_file_bytes)
     sources = SourceRepository(db)
-    jobs = IndexingJobs(
-        JobRepository(db), sources, indexes, ingestor, AllowList.parse(settings.lore_crawl_allow)
-    )
+    allow = AllowList.parse(settings.lore_crawl_allow)
+    jobs = IndexingJobs(JobRepository(db), sources, indexes, ingestor, allow)
     return Services(
         settings=settings,
         db=db,
@@ -86,7 +92,16 @@ def build_services(settings: Settings, *, migrate: bool = True) -> Services:
         knowledge=Knowledge(retriever, chat, window=settings.llm_context_window),
         sources=sources,
         jobs=jobs,
+        connections=build_connections(settings, db, allow, resolve),
     )
+
+
+def build_connections(settings: Settings, db: Database, allow: AllowList, resolve: Resolve) -> Connections:
+    """Connections to connectors; credentials are sealed with LORE_SECRET_KEY when it is set."""
+    key = settings.lore_secret_key
+    box = SecretBox(key.get_secret_value()) if key is not None else None
+    limits = ClientLimits(timeout=settings.lore_crawl_timeout_seconds, max_bytes=settings.max_file_bytes)
+    return Connections(ConnectionRepository(db, box), allow, resolve=resolve, limits=limits)
 
 
 def build_vector_store(settings: Settings) -> ChromaVectorStore:

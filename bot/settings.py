@@ -10,7 +10,11 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from knowledge.settings import KnowledgeSettings
 
-SECRET_FIELDS = frozenset({"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret"})
+SECRET_FIELDS = frozenset(
+    {"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret", "lore_secret_key"}
+)
+HIDDEN_FIELDS = frozenset({"lore_secret_key"})
+"""Secrets shown as set or unset only: not even their first characters."""
 
 
 class SettingsError(Exception):
@@ -44,6 +48,11 @@ class Settings(KnowledgeSettings):
     lore_progress_seconds: float = Field(
         default=3.0, gt=0, description="How often a job's progress message is updated in the thread."
     )
+    lore_connector_admins: str = Field(
+        default="",
+        description="Comma-separated Slack user ids who may connect doc sources (Confluence) besides "
+        "the workspace's admins.",
+    )
 
     @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
     @classmethod
@@ -75,6 +84,11 @@ class Settings(KnowledgeSettings):
     def slack_configured(self) -> bool:
         return self.slack_bot_token is not None
 
+    @property
+    def connector_admins(self) -> frozenset[str]:
+        """Slack user ids allowed to connect sources, besides workspace admins."""
+        return frozenset(item.strip() for item in self.lore_connector_admins.split(",") if item.strip())
+
     def masked(self) -> dict[str, str]:
         """Every setting as text, secrets reduced to their first characters."""
         shown: dict[str, str] = {}
@@ -82,6 +96,8 @@ class Settings(KnowledgeSettings):
             value = getattr(self, name)
             if value is None:
                 shown[name.upper()] = "(unset)"
+            elif name in HIDDEN_FIELDS:
+                shown[name.upper()] = "(set)"
             elif name in SECRET_FIELDS:
                 shown[name.upper()] = mask_secret(value.get_secret_value())
             else:

@@ -15,8 +15,10 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.services import Services
 from bot.settings import Settings
+from knowledge.connectors.confluence import KIND as CONFLUENCE
+from knowledge.connectors.sync import ConnectorSync, SyncPolicy
 from knowledge.fetch import AllowList, Fetcher
-from knowledge.jobs import JobRunner, JobWorker, worker_name
+from knowledge.jobs import JobRunner, JobWorker, SourceSync, worker_name
 
 if TYPE_CHECKING:
     from knowledge.crawl import Crawler, CrawlLimits
@@ -61,10 +63,25 @@ def build_worker(services: Services, *, worker: str | None = None) -> tuple[JobW
         make_crawler,
         worker=name,
         heartbeat_seconds=min(5.0, settings.lore_job_stale_seconds / 4),
+        syncs=connector_syncs(services),
     )
     stale_after = timedelta(seconds=settings.lore_job_stale_seconds)
     worker_ = JobWorker(services.jobs, runner, concurrency=settings.lore_job_workers, stale_after=stale_after)
     return worker_, name
+
+
+def connector_syncs(services: Services) -> dict[str, SourceSync]:
+    """How each connector kind's jobs run, with the settings' sync policy."""
+    settings = services.settings
+    policy = SyncPolicy(
+        overlap=timedelta(minutes=settings.lore_confluence_overlap_minutes),
+        full_every=timedelta(days=settings.lore_confluence_full_sync_days),
+        max_attachment_bytes=settings.max_file_bytes,
+    )
+    sync = ConnectorSync(
+        services.connections, services.sources, services.documents, services.ingestor, policy
+    )
+    return {CONFLUENCE: sync}
 
 
 @asynccontextmanager

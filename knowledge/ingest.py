@@ -68,6 +68,7 @@ class _Prepared:
     source: Source
     new: NewDocument
     title: str
+    """The title as chunks are prefixed with it: after the document's path, if it has one."""
     chunks: list[TextChunk]
     replaces: list[int]
 
@@ -194,12 +195,13 @@ class Ingestor:
         if existing is not None:
             return IngestResult(Outcome.UNCHANGED, existing, existing.chunk_count, source=source)
         title = source.facts.title or extracted.title or source.name
-        chunks = await asyncio.to_thread(chunk_text, extracted.text, title=title, spec=self._spec)
+        heading = " > ".join((*source.facts.path, title))
+        chunks = await asyncio.to_thread(chunk_text, extracted.text, title=heading, spec=self._spec)
         if not chunks:
             raise EmptyContent(source.name, "it has no text in it")
         previous = await asyncio.to_thread(self._documents.find_by_source, index.id, source.key)
         new = _new_document(index, source, extracted, digest, title)
-        return _Prepared(source, new, title, chunks, [d.id for d in previous])
+        return _Prepared(source, new, heading, chunks, [d.id for d in previous])
 
     async def _store_reporting(
         self,
@@ -276,6 +278,8 @@ def _new_document(
 ) -> NewDocument:
     facts = source.facts
     meta: dict[str, object] = {**extracted.metadata, **facts.context.as_metadata(), **facts.extra}
+    if facts.path:
+        meta["path"] = " > ".join(facts.path)
     return NewDocument(
         index_id=index.id,
         source_kind=source.kind,
@@ -288,7 +292,7 @@ def _new_document(
         url=facts.url,
         external_id=facts.external_id,
         author=facts.author or extracted.author,
-        doc_timestamp=extracted.doc_timestamp,
+        doc_timestamp=facts.timestamp or extracted.doc_timestamp,
         source_config_id=source.source_config_id,
         meta={"title": title, **meta},
     )

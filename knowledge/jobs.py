@@ -1,6 +1,8 @@
-"""Indexing jobs for attached sites: start, follow, cancel, and the worker that runs them.
+"""Indexing jobs for attached sources: start, follow, cancel, and the worker that runs them.
 
-A job crawls one attached site into its index. Each page is ingested as it arrives and
+A job crawls one attached site, or syncs one connector attachment (Confluence: a
+`SourceSync` chosen by the source's kind, see `knowledge.connectors.sync`), into its index.
+For a site: Each page is ingested as it arrives and
 recorded with its links, so a job whose process died resumes without fetching those pages
 again. Refreshes send the validators of the pages already indexed (ETag, Last-Modified):
 unchanged pages cost no download and no embedding. A page that answers 404/410, or is
@@ -16,10 +18,10 @@ import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from knowledge.errors import IngestError
+from knowledge.errors import IngestError, KnowledgeError
 from knowledge.fetch import AllowList, check_url
 from knowledge.ingest import Ingestor, Outcome, Source
 from knowledge.metadata import DocumentFacts
@@ -28,7 +30,7 @@ from storage.records import DocumentRef, IndexRef, IndexStats, JobLine, JobRef, 
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
-from storage.repositories.sources import SourceRepository
+from storage.repositories.sources import SITE, SourceRepository
 
 if TYPE_CHECKING:
     from knowledge.crawl import CrawledPage, Crawler, CrawlReport
@@ -38,6 +40,36 @@ log = logging.getLogger(__name__)
 MakeCrawler = Callable[[Mapping[str, object]], "Crawler"]
 """Builds a crawler for one job from the source's options (limit overrides)."""
 MISSED_CRAWLS_BEFORE_REMOVAL = 2
+
+
+class JobContext(Protocol):
+    """What a running job offers the code that fills its index: counters, a log, the
+    pages it handled before an interruption, and whether it should stop."""
+
+    job: JobRef
+    counters: dict[str, int]
+    worker: str
+
+    def count(self, name: str, n: int = 1) -> None: ...
+
+    async def say(self, message: str, level: str = "info") -> None: ...
+
+    def stopped(self) -> bool:
+        """Cancelled, or taken over by another worker: stop at the next item."""
+
+    async def done_before(self) -> set[str]:
+        """Keys of the items this job handled before it was interrupted."""
+
+    async def handled(self, key: str, outcome: str) -> None:
+        """Record an item as handled (a resumed job skips it), save the counters, and
+        check for cancellation."""
+
+
+class SourceSync(Protocol):
+    """Fills an index from a connector attachment; `knowledge.jobs` picks one by the
+    source's kind. It returns when done or when `context.stopped()`; it raises to fail."""
+
+    async def sync(self, context: JobContext, source: SourceConfigRef, index: IndexRef) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -112,7 +144,8 @@ class IndexingJobs:
         job = await asyncio.to_thread(
             self.repository.create, index.id, source.id, conversation_id=conversation_id, trigger=trigger
         )
-        await asyncio.to_thread(self.repository.log, job.id, f"queued: {trigger} crawl of {source.name}")
+        what = "crawl" if source.kind == SITE else f"sync of {source.kind} {', '.join(source.folders)} from"
+        await asyncio.to_thread(self.repository.log, job.id, f"queued: {trigger} {what} {source.name}")
         self.wake.set()
         return job
 
@@ -223,7 +256,10 @@ class JobRunner:
         *,
         worker: str,
         heartbeat_seconds: float = 5.0,
+        syncs: Mapping[str, SourceSync] | None = None,
     ) -> None:
+        self._syncs = dict(syncs or {})
+        """How to run a connector attachment's job, by source kind (sites are crawled)."""
         self._jobs = jobs
         self._sources = sources
         self._indexes = indexes
@@ -238,6 +274,10 @@ class JobRunner:
         beat = asyncio.create_task(self._beat(job.id, run))
         try:
             state, error = await run.execute()
+        except KnowledgeError as exc:  # said on purpose (bad credentials …): no traceback
+            log.warning("indexing job %s failed: %s", job.id, exc)
+            state, error = JobState.FAILED, str(exc)
+            await asyncio.to_thread(self._jobs.log, job.id, f"failed: {error}", "error")
         except Exception as exc:
             log.exception("indexing job %s failed", job.id)
             state, error = JobState.FAILED, f"{type(exc).__name__}: {exc}"
@@ -262,6 +302,7 @@ class _Run:
     def __init__(self, runner: JobRunner, job: JobRef) -> None:
         self.r = runner
         self.job = job
+        self.worker = runner._worker
         self.counters: dict[str, int] = dict(job.counters)
         self.lost = False
         self.cancelled = False
@@ -284,6 +325,14 @@ class _Run:
     async def check_cancel(self) -> None:
         self.cancelled = self.cancelled or await asyncio.to_thread(self.r._jobs.cancel_requested, self.job.id)
 
+    async def done_before(self) -> set[str]:
+        return set(await asyncio.to_thread(self.r._jobs.pages, self.job.id))
+
+    async def handled(self, key: str, outcome: str) -> None:
+        await asyncio.to_thread(self.r._jobs.record_page, self.job.id, key, outcome, [])
+        await asyncio.to_thread(self.r._jobs.set_counters, self.job.id, self.counters)
+        await self.check_cancel()
+
     async def flush(self) -> None:
         """Write the crawler's log lines (it reports them synchronously)."""
         lines, self.lines = self.lines, []
@@ -298,6 +347,8 @@ class _Run:
             return JobState.FAILED, "its source was detached"
         source = await asyncio.to_thread(self.r._sources.get, self.job.source_config_id)
         self.index = await asyncio.to_thread(self.r._indexes.get, self.job.index_id)
+        if source.kind != SITE:
+            return await self.sync(source)
         documents = await asyncio.to_thread(self.r._sources.documents, source.id)
         self.by_url = {d.url: d for d in documents if d.url}
         known = {
@@ -335,6 +386,20 @@ class _Run:
             await self.prune()
         await asyncio.to_thread(self.r._sources.mark_refreshed, source.id)
         await self.say(summary(self.counters, report))
+        return JobState.SUCCEEDED, None
+
+    async def sync(self, source: SourceConfigRef) -> tuple[JobState, str | None]:
+        """A connector attachment's job: its `SourceSync` does the work."""
+        sync = self.r._syncs.get(source.kind)
+        if sync is None:
+            return JobState.FAILED, f"this Lore has no connector for {source.kind} sources"
+        await sync.sync(self, source, self.index)
+        if self.lost:
+            return JobState.INTERRUPTED, None
+        await self.check_cancel()
+        if self.cancelled:
+            await self.say("cancelled")
+            return JobState.CANCELLED, None
         return JobState.SUCCEEDED, None
 
     def log_line(self, line: str) -> None:

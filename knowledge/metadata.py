@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 CONTEXT_LIST_FIELDS = ("context_type", "content_domain", "document_category", "relevance_tags")
@@ -59,3 +60,8 @@ class DocumentFacts:
     external_id: str | None = None
     context: DocumentContext = field(default_factory=DocumentContext)
     extra: Mapping[str, MetadataValue] = field(default_factory=dict)
+    timestamp: datetime | None = None
+    """When the document itself last changed (a wiki page's last edit), over what extraction finds."""
+    path: tuple[str, ...] = ()
+    """Where the document sits, outermost first (a wiki page's ancestors): its passages'
+    heading paths start there, so "Runbooks > Deploy > Rollback" is found and cited as such."""

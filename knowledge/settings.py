@@ -72,6 +72,21 @@ class KnowledgeSettings(StorageSettings):
         description="Where site owners can learn about the crawler; sent in its User-Agent header.",
     )
 
+    lore_confluence_overlap_minutes: float = Field(
+        default=60,
+        ge=0,
+        le=7 * 24 * 60,
+        description="An incremental Confluence sync also asks for pages changed this long before "
+        "the last one began (edits saved while it ran, clocks apart).",
+    )
+    lore_confluence_full_sync_days: float = Field(
+        default=7,
+        ge=0,
+        le=365,
+        description="Days between complete listings of a Confluence attachment, which remove deleted "
+        "and moved-out pages (0: every sync is complete).",
+    )
+
     @field_validator("embedding_model")
     @classmethod
     def _known_embedder(cls, value: str) -> str:

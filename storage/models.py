@@ -130,7 +130,11 @@ class EnabledIndex(SQLModel, table=True):
 
 
 class DocSource(SQLModel, table=True):
-    """A stored connection to somewhere documents come from (a site, Confluence …)."""
+    """A stored connection to somewhere documents come from (a site, Confluence …).
+
+    A site's source belongs to its one attachment; a connector's (Confluence) is a connection
+    of the tenant, attached to any number of indexes, with its credentials sealed by
+    `storage.secrets` (`credentials_ref`) and only a masked hint of them kept in clear."""
 
     __tablename__ = "doc_source"
 
@@ -138,8 +142,12 @@ class DocSource(SQLModel, table=True):
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
     kind: str = Field(max_length=32)
     name: str = Field(max_length=255)
+    base_url: str | None = Field(default=None, max_length=2048, description="A connector's API root.")
     credentials_ref: str | None = Field(
         default=None, sa_column=Column(Text, nullable=True), description="Encrypted, never shown."
+    )
+    credentials_hint: str | None = Field(
+        default=None, max_length=255, description="Masked: who connected, the token's last characters."
     )
     config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_by: int | None = Field(default=None, foreign_key="user.id")
@@ -159,6 +167,16 @@ class DocSourceConfig(SQLModel, table=True):
     options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     schedule: str = Field(default="daily", max_length=64)
     last_refresh_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    sync_cursor: datetime | None = Field(
+        default=None,
+        sa_type=DateTime(timezone=True),
+        description="A connector's last successful sync began here; the next asks for changes since.",
+    )
+    last_full_sync_at: datetime | None = Field(
+        default=None,
+        sa_type=DateTime(timezone=True),
+        description="A connector's last complete listing (the one that prunes).",
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 

@@ -159,6 +159,31 @@ class SourceConfigRef:
     schedule: str
     last_refresh_at: datetime | None
     created_at: datetime
+    sync_cursor: datetime | None = None
+    """A connector's last successful sync began here (None: it has not synced yet)."""
+    last_full_sync_at: datetime | None = None
+    """A connector's last complete listing, the one that prunes."""
+
+    @property
+    def folders(self) -> list[str]:
+        """What a connector pulls: a space key (`ENG`) or a page tree (`ENG/12345`); a site's
+        start URLs are its folders too."""
+        return self.start_urls
+
+
+@dataclass(frozen=True)
+class ConnectionRef:
+    """A stored, authenticated connection to a connector (Confluence): never its credentials,
+    only a masked hint of them."""
+
+    id: int
+    tenant_id: str
+    kind: str
+    name: str
+    base_url: str
+    credentials_hint: str
+    created_by: int | None
+    created_at: datetime
 
 
 @dataclass(frozen=True)

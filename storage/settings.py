@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 SQLITE_FILE = "lore.db"
@@ -34,6 +34,10 @@ class StorageSettings(BaseSettings):
         default=None, description="Chroma server host; unset means embedded Chroma."
     )
     chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
+    lore_secret_key: SecretStr | None = Field(
+        default=None,
+        description="Fernet key that encrypts stored credentials (connectors); unset: none are stored.",
+    )
 
     @field_validator("database_url")
     @classmethod
@@ -47,6 +51,17 @@ class StorageSettings(BaseSettings):
         if not value.startswith(("sqlite://", "postgresql+psycopg://")):
             raise ValueError("must start with sqlite:// or postgresql+psycopg://")
         return value
+
+    @field_validator("lore_secret_key", mode="before")
+    @classmethod
+    def _fernet_key(cls, value: object) -> object:
+        from storage.secrets import MAKE_KEY, valid_key
+
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, str) and not valid_key(value.strip()):
+            raise ValueError(f"must be a Fernet key (32 bytes, URL-safe base64); make one with {MAKE_KEY}")
+        return value.strip() if isinstance(value, str) else value
 
     @field_validator("chroma_host")
     @classmethod

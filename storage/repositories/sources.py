@@ -1,5 +1,6 @@
 """Doc sources attached to indexes: a site (start URLs, limits, schedule) is a `DocSource`
-of kind `site` plus the `DocSourceConfig` that ties it to an index."""
+of kind `site` plus the `DocSourceConfig` that ties it to an index. A connector's source (a
+Confluence connection, `storage.repositories.connections`) outlives its attachments."""
 
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ class SourceRepository:
             )
             session.add(config)
             session.flush()
-            return _ref(config, source)
+            return source_config_ref(config, source)
 
     def get(self, config_id: int) -> SourceConfigRef:
         with self._db.session() as session:
@@ -59,7 +60,7 @@ class SourceRepository:
             source = session.get(DocSource, config.source_id) if config else None
             if config is None or source is None:
                 raise NotFound(f"no source attachment {config_id}")
-            return _ref(config, source)
+            return source_config_ref(config, source)
 
     def for_index(self, index_id: int) -> list[SourceConfigRef]:
         return self._listed(col(DocSourceConfig.index_id) == index_id)
@@ -94,8 +95,9 @@ class SourceRepository:
             return [document_ref(row) for row in rows]
 
     def detach(self, config_id: int) -> None:
-        """Remove the attachment and its source; the caller removes its documents first.
-        Jobs keep their history but no longer point at it."""
+        """Remove the attachment, and its source if that is a site's (a connection stays for its
+        other attachments); the caller removes its documents first. Jobs keep their history
+        but no longer point at it."""
         with self._db.session() as session:
             config = session.get(DocSourceConfig, config_id)
             if config is None:
@@ -109,7 +111,7 @@ class SourceRepository:
             source = session.get(DocSource, config.source_id)
             session.delete(config)
             session.flush()
-            if source is not None:
+            if source is not None and source.kind == SITE:
                 session.delete(source)
 
     def _listed(self, where: Any) -> list[SourceConfigRef]:
@@ -118,10 +120,10 @@ class SourceRepository:
             if where is not None:
                 query = query.where(where)
             rows = session.exec(query.order_by(col(DocSourceConfig.id))).all()
-            return [_ref(config, source) for config, source in rows]
+            return [source_config_ref(config, source) for config, source in rows]
 
 
-def _ref(config: DocSourceConfig, source: DocSource) -> SourceConfigRef:
+def source_config_ref(config: DocSourceConfig, source: DocSource) -> SourceConfigRef:
     assert config.id is not None and source.id is not None
     return SourceConfigRef(
         id=config.id,
@@ -134,4 +136,6 @@ def _ref(config: DocSourceConfig, source: DocSource) -> SourceConfigRef:
         schedule=config.schedule,
         last_refresh_at=aware(config.last_refresh_at),
         created_at=aware(config.created_at),
+        sync_cursor=aware(config.sync_cursor),
+        last_full_sync_at=aware(config.last_full_sync_at),
     )

@@ -1,0 +1,560 @@
+"""A fake Confluence (Cloud-shaped REST API under `/wiki`) on loopback, editable by tests.
+
+    async with FakeConfluence() as confluence:
+        seed(confluence)                       # spaces ENG and OPS with page trees
+        connector = … confluence.base_url …    # http://127.0.0.1:PORT/wiki
+        confluence.edit_page(DEPLOY, "<p>new</p>")
+        assert confluence.bodies_served == […]
+
+Endpoints, in the real shapes: `/rest/api/user/current`, `/rest/api/space`,
+`/rest/api/content/search` (CQL: `type`, `space`, `id`, `ancestor` with `=` and `in`,
+`lastmodified >=`, `and`/`or`/parentheses, `order by`), with the `expand`s Lore asks for
+(`version`, `body.storage`, `ancestors`, `metadata.labels`, `space`, `history`),
+`/rest/api/content/{id}/child/attachment`, and attachment downloads. Listings are paginated
+with `_links.next` (relative to `_links.base`), at most `page_size` results a page.
+
+Every request needs the account's email and API token (HTTP basic) or, when the fake has
+one, a personal access token (bearer); anything else is a 401. `rate_limit(n)` answers the
+next n requests 429 with Retry-After. With `media_host`, downloads redirect there (another
+origin, as Cloud's media service is), and the redirected request must carry no credentials.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from aiohttp import web
+
+from . import LoopbackServer, Recorder, copy_headers
+
+Json = dict[str, Any]
+CONTEXT = "/wiki"
+EMAIL = "ada@example.com"
+TOKEN = "cloud-api-token-0123456789-SECRET-wxyz"
+SEEDED_AT = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
+
+
+@dataclass
+class FakeSpace:
+    key: str
+    name: str
+    type: str = "global"
+
+
+@dataclass
+class FakeAttachment:
+    id: str
+    page_id: str
+    title: str
+    data: bytes
+    media_type: str
+    version: int = 1
+
+
+@dataclass
+class FakePage:
+    id: str
+    space: str
+    title: str
+    body: str
+    parent: str | None = None
+    version: int = 1
+    when: datetime = SEEDED_AT
+    labels: list[str] = field(default_factory=list)
+    author: str = "Ada Lovelace"
+    editor: str = "Ada Lovelace"
+
+
+@dataclass(frozen=True)
+class ConfluenceRequest:
+    method: str
+    path: str
+    query: Mapping[str, str]
+    headers: Mapping[str, str]
+    status: int
+
+    @property
+    def signed(self) -> bool:
+        return "Authorization" in self.headers
+
+
+class CqlError(ValueError):
+    pass
+
+
+class FakeConfluence(LoopbackServer):
+    def __init__(
+        self,
+        *,
+        email: str = EMAIL,
+        token: str = TOKEN,
+        pat: str | None = None,
+        page_size: int = 3,
+        media_host: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.email, self.token, self.pat = email, token, pat
+        self.page_size = page_size
+        self.media_host = media_host
+        self.spaces: dict[str, FakeSpace] = {}
+        self.pages: dict[str, FakePage] = {}
+        self.attachments: dict[str, FakeAttachment] = {}
+        self.requests: Recorder[ConfluenceRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
+        self.bodies_served: list[str] = []
+        """Ids of the pages whose body went out, in order (one entry per page per answer)."""
+        self.downloads: list[str] = []
+        self._ids = itertools.count(1001)
+        self._rate_limited = 0
+        self._retry_after = "1"
+
+    # -- what tests use ------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> str:
+        return self.base_url_at("127.0.0.1")
+
+    def base_url_at(self, host: str) -> str:
+        return f"http://{host}:{self.port}{CONTEXT}"
+
+    def add_space(self, key: str, name: str) -> None:
+        self.spaces[key] = FakeSpace(key, name)
+
+    def add_page(
+        self,
+        space: str,
+        title: str,
+        body: str,
+        *,
+        parent: str | None = None,
+        labels: Iterable[str] = (),
+        when: datetime | None = None,
+    ) -> str:
+        page_id = str(next(self._ids))
+        at = when or SEEDED_AT + timedelta(minutes=len(self.pages))
+        self.pages[page_id] = FakePage(page_id, space, title, body, parent, when=at, labels=list(labels))
+        return page_id
+
+    def edit_page(self, page_id: str, body: str | None = None, *, title: str | None = None) -> None:
+        page = self.pages[page_id]
+        page.body = body if body is not None else page.body
+        page.title = title or page.title
+        page.version += 1
+        page.when = datetime.now(UTC)
+        page.editor = "Grace Hopper"
+
+    def delete_page(self, page_id: str) -> None:
+        """Gone to the trash: no listing shows it (its children go with it)."""
+        for child in [p.id for p in self.pages.values() if p.parent == page_id]:
+            self.delete_page(child)
+        del self.pages[page_id]
+
+    def move_page(self, page_id: str, parent: str | None) -> None:
+        """Moved under another parent; like Confluence, the page's version does not change."""
+        self.pages[page_id].parent = parent
+
+    def add_attachment(self, page_id: str, title: str, data: bytes, media_type: str) -> str:
+        attachment_id = f"att{next(self._ids)}"
+        self.attachments[attachment_id] = FakeAttachment(attachment_id, page_id, title, data, media_type)
+        return attachment_id
+
+    def rate_limit(self, times: int = 1, retry_after: str = "1") -> None:
+        """Answer the next `times` requests 429 with this Retry-After."""
+        self._rate_limited, self._retry_after = times, retry_after
+
+    def searches(self) -> list[ConfluenceRequest]:
+        return [r for r in self.requests.snapshot() if r.path.endswith("/rest/api/content/search")]
+
+    # -- the app -------------------------------------------------------------------------
+
+    def build_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._record])
+        api = f"{CONTEXT}/rest/api"
+        app.router.add_get(f"{api}/user/current", self._current_user)
+        app.router.add_get(f"{api}/space", self._spaces)
+        app.router.add_get(f"{api}/content/search", self._search)
+        app.router.add_get(api + r"/content/{page_id:\d+}/child/attachment", self._attachments)
+        app.router.add_get(CONTEXT + r"/download/attachments/{page_id:\d+}/{name}", self._download)
+        app.router.add_get(r"/media/{attachment_id}", self._media)
+        return app
+
+    @web.middleware
+    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        try:
+            response: web.StreamResponse = await self._guarded(request, handler)
+        except web.HTTPException as exc:
+            response = exc
+        self.requests.append(
+            ConfluenceRequest(
+                request.method, request.path, dict(request.query), copy_headers(request), response.status
+            )
+        )
+        if isinstance(response, web.HTTPException):
+            raise response
+        return response
+
+    async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if self._rate_limited > 0:
+            self._rate_limited -= 1
+            return _error(429, "Rate limit exceeded", {"Retry-After": self._retry_after})
+        if not request.path.startswith("/media/") and not self._authorised(
+            request.headers.get("Authorization", "")
+        ):
+            return _error(
+                401, "Basic authentication with passwords is deprecated or the credentials are wrong"
+            )
+        try:
+            result: web.StreamResponse = await handler(request)
+        except CqlError as exc:
+            return _error(400, f"Could not parse cql : {exc}")
+        return result
+
+    def _authorised(self, header: str) -> bool:
+        scheme, _, value = header.partition(" ")
+        if scheme == "Bearer":
+            return self.pat is not None and value == self.pat
+        if scheme != "Basic":
+            return False
+        try:
+            email, _, token = base64.b64decode(value).decode().partition(":")
+        except ValueError:
+            return False
+        return (email, token) == (self.email, self.token)
+
+    def _links(self, request: web.Request, start: int, limit: int, total: int) -> Json:
+        links: Json = {"base": f"http://{request.host}{CONTEXT}", "context": CONTEXT}
+        if start + limit < total:
+            query = {k: v for k, v in request.query.items() if k not in ("start", "cursor")}
+            query.update(
+                start=str(start + limit), cursor=base64.b64encode(f"s{start + limit}".encode()).decode()
+            )
+            path = request.path.removeprefix(CONTEXT)
+            links["next"] = f"{path}?{urlencode(query, quote_via=quote)}"
+        return links
+
+    def _paged(self, request: web.Request, items: list[Json]) -> web.Response:
+        start = int(request.query.get("start", "0"))
+        limit = min(int(request.query.get("limit", "25")), self.page_size)
+        page = items[start : start + limit]
+        body = {
+            "results": page,
+            "start": start,
+            "limit": limit,
+            "size": len(page),
+            "_links": self._links(request, start, limit, len(items)),
+        }
+        return web.json_response(body)
+
+    async def _current_user(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "type": "known",
+                "accountId": "5b10ac8d82e05b22cc7d4ef5",
+                "email": self.email,
+                "displayName": "Ada Lovelace",
+            }
+        )
+
+    async def _spaces(self, request: web.Request) -> web.Response:
+        items = [
+            {"id": n, "key": s.key, "name": s.name, "type": s.type, "_links": {"webui": f"/spaces/{s.key}"}}
+            for n, s in enumerate(self.spaces.values(), 1)
+        ]
+        return self._paged(request, items)
+
+    async def _search(self, request: web.Request) -> web.Response:
+        query = parse_cql(request.query.get("cql", ""))
+        found = [p for p in self.pages.values() if query.matches(p, self)]
+        found.sort(key=lambda p: (p.when, int(p.id)) if query.order == "lastmodified" else (int(p.id),))
+        expand = set(filter(None, request.query.get("expand", "").split(",")))
+        start = int(request.query.get("start", "0"))
+        limit = min(int(request.query.get("limit", "25")), self.page_size)
+        for page in found[start : start + limit]:
+            if "body.storage" in expand:
+                self.bodies_served.append(page.id)
+        return self._paged(request, [self._content(p, expand) for p in found])
+
+    def ancestors(self, page: FakePage) -> list[FakePage]:
+        chain = []
+        parent = page.parent
+        while parent is not None and parent in self.pages:
+            chain.append(self.pages[parent])
+            parent = self.pages[parent].parent
+        return list(reversed(chain))
+
+    def _content(self, page: FakePage, expand: set[str]) -> Json:
+        content: Json = {
+            "id": page.id,
+            "type": "page",
+            "status": "current",
+            "title": page.title,
+            "_links": {
+                "webui": f"/spaces/{page.space}/pages/{page.id}/{quote(page.title.replace(' ', '+'), safe='+')}"
+            },
+        }
+        when = page.when.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        if "version" in expand:
+            content["version"] = {"by": {"displayName": page.editor}, "when": when, "number": page.version}
+        if "body.storage" in expand:
+            content["body"] = {"storage": {"value": page.body, "representation": "storage"}}
+        if "ancestors" in expand:
+            content["ancestors"] = [
+                {"id": a.id, "type": "page", "title": a.title} for a in self.ancestors(page)
+            ]
+        if "space" in expand:
+            space = self.spaces[page.space]
+            content["space"] = {"key": space.key, "name": space.name, "type": space.type}
+        if "history" in expand:
+            content["history"] = {"latest": True, "createdBy": {"type": "known", "displayName": page.author}}
+        if "metadata.labels" in expand:
+            labels = [{"prefix": "global", "name": n, "id": str(i)} for i, n in enumerate(page.labels)]
+            content["metadata"] = {
+                "labels": {"results": labels, "start": 0, "limit": 200, "size": len(labels)}
+            }
+        return content
+
+    async def _attachments(self, request: web.Request) -> web.Response:
+        page_id = request.match_info["page_id"]
+        if page_id not in self.pages:
+            return _error(404, f"No content found with id: ContentId{{id={page_id}}}")
+        items = [
+            {
+                "id": a.id,
+                "type": "attachment",
+                "title": a.title,
+                "metadata": {"mediaType": a.media_type},
+                "extensions": {"mediaType": a.media_type, "fileSize": len(a.data)},
+                "version": {"number": a.version},
+                "_links": {
+                    "download": f"/download/attachments/{page_id}/{quote(a.title)}?version={a.version}&api=v2",
+                    "webui": f"/pages/viewpageattachments.action?pageId={page_id}&preview={quote(a.title)}",
+                },
+            }
+            for a in self.attachments.values()
+            if a.page_id == page_id
+        ]
+        return self._paged(request, items)
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        page_id, name = request.match_info["page_id"], request.match_info["name"]
+        attachment = next(
+            (a for a in self.attachments.values() if a.page_id == page_id and a.title == name), None
+        )
+        if attachment is None:
+            return _error(404, "not found")
+        if self.media_host:
+            raise web.HTTPFound(f"http://{self.media_host}:{self.port}/media/{attachment.id}")
+        self.downloads.append(attachment.id)
+        return web.Response(body=attachment.data, content_type=attachment.media_type)
+
+    async def _media(self, request: web.Request) -> web.StreamResponse:
+        attachment = self.attachments.get(request.match_info["attachment_id"])
+        if attachment is None or "Authorization" in request.headers:
+            return _error(400, "media links are signed; they take no credentials")
+        self.downloads.append(attachment.id)
+        return web.Response(body=attachment.data, content_type=attachment.media_type)
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.json_response({"statusCode": status, "message": message}, status=status, headers=headers)
+
+
+# -- CQL, the part Lore speaks -----------------------------------------------------------
+
+_TOKEN = re.compile(r'\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<op>>=|<=|!=|=|>|<|\(|\)|,)|(?P<word>[\w.~-]+))')
+
+
+@dataclass(frozen=True)
+class _Clause:
+    field: str
+    op: str
+    values: tuple[str, ...]
+
+    def matches(self, page: FakePage, fake: FakeConfluence) -> bool:
+        if self.field == "type":
+            return "page" in self.values
+        if self.field == "space":
+            return page.space in self.values
+        if self.field == "id":
+            return page.id in self.values
+        if self.field == "ancestor":
+            return any(a.id in self.values for a in fake.ancestors(page))
+        if self.field == "lastmodified":
+            since = datetime.strptime(self.values[0], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+            return page.when >= since
+        raise CqlError(f"unknown field {self.field}")
+
+
+@dataclass(frozen=True)
+class _Bool:
+    op: str
+    parts: tuple[Any, ...]
+
+    def matches(self, page: FakePage, fake: FakeConfluence) -> bool:
+        results = (part.matches(page, fake) for part in self.parts)
+        return all(results) if self.op == "and" else any(results)
+
+
+@dataclass(frozen=True)
+class Cql:
+    where: Any
+    order: str | None
+
+    def matches(self, page: FakePage, fake: FakeConfluence) -> bool:
+        return bool(self.where.matches(page, fake))
+
+
+def parse_cql(text: str) -> Cql:
+    tokens = _tokens(text)
+    order = None
+    lowered = [t.lower() for t in tokens]
+    if "order" in lowered:
+        at = lowered.index("order")
+        if lowered[at + 1 : at + 2] != ["by"]:
+            raise CqlError("expected BY after ORDER")
+        order = lowered[at + 2] if len(lowered) > at + 2 else None
+        tokens = tokens[:at]
+    parser = _Parser(tokens)
+    where = parser.or_()
+    if parser.rest():
+        raise CqlError(f"unexpected {parser.rest()[0]}")
+    return Cql(where, order)
+
+
+def _tokens(text: str) -> list[str]:
+    tokens, at = [], 0
+    while at < len(text.rstrip()):
+        match = _TOKEN.match(text, at)
+        if match is None:
+            raise CqlError(f"unexpected character at {at}")
+        tokens.append(match.group(match.lastgroup or ""))
+        at = match.end()
+    return tokens
+
+
+class _Parser:
+    def __init__(self, tokens: list[str]) -> None:
+        self.tokens, self.at = tokens, 0
+
+    def rest(self) -> list[str]:
+        return self.tokens[self.at :]
+
+    def take(self) -> str:
+        if self.at >= len(self.tokens):
+            raise CqlError("unexpected end of query")
+        self.at += 1
+        return self.tokens[self.at - 1]
+
+    def peek(self) -> str:
+        return self.tokens[self.at].lower() if self.at < len(self.tokens) else ""
+
+    def or_(self) -> Any:
+        parts = [self.and_()]
+        while self.peek() == "or":
+            self.take()
+            parts.append(self.and_())
+        return parts[0] if len(parts) == 1 else _Bool("or", tuple(parts))
+
+    def and_(self) -> Any:
+        parts = [self.atom()]
+        while self.peek() == "and":
+            self.take()
+            parts.append(self.atom())
+        return parts[0] if len(parts) == 1 else _Bool("and", tuple(parts))
+
+    def atom(self) -> Any:
+        if self.peek() == "(":
+            self.take()
+            inner = self.or_()
+            if self.take() != ")":
+                raise CqlError("expected )")
+            return inner
+        name, op = self.take().lower(), self.take().lower()
+        if op == "in":
+            if self.take() != "(":
+                raise CqlError("expected ( after IN")
+            values = [self.value()]
+            while self.peek() == ",":
+                self.take()
+                values.append(self.value())
+            if self.take() != ")":
+                raise CqlError("expected )")
+            return _Clause(name, op, tuple(values))
+        if op not in ("=", ">="):
+            raise CqlError(f"operator {op} is not supported here")
+        return _Clause(name, op, (self.value(),))
+
+    def value(self) -> str:
+        token = self.take()
+        if token.startswith('"'):
+            return re.sub(r"\\(.)", r"\1", token[1:-1])
+        return token
+
+
+# -- a seeded site ----------------------------------------------------------------------
+
+DEPLOY_BODY = """<h1>Deploying the API</h1>
+<p>We deploy the <strong>payments API</strong> every Tuesday with the blue-green pipeline.</p>
+<h2>Steps</h2>
+<ol><li>Freeze merges</li><li>Run <code>make release</code></li></ol>
+<ac:structured-macro ac:name="code"><ac:parameter ac:name="language">bash</ac:parameter><ac:plain-text-body><![CDATA[./deploy.sh --colour green]]></ac:plain-text-body></ac:structured-macro>
+<table><tbody><tr><th>Environment</th><th>Approver</th></tr><tr><td>production</td><td>Grace</td></tr></tbody></table>"""
+
+
+@dataclass(frozen=True)
+class Seeded:
+    home: str
+    runbooks: str
+    deploy: str
+    rollback: str
+    architecture: str
+    gateway: str
+    ops_home: str
+    oncall: str
+    checklist: str
+    diagram: str
+
+
+def seed(fake: FakeConfluence) -> Seeded:
+    """Spaces ENG (a tree: Home > Runbooks > Deploy, Rollback; Home > Architecture > API
+    Gateway) and OPS (Home > On-call); Deploy has a Markdown attachment and a picture."""
+    fake.add_space("ENG", "Engineering")
+    fake.add_space("OPS", "Operations")
+    home = fake.add_page("ENG", "Engineering Home", "<p>Welcome to the engineering space.</p>")
+    runbooks = fake.add_page(
+        "ENG", "Runbooks", "<p>How we operate our services, step by step.</p>", parent=home
+    )
+    deploy = fake.add_page("ENG", "Deploy", DEPLOY_BODY, parent=runbooks, labels=["runbook", "deploy"])
+    rollback = fake.add_page(
+        "ENG",
+        "Rollback",
+        "<p>To roll back, switch the load balancer to the previous colour; it takes two minutes.</p>",
+        parent=runbooks,
+    )
+    architecture = fake.add_page("ENG", "Architecture", "<p>How the services fit together.</p>", parent=home)
+    gateway = fake.add_page(
+        "ENG",
+        "API Gateway",
+        "<p>The gateway terminates TLS and routes requests by path prefix to each service.</p>",
+        parent=architecture,
+    )
+    ops_home = fake.add_page("OPS", "Operations Home", "<p>Operations lives here.</p>")
+    oncall = fake.add_page(
+        "OPS", "On-call", "<p>The on-call engineer carries the pager for one week.</p>", parent=ops_home
+    )
+    checklist = fake.add_attachment(
+        deploy,
+        "checklist.md",
+        b"# Release checklist\n\nConfirm the canary error rate stays under one percent.\n",
+        "text/markdown",
+    )
+    diagram = fake.add_attachment(deploy, "diagram.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    return Seeded(
+        home, runbooks, deploy, rollback, architecture, gateway, ops_home, oncall, checklist, diagram
+    )

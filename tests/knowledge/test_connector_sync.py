@@ -1,0 +1,258 @@
+"""Confluence attachments synced by the jobs machinery into a real index (SQLite, embedded
+Chroma, the offline embedder), against the fake Confluence: a complete first sync with
+every page's facts, incremental syncs that fetch only changed pages, complete listings
+that prune deleted and moved-out pages, rate limits, and credentials that never reach a log."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+import pytest
+from cryptography.fernet import Fernet
+
+from knowledge.connectors import Connections, Credentials, FolderSpec
+from knowledge.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
+from knowledge.crawl import Crawler
+from knowledge.fetch import AllowList
+from knowledge.jobs import IndexingJobs, JobRunner, JobWorker
+from storage.models import JobState, utcnow
+from storage.records import ConnectionRef, DocumentRef, IndexRef, JobRef, SourceConfigRef
+from storage.repositories.connections import ConnectionRepository
+from storage.repositories.jobs import JobRepository
+from storage.repositories.sources import SourceRepository
+from storage.secrets import SecretBox
+from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
+from tests.knowledge.conftest import Stack
+
+LOOPBACK = AllowList.parse("127.0.0.1")
+
+
+@dataclass
+class Sync:
+    stack: Stack
+    fake: FakeConfluence
+    pages: Seeded
+    connections: Connections
+    jobs: IndexingJobs
+    worker: JobWorker
+    index: IndexRef
+    connection: ConnectionRef
+    waits: list[float]
+
+    async def attach(self, *folders: str) -> SourceConfigRef:
+        return await self.connections.attach(
+            self.connection, self.index, [FolderSpec.parse(f) for f in folders]
+        )
+
+    async def run(self, source: SourceConfigRef, trigger: str = "schedule") -> JobRef:
+        source = self.stack_source(source.id)
+        job = await self.jobs.start_indexing_job(self.index, source, trigger=trigger)
+        stop = asyncio.Event()
+        task = asyncio.create_task(self.worker.run(stop, "test-worker"))
+        try:
+            for _ in range(3000):
+                job = await self.jobs.get_indexing_job_status(job.id)
+                if job.finished:
+                    return job
+                await asyncio.sleep(0.02)
+            raise AssertionError(f"job {job.id} never finished")
+        finally:
+            stop.set()
+            await task
+
+    def stack_source(self, config_id: int) -> SourceConfigRef:
+        return SourceRepository(self.stack.db).get(config_id)
+
+    def documents(self) -> dict[str, DocumentRef]:
+        return {d.name: d for d in self.stack.documents.list_ready(self.index.id, limit=1000)}
+
+    def log(self, job: JobRef) -> str:
+        return "\n".join(line.message for line in self.jobs.repository.lines(job.id))
+
+
+@pytest.fixture
+async def sync(stack: Stack) -> AsyncIterator[Sync]:
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    sources, repository = SourceRepository(stack.db), JobRepository(stack.db)
+    box = SecretBox(Fernet.generate_key().decode())
+    connections = Connections(ConnectionRepository(stack.db, box), LOOPBACK, sleep=sleep)
+    service = IndexingJobs(repository, sources, stack.indexes, stack.ingestor, LOOPBACK)
+
+    def no_crawler(options: Mapping[str, object]) -> Crawler:
+        raise AssertionError("a connector's job never crawls")
+
+    runner = JobRunner(
+        repository,
+        sources,
+        stack.indexes,
+        stack.documents,
+        stack.ingestor,
+        no_crawler,
+        worker="test-worker",
+        syncs={
+            "confluence": ConnectorSync(connections, sources, stack.documents, stack.ingestor, SyncPolicy())
+        },
+    )
+    worker = JobWorker(service, runner, poll_seconds=0.05, stale_after=timedelta(minutes=5))
+    index = stack.index("confluence")
+    async with FakeConfluence() as fake:
+        pages = seed(fake)
+        connection, _ = await connections.connect("T1", fake.base_url, Credentials(TOKEN, EMAIL))
+        yield Sync(stack, fake, pages, connections, service, worker, index, connection, waits)
+
+
+async def test_a_first_sync_indexes_every_page_with_its_facts(sync: Sync) -> None:
+    source = await sync.attach("ENG")
+    job = await sync.run(source, trigger="manual")
+    assert job.state == JobState.SUCCEEDED, sync.log(job)
+    documents = sync.documents()
+    assert sorted(documents) == [
+        "API Gateway", "Architecture", "Deploy", "Engineering Home", "Rollback", "Runbooks", "checklist.md"
+    ]  # fmt: skip
+    deploy = documents["Deploy"]
+    assert deploy.url == f"{sync.fake.base_url}/spaces/ENG/pages/{sync.pages.deploy}/Deploy"
+    assert (deploy.author, deploy.external_id, deploy.mime_type) == (
+        "Ada Lovelace",
+        sync.pages.deploy,
+        "text/markdown",
+    )
+    assert deploy.doc_timestamp is not None and deploy.doc_timestamp.year == 2024
+    assert deploy.meta["relevance_tags"] == ["runbook", "deploy"]
+    assert deploy.meta["path"] == "Engineering Home > Runbooks"
+    assert (deploy.meta["space"], deploy.meta["version"], deploy.meta["title"]) == ("ENG", 1, "Deploy")
+    hits = await sync.stack.retriever.search([sync.index], "blue-green pipeline on Tuesday")
+    assert hits.hits[0].document.name == "Deploy"
+    assert hits.hits[0].heading.startswith("Engineering Home > Runbooks > Deploy")
+    checklist = documents["checklist.md"]
+    assert (checklist.external_id, checklist.meta["page_id"]) == (
+        f"attachment:{sync.pages.checklist}",
+        sync.pages.deploy,
+    )
+    assert job.counters["pages_found"] == job.counters["pages_fetched"] == 6
+    assert job.counters["documents_added"] == 7
+    assert "diagram.png" not in sync.log(job) and sync.fake.downloads == [sync.pages.checklist]
+    source = sync.stack_source(source.id)
+    assert source.sync_cursor is not None and source.last_full_sync_at == source.sync_cursor
+    assert "complete listing (first sync)" in sync.log(job)
+
+
+async def test_an_incremental_sync_fetches_only_what_changed(sync: Sync) -> None:
+    source = await sync.attach("ENG")
+    await sync.run(source, trigger="manual")
+    sync.fake.bodies_served.clear()
+    sync.fake.edit_page(sync.pages.rollback, "<p>To roll back, page the release captain first.</p>")
+    sync.fake.delete_page(sync.pages.gateway)
+    searches_before = len(sync.fake.searches())
+
+    job = await sync.run(source)
+
+    assert job.state == JobState.SUCCEEDED, sync.log(job)
+    assert sync.fake.bodies_served == [sync.pages.rollback], "no body of an unchanged page went out"
+    [listing, fetch] = sync.fake.searches()[searches_before:]
+    assert 'lastmodified >= "' in listing.query["cql"] and listing.query["expand"] == "version"
+    assert fetch.query["cql"] == f"id in ({sync.pages.rollback})"
+    assert sync.fake.downloads == [sync.pages.checklist], (
+        "an unchanged page's attachments are not downloaded again"
+    )
+    documents = sync.documents()
+    assert documents["Rollback"].meta["version"] == 2
+    assert "API Gateway" in documents, "an incremental sync cannot see deletions; the complete listing prunes"
+    hits = await sync.stack.retriever.search([sync.index], "release captain")
+    assert hits.hits[0].document.name == "Rollback"
+    assert (job.counters["pages_fetched"], job.counters["documents_updated"]) == (1, 1)
+    assert "changes since" in sync.log(job)
+
+
+async def test_a_complete_listing_prunes_deleted_and_moved_out_pages(sync: Sync) -> None:
+    source = await sync.attach(f"ENG/{sync.pages.runbooks}")
+    await sync.run(source, trigger="manual")
+    assert sorted(sync.documents()) == ["Deploy", "Rollback", "Runbooks", "checklist.md"]
+    sync.fake.bodies_served.clear()
+    sync.fake.move_page(sync.pages.rollback, sync.pages.architecture)  # out of the tree
+    sync.fake.delete_page(sync.pages.deploy)
+
+    scheduled = await sync.run(source)
+    assert sorted(sync.documents()) == ["Deploy", "Rollback", "Runbooks", "checklist.md"]
+
+    job = await sync.run(source, trigger="refresh")
+    assert job.state == JobState.SUCCEEDED, sync.log(job)
+    assert sorted(sync.documents()) == ["Runbooks"]
+    assert job.counters["documents_removed"] == 3, "Deploy, its attachment, and the moved Rollback"
+    assert sync.fake.bodies_served == []
+    assert "removed: Rollback (no longer in ENG/" in sync.log(job)
+    assert "complete listing (refresh asked for)" in sync.log(job)
+    assert scheduled.counters.get("documents_removed", 0) == 0
+
+
+def test_when_a_complete_listing_is_due() -> None:
+    policy = SyncPolicy(full_every=timedelta(days=7))
+    now = utcnow()
+    base = SourceConfigRef(
+        1, 1, 1, "confluence", "x", ["ENG"], {"listed_folders": ["ENG"]}, "daily", now, now
+    )
+    synced = _with(base, sync_cursor=now, last_full_sync_at=now)
+    assert complete_listing_reason(base, "schedule", policy) == "first sync"
+    assert complete_listing_reason(synced, "schedule", policy) is None
+    assert complete_listing_reason(synced, "refresh", policy) == "refresh asked for"
+    assert (
+        complete_listing_reason(_with(synced, start_urls=["ENG", "OPS"]), "schedule", policy)
+        == "spaces changed"
+    )
+    week_old = _with(synced, last_full_sync_at=now - timedelta(days=8))
+    assert complete_listing_reason(week_old, "schedule", policy) == "last complete listing over 7 ago"
+
+
+def _with(source: SourceConfigRef, **changes: object) -> SourceConfigRef:
+    from dataclasses import replace
+
+    return replace(source, **changes)  # type: ignore[arg-type]
+
+
+async def test_rate_limits_slow_a_sync_down_without_failing_it(sync: Sync) -> None:
+    source = await sync.attach("OPS")
+    sync.fake.rate_limit(2, retry_after="2")
+    job = await sync.run(source, trigger="manual")
+    assert job.state == JobState.SUCCEEDED, sync.log(job)
+    assert sync.waits == [2.0, 2.0]
+    assert "Confluence answered 429; trying again in 2 s" in sync.log(job)
+    assert sorted(sync.documents()) == ["On-call", "Operations Home"]
+
+
+async def test_bad_credentials_fail_the_job_with_a_clear_message(sync: Sync) -> None:
+    source = await sync.attach("OPS")
+    sync.fake.token = "rotated-on-the-confluence-side"
+    job = await sync.run(source, trigger="manual")
+    assert job.state == JobState.FAILED
+    assert job.error is not None and job.error.startswith(
+        "Confluence at 127.0.0.1 refused the credentials (401)"
+    )
+
+
+async def test_credentials_never_reach_a_log(sync: Sync, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    source = await sync.attach("ENG", "OPS")
+    sync.fake.rate_limit(1, retry_after="1")
+    first = await sync.run(source, trigger="manual")
+    sync.fake.edit_page(sync.pages.deploy, "<p>Deploys now need two approvals.</p>")
+    second = await sync.run(source)
+    sync.fake.token = "rotated-on-the-confluence-side"
+    failed = await sync.run(source)
+    assert (first.state, second.state, failed.state) == (
+        JobState.SUCCEEDED,
+        JobState.SUCCEEDED,
+        JobState.FAILED,
+    )
+    basic = base64.b64encode(f"{EMAIL}:{TOKEN}".encode()).decode()
+    logged = caplog.text + "".join(sync.log(job) for job in (first, second, failed)) + str(failed.error)
+    assert "429" in logged and "401" in logged, "the logs did see the whole story"
+    for secret in (TOKEN, basic, TOKEN[-8:]):
+        assert secret not in logged
