@@ -91,10 +91,11 @@ def run(
 
 
 def _register_commands() -> None:
-    from bot import cli_api, cli_jobs, cli_knowledge
+    from bot import cli_api, cli_jobs, cli_knowledge, cli_sources
 
     cli_knowledge.register(app, settings_or_exit)
     cli_jobs.register(app, settings_or_exit)
+    cli_sources.register(app, settings_or_exit)
     cli_api.register(app, settings_or_exit)
 
 

@@ -31,14 +31,15 @@ async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: l
         raise typer.BadParameter(f"I can't crawl {urls[0]}: {exc}") from None
     job = await jobs.start_indexing_job(target, source, conversation_id=actor.conversation.id)
     async with running_jobs(services, schedule=False):
-        job = await _follow_with_bar(jobs, job, source.name)
+        job = await follow_with_bar(jobs, job, source.name)
     typer.echo(
         plain(messages.job_summary(source.name, job.state.value, job.counters, job.seconds, job.error))
     )
     return job
 
 
-async def _follow_with_bar(jobs: IndexingJobs, job: JobRef, site: str) -> JobRef:
+async def follow_with_bar(jobs: IndexingJobs, job: JobRef, site: str) -> JobRef:
+    """Poll the job until it ends, with a progress bar of pages done out of pages found."""
     with Progress(transient=True) as bar:
         task = bar.add_task(f"Indexing {site}", total=None)
         while not job.finished:

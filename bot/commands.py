@@ -108,6 +108,27 @@ class Refresh:
     reference: str
 
 
+@dataclass(frozen=True)
+class ConnectSource:
+    """“connect confluence”: opens the private form for credentials."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class ListSpaces:
+    """“list confluence spaces”: what a connected Confluence offers."""
+
+
+@dataclass(frozen=True)
+class AttachSpace:
+    """“add the ENG space to the confluence index” (optionally “… page 12345 …”)."""
+
+    space: str
+    index: str
+    page: str | None = None
+
+
 Command = (
     Question
     | AddFiles
@@ -126,6 +147,9 @@ Command = (
     | SetStrategy
     | StopIndexing
     | Refresh
+    | ConnectSource
+    | ListSpaces
+    | AttachSpace
 )
 
 _MEMORY = r"(?:(?:to|into|in)\s+(?:(?:your|the|my|our)\s+)?(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
@@ -197,6 +221,23 @@ _STOP = re.compile(
     r"^(?:stop|cancel) (?:indexing|crawling|the (?:indexing|crawl)(?: of)?)\s*(?P<ref>.*)$", re.I
 )
 _REFRESH = re.compile(r"^(?:refresh|re-?crawl|re-?index|update) (?P<ref>.+)$", re.I)
+_CONNECT = re.compile(
+    r"^(?:connect|link|set up|setup|hook up|integrate)(?: (?:to|with|up|our|the|a|my))* (?P<kind>confluence)"
+    r"(?: (?:cloud|data center|site|wiki|instance|account))?(?: (?:to lore|here))?$",
+    re.I,
+)
+_SPACES = re.compile(
+    r"^(?:(?:list|show)(?: me)?(?: the| all| available)* (?:confluence )?spaces(?: in confluence)?"
+    r"|which (?:confluence )?spaces (?:are there|can (?:i|you|we) (?:add|use|index)))$",
+    re.I,
+)
+_ATTACH_SPACE = re.compile(
+    r"^(?:add|sync|index|import|attach|pull in) (?:the )?"
+    r"(?:(?P<space>~?[\w.-]+) (?:confluence )?space|(?:confluence )?space (?P<space2>~?[\w.-]+))"
+    r"(?: (?:from )?(?:page|tree|under page|from page) (?P<page>\d+))?"
+    r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
+    re.I,
+)
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>|^\s*@lore\b[,:]?", re.I)
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]+)>")  # how Slack sends "#eng"
 _SITE_WORDS = re.compile(r"\b(?:site|website|docs site|whole|all pages|crawl)\b", re.I)
@@ -209,6 +250,17 @@ def parse(message: str) -> Command:
     urls = tuple(match.group(1).rstrip(".,;:!?") for match in URL.finditer(raw))  # "see https://x.io."
     if urls and re.match(r"^(?:add|save|store|index|ingest|remember|crawl|learn)\b", text, re.I):
         return AddUrls(urls, whole_site=bool(_SITE_WORDS.search(text)) or "these docs" in text.lower())
+    if match := _CONNECT.match(text):
+        return ConnectSource(match.group("kind").lower())
+    if _SPACES.match(text):
+        return ListSpaces()
+    if match := _ATTACH_SPACE.match(text):
+        space = match.group("space") or match.group("space2")
+        return AttachSpace(
+            space.upper() if not space.startswith("~") else space,
+            match.group("index").strip(),
+            match.group("page"),
+        )
     if match := _MODE.match(text):
         return SetMode(re.sub(r"[ _-]+", "_", match.group("mode")).upper())
     if match := _STRATEGY.match(text):

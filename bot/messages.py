@@ -12,6 +12,7 @@ HELP = """Here's what I can do:
 • *Indexes*: “list indexes”, “enable the handbook index”, “disable the handbook index”, “make handbook the default”, “create an index called handbook”, “delete the handbook index”.
 • *Documents*: “what's in your memory”, “forget report.pdf”.
 • *Answer style*: “use rag only mode here” (also llm only, hybrid, smart fallback, rag priority, llm priority).
+• *Confluence* (admins): “connect confluence”, then “list confluence spaces” and “add the ENG space to the confluence index”; “status”, “refresh confluence” and “stop indexing confluence” work as for sites.
 • “status” shows indexing jobs; “help” shows this."""
 
 WORKING = "Looking through my memory…"
@@ -164,6 +165,9 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
         )
     if counters.get("links_broken"):
         lines.append(f"Broken links: {counters['links_broken']} (the page answered 404 or 410).")
+    attachments = counters.get("attachments_added", 0) + counters.get("attachments_updated", 0)
+    if attachments:
+        lines.append(f"Also {plural(attachments, 'attachment')} read and indexed.")
     if counters.get("documents_removed"):
         lines.append(f"Removed {plural(counters['documents_removed'], 'page')} that no longer exist.")
     if state == "succeeded":
@@ -205,6 +209,56 @@ def pages_indexed(counters: Mapping[str, int]) -> int:
 
 def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+CONNECT_OFFER = (
+    "Press the button to connect Confluence. You type the credentials into a private form, "
+    "never into this conversation; Lore keeps them encrypted."
+)
+CONNECT_WITH_CLI = (
+    "The shell can't show a private form for credentials, so connect Confluence from the command "
+    "line: `lore source add confluence --url https://your-site.atlassian.net/wiki --email you@example.com "
+    "--token-env CONFLUENCE_TOKEN` (or `--pat-env VAR` for Data Center); then say "
+    "“add the ENG space to the confluence index”."
+)
+CONNECT_NOT_ALLOWED = (
+    "Only workspace admins (and the people an admin lists in LORE_CONNECTOR_ADMINS) can connect "
+    "Confluence or choose its spaces, since everyone here can then read what it holds."
+)
+NEEDS_KEY_SETUP = (
+    "Before connecting Confluence, an admin needs to give Lore a key to encrypt credentials with: "
+    "set LORE_SECRET_KEY (make one with "
+    '`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`) '
+    "and restart Lore."
+)
+
+
+def unknown_connector(kind: str) -> str:
+    return f"I can't connect {kind} yet; I know Confluence (“connect confluence”)."
+
+
+def connected(site: str, account: str, hint: str, spaces: Sequence[str]) -> str:
+    listed = ", ".join(spaces[:20]) + (" …" if len(spaces) > 20 else "") if spaces else "none visible yet"
+    return (
+        f"Connected Confluence at *{site}* as {account} ({hint}). Spaces this account can read: {listed}. "
+        "Say “add the <KEY> space to the confluence index” to index one."
+    )
+
+
+def connect_failed(reason: str) -> str:
+    return f"I couldn't connect Confluence: {failed_file(reason)} Nothing was saved; say “connect confluence” to try again."
+
+
+def spaces(site: str, found: Sequence[tuple[str, str]]) -> str:
+    if not found:
+        return f"The account connected to *{site}* can't read any space."
+    lines = "\n".join(f"• *{key}* — {name}" for key, name in found)
+    return f"Spaces in *{site}*:\n{lines}\nSay “add the <KEY> space to the confluence index” to index one."
+
+
+def space_queued(folder: str, index: str, created: bool) -> str:
+    made = f"I created the shared *{index}* index and enabled it here. " if created else ""
+    return f"{made}Syncing the Confluence space *{folder}* into the *{index}* index. I'll show progress here."
 
 
 def fetching(url: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 from bot import commands as c
 from bot import messages
+from bot.connectors import ConnectorCommands
 from bot.render_text import render_documents_md, render_listing_md
 from bot.services import Services
 from bot.sites import SiteCommands
@@ -39,6 +40,7 @@ class Router:
         self._fetcher = fetcher
         self._answers = AnswerRepository(services.db)
         self._sites = SiteCommands(services)
+        self._connectors = ConnectorCommands(services, self._sites)
         self._handlers: dict[type, Callable[..., Awaitable[None]]] = {
             c.Question: self._question,
             c.AddFiles: self._add_files,
@@ -57,6 +59,9 @@ class Router:
             c.Help: self._help,
             c.SetMode: self._set_mode,
             c.SetStrategy: self._set_strategy,
+            c.ConnectSource: self._connect,
+            c.ListSpaces: self._spaces,
+            c.AttachSpace: self._attach_space,
         }
 
     async def handle(self, turn: Turn, surface: Surface) -> None:
@@ -263,6 +268,15 @@ class Router:
 
     async def _refresh(self, command: c.Refresh, turn: Turn, surface: Surface) -> None:
         await self._sites.refresh(command.reference, turn, surface)
+
+    async def _connect(self, command: c.ConnectSource, turn: Turn, surface: Surface) -> None:
+        await self._connectors.connect(command.kind, turn, surface)
+
+    async def _spaces(self, command: c.ListSpaces, turn: Turn, surface: Surface) -> None:
+        await self._connectors.spaces(turn, surface)
+
+    async def _attach_space(self, command: c.AttachSpace, turn: Turn, surface: Surface) -> None:
+        await self._connectors.attach(command.space, command.page, command.index, turn, surface)
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.say(messages.HELP)

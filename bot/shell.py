@@ -62,6 +62,9 @@ class ShellSurface:
 
         return update
 
+    async def offer_form(self, text: str, form: str) -> bool:
+        return False  # a terminal has no private form; the CLI reads secrets from the environment
+
     async def answer(
         self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
     ) -> Answer | None:

@@ -1,5 +1,6 @@
-"""Chat commands about crawled sites: add a whole site (with live progress in the thread),
-status, stop, refresh (now, or on a schedule) and forget. Used by the router."""
+"""Chat commands about crawled sites and other attached sources (Confluence spaces): add a
+whole site (with live progress in the thread), status, stop, refresh (now, or on a
+schedule) and forget. Used by the router."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from knowledge.fetch import Refused
 from knowledge.jobs import parse_schedule
 from storage.access import Action, allowed
 from storage.records import IndexRef, JobRef, SourceConfigRef
+from storage.repositories.sources import SITE
 
 FOLLOW_AT_MOST = 3 * 3600.0
 """A progress message stops being updated after this long (the job itself goes on)."""
@@ -24,6 +26,14 @@ FOLLOW_AT_MOST = 3 * 3600.0
 
 def pages_done(counters: dict[str, int]) -> int:
     return sum(counters.get(f"pages_{k}", 0) for k in ("fetched", "unchanged", "skipped", "failed", "gone"))
+
+
+def source_label(source: SourceConfigRef) -> str:
+    """How chat names an attached source: a site by host and path, a connector's attachment
+    by its kind and folders ("Confluence ENG, OPS")."""
+    if source.kind == SITE:
+        return source.name
+    return f"{source.kind.capitalize()} {', '.join(source.folders)}"
 
 
 def _plain(reference: str) -> str:
@@ -83,7 +93,9 @@ class SiteCommands:
         lines = []
         for job in recent:
             site = (
-                sources[job.source_config_id].name if job.source_config_id in sources else "a detached site"
+                source_label(sources[job.source_config_id])
+                if job.source_config_id in sources
+                else "a detached source"
             )
             when = f"started {age(job.started_at)}" if job.started_at else f"queued {age(job.created_at)}"
             lines.append(messages.job_line(site, job.state.value, job.counters, when))
@@ -93,7 +105,7 @@ class SiteCommands:
                 if source.last_refresh_at
                 else "not yet refreshed"
             )
-            lines.append(f"• *{source.name}* refreshes {source.schedule} ({refreshed})")
+            lines.append(f"• *{source_label(source)}* refreshes {source.schedule} ({refreshed})")
         await surface.say("Indexing here:\n" + "\n".join(dict.fromkeys(lines)))
 
     async def stop(self, reference: str, turn: Turn, surface: Surface) -> None:
@@ -102,10 +114,10 @@ class SiteCommands:
             return
         active = await asyncio.to_thread(self._services.jobs.repository.active_for_source, source.id)
         if active is None:
-            await surface.say(messages.nothing_running(source.name))
+            await surface.say(messages.nothing_running(source_label(source)))
             return
         await self._services.jobs.cancel(active.id)
-        await surface.say(messages.stop_requested(source.name))
+        await surface.say(messages.stop_requested(source_label(source)))
 
     async def refresh(self, reference: str, turn: Turn, surface: Surface) -> None:
         words = reference.split()
@@ -119,13 +131,13 @@ class SiteCommands:
             return
         if schedule is not None:
             await asyncio.to_thread(self._services.sources.set_schedule, source.id, schedule)
-            await surface.say(messages.schedule_set(source.name, schedule))
+            await surface.say(messages.schedule_set(source_label(source), schedule))
             return
         index = await asyncio.to_thread(self._services.indexes.get, source.index_id)
         job = await self._services.jobs.start_indexing_job(
             index, source, conversation_id=turn.actor.conversation.id, trigger="refresh"
         )
-        await self.follow(job, source.name, surface)
+        await self.follow(job, source_label(source), surface)
 
     async def forget(self, reference: str, turn: Turn) -> tuple[str, int] | None:
         """Detach a site matching `reference` and remove its pages; None when none matches."""
@@ -136,7 +148,7 @@ class SiteCommands:
         if not allowed(Action.ADD, index.facts, turn.actor.place):
             raise NotAllowed(f"you can't change the {index.name} index from here")
         removed = await self._services.jobs.detach_docsource_from_index(index, source)
-        return source.name, removed
+        return source_label(source), removed
 
     async def _sources_here(self, turn: Turn) -> list[SourceConfigRef]:
         indexes = await self._services.catalog.enabled(turn.actor.conversation, turn.actor.place)
@@ -156,8 +168,15 @@ class SiteCommands:
         wanted = _plain(reference)
         if not wanted:
             return sources[0] if len(sources) == 1 else None
-        exact = [s for s in sources if wanted in (_plain(s.name), *map(_plain, s.start_urls))]
+        exact = [s for s in sources if wanted in _names(s)]
         if exact:
             return exact[0]
-        partial = [s for s in sources if _plain(s.name).startswith(wanted) or wanted in _plain(s.name)]
+        partial = [s for s in sources if any(name.startswith(wanted) or wanted in name for name in _names(s))]
         return partial[0] if len(partial) == 1 else None
+
+
+def _names(source: SourceConfigRef) -> list[str]:
+    """What a reference to the source may say: its name, start URLs or folders, its label,
+    and for a connector its kind ("refresh confluence")."""
+    names = [_plain(source.name), *map(_plain, source.start_urls), _plain(source_label(source))]
+    return names if source.kind == SITE else [*names, source.kind]

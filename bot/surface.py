@@ -59,6 +59,11 @@ class Surface(Protocol):
     async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:
         """Post a status line; the returned function replaces it in place."""
 
+    async def offer_form(self, text: str, form: str) -> bool:
+        """Post `text` with a button that opens the private form `form` (a Slack modal, for
+        credentials that must not be typed into a conversation); False where there are no
+        forms (the shell), so the caller explains another way."""
+
 
 def history_from(pairs: Sequence[tuple[str, str]]) -> list[Message]:
     """Chat messages from (role, text) pairs, empty texts dropped."""

@@ -15,6 +15,7 @@ from bot import messages
 from bot.conversations import enter_channel, enter_dm
 from bot.runtime import Runtime
 from bot.settings import Settings
+from bot.slack.connect import ConnectFlow
 from bot.slack.events import SlackEvents
 from bot.slack.surface import SlackSurface
 from bot.surface import Turn
@@ -46,6 +47,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("app_mention")(events.on_event)
     app.event("message")(events.on_event)
     app.event("member_joined_channel")(events.on_member_joined)
+    ConnectFlow(runtime, events).register(app)
     answers = AnswerRepository(runtime.services.db)
 
     @app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))

@@ -155,3 +155,27 @@ def confirm_blocks(text: str, action: str, value: str) -> list[Block]:
             ],
         },
     ]
+
+
+FORM_LABELS = {"connect_confluence": "Connect Confluence"}
+
+
+def form_button_blocks(text: str, form: str) -> list[Block]:
+    """Text and a button whose action (`form`) opens a private form: a modal needs a
+    trigger_id, which only an interaction such as this button press brings."""
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}},
+        {
+            "type": "actions",
+            "block_id": f"form:{form}",
+            "elements": [
+                {
+                    "type": "button",
+                    "style": "primary",
+                    "action_id": form,
+                    "value": form,
+                    "text": {"type": "plain_text", "text": FORM_LABELS.get(form, "Open")},
+                }
+            ],
+        },
+    ]

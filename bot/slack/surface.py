@@ -19,6 +19,7 @@ from bot.slack.blocks import (
     answer_messages,
     confirm_blocks,
     fallback_text,
+    form_button_blocks,
     notice_blocks,
     tail_blocks,
 )
@@ -77,6 +78,11 @@ class SlackSurface:
 
     async def confirm(self, text: str, action: str, value: str) -> None:
         await self.post(text, confirm_blocks(text, action, value))
+
+    async def offer_form(self, text: str, form: str) -> bool:
+        await self.post(text, form_button_blocks(text, form))
+        await self.done()
+        return True
 
     async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:
         ts = await self.post(text, None)

@@ -263,7 +263,7 @@ class _SyncRun:
                 self.context.count("skipped: attachment type not supported")
                 continue
             if document is not None and document.meta.get("version") == attachment.version:
-                self.context.count("documents_unchanged")
+                self.context.count("attachments_unchanged")
                 continue
             await self._ingest_attachment(connector, attachment, page_id, page_url, path)
         self.attachments[page_id] = kept
@@ -304,18 +304,18 @@ class _SyncRun:
             facts=facts,
             source_config_id=self.source.id,
         )
-        result = await self._add(source, attachment.title)
+        result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
             await self._remember_version(result, ATTACHMENT + attachment.id, attachment.version)
 
-    async def _add(self, source: Source, shown: str) -> IngestResult | None:
+    async def _add(self, source: Source, shown: str, *, counted_as: str = "documents") -> IngestResult | None:
         try:
             result = await self.s.ingestor.add(self.index, source)
         except IngestError as exc:
             self.context.count(f"skipped: {exc.reason}")
             await self.context.say(f"skipped: {shown}: {exc.reason}", "warning")
             return None
-        self.context.count(f"documents_{result.outcome.value}")
+        self.context.count(f"{counted_as}_{result.outcome.value}")
         if result.outcome != Outcome.UNCHANGED:
             self.context.count("chunks", result.chunks)
         chunks = f"{result.chunks} chunk{'' if result.chunks == 1 else 's'}"
@@ -353,6 +353,7 @@ class _SyncRun:
             f"listed, {c.get('pages_fetched', 0)} fetched, {c.get('pages_unchanged', 0)} unchanged, "
             f"{skipped} skipped; documents {c.get('documents_added', 0)} added, "
             f"{c.get('documents_updated', 0)} updated, {c.get('documents_removed', 0)} removed; "
+            f"attachments {c.get('attachments_added', 0)} added, {c.get('attachments_updated', 0)} updated; "
             f"{c.get('chunks', 0)} chunks"
         )
 
