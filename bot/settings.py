@@ -32,6 +32,12 @@ class Settings(KnowledgeSettings):
         default=None, description="Verifies HTTP-mode requests from Slack."
     )
     slack_api_url: str = Field(default="https://slack.com/api/", description="Slack Web API base URL.")
+    lore_answer_concurrency: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Messages worked on at once; more wait their turn, acknowledged and marked as being worked on.",
+    )
     lore_jobs_in_process: bool = Field(
         default=True,
         description="Run indexing jobs inside the bot; false when `lore worker` processes run them.",

@@ -60,6 +60,9 @@ class SlackEvents:
         self._tasks: set[asyncio.Task[None]] = set()
         self._cache: dict[tuple[str, str], tuple[float, Mapping[str, Any]]] = {}
         self._session: aiohttp.ClientSession | None = None
+        self._gate = asyncio.Semaphore(runtime.services.settings.lore_answer_concurrency)
+        """Bounds the messages worked on at once: on a small machine, fifty questions at a
+        time would starve the event loop, and with it every acknowledgement."""
 
     # --- listener entry points (registered in bot.slack.app) ---
 
@@ -120,12 +123,15 @@ class SlackEvents:
             team_id=team,
             user_id=str(event["user"]),
         )
-        try:
-            turn = await self._turn(team, event, bot_user_id)
-            await self._dispatch(turn, event, surface)
-        except Exception:
-            log.exception("failed to handle a Slack message in %s", channel)
-            await surface.say(messages.internal_error())
+        if _takes_a_while(event, bot_user_id):
+            await surface.working()  # at once, even when other messages are ahead in line
+        async with self._gate:
+            try:
+                turn = await self._turn(team, event, bot_user_id)
+                await self._dispatch(turn, event, surface)
+            except Exception:
+                log.exception("failed to handle a Slack message in %s", channel)
+                await surface.say(messages.internal_error())
 
     async def _dispatch(self, turn: Turn, event: Mapping[str, Any], surface: SlackSurface) -> None:
         router = self._runtime.router
@@ -268,3 +274,17 @@ class SlackEvents:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
         return self._session
+
+
+def _takes_a_while(event: Mapping[str, Any], bot_user_id: str) -> bool:
+    """Whether the message asks for work worth a "working" signal (a question, files or
+    links to add) rather than a command answered at once."""
+    if event.get("files"):
+        return True
+    text = MENTION.sub(
+        lambda m: "" if m.group(1) == bot_user_id else m.group(0), str(event.get("text") or "")
+    )
+    command = commands.parse(" ".join(text.split()))
+    if isinstance(command, commands.Question):
+        return bool(command.text.strip())
+    return isinstance(command, commands.AddFiles | commands.AddUrls)
