@@ -122,6 +122,20 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     assert "⭐ *docs* (channel) — 1 document, 1 passage" in only_reply(bot, "CDOCS", listed).text.splitlines()
 
 
+async def test_a_question_is_marked_as_being_worked_on_before_anything_else(bot: SlackBot) -> None:
+    bot.slack.add_channel("CFIRST", "first-contact")
+    bot.slack.add_user("UNEW", "newcomer")
+    asked = await bot.mention("CFIRST", "UNEW", "who reviews the quarterly budget?")
+    methods = [m for m in bot.methods() if m != "auth.test"]  # Bolt's, on its first request
+    assert methods[0] == "reactions.add", methods  # before the user and channel are looked up
+    assert methods.index("reactions.add") < methods.index("users.info") < methods.index("chat.postMessage")
+    assert methods[-1] == "reactions.remove" and only_reply(bot, "CFIRST", asked).thread_ts == asked
+
+    bot.begin()
+    await bot.mention("CFIRST", "UNEW", "help")
+    assert "reactions.add" not in bot.methods(), "a command answered at once gets no working signal"
+
+
 async def test_a_file_dropped_in_a_dm_goes_into_the_personal_index_without_a_command(bot: SlackBot) -> None:
     bot.slack.add_user("UCARL", "carl")
     oncall = markdown_file(bot, "FONCALL", "oncall.md", ONCALL)
