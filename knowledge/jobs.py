@@ -144,7 +144,9 @@ class IndexingJobs:
         job = await asyncio.to_thread(
             self.repository.create, index.id, source.id, conversation_id=conversation_id, trigger=trigger
         )
-        what = "crawl of" if source.kind == SITE else f"sync of {source.kind} {', '.join(source.folders)} from"
+        what = (
+            "crawl of" if source.kind == SITE else f"sync of {source.kind} {', '.join(source.folders)} from"
+        )
         await asyncio.to_thread(self.repository.log, job.id, f"queued: {trigger} {what} {source.name}")
         self.wake.set()
         return job

@@ -10,10 +10,11 @@ ApiError
 ├── NotFound              404 not_found_error
 ├── Conflict              409 conflict_error
 ├── PayloadTooLarge       413 request_too_large
-├── UpstreamError         502 upstream_error (the language model failed)
+├── UpstreamError         502 upstream_error (the language model or a connector failed)
 └── ServiceUnavailable    503 service_unavailable
 
-The knowledge engine's and storage's own errors are translated here (`translate`); any
+The knowledge engine's and storage's own errors are translated here (`translate`: a
+connector that cannot be reached is a 502, Lore without LORE_SECRET_KEY a 503); any
 other exception is logged in full and answered with a 500 that says only that.
 """
 
@@ -27,6 +28,7 @@ from pydantic import BaseModel
 
 from bot.api.routes import Handler
 from knowledge.catalog import IndexExists, IndexNotFound, NotAllowed
+from knowledge.connectors import ConnectorUnavailable, NotConfigured, NotConnected
 from knowledge.errors import (
     BudgetError,
     EmbedderUnavailable,
@@ -144,8 +146,12 @@ def translate(exc: KnowledgeError | StorageError | FilterError) -> ApiError:
     """The API error for an error the engine or storage raised on purpose."""
     message = _sentence(str(exc))
     match exc:
-        case IndexNotFound() | RowNotFound():
+        case IndexNotFound() | RowNotFound() | NotConnected():
             return NotFound(message)
+        case NotConfigured():
+            return ServiceUnavailable(message)
+        case ConnectorUnavailable():
+            return UpstreamError(message)
         case NotAllowed():
             return Forbidden(message)
         case IndexExists() | NameTaken() | EmbeddingMismatch():

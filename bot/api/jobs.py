@@ -41,6 +41,7 @@ class JobOut(BaseModel):
     counters: dict[str, int] = Field(
         description="pages_found, pages_fetched, pages_unchanged, pages_failed, pages_gone, "
         "documents_added, documents_updated, documents_unchanged, documents_removed, chunks, "
+        "attachments_added, attachments_updated, attachments_unchanged (connectors), "
         "and `skipped: <reason>` counts."
     )
     created_at: datetime

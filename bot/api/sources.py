@@ -73,12 +73,12 @@ class SourceChange(BaseModel):
 
 class SourceOut(BaseModel):
     id: int
-    kind: str = Field(description="site")
-    name: str = Field(description="How people name it in chat: host and path.")
-    start_urls: list[str]
+    kind: str = Field(description="site, or a connector's kind (confluence).")
+    name: str = Field(description="How people name it in chat: host and path (a connector: its host).")
+    start_urls: list[str] = Field(description="A site's start URLs; a connector's folders (space keys).")
     options: dict[str, Any] = Field(description="Its own crawl limits (max_pages, max_depth).")
     schedule: str
-    last_refresh_at: datetime | None = Field(description="When its last crawl succeeded.")
+    last_refresh_at: datetime | None = Field(description="When its last crawl or sync succeeded.")
     created_at: datetime
     active_job_id: int | None = Field(description="The job crawling it now, if any.")
 
@@ -96,7 +96,7 @@ class Detached(BaseModel):
     documents_removed: int
 
 
-async def _out(request: web.Request, source: SourceConfigRef) -> SourceOut:
+async def source_out(request: web.Request, source: SourceConfigRef) -> SourceOut:
     repository = state(request).services.jobs.repository
     active = await asyncio.to_thread(repository.active_for_source, source.id)
     return SourceOut(
@@ -137,14 +137,14 @@ async def attach_site(request: web.Request) -> web.Response:
     except Refused as exc:
         raise BadRequest(f"Lore won't crawl that URL: {exc}.") from None
     job = await jobs.start_indexing_job(index, source)
-    attached = Attached(source=await _out(request, source), job=job_out(job, index))
+    attached = Attached(source=await source_out(request, source), job=job_out(job, index))
     return web.json_response(attached.model_dump(mode="json"), status=202)
 
 
 async def list_sources(request: web.Request) -> web.Response:
     index = await find_index(request, Action.LIST)
     sources = await state(request).services.jobs.list_docsources(index)
-    listing = SourceList(sources=[await _out(request, s) for s in sources])
+    listing = SourceList(sources=[await source_out(request, s) for s in sources])
     return web.json_response(listing.model_dump(mode="json"))
 
 
@@ -153,7 +153,7 @@ async def change_source(request: web.Request) -> web.Response:
     source = await _find_source(request, index)
     body = await json_body(request, SourceChange)
     source = await asyncio.to_thread(state(request).services.sources.set_schedule, source.id, body.schedule)
-    return web.json_response((await _out(request, source)).model_dump(mode="json"))
+    return web.json_response((await source_out(request, source)).model_dump(mode="json"))
 
 
 async def refresh_source(request: web.Request) -> web.Response:

@@ -23,6 +23,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestServer
+from cryptography.fernet import Fernet
 
 from bot.api import build_api
 from bot.runtime import Runtime, open_runtime
@@ -53,8 +54,15 @@ def api_settings(home: Path, llm: FakeOpenAI | None = None, **extra: Any) -> Set
         "llm_model": "gpt-fake",
         "llm_max_retries": 0,
         "lore_jobs_in_process": False,
+        "lore_secret_key": Fernet.generate_key().decode(),
     }
     return Settings(_env_file=None, **{**values, **extra})
+
+
+async def no_dns(host: str) -> list[str]:
+    """The API servers' name lookups: none. What a test (or the fuzzer) sends is never
+    looked up, so no request leaves this machine; literal loopback addresses still work."""
+    raise OSError(f"API tests look up no host names ({host})")
 
 
 @dataclass
@@ -185,7 +193,8 @@ async def running_api(
 ) -> AsyncIterator[LoreApi]:
     async with AsyncExitStack() as stack:
         fake = await stack.enter_async_context(FakeOpenAI()) if llm else None
-        runtime = await stack.enter_async_context(open_runtime(api_settings(home, fake, **settings)))
+        config = api_settings(home, fake, **settings)
+        runtime = await stack.enter_async_context(open_runtime(config, resolve=no_dns))
         keys = _seed(runtime)
         server = TestServer(build_api(runtime.services), host="127.0.0.1")
         await server.start_server()

@@ -2,14 +2,17 @@
 valid and invalid, for every operation; no server errors, and every response as documented.
 
 Each operation is fuzzed twice: with any path parameters, and aimed at a real index, source
-and (finished) job, so the requests reach past the 404 into the route's own logic. The
-operations that start jobs or remove things come last, so a following log stream never
-waits on a job: jobs do not run in this server, and the crawler never leaves loopback.
+and (finished) job, and a connector at a private address, so the requests reach past the
+404 into the route's own logic. The operations that start jobs or remove things come last,
+so a following log stream never waits on a job: jobs do not run in this server, the crawler
+never leaves loopback, and the server looks no host name up (`no_dns`), so no request the
+fuzzer makes up leaves this machine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
 from typing import Any
 
 import pytest
@@ -45,7 +48,10 @@ async def target(llm_api: LoreApi) -> dict[str, Any]:
     source = await jobs.attach_site(ref, ["https://docs.invalid/"])
     job = await jobs.cancel((await jobs.start_indexing_job(ref, source)).id)  # queued, so it ends
     assert job.finished
-    return {"index": TARGET, "source_id": source.id, "job_id": job.id}
+    connection = llm_api.services.connections.repository.save(  # stored unchecked, and never called:
+        "T0001", "confluence", "fuzz", "http://10.255.255.1/wiki", {"token": "fuzz-token"}, "…"
+    )  # a private address, which the fetcher refuses before any request
+    return {"index": TARGET, "source_id": source.id, "job_id": job.id, "connector_id": connection.id}
 
 
 def order(method: str, path: str) -> tuple[int, str]:
@@ -55,7 +61,7 @@ def order(method: str, path: str) -> tuple[int, str]:
         return 4, path
     if method == "DELETE":
         return 3, path
-    if method == "POST" and (path.endswith("/refresh") or path.endswith("/sources")):
+    if method == "POST" and (path.endswith(("/refresh", "/sources", "/attach"))):
         return 2, path
     return 1, path
 
@@ -104,8 +110,28 @@ def _run(strategy: st.SearchStrategy[Any], examples: int, session: requests.Sess
     check()
 
 
-async def test_no_server_errors_and_responses_as_documented(llm_api: LoreApi, target: dict[str, Any]) -> None:
+@pytest.fixture
+def off_machine(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Connections the fuzzed server tried to open to anything but loopback (refused)."""
+    tried: list[object] = []
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: Any) -> None:
+        host = address[0] if isinstance(address, tuple) else None
+        if host is not None and host not in ("127.0.0.1", "::1"):
+            tried.append(address)
+            raise OSError(f"the fuzz test allows no connection off this machine ({address!r})")
+        real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    return tried
+
+
+async def test_no_server_errors_and_responses_as_documented(
+    llm_api: LoreApi, target: dict[str, Any], off_machine: list[object]
+) -> None:
     status, document = await llm_api.call("GET", "/openapi.json", key=None)
     assert status == 200
     failures = await asyncio.to_thread(fuzz, document, llm_api.base_url, llm_api.keys.service, target)
     assert failures == [], "\n\n".join(failures)
+    assert off_machine == [], "the fuzzer made Lore reach beyond loopback"
