@@ -6,12 +6,14 @@ import logging
 import re
 
 SECRET_PATTERNS = re.compile(
-    r"(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]+)"
+    r"(xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|sk-[A-Za-z0-9_-]{8,}|Bearer\s+[A-Za-z0-9._~+/=-]+"
+    r"|Basic\s+[A-Za-z0-9+/=]{8,}|ATATT[A-Za-z0-9_=-]{8,})"  # HTTP basic credentials, Atlassian API tokens
 )
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces anything shaped like a Slack token, an API key or a bearer credential."""
+    """Replaces anything shaped like a Slack token, an API key, a bearer or basic credential,
+    or an Atlassian API token: a net under the rule that credentials are never logged."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

@@ -39,6 +39,16 @@ def test_environment_and_dotenv_are_read(monkeypatch: pytest.MonkeyPatch, tmp_pa
         ("EMBEDDING_MODEL", "bert", "EMBEDDING_MODEL: Value error, must be local:all-MiniLM-L6-v2"),
         ("CHROMA_PORT", "70000", "CHROMA_PORT: Input should be less than or equal to 65535"),
         ("SLACK_BOT_TOKEN", "xoxp-user-token", "SLACK_BOT_TOKEN: Value error, must be a bot token"),
+        (
+            "LORE_SECRET_KEY",
+            "hunter2",
+            "LORE_SECRET_KEY: Value error, must be a Fernet key (32 bytes, URL-safe base64); make one with python -c",
+        ),
+        (
+            "LORE_CONFLUENCE_FULL_SYNC_DAYS",
+            "-1",
+            "LORE_CONFLUENCE_FULL_SYNC_DAYS: Input should be greater than or equal to 0",
+        ),
     ],
 )
 def test_invalid_values_name_the_variable(
@@ -69,10 +79,30 @@ def test_masked_settings_hide_secrets(tmp_path: Path) -> None:
     assert shown["SLACK_APP_TOKEN"] == "(unset)"
 
 
+def test_the_secret_key_is_shown_as_set_only_and_never_echoed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from cryptography.fernet import Fernet
+
+    key = Fernet.generate_key().decode()
+    settings = Settings(_env_file=None, lore_secret_key=key, lore_connector_admins=" U1, ,U2 ")  # type: ignore[call-arg]
+    assert settings.masked()["LORE_SECRET_KEY"] == "(set)" and key[:7] not in str(settings.masked())
+    assert settings.connector_admins == frozenset({"U1", "U2"})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LORE_SECRET_KEY", "almost-a-key-but-secret-4242")
+    with pytest.raises(SettingsError) as caught:
+        load_settings()
+    assert "secret-4242" not in str(caught.value)
+
+
 def test_log_lines_never_carry_tokens(caplog: pytest.LogCaptureFixture) -> None:
     logger = logging.getLogger("lore.test")
     logger.addFilter(RedactSecrets())
     with caplog.at_level(logging.INFO, logger="lore.test"):
         logger.info("calling with %s and %s", "xoxb-1111-2222-secretpart", "Bearer sk-abcdefghijklmnop")
+        logger.info(
+            "confluence with %s, %s", "Basic YWRhQGV4YW1wbGUuY29tOnNlY3JldA==", "ATATT3xFfGF0secretpart2"
+        )
     assert "secretpart" not in caplog.text and "abcdefghijklmnop" not in caplog.text
+    assert "YWRhQGV4YW1wbGUuY29t" not in caplog.text
     assert "[redacted]" in caplog.text

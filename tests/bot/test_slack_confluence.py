@@ -125,6 +125,11 @@ async def test_an_admin_connects_through_the_modal_then_syncs_a_space(
     assert "Done indexing *Confluence ENG*" in bot.said("CWIKI", refreshed)
     stopped = await bot.mention("CWIKI", MEMBER, "stop indexing ENG")
     assert bot.said("CWIKI", stopped) == "Nothing is being indexed for *Confluence ENG* right now."
+    forgot = await bot.mention("CWIKI", ADMIN, "forget confluence")
+    assert (
+        bot.said("CWIKI", forgot) == "Forgot *Confluence ENG*: removed its 7 pages and stopped refreshing it."
+    )
+    assert [c.name for c in await bot.runtime.services.connections.for_tenant(TEAM)] == ["127.0.0.1"]
 
     basic = base64.b64encode(f"{EMAIL}:{TOKEN}".encode()).decode()
     said = "\n".join(r.text for r in bot.replies("CWIKI", asked) + bot.replies("CWIKI", added))

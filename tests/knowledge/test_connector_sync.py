@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -43,6 +43,8 @@ class Sync:
     index: IndexRef
     connection: ConnectionRef
     waits: list[float]
+    on_wait: list[Callable[[], Awaitable[object]]]
+    """Called (once each) when the connector waits out a rate limit."""
 
     async def attach(self, *folders: str) -> SourceConfigRef:
         return await self.connections.attach(
@@ -51,7 +53,10 @@ class Sync:
 
     async def run(self, source: SourceConfigRef, trigger: str = "schedule") -> JobRef:
         source = self.stack_source(source.id)
-        job = await self.jobs.start_indexing_job(self.index, source, trigger=trigger)
+        return await self.run_job(await self.jobs.start_indexing_job(self.index, source, trigger=trigger))
+
+    async def run_job(self, job: JobRef) -> JobRef:
+        """Run the worker until `job` ends."""
         stop = asyncio.Event()
         task = asyncio.create_task(self.worker.run(stop, "test-worker"))
         try:
@@ -78,9 +83,12 @@ class Sync:
 @pytest.fixture
 async def sync(stack: Stack) -> AsyncIterator[Sync]:
     waits: list[float] = []
+    on_wait: list[Callable[[], Awaitable[object]]] = []
 
     async def sleep(seconds: float) -> None:
         waits.append(seconds)
+        while on_wait:
+            await on_wait.pop(0)()
 
     sources, repository = SourceRepository(stack.db), JobRepository(stack.db)
     box = SecretBox(Fernet.generate_key().decode())
@@ -107,7 +115,7 @@ async def sync(stack: Stack) -> AsyncIterator[Sync]:
     async with FakeConfluence() as fake:
         pages = seed(fake)
         connection, _ = await connections.connect("T1", fake.base_url, Credentials(TOKEN, EMAIL))
-        yield Sync(stack, fake, pages, connections, service, worker, index, connection, waits)
+        yield Sync(stack, fake, pages, connections, service, worker, index, connection, waits, on_wait)
 
 
 async def test_a_first_sync_indexes_every_page_with_its_facts(sync: Sync) -> None:
@@ -256,3 +264,37 @@ async def test_credentials_never_reach_a_log(sync: Sync, caplog: pytest.LogCaptu
     assert "429" in logged and "401" in logged, "the logs did see the whole story"
     for secret in (TOKEN, basic, TOKEN[-8:]):
         assert secret not in logged
+
+
+async def test_a_sync_is_cancelled_between_pages_and_keeps_what_it_indexed(sync: Sync) -> None:
+    source = sync.stack_source((await sync.attach("ENG")).id)
+    job = await sync.jobs.start_indexing_job(sync.index, source, trigger="manual")
+    sync.fake.rate_limit(1, retry_after="1")
+    sync.on_wait.append(lambda: sync.jobs.cancel(job.id))  # cancelled while it waits
+    ended = await sync.run_job(job)
+    assert ended.state == JobState.CANCELLED, sync.log(ended)
+    assert 1 <= len(sync.documents()) < 7 and "cancelled" in sync.log(ended)
+    assert sync.stack_source(source.id).sync_cursor is None, "a cancelled sync moves no cursor"
+    again = await sync.run(source, trigger="manual")
+    assert again.state == JobState.SUCCEEDED and len(sync.documents()) == 7
+
+
+async def test_an_interrupted_sync_resumes_without_fetching_again(sync: Sync) -> None:
+    source = sync.stack_source((await sync.attach("OPS")).id)
+    job = await sync.jobs.start_indexing_job(sync.index, source, trigger="manual")
+    sync.jobs.repository.record_page(job.id, f"page:{sync.pages.ops_home}", "fetched", [])  # before a crash
+    ended = await sync.run_job(job)
+    assert ended.state == JobState.SUCCEEDED
+    assert sync.fake.bodies_served == [sync.pages.oncall]
+    assert "resuming after 1 pages" in sync.log(ended)
+
+
+async def test_schedules_queue_incremental_syncs(sync: Sync) -> None:
+    source = await sync.attach("OPS")
+    await sync.run(source, trigger="manual")
+    assert await sync.jobs.enqueue_due() == [], "refreshed just now"
+    SourceRepository(sync.stack.db).mark_refreshed(source.id, utcnow() - timedelta(days=2))
+    [queued] = await sync.jobs.enqueue_due()
+    ended = await sync.run_job(queued)
+    assert (ended.trigger, ended.state) == ("schedule", JobState.SUCCEEDED)
+    assert "changes since" in sync.log(ended) and ended.counters.get("pages_fetched", 0) == 0
