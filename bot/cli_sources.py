@@ -1,6 +1,6 @@
 """CLI commands for connector sources (Confluence): `lore source add confluence`,
 `lore source list`, `lore source spaces SOURCE`, `lore source attach SOURCE --index NAME
---space KEY [--page ID]`.
+--space KEY [--page ID]`, `lore source remove SOURCE`.
 
 Secrets never come from the command line, where shell history and `ps` would keep them:
 `--token-env VAR` / `--pat-env VAR` name an environment variable that holds them, and
@@ -18,7 +18,7 @@ import typer
 
 from bot import messages
 from bot.cli_jobs import follow_with_bar
-from bot.connectors import target_index
+from bot.connectors import disconnect, target_index
 from bot.local import local_user
 from bot.render_text import age, plain
 from bot.services import Services, build_services
@@ -38,7 +38,7 @@ TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and t
 
 def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
     source_app = typer.Typer(
-        help="Connected doc sources (Confluence): add, list, spaces, attach.", no_args_is_help=True
+        help="Connected doc sources (Confluence): add, list, spaces, attach, remove.", no_args_is_help=True
     )
     app.add_typer(source_app, name="source")
 
@@ -146,6 +146,25 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
             async with running_jobs(services, schedule=False):
                 job = await follow_with_bar(services.jobs, job, label)
             return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
+
+        typer.echo(_run(settings_or_exit(), work))
+
+    _register_remove(source_app, settings_or_exit)
+
+
+def _register_remove(source_app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
+    @source_app.command("remove")
+    def remove(
+        source: str = typer.Argument(..., help="The source: its id, name or host."),
+        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+    ) -> None:
+        """Disconnect a source: detach it from every index (its documents go) and forget its
+        credentials."""
+
+        async def work(services: Services) -> str:
+            connection = await services.connections.find(tenant, source)
+            removed = await disconnect(services, connection)
+            return f"Disconnected {connection.name}: removed {messages.plural(removed, 'document')} and its credentials."
 
         typer.echo(_run(settings_or_exit(), work))
 

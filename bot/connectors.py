@@ -20,7 +20,7 @@ from knowledge.catalog import IndexNotFound
 from knowledge.connectors import FolderSpec
 from knowledge.connectors.confluence import KIND as CONFLUENCE
 from storage.access import Action, Place
-from storage.records import IndexRef
+from storage.records import ConnectionRef, IndexRef
 
 CONNECT_FORM = "connect_confluence"
 
@@ -37,6 +37,17 @@ async def target_index(services: Services, place: Place, name: str) -> tuple[Ind
         return await services.catalog.find(place, name, Action.ADD), False
     except IndexNotFound:
         return await services.catalog.create_shared(place, name), True
+
+
+async def disconnect(services: Services, connection: ConnectionRef) -> int:
+    """Detach a connection from every index (its documents go, its jobs stop) and forget its
+    credentials; the documents removed."""
+    removed = 0
+    for attached in await asyncio.to_thread(services.connections.repository.attachments, connection.id):
+        index = await asyncio.to_thread(services.indexes.get, attached.index_id)
+        removed += await services.jobs.detach_docsource_from_index(index, attached)
+    await asyncio.to_thread(services.connections.repository.remove, connection.id)
+    return removed
 
 
 class ConnectorCommands:

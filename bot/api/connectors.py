@@ -29,7 +29,7 @@ from bot.api.jobs import MAX_ID, job_out
 from bot.api.routes import Reply, Route
 from bot.api.sources import SCHEDULE_HELP, Attached, Schedule, source_out
 from bot.api.state import state
-from bot.connectors import target_index
+from bot.connectors import disconnect, target_index
 from knowledge.connectors import ConnectorUnavailable, Credentials, FolderSpec, NotConnected
 from storage.access import Action, allowed
 from storage.records import ConnectionRef
@@ -248,13 +248,7 @@ async def attach_spaces(request: web.Request) -> web.Response:
 async def delete_connector(request: web.Request) -> web.Response:
     """Detach it from every index (its documents go) and forget its credentials."""
     await _may_connect(request)
-    connection = await _find(request)
-    services = state(request).services
-    removed = 0
-    for attached in await asyncio.to_thread(services.connections.repository.attachments, connection.id):
-        index = await asyncio.to_thread(services.indexes.get, attached.index_id)
-        removed += await services.jobs.detach_docsource_from_index(index, attached)
-    await asyncio.to_thread(services.connections.repository.remove, connection.id)
+    removed = await disconnect(state(request).services, await _find(request))
     return web.json_response(Disconnected(documents_removed=removed).model_dump(mode="json"))
 
 

@@ -60,7 +60,7 @@ def complete_listing_reason(source: SourceConfigRef, trigger: str, policy: SyncP
     if source.options.get("listed_folders") != source.folders:
         return "spaces changed"
     if utcnow() - source.last_full_sync_at >= policy.full_every:
-        return f"last complete listing over {policy.full_every.days or policy.full_every} ago"
+        return f"last complete listing over {policy.full_every.total_seconds() / 86400:g} days ago"
     return None
 
 

@@ -96,7 +96,12 @@ def test_connect_list_spaces_attach_and_follow(
     answer = lore("ask", "how do we deploy the payments API?", "--index", "confluence")
     assert "Deploy" in answer.output
 
-    for output in (prompted, again, listed, spaces, attached, followed):
+    removed = lore("source", "remove", "127.0.0.1")
+    assert removed.exit_code == 0, removed.output
+    assert removed.output.strip() == "Disconnected 127.0.0.1: removed 7 documents and its credentials."
+    assert "No sources connected yet" in lore("source", "list").output
+
+    for output in (prompted, again, listed, spaces, attached, followed, removed):
         assert TOKEN not in output.output
 
 

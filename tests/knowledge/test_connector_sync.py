@@ -216,7 +216,7 @@ def test_when_a_complete_listing_is_due() -> None:
         == "spaces changed"
     )
     week_old = _with(synced, last_full_sync_at=now - timedelta(days=8))
-    assert complete_listing_reason(week_old, "schedule", policy) == "last complete listing over 7 ago"
+    assert complete_listing_reason(week_old, "schedule", policy) == "last complete listing over 7 days ago"
 
 
 def _with(source: SourceConfigRef, **changes: object) -> SourceConfigRef:
