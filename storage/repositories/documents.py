@@ -169,15 +169,21 @@ class DocumentRepository:
         if not chunk_ids:
             return {}
         with self._db.session() as session:
-            rows = session.exec(
-                select(Chunk)
-                .join(Document, col(Document.id) == Chunk.document_id)
-                .where(col(Chunk.id).in_(chunk_ids), Document.status == DocumentStatus.READY)
-            ).all()
+            # Two lookups by primary key: as one join, SQLite may start from every ready
+            # document instead of from the few chunks asked for.
+            rows = session.exec(select(Chunk).where(col(Chunk.id).in_(chunk_ids))).all()
+            ready = set(
+                session.exec(
+                    select(Document.id).where(
+                        col(Document.id).in_({r.document_id for r in rows}),
+                        Document.status == DocumentStatus.READY,
+                    )
+                ).all()
+            )
             return {
                 r.id: ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text)
                 for r in rows
-                if r.id is not None
+                if r.id is not None and r.document_id in ready
             }
 
     def documents(self, document_ids: Sequence[int]) -> dict[int, DocumentRef]:

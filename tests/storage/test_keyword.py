@@ -1,0 +1,44 @@
+"""Keyword search in SQL (SQLite FTS5 and PostgreSQL tsvector, through the `database`
+fixture): function words in a question do not decide what it matches."""
+
+from __future__ import annotations
+
+from storage.db import Database
+from storage.keyword import KeywordIndex, query_terms
+from storage.models import Scope
+from storage.records import NewChunk
+from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
+from storage.repositories.indexes import IndexRepository
+from tests.storage.test_repositories import DIM, MODEL, new_doc
+
+
+def test_function_words_are_left_out_of_a_query_unless_it_has_nothing_else() -> None:
+    assert query_terms("What is the plan for the deploy, and who owns it?") == ["plan", "deploy", "owns"]
+    assert query_terms("Who is it?") == ["who", "is", "it"]
+    assert query_terms("v2 of the API") == ["v2", "api"]
+
+
+def test_a_question_matches_on_its_content_words_only(database: Database) -> None:
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    documents = DocumentRepository(database)
+    texts = [
+        "The rollback plan is to redeploy the previous image.",
+        "It is what it is, and that is all there is to it.",
+        "Who is on call this week? The platform team is.",
+    ]
+    ids = []
+    for n, text in enumerate(texts):
+        doc, chunk_ids = documents.create_pending(
+            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
+        )
+        documents.mark_ready(doc.id)
+        ids.extend(chunk_ids)
+
+    hits = KeywordIndex(database).search([index.id], "What is the rollback plan?", 10)
+    assert [h.chunk_id for h in hits] == [ids[0]], "“what is the” matches nothing by itself"
+    hits = KeywordIndex(database).search([index.id], "who is on call this week?", 10)
+    assert [h.chunk_id for h in hits] == [ids[2]]
