@@ -32,15 +32,14 @@ def described_by_models(obj: object, name: str | None, type_: str, reflected: bo
 
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 64
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
+_FUNCTION_WORDS = """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further had
     has have having he her here hers herself him himself his how i if in into is it its itself just
     me more most my myself no nor not now of off on once only or other our ours ourselves out over
     own same she should so some such than that the their theirs them themselves then there these
     they this those through to too under until up very was we were what when where which while who
-    whom why will with would you your yours yourself yourselves""".split()
-)
+    whom why will with would you your yours yourself yourselves"""
+STOPWORDS = frozenset(_FUNCTION_WORDS.split())
 """English function words. Left in a query they match nearly every passage, which adds
 nothing to the ranking (their weight is close to zero) and makes every search read the
 whole index; dropped unless the query has nothing else."""
