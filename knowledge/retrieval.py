@@ -134,16 +134,24 @@ class Retriever:
         if allowed is not None and not allowed:
             return Retrieval([], query, list(indexes), None)
         notices: list[str] = []
-        dense: list[tuple[IndexRef, VectorHit]] = []
-        keyword: list[tuple[int, float]] = []
-        if query_type != QueryType.KEYWORD:
+
+        async def dense_hits() -> list[tuple[IndexRef, VectorHit]]:
+            if query_type == QueryType.KEYWORD:
+                return []
             try:
-                dense = await self._dense(indexes, query, pool, allowed)
+                return await self._dense(indexes, query, pool, allowed)
             except EmbedderUnavailable as exc:
                 log.warning("dense retrieval failed, keyword only: %s", exc)
                 notices.append("The embedding model failed, so I searched by keyword only.")
-        if query_type != QueryType.VECTOR:
-            keyword = await self._keywords(indexes, query, pool, allowed)
+                return []
+
+        async def keyword_hits() -> list[tuple[int, float]]:
+            if query_type == QueryType.VECTOR:
+                return []
+            return await self._keywords(indexes, query, pool, allowed)
+
+        # Side by side: the embedder and SQLite both leave the GIL while they work.
+        dense, keyword = await asyncio.gather(dense_hits(), keyword_hits())
         hits = await self._fuse(indexes, dense, keyword, boosts)
         best = max((h.similarity for _, h in dense), default=None)
         return Retrieval(self._cut(hits, top_k), query, list(indexes), best, notices)
