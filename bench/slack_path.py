@@ -4,7 +4,11 @@ calls back and when.
 
 For each mention: the HTTP acknowledgement, the first Web API call it causes, the
 "working" signal (the reaction) and the answer in its thread (the posted message, or the
-end of the stream when a model answers).
+end of the stream when a model answers). The channel has three enabled indexes, filled
+with synthetic chunks (`bench.scale`) to the size measured; Lore runs as in production,
+`lore run` in HTTP mode in a process of its own (the fakes and the driver stay out of it),
+so its resident memory is its own: idle, with the indexes loaded, and at its peak under
+each load.
 """
 
 from __future__ import annotations
@@ -12,28 +16,31 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 import statistics
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 
-from bot.runtime import open_runtime
+from bench.memory import peak_mb, reset_peak, rss_mb
+from bot.services import build_services
 from bot.settings import Settings
-from bot.slack.app import build_app
-from bot.slack.runner import http_app
-from knowledge.ingest import Source
+from storage.access import Place
 from storage.records import ChannelRef
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_server import FakeSlack, SlackCall, signed_headers
+from tests.support.ports import free_port
 
 SECRET = "bench-signing-secret"
 TEAM, BOT, USER, CHANNEL = "TBENCH", "UBOT", "UBENCH", "CBENCH"
 ANSWER_TIMEOUT = 120.0
+START_TIMEOUT = 120.0
 
 
 @dataclass(frozen=True)
@@ -65,73 +72,134 @@ def report(timings: Sequence[Timing]) -> dict[str, Any]:
     }
 
 
-async def measure_mentions(
-    home: Path,
-    documents: Sequence[tuple[str, str]],
-    questions: Sequence[str],
-    *,
-    concurrency: int = 1,
-    llm: bool = False,
+@dataclass(frozen=True)
+class Plan:
+    """One measured run: `mentions` mentions, `concurrency` in flight at a time."""
+
+    concurrency: int
+    mentions: int
+
+
+async def prepare_channel(
+    home: Path, chunks: int, *, indexes: int = 3, seed: int = 0
+) -> tuple[list[str], dict[str, Any]]:
+    """A Lore home whose bench channel has `indexes` enabled indexes (its own and shared
+    ones) holding `chunks` chunks between them; questions they answer, and how the fill went."""
+    from bench.scale import fill_index
+
+    services = build_services(_settings(home))
+    try:
+        channel: ChannelRef = await asyncio.to_thread(
+            services.directory.ensure_channel, TEAM, CHANNEL, "bench", is_private=False
+        )
+        conversation = await asyncio.to_thread(services.directory.channel_conversation, channel)
+        own = await services.catalog.channel_index(channel)
+        await services.catalog.enable(conversation, own, as_default=True)
+        targets = [own]
+        place = Place(tenant_id=TEAM, user_id=None)
+        for n in range(1, indexes):
+            shared = await services.catalog.create_shared(place, f"bench-shared-{n}")
+            await services.catalog.enable(conversation, shared)
+            targets.append(shared)
+        questions: list[str] = []
+        filled = []
+        for n, index in enumerate(targets):
+            share = chunks // indexes + (1 if n < chunks % indexes else 0)
+            result = await fill_index(services, index, share, seed=seed * 100 + n)
+            questions.extend(result.questions)
+            filled.append(result)
+        seconds = sum(f.seconds for f in filled)
+        return questions, {"chunks": sum(f.chunks for f in filled), "fill_seconds": round(seconds, 1)}
+    finally:
+        await services.aclose()
+
+
+async def measure(
+    home: Path, questions: Sequence[str], plans: Sequence[Plan], *, llm: bool
 ) -> dict[str, Any]:
-    """Fill a channel's index with `documents`, then mention Lore once per question,
-    `concurrency` at a time; p50/p95/p99 of each step."""
+    """`lore run` (HTTP mode) over a prepared home, in a process of its own: its resident
+    memory idle and once the indexes are loaded, then each plan's timings and peak memory."""
+    run = f"{os.getpid()}{int(time.time())}"  # event ids and message ts never seen by this home
     async with FakeSlack("xoxb-bench", TEAM, BOT) as slack, FakeOpenAI() as model:
         slack.add_channel(CHANNEL, "bench")
         slack.add_user(USER, "bench")
-        settings = Settings(
-            _env_file=None,
-            lore_home=home,
-            database_url=None,
-            chroma_host=None,
-            slack_bot_token="xoxb-bench",
-            slack_signing_secret=SECRET,
-            slack_app_token=None,
-            slack_api_url=slack.api_url,
-            openai_api_key="bench" if llm else None,
-            openai_base_url=model.base_url if llm else None,
-            llm_model="instant",
-        )
         if llm:
             model.default_reply = Reply("The documents say so [1].")
-        async with open_runtime(settings) as runtime:
-            chunks = await _fill(runtime.services, documents)
-            app, events = build_app(runtime, settings)
-            runner = web.AppRunner(http_app(app), access_log=None)
-            await runner.setup()
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            port = runner.addresses[0][1]
-            try:
-                async with aiohttp.ClientSession(f"http://127.0.0.1:{port}") as http:
-                    driver = _Driver(slack, http)
-                    await driver.mention("hello")  # warm: the channel is known, caches are loaded
-                    timings = await driver.many(questions, concurrency)
-            finally:
-                await events.close()
-                await runner.cleanup()
-    return {"concurrency": concurrency, "llm": llm, "chunks": chunks, **report(timings)}
+        port = free_port()
+        async with _lore_run(home, port, slack.api_url, model.base_url if llm else None) as pid:
+            memory: dict[str, Any] = {"idle_mb": rss_mb(pid)}
+            runs: dict[str, Any] = {}
+            async with aiohttp.ClientSession(f"http://127.0.0.1:{port}") as http:
+                driver = _Driver(slack, http, run)
+                await driver.mention(questions[0])  # warm: the indexes are loaded, caches filled
+                memory["loaded_mb"] = rss_mb(pid)
+                for plan in plans:
+                    memory["peak_resettable"] = reset_peak(pid)
+                    asked = list(itertools.islice(itertools.cycle(questions), plan.mentions))
+                    timings = await driver.many(asked, plan.concurrency)
+                    runs[str(plan.concurrency)] = {
+                        "concurrency": plan.concurrency,
+                        **report(timings),
+                        "peak_mb": peak_mb(pid),
+                    }
+    return {"llm": llm, "memory": memory, "runs": runs}
 
 
-async def _fill(services: Any, documents: Sequence[tuple[str, str]]) -> int:
-    """The channel's index, filled; its chunk count."""
-    channel: ChannelRef = await asyncio.to_thread(
-        services.directory.ensure_channel, TEAM, CHANNEL, "bench", is_private=False
+@asynccontextmanager
+async def _lore_run(home: Path, port: int, slack_api_url: str, llm_url: str | None) -> AsyncIterator[int]:
+    """`lore run --host 127.0.0.1 --port PORT` talking to the fakes; its pid once it serves."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
+    env.update(
+        LORE_HOME=str(home),
+        SLACK_BOT_TOKEN="xoxb-bench",
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=slack_api_url,
+        LLM_MODEL="instant",
+        LORE_JOBS_IN_PROCESS="false",
+        ANONYMIZED_TELEMETRY="False",
     )
-    index = await services.catalog.channel_index(channel)
-    sources = [
-        Source(name=f"doc-{n}.md", data=f"# {title}\n\n{text}\n".encode(), mime_type="text/markdown")
-        for n, (title, text) in enumerate(documents)
-    ]
-    await services.ingestor.add_many(index, sources)
-    return int(services.indexes.stats(index.id).chunks)
+    if llm_url:
+        env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=llm_url)
+    lore = str(Path(sys.executable).with_name("lore"))
+    with (home / "lore-run.log").open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            lore, "run", "--host", "127.0.0.1", "--port", str(port), env=env, stdout=log, stderr=log
+        )
+        try:
+            await _serving(port, process)
+            yield process.pid
+        finally:
+            if process.returncode is None:
+                process.terminate()
+                await asyncio.wait_for(process.wait(), 60)
+
+
+async def _serving(port: int, process: asyncio.subprocess.Process) -> None:
+    async with asyncio.timeout(START_TIMEOUT), aiohttp.ClientSession() as http:
+        while process.returncode is None:
+            try:
+                async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientConnectionError:
+                pass
+            await asyncio.sleep(0.2)
+    raise RuntimeError(f"lore run exited with {process.returncode}; see lore-run.log in its home")
+
+
+def _settings(home: Path) -> Settings:
+    """Settings for preparing a home: the storage and embedder `lore run` will use there."""
+    return Settings(_env_file=None, lore_home=home, database_url=None, chroma_host=None, slack_bot_token=None)
 
 
 class _Driver:
-    def __init__(self, slack: FakeSlack, http: aiohttp.ClientSession) -> None:
+    def __init__(self, slack: FakeSlack, http: aiohttp.ClientSession, run: str) -> None:
         self._slack = slack
         self._http = http
+        self._run = run
         self._ids = itertools.count(1)
-        self._clock = itertools.count(1)
 
     async def many(self, questions: Sequence[str], concurrency: int) -> list[Timing]:
         gate = asyncio.Semaphore(concurrency)
@@ -144,7 +212,7 @@ class _Driver:
 
     async def mention(self, question: str) -> Timing:
         n = next(self._ids)
-        ts = f"1800000000.{n:06d}"
+        ts = f"{1_800_000_000 + n}.{self._run[-6:]}"
         text = f"<@{BOT}> {question}"
         self._slack.add_message(CHANNEL, ts, text, USER)
         event = {
@@ -161,7 +229,7 @@ class _Driver:
                 "team_id": TEAM,
                 "api_app_id": "ABENCH",
                 "event": {**event, "event_ts": ts},
-                "event_id": f"EvBENCH{n:08d}",
+                "event_id": f"EvBENCH{self._run}{n:08d}",
                 "event_time": int(time.time()),
                 "authorizations": [{"team_id": TEAM, "user_id": BOT, "is_bot": True}],
             }

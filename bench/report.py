@@ -1,0 +1,269 @@
+"""The benchmark's report: the Markdown table the README shows (each figure against its
+target, each comparison as a ratio from the same run) and the charts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import retrieval
+from bench.charts import size_chart
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Target:
+    """A bar from the benchmarks issue: where its figure is in the report, and its limit."""
+
+    name: str
+    path: tuple[str | int, ...]
+    limit: float
+    at_most: bool = True
+
+    def check(self, report: Json) -> tuple[float | None, str]:
+        value: Any = report
+        try:
+            for step in self.path:
+                value = value[step]
+        except (KeyError, IndexError, TypeError):
+            return None, "not measured"
+        met = value <= self.limit if self.at_most else value >= self.limit
+        return float(value), "met" if met else "short"
+
+
+LARGEST = ("slack", "sizes", -1)
+TARGETS = [
+    Target(
+        "Ack p99 at 50 concurrent mentions, ms", (*LARGEST, "extractive", "runs", "50", "ack", "p99_ms"), 50
+    ),
+    Target(
+        "First “working” signal p95 at 50 concurrent, ms",
+        (*LARGEST, "extractive", "runs", "50", "working", "p95_ms"),
+        300,
+    ),
+    Target(
+        "Mention → extractive answer p95, largest size, one at a time, ms",
+        (*LARGEST, "extractive", "runs", "1", "answer", "p95_ms"),
+        500,
+    ),
+    Target(
+        "Generative overhead p95 (instant model), largest size, one at a time, ms",
+        (*LARGEST, "generative", "runs", "1", "answer", "p95_ms"),
+        300,
+    ),
+    Target(
+        "Hybrid retrieval p95, largest size, ms",
+        ("retrieval", "sizes", -1, "latency", "hybrid", "p95_ms"),
+        50,
+    ),
+    Target(
+        "Ingest pipeline ÷ embedder alone", ("ingest", "ratios", "pipeline_vs_embedder"), 0.9, at_most=False
+    ),
+    Target("SciFact hybrid nDCG@10", ("quality", "scifact", "hybrid", "ndcg@10"), 0.72, at_most=False),
+    Target("Idle RSS of the bot, MB", ("slack", "sizes", 0, "extractive", "memory", "idle_mb"), 400),
+]
+
+
+def markdown(report: Json) -> str:
+    """Every section that ran, as Markdown."""
+    parts = [
+        f"Measured {report['date']} on {report['machine']}" + (" (quick run)" if report.get("quick") else "")
+    ]
+    parts.append(_table(["target", "measured", "bar", ""], list(_targets(report))))
+    for name, render in SECTIONS.items():
+        if name in report:
+            parts.append(render(report[name]))
+    seconds = report.get("seconds", {})
+    parts.append("Run time: " + ", ".join(f"{k} {v:.0f} s" for k, v in seconds.items()))
+    return "\n\n".join(parts)
+
+
+def _targets(report: Json) -> Iterator[list[str]]:
+    for target in TARGETS:
+        value, verdict = target.check(report)
+        shown = "—" if value is None else f"{value:g}"
+        bar = ("≤ " if target.at_most else "≥ ") + f"{target.limit:g}"
+        yield [target.name, shown, bar, verdict]
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _p(stats: Json) -> str:
+    return f"{stats['p50_ms']:g} / {stats['p95_ms']:g}"
+
+
+def _slack(section: Json) -> str:
+    rows = []
+    for size in section["sizes"]:
+        for kind in ("extractive", "generative"):
+            for concurrency, run in size[kind]["runs"].items():
+                rows.append(
+                    [
+                        f"{size['chunks']:,}",
+                        kind,
+                        concurrency,
+                        f"{run['ack']['p50_ms']:g} / {run['ack']['p99_ms']:g}",
+                        _p(run["working"]),
+                        _p(run["answer"]),
+                        f"{run['peak_mb']:g}",
+                    ]
+                )
+    header = [
+        "chunks (3 indexes)",
+        "answer",
+        "in flight",
+        "ack p50 / p99 ms",
+        "working p50 / p95 ms",
+        "answer p50 / p95 ms",
+        "peak RSS MB",
+    ]
+    memory = [
+        f"{size['chunks']:,} chunks: idle {size['extractive']['memory']['idle_mb']:g} MB, "
+        f"indexes loaded {size['extractive']['memory']['loaded_mb']:g} MB"
+        for size in section["sizes"]
+    ]
+    return (
+        "**Slack path** (`lore run`, signed requests, fake Slack Web API)\n\n"
+        + _table(header, rows)
+        + ("\n\nMemory of the bot: " + "; ".join(memory) + ".")
+    )
+
+
+def _retrieval(section: Json) -> str:
+    rows = []
+    for size in section["sizes"]:
+        latency = size["latency"]
+        rows.append(
+            [
+                f"{size['chunks']:,}",
+                _p(latency["keyword"]),
+                _p(latency["vector"]),
+                _p(latency["hybrid"]),
+                _p(latency["chroma_dense"]),
+                f"{size['p95_vs_chroma']['vector']:g}",
+                f"{size['build']['lore_chunks_per_s']:,} / {size['build']['chroma_chunks_per_s']:,}",
+            ]
+        )
+    header = [
+        "chunks",
+        "keyword p50 / p95 ms",
+        "dense",
+        "hybrid",
+        "plain chromadb dense",
+        "dense p95 Lore ÷ chromadb",
+        "add chunks/s Lore / chromadb",
+    ]
+    note = section.get("1m")
+    return (
+        "**Retrieval** (one index; dense includes embedding the question)\n\n"
+        + _table(header, rows)
+        + (f"\n\n1M chunks: {note}" if note else "")
+    )
+
+
+def _ingest(section: Json) -> str:
+    extraction, pipeline, ratios = section["extraction"], section["pipeline"], section["ratios"]
+    rows = [
+        [f"extraction + chunking, {fmt}", f"{v['mb_per_s']:g} MB/s"]
+        for fmt, v in extraction["by_format"].items()
+    ]
+    rows += [
+        ["extraction + chunking, all", f"{extraction['overall']['mb_per_s']:g} MB/s"],
+        ["embedder alone", f"{section['embedder']['chunks_per_s']:g} chunks/s"],
+        ["Lore ingest end to end", f"{pipeline['chunks_per_s']:g} chunks/s ({pipeline['mb_per_s']:g} MB/s)"],
+        ["plain chromadb add, same embedder", f"{section['chromadb']['chunks_per_s']:g} chunks/s"],
+        ["Lore ÷ embedder alone", f"{ratios['pipeline_vs_embedder']:g}"],
+        ["Lore ÷ plain chromadb", f"{ratios['lore_vs_chromadb']:g}"],
+    ]
+    corpus = section["corpus"]
+    title = f"**Ingest** (generated corpus: {corpus['documents']} documents, {corpus['mb']:g} MB)"
+    return title + "\n\n" + _table(["measure", "value"], rows)
+
+
+def _crawl(section: Json) -> str:
+    first, again = section["first_crawl"], section["recrawl"]
+    rows = [
+        [
+            "first crawl (fetch, extract, embed)",
+            first["pages"],
+            f"{first['seconds']:g}",
+            f"{first['pages_per_s']:g}",
+        ],
+        ["unchanged re-crawl", again["pages"], f"{again['seconds']:g}", f"{again['pages_per_s']:g}"],
+        [
+            "crawler alone, first",
+            section["crawl_only"]["first"]["pages"],
+            f"{section['crawl_only']['first']['seconds']:g}",
+            f"{section['crawl_only']['first']['pages_per_s']:g}",
+        ],
+    ]
+    return (
+        "**Crawl** (loopback site, politeness delay off)\n\n"
+        + _table(["job", "pages", "seconds", "pages/s"], rows)
+        + f"\n\nRe-crawl ÷ first crawl: {again['seconds_vs_first']:g} of the time."
+    )
+
+
+def _quality(section: Json) -> str:
+    scifact = section["scifact"]
+    rows = [
+        [name, f"{scifact[name]['ndcg@10']:.3f}", f"{scifact[name]['recall@100']:.3f}"]
+        for name in ("keyword", "dense", "hybrid")
+        if name in scifact
+    ]
+    answers = section["answers"]
+    text = (
+        "**Quality** (BEIR SciFact"
+        + (", a subset" if scifact.get("subset") else "")
+        + "; Lore as BM25-only, dense-only and hybrid)\n\n"
+        + _table(["retrieval", "nDCG@10", "Recall@100"], rows)
+    )
+    return text + (
+        f"\n\nAnswers over a generated handbook ({answers['answerable']} answerable, "
+        f"{answers['unanswerable']} unanswerable questions, extractive): cited-source recall "
+        f"{answers['cited_source_recall']:g}, abstention accuracy {answers['abstention_accuracy']:g}."
+    )
+
+
+SECTIONS: dict[str, Callable[[Json], str]] = {
+    "slack": _slack,
+    "retrieval": _retrieval,
+    "ingest": _ingest,
+    "crawl": _crawl,
+    "quality": _quality,
+}
+
+
+def charts(report: Json, folder: Path) -> None:
+    """retrieval.png (p95 against size) and slack.png (answer p95 against size)."""
+    if "retrieval" in report:
+        retrieval.chart(report["retrieval"], folder / "retrieval.png")
+    if "slack" in report:
+        _slack_chart(report, folder / "slack.png")
+
+
+def _slack_chart(report: Json, path: Path) -> None:
+    sizes = report["slack"]["sizes"]
+    series = {
+        f"{kind}, {concurrency} in flight": (
+            [s[kind]["runs"][concurrency]["answer"]["p95_ms"] for s in sizes],
+            "-" if concurrency == "1" else "--",
+        )
+        for kind in ("extractive", "generative")
+        for concurrency in sizes[0][kind]["runs"]
+    }
+    size_chart(
+        path,
+        title=f"Slack mention to answer, p95\n{report['date']}, {report['machine']}",
+        xlabel="chunks across the channel's 3 enabled indexes (log scale)",
+        ylabel="mention → answer posted, p95 ms",
+        sizes=[s["chunks"] for s in sizes],
+        series=series,
+    )
