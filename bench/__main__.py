@@ -19,11 +19,10 @@ import os
 import platform
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bench import crawl, ingest, quality, retrieval
+from bench import Section, crawl, ingest, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -31,7 +30,6 @@ RESULTS = Path(__file__).parent / "results"
 SLACK_SIZES, QUICK_SLACK_SIZES = (1_000, 10_000, 100_000), (300,)
 SLACK_PLANS = (Plan(1, 30), Plan(50, 150))
 QUICK_SLACK_PLANS = (Plan(1, 3), Plan(50, 50))
-Section = Callable[[Path, bool], Awaitable[dict[str, Any]]]
 
 
 async def slack(workdir: Path, quick: bool) -> dict[str, Any]:

@@ -13,11 +13,8 @@ page and depth limits above the site's size, as a user would for a large site.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import os
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -25,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import run_alone
 from bot.local import local_dm
 from bot.services import Services, build_services
 from bot.settings import Settings
@@ -273,11 +271,7 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.crawl")
-    parser.add_argument("--quick", action="store_true", help="a ten-page site (seconds)")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lore-bench-crawl-") as workdir:
-        print(json.dumps(asyncio.run(run(Path(workdir), args.quick)), indent=2))
+    run_alone("crawl", run, "a ten-page site (seconds)")
 
 
 if __name__ == "__main__":

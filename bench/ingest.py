@@ -12,15 +12,12 @@ One run measures, on the same Markdown, HTML, PDF and Word documents:
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import html
 import io
-import json
 import os
 import random
 import statistics
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +29,7 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
 
+from bench import run_alone
 from bot.local import local_dm
 from bot.services import Services, build_services
 from bot.settings import Settings
@@ -660,11 +658,7 @@ def corpus_summary(items: Sequence[Item]) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bench.ingest")
-    parser.add_argument("--quick", action="store_true", help="a handful of small files (seconds)")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="lore-bench-ingest-") as workdir:
-        print(json.dumps(asyncio.run(run(Path(workdir), args.quick)), indent=2))
+    run_alone("ingest", run, "a handful of small files (seconds)")
 
 
 if __name__ == "__main__":

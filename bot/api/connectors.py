@@ -25,8 +25,8 @@ from bot import messages
 from bot.api.auth import caller
 from bot.api.bodies import json_body
 from bot.api.errors import BadRequest, Forbidden, NotFound
-from bot.api.jobs import MAX_ID, job_out
-from bot.api.routes import Reply, Route
+from bot.api.jobs import job_out
+from bot.api.routes import MAX_ID, Reply, Route
 from bot.api.sources import SCHEDULE_HELP, Attached, Schedule, source_out
 from bot.api.state import state
 from bot.connectors import disconnect, target_index

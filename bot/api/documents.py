@@ -10,7 +10,6 @@ warning in the response.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 from collections.abc import Mapping
@@ -25,7 +24,7 @@ from pydantic import BaseModel, Field
 from bot.api.bodies import json_body, query_params
 from bot.api.errors import BadRequest, NotFound
 from bot.api.indexes import find_index
-from bot.api.routes import Reply, Route
+from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
 from knowledge.filters import FilterError, document_fields, matches
 from knowledge.ingest import IngestResult, Source
@@ -33,15 +32,12 @@ from knowledge.metadata import CONTEXT_LIST_FIELDS, DocumentContext, DocumentFac
 from storage.access import Action
 from storage.models import DocumentStatus, SourceKind
 from storage.records import DocumentRef, IndexRef
-from storage.records import NotFound as RowNotFound
 
 TAG = "documents"
 MANDATORY_CONTEXT = ("context_type", "content_domain", "document_category")
 Labels = list[str] | str | None
 Scalar = str | int | float | bool
 SCAN_PAGE = 200
-MAX_ID = 2**53
-"""Larger ids in a path cannot be rows (and would overflow SQL integers)."""
 
 
 class ContextFields(BaseModel):
@@ -281,10 +277,7 @@ async def delete_document(request: web.Request) -> web.Response:
 
 async def _document(request: web.Request, index: IndexRef) -> DocumentRef:
     document_id = int(request.match_info["document_id"])
-    doc = None
-    if document_id <= MAX_ID:
-        with contextlib.suppress(RowNotFound):
-            doc = await asyncio.to_thread(state(request).services.documents.get, document_id)
+    doc = await find_row(document_id, state(request).services.documents.get)
     if doc is None or doc.index_id != index.id or doc.status != DocumentStatus.READY:
         raise NotFound(f"There is no document {document_id} in the {index.name} index.")
     return doc

@@ -6,7 +6,6 @@ as for a job that does not exist, so job ids reveal nothing about other people's
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 from datetime import datetime
@@ -18,16 +17,13 @@ from pydantic import BaseModel, Field
 from bot.api.auth import caller
 from bot.api.bodies import query_params
 from bot.api.errors import Forbidden, NotFound
-from bot.api.routes import Reply, Route
+from bot.api.routes import MAX_ID, Reply, Route, find_row
 from bot.api.state import state
 from storage.access import Action, allowed
 from storage.records import IndexRef, JobLine, JobRef
-from storage.records import NotFound as RowNotFound
 
 TAG = "jobs"
 NDJSON = "application/x-ndjson"
-MAX_ID = 2**53
-"""Larger ids in a path cannot be rows (and would overflow SQL integers)."""
 
 
 class JobOut(BaseModel):
@@ -77,16 +73,14 @@ def job_out(job: JobRef, index: IndexRef) -> JobOut:
 async def find_job(request: web.Request, action: Action) -> tuple[JobRef, IndexRef]:
     """The job named in the path, with its index, if the caller may `action` that index."""
     job_id = int(request.match_info["job_id"])
-    services = state(request).services
-    if job_id <= MAX_ID:
-        with contextlib.suppress(RowNotFound):
-            job = await services.jobs.get_indexing_job_status(job_id)
-            index = await asyncio.to_thread(services.indexes.get, job.index_id)
-            if allowed(Action.LIST, index.facts, caller(request).place):
-                if not allowed(action, index.facts, caller(request).place):
-                    raise Forbidden(f"This key can't change the {index.name} index's jobs.")
-                return job, index
-    raise NotFound(f"There is no indexing job {job_id}.")
+    services, place = state(request).services, caller(request).place
+    job = await find_row(job_id, services.jobs.repository.get)
+    index = await find_row(job.index_id, services.indexes.get) if job else None
+    if job is None or index is None or not allowed(Action.LIST, index.facts, place):
+        raise NotFound(f"There is no indexing job {job_id}.")
+    if not allowed(action, index.facts, place):
+        raise Forbidden(f"This key can't change the {index.name} index's jobs.")
+    return job, index
 
 
 async def get_job(request: web.Request) -> web.Response:

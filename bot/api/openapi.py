@@ -11,9 +11,8 @@ from aiohttp import web
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from bot.api.documents import MAX_ID
 from bot.api.errors import ErrorBody
-from bot.api.routes import JSON, Reply, Route
+from bot.api.routes import JSON, MAX_ID, Reply, Route
 
 Json = dict[str, Any]
 Mode = Literal["validation", "serialization"]

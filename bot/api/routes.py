@@ -6,14 +6,31 @@ Every route module exports a `ROUTES` list of `Route`s; `bot.api.app` registers 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel
 
+from storage.records import NotFound as RowNotFound
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 JSON = "application/json"
+MAX_ID = 2**53
+"""Larger ids in a path cannot be rows (and would overflow SQL integers)."""
+T = TypeVar("T")
+
+
+async def find_row(row_id: int, load: Callable[[int], T]) -> T | None:
+    """`load(row_id)` in a thread; None for an id no row can have, or no such row."""
+    if row_id > MAX_ID:
+        return None
+    try:
+        return await asyncio.to_thread(load, row_id)
+    except RowNotFound:
+        return None
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,6 @@ way gets that job back instead of a second one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -19,14 +18,13 @@ from bot.api.auth import caller
 from bot.api.bodies import json_body
 from bot.api.errors import BadRequest, NotFound
 from bot.api.indexes import find_index
-from bot.api.jobs import MAX_ID, JobOut, job_out
-from bot.api.routes import Reply, Route
+from bot.api.jobs import JobOut, job_out
+from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
 from knowledge.fetch import Refused
 from knowledge.jobs import parse_schedule
 from storage.access import Action
 from storage.records import IndexRef, SourceConfigRef
-from storage.records import NotFound as RowNotFound
 
 TAG = "sources"
 SCHEDULE_HELP = "hourly, daily, weekly, `every N hours|days|weeks`, or never."
@@ -114,11 +112,9 @@ async def source_out(request: web.Request, source: SourceConfigRef) -> SourceOut
 
 async def _find_source(request: web.Request, index: IndexRef) -> SourceConfigRef:
     source_id = int(request.match_info["source_id"])
-    if source_id <= MAX_ID:
-        with contextlib.suppress(RowNotFound):
-            source = await asyncio.to_thread(state(request).services.sources.get, source_id)
-            if source.index_id == index.id:
-                return source
+    source = await find_row(source_id, state(request).services.sources.get)
+    if source is not None and source.index_id == index.id:
+        return source
     raise NotFound(f"There is no source {source_id} attached to the {index.name} index.")
 
 

@@ -167,9 +167,7 @@ class SlackEvents:
                 self._token,
                 self._services.settings.max_file_bytes,
             )
-        text = MENTION.sub(
-            lambda m: "" if m.group(1) == bot_user_id else m.group(0), str(event.get("text") or "")
-        )
+        text = _addressed_text(event, bot_user_id)
         return Turn(
             actor=actor,
             text=" ".join((await self._spell_channels(text)).split()),
@@ -276,15 +274,19 @@ class SlackEvents:
         return self._session
 
 
+def _addressed_text(event: Mapping[str, Any], bot_user_id: str) -> str:
+    """The message's text without the mention of Lore (other mentions stay)."""
+    return MENTION.sub(
+        lambda m: "" if m.group(1) == bot_user_id else m.group(0), str(event.get("text") or "")
+    )
+
+
 def _takes_a_while(event: Mapping[str, Any], bot_user_id: str) -> bool:
     """Whether the message asks for work worth a "working" signal (a question, files or
     links to add) rather than a command answered at once."""
     if event.get("files"):
         return True
-    text = MENTION.sub(
-        lambda m: "" if m.group(1) == bot_user_id else m.group(0), str(event.get("text") or "")
-    )
-    command = commands.parse(" ".join(text.split()))
+    command = commands.parse(" ".join(_addressed_text(event, bot_user_id).split()))
     if isinstance(command, commands.Question):
         return bool(command.text.strip())
     return isinstance(command, commands.AddFiles | commands.AddUrls)
