@@ -2,7 +2,7 @@
 
 A generated documentation site (`tests.support.site.Site`) serves on 127.0.0.1 from its own
 thread. Lore crawls it as it crawls any attached site: `attach_site`, `start_indexing_job`,
-and the worker `bot.workers.build_worker` builds, running until the job ends. A second job
+and the worker `bot.app.workers.build_worker` builds, running until the job ends. A second job
 on the unchanged site measures a refresh (conditional requests answered 304, nothing
 re-embedded). The `Crawler` alone, with a no-op `on_page`, then crawls the same site twice
 (full, then conditional), so the fetch side can be told apart from the ingest side.
@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from bench import run_alone
-from bot.local import local_dm
-from bot.services import Services, build_services
-from bot.settings import Settings
-from bot.workers import build_worker, crawl_limits
+from bot.app.local import local_dm
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
+from bot.app.workers import build_worker, crawl_limits
 from knowledge.chunking import ChunkSpec, chunk_text
-from knowledge.crawl import CrawledPage, Crawler, CrawlReport, Validators
 from knowledge.embedding import Embedder, embed_batches
 from knowledge.extraction import extract
-from knowledge.fetch import AllowList, Fetcher
+from knowledge.sources.crawl import CrawledPage, Crawler, CrawlReport, Validators
+from knowledge.sources.fetch import AllowList, Fetcher
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from tests.support.site import Site
 

@@ -30,9 +30,9 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
 
 from bench import run_alone
-from bot.local import local_dm
-from bot.services import Services, build_services
-from bot.settings import Settings
+from bot.app.local import local_dm
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
 from knowledge.chunking import ChunkSpec, chunk_text
 from knowledge.embedding import LocalEmbedder, embed_batches
 from knowledge.extraction import extract

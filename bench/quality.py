@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.evaluation import EVAL_SPEC
-from bot.local import local_dm
-from bot.services import Services, build_services
-from bot.settings import Settings
+from bot.app.local import local_dm
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
+from bot.cli.evaluation import EVAL_SPEC
 from knowledge.answer import Answer
 from knowledge.engine import Request
 from knowledge.evaluation import BeirSet, evaluate, ingest_corpus, load_beir

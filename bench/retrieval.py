@@ -34,8 +34,8 @@ from chromadb.config import Settings as ChromaSettings
 from bench.charts import size_chart
 from bench.memory import rss_mb
 from bench.scale import Corpus, Filled, create_index, embedded_pool, fill_index, questions, synthesize
-from bot.services import Services, build_services
-from bot.settings import Settings
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
 from knowledge.embedding import Embedder
 from knowledge.retrieval import QueryType, Retriever
 from storage.keyword import KeywordIndex

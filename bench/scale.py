@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from bot.services import Services
+from bot.app.services import Services
 from knowledge.embedding import Embedder, Vectors, normalise
 from knowledge.ingest import check_model, collection_for, content_hash
 from storage.access import Place

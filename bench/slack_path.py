@@ -29,8 +29,8 @@ from typing import Any
 import aiohttp
 
 from bench.memory import peak_mb, reset_peak, rss_mb
-from bot.services import build_services
-from bot.settings import Settings
+from bot.app.services import build_services
+from bot.app.settings import Settings
 from storage.access import Place
 from storage.records import ChannelRef
 from tests.fakes.openai_server import FakeOpenAI, Reply

@@ -1,6 +1,6 @@
 """Settings the storage layer reads: where data lives and which servers hold it.
 
-Each layer declares the settings it owns; `bot.settings.Settings` combines them into the
+Each layer declares the settings it owns; `bot.app.settings.Settings` combines them into the
 one object the entry point reads from the environment and passes down. Lower layers type
 their parameters with their own class, so `storage` never learns about Slack or LLMs.
 """

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from bot.settings import Settings
+from bot.app.settings import Settings
 from storage.db import Database, open_database
 from tests.support.chroma_server import serve_chroma
 from tests.support.postgres import create_database, drop_database, serve_postgres

@@ -22,7 +22,7 @@ from bot.api.errors import PayloadTooLarge, error_boundary
 from bot.api.metrics import Metrics
 from bot.api.routes import Handler, Route
 from bot.api.state import API_STATE, ApiState, Limits
-from bot.services import Services
+from bot.app.services import Services
 from knowledge.llm import OpenAIChatModel
 from storage.repositories.api_keys import ApiKeyRepository
 from storage.repositories.directory import Directory

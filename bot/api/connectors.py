@@ -21,7 +21,6 @@ from typing import Annotated, Literal
 from aiohttp import web
 from pydantic import AfterValidator, BaseModel, Field, field_validator
 
-from bot import messages
 from bot.api.auth import caller
 from bot.api.bodies import json_body
 from bot.api.errors import BadRequest, Forbidden, NotFound
@@ -29,8 +28,9 @@ from bot.api.jobs import job_out
 from bot.api.routes import MAX_ID, Reply, Route
 from bot.api.sources import SCHEDULE_HELP, Attached, Schedule, source_out
 from bot.api.state import state
-from bot.connectors import disconnect, target_index
-from knowledge.connectors import ConnectorUnavailable, Credentials, FolderSpec, NotConnected
+from bot.chat import messages
+from bot.chat.connectors import disconnect, target_index
+from knowledge.sources.connectors import ConnectorUnavailable, Credentials, FolderSpec, NotConnected
 from storage.access import Action, allowed
 from storage.records import ConnectionRef
 from storage.records import NotFound as RowNotFound

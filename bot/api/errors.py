@@ -28,7 +28,6 @@ from pydantic import BaseModel
 
 from bot.api.routes import Handler
 from knowledge.catalog import IndexExists, IndexNotFound, NotAllowed
-from knowledge.connectors import ConnectorUnavailable, NotConfigured, NotConnected
 from knowledge.errors import (
     BudgetError,
     EmbedderUnavailable,
@@ -44,6 +43,7 @@ from knowledge.errors import (
     UnsupportedContent,
 )
 from knowledge.filters import FilterError
+from knowledge.sources.connectors import ConnectorUnavailable, NotConfigured, NotConnected
 from storage.records import NameTaken, StorageError
 from storage.records import NotFound as RowNotFound
 

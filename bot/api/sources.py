@@ -21,8 +21,8 @@ from bot.api.indexes import find_index
 from bot.api.jobs import JobOut, job_out
 from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
-from knowledge.fetch import Refused
-from knowledge.jobs import parse_schedule
+from knowledge.sources.fetch import Refused
+from knowledge.sources.jobs import parse_schedule
 from storage.access import Action
 from storage.records import IndexRef, SourceConfigRef
 

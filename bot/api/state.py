@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from bot.api.metrics import Metrics
-from bot.services import Services
+from bot.app.services import Services
 from knowledge.llm import PassThrough
 from storage.repositories.api_keys import ApiKeyRepository
 

@@ -11,14 +11,14 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
-from bot.conversations import enter_channel, enter_dm
-from bot.runtime import Runtime
-from bot.settings import Settings
+from bot.app.conversations import enter_channel, enter_dm
+from bot.app.runtime import Runtime
+from bot.app.settings import Settings
+from bot.chat import messages
+from bot.chat.surface import Turn
 from bot.slack.connect import ConnectFlow
 from bot.slack.events import SlackEvents
 from bot.slack.surface import SlackSurface
-from bot.surface import Turn
 from storage.records import NotFound
 from storage.repositories.answers import AnswerRepository
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.render_text import age
+from bot.chat.render import age
 from knowledge.answer import Answer, Citation
 
 Block = dict[str, Any]

@@ -20,11 +20,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import messages
-from bot.connectors import CONNECT_FORM
-from bot.runtime import Runtime
+from bot.app.runtime import Runtime
+from bot.chat import messages
+from bot.chat.connectors import CONNECT_FORM
 from bot.slack.events import SlackEvents
-from knowledge.connectors import ConnectorError, Credentials
+from knowledge.sources.connectors import ConnectorError, Credentials
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]

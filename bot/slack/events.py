@@ -18,12 +18,12 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import commands, messages
-from bot.conversations import Actor, enter_channel, enter_dm
-from bot.runtime import Runtime
+from bot.app.conversations import Actor, enter_channel, enter_dm
+from bot.app.runtime import Runtime
+from bot.chat import commands, messages
+from bot.chat.surface import IncomingFile, Turn
 from bot.slack.files import incoming_files
 from bot.slack.surface import SlackSurface
-from bot.surface import IncomingFile, Turn
 from storage.repositories.events import EventLog
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ from typing import Any
 
 import aiohttp
 
-from bot import messages
-from bot.surface import DownloadError, IncomingFile
+from bot.chat import messages
+from bot.chat.surface import DownloadError, IncomingFile
 
 UNREADABLE_PREFIXES = ("image/", "video/", "audio/")
 

@@ -10,9 +10,9 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.runtime import open_runtime
+from bot.app.runtime import open_runtime
+from bot.cli.run import http_app
 from bot.slack.app import build_app
-from bot.slack.runner import http_app
 from storage.repositories.api_keys import ApiKeyRepository
 from tests.bot.conftest import BOT, BOT_TOKEN, SIGNING_SECRET, TEAM, lore_settings
 from tests.fakes.slack_server import FakeSlack, signed_headers

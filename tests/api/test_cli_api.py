@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from storage.db import open_database
 from storage.repositories.api_keys import ApiKeyRepository
 from tests.support.ports import free_port

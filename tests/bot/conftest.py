@@ -28,11 +28,11 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.runtime import Runtime, open_runtime
-from bot.settings import Settings
+from bot.app.runtime import Runtime, open_runtime
+from bot.app.settings import Settings
+from bot.cli.run import http_app
 from bot.slack.app import build_app
 from bot.slack.events import SlackEvents
-from bot.slack.runner import http_app
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest
 from tests.fakes.slack_server import Download, FakeSlack, SlackCall, signed_headers
 

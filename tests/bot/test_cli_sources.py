@@ -13,7 +13,7 @@ import pytest
 from cryptography.fernet import Fernet
 from typer.testing import CliRunner
 
-from bot.cli import app
+from bot.cli.main import app
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, seed
 
 

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from bot import commands as c
-from bot.commands import parse
+from bot.chat import commands as c
+from bot.chat.commands import parse
 
 
 def variants(text: str) -> list[str]:

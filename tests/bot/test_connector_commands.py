@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import commands as c
-from bot.runtime import open_runtime
-from bot.settings import Settings
+from bot.app.runtime import open_runtime
+from bot.app.settings import Settings
+from bot.chat import commands as c
 from tests.bot.test_shell import Terminal
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.logs import RedactSecrets
-from bot.settings import Settings, SettingsError, load_settings
+from bot.app.logs import RedactSecrets
+from bot.app.settings import Settings, SettingsError, load_settings
 
 
 def test_defaults_need_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.runtime import Runtime, open_runtime
-from bot.settings import Settings
-from bot.shell import Shell
+from bot.app.runtime import Runtime, open_runtime
+from bot.app.settings import Settings
+from bot.shell.session import Shell
 
 DOCS = {
     "deploy.md": "# Deploying\n\nWe deploy the billing service every Tuesday with the blue-green pipeline.\n",

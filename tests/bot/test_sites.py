@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.runtime import open_runtime
-from bot.settings import Settings
+from bot.app.runtime import open_runtime
+from bot.app.settings import Settings
 from tests.bot.test_shell import Terminal
 from tests.support.site import Site
 

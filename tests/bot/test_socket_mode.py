@@ -7,8 +7,8 @@ from pathlib import Path
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-from bot.runtime import open_runtime
-from bot.settings import Settings
+from bot.app.runtime import open_runtime
+from bot.app.settings import Settings
 from bot.slack.app import build_app
 from tests.fakes.slack_socket import FakeSlackSocket
 

@@ -73,9 +73,9 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.e2e
 async def test_each_type_answers_its_question(home: Path) -> None:
-    from bot.local import index_for_cli, local_dm
-    from bot.services import build_services
-    from bot.settings import Settings
+    from bot.app.local import index_for_cli, local_dm
+    from bot.app.services import build_services
+    from bot.app.settings import Settings
     from knowledge.engine import Request
 
     services = build_services(Settings(_env_file=None, lore_home=home))

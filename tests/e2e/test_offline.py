@@ -96,10 +96,10 @@ def connections(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
 async def test_the_in_process_path_opens_no_connection(
     tmp_path: Path, connections: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from bot.cli_knowledge import file_sources, files_under
-    from bot.local import index_for_cli, local_dm
-    from bot.services import build_services
-    from bot.settings import Settings
+    from bot.app.local import files_under, index_for_cli, local_dm
+    from bot.app.services import build_services
+    from bot.app.settings import Settings
+    from bot.cli.knowledge import file_sources
     from knowledge.engine import Request
 
     docs = write_docs(tmp_path / "docs")

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.local import local_dm
-from bot.services import build_services
-from bot.settings import Settings
+from bot.app.local import local_dm
+from bot.app.services import build_services
+from bot.app.settings import Settings
 from knowledge.ingest import collection_for
 from storage.models import JobState
 from tests.support.site import Site

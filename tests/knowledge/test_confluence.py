@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from knowledge.connectors import (
+from knowledge.sources.connectors import (
     BadCredentials,
     Connections,
     ConnectorError,
@@ -22,9 +22,9 @@ from knowledge.connectors import (
     NotConfigured,
     UnknownFolder,
 )
-from knowledge.connectors.confluence import listing_cql
-from knowledge.connectors.service import normalise_base_url
-from knowledge.fetch import AllowList
+from knowledge.sources.connectors.confluence import listing_cql
+from knowledge.sources.connectors.service import normalise_base_url
+from knowledge.sources.fetch import AllowList
 from storage.db import Database, open_database
 from storage.models import Scope
 from storage.repositories.connections import ConnectionRepository

@@ -15,11 +15,11 @@ from datetime import timedelta
 import pytest
 from cryptography.fernet import Fernet
 
-from knowledge.connectors import Connections, Credentials, FolderSpec
-from knowledge.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
-from knowledge.crawl import Crawler
-from knowledge.fetch import AllowList
-from knowledge.jobs import IndexingJobs, JobRunner, JobWorker
+from knowledge.sources.connectors import Connections, Credentials, FolderSpec
+from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
+from knowledge.sources.crawl import Crawler
+from knowledge.sources.fetch import AllowList
+from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker
 from storage.models import JobState, utcnow
 from storage.records import ConnectionRef, DocumentRef, IndexRef, JobRef, SourceConfigRef
 from storage.repositories.connections import ConnectionRepository

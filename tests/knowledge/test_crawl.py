@@ -16,7 +16,8 @@ from datetime import UTC, datetime
 import pytest
 from protego import Protego
 
-from knowledge.crawl import (
+from knowledge.settings import KnowledgeSettings
+from knowledge.sources.crawl import (
     DUPLICATE,
     NOINDEX,
     OUTSIDE,
@@ -28,10 +29,9 @@ from knowledge.crawl import (
     canonical,
     read_html,
 )
-from knowledge.fetch import AllowList, Fetcher, HttpStatus, Page, Refused
-from knowledge.robots import DISALLOWED, Pacer, Robots, read_robots, retry_after
-from knowledge.settings import KnowledgeSettings
-from knowledge.sitemaps import parse_sitemap
+from knowledge.sources.fetch import AllowList, Fetcher, HttpStatus, Page, Refused
+from knowledge.sources.robots import DISALLOWED, Pacer, Robots, read_robots, retry_after
+from knowledge.sources.sitemaps import parse_sitemap
 from tests.support.site import Connections, FakeDNS, Site
 
 KB = 1024

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from knowledge.fetch import (
+from knowledge.sources.fetch import (
     AllowList,
     Fetcher,
     FetchError,

@@ -10,11 +10,11 @@ from datetime import timedelta
 
 import pytest
 
-from knowledge.crawl import Crawler, CrawlLimits
-from knowledge.fetch import AllowList, Fetcher
 from knowledge.ingest import Source
-from knowledge.jobs import IndexingJobs, JobRunner, JobWorker, parse_schedule, schedule_interval
 from knowledge.metadata import DocumentFacts
+from knowledge.sources.crawl import Crawler, CrawlLimits
+from knowledge.sources.fetch import AllowList, Fetcher
+from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, parse_schedule, schedule_interval
 from storage.models import JobState, SourceKind, utcnow
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from storage.repositories.jobs import JobRepository

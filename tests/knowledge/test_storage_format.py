@@ -5,7 +5,7 @@ anyway, never with entities or the network."""
 from __future__ import annotations
 
 from knowledge.chunking import chunk_text
-from knowledge.connectors.storage_format import storage_to_markdown
+from knowledge.sources.connectors.storage_format import storage_to_markdown
 
 
 def test_headings_paragraphs_and_inline_marks() -> None:

@@ -1,0 +1,41 @@
+"""The running bot's long-lived parts: services, fetcher and router, opened and closed once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
+from bot.app.workers import running_jobs
+from bot.chat.router import Router
+from knowledge.sources.fetch import AllowList, Fetcher, Resolve, system_resolve
+
+
+@dataclass
+class Runtime:
+    services: Services
+    router: Router
+
+
+@asynccontextmanager
+async def open_runtime(settings: Settings, *, resolve: Resolve = system_resolve) -> AsyncIterator[Runtime]:
+    """Build everything, repair what a crash left half done, and close it all at the end.
+    `resolve` looks host names up for fetches and connectors (tests keep DNS out with it)."""
+    services = await asyncio.to_thread(lambda: build_services(settings, resolve=resolve))
+    try:
+        indexes = await asyncio.to_thread(services.indexes.list_all)
+        await services.ingestor.repair({i.id: i for i in indexes})
+        fetcher = Fetcher(
+            AllowList.parse(settings.lore_crawl_allow), resolve=resolve, max_bytes=settings.max_file_bytes
+        )
+        runtime = Runtime(services, Router(services, fetcher))
+        if settings.lore_jobs_in_process:
+            async with running_jobs(services):
+                yield runtime
+        else:
+            yield runtime
+    finally:
+        await services.aclose()

@@ -1,0 +1,129 @@
+"""The composition root: builds every long-lived object from `Settings`, once.
+
+Nothing else constructs engines, clients or embedders; the CLI, the Slack app, the shell
+and the HTTP API all receive a `Services`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.app.settings import Settings
+from knowledge.catalog import Catalog
+from knowledge.embedding import Embedder, build_embedder
+from knowledge.engine import Knowledge
+from knowledge.ingest import Ingestor
+from knowledge.llm import OpenAIChatModel
+from knowledge.retrieval import Retriever
+from knowledge.sources.connectors.service import ClientLimits, Connections
+from knowledge.sources.fetch import AllowList, Resolve, system_resolve
+from knowledge.sources.jobs import IndexingJobs
+from knowledge.tokens import configure_cache
+from storage.db import Database, open_database
+from storage.keyword import KeywordIndex
+from storage.repositories.connections import ConnectionRepository
+from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
+from storage.repositories.indexes import IndexRepository
+from storage.repositories.jobs import JobRepository
+from storage.repositories.sources import SourceRepository
+from storage.secrets import SecretBox
+from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+
+@dataclass
+class Services:
+    settings: Settings
+    db: Database
+    directory: Directory
+    indexes: IndexRepository
+    documents: DocumentRepository
+    vectors: VectorStore
+    embedder: Embedder
+    llm: AsyncOpenAI | None
+    catalog: Catalog
+    ingestor: Ingestor
+    retriever: Retriever
+    knowledge: Knowledge
+    sources: SourceRepository
+    jobs: IndexingJobs
+    connections: Connections
+
+    async def aclose(self) -> None:
+        if self.llm is not None:
+            await self.llm.close()
+        self.db.dispose()
+
+
+def build_services(
+    settings: Settings, *, migrate: bool = True, resolve: Resolve = system_resolve
+) -> Services:
+    """Open the database (migrating it), the vector store, the embedder and the LLM client.
+    `resolve` is how connectors look host names up (tests pass one that never uses DNS)."""
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    configure_cache(settings.cache_dir)
+    db = open_database(settings.effective_database_url, migrate=migrate)
+    llm = build_llm_client(settings)
+    indexes, documents = IndexRepository(db), DocumentRepository(db)
+    vectors = build_vector_store(settings)
+    embedder = build_embedder(settings, llm)
+    retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
+    chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
+    ingestor = Ingestor(documents, vectors, embedder, max_bytes=settings.max_file_bytes)
+    sources = SourceRepository(db)
+    allow = AllowList.parse(settings.lore_crawl_allow)
+    jobs = IndexingJobs(JobRepository(db), sources, indexes, ingestor, allow)
+    return Services(
+        settings=settings,
+        db=db,
+        directory=Directory(db),
+        indexes=indexes,
+        documents=documents,
+        vectors=vectors,
+        embedder=embedder,
+        llm=llm,
+        catalog=Catalog(indexes, vectors, embedder),
+        ingestor=ingestor,
+        retriever=retriever,
+        knowledge=Knowledge(retriever, chat, window=settings.llm_context_window),
+        sources=sources,
+        jobs=jobs,
+        connections=build_connections(settings, db, allow, resolve),
+    )
+
+
+def build_connections(settings: Settings, db: Database, allow: AllowList, resolve: Resolve) -> Connections:
+    """Connections to connectors; credentials are sealed with LORE_SECRET_KEY when it is set."""
+    key = settings.lore_secret_key
+    box = SecretBox(key.get_secret_value()) if key is not None else None
+    limits = ClientLimits(timeout=settings.lore_crawl_timeout_seconds, max_bytes=settings.max_file_bytes)
+    return Connections(ConnectionRepository(db, box), allow, resolve=resolve, limits=limits)
+
+
+def build_vector_store(settings: Settings) -> ChromaVectorStore:
+    if settings.chroma_host:
+        where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
+        client = chroma_client(host=settings.chroma_host, port=settings.chroma_port)
+    else:
+        where = f"embedded Chroma at {settings.chroma_path}"
+        client = chroma_client(path=settings.chroma_path)
+    return ChromaVectorStore(client, description=where)
+
+
+def build_llm_client(settings: Settings) -> AsyncOpenAI | None:
+    """An `AsyncOpenAI` client when an endpoint is configured, else None (extractive mode)."""
+    if not settings.llm_configured:
+        return None
+    from openai import AsyncOpenAI
+
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else "unused"
+    return AsyncOpenAI(
+        api_key=key,
+        base_url=settings.openai_base_url,
+        timeout=settings.llm_timeout_seconds,
+        max_retries=settings.llm_max_retries,
+    )

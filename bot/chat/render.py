@@ -1,0 +1,100 @@
+"""Plain-text rendering of answers, index listings and documents (CLI and shell)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from bot.chat.messages import plural
+from knowledge.answer import Answer
+from knowledge.catalog import IndexListing
+from storage.records import DocumentRef, IndexRef
+
+_LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
+_EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
+
+
+def plain(mrkdwn: str) -> str:
+    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `*bold*` and `_it_` unmarked."""
+    return _EMPHASIS.sub(r"\2", _LINK.sub(r"\2 <\1>", mrkdwn))
+
+
+def age(when: datetime, now: datetime | None = None) -> str:
+    """`3 days ago`, `just now` …"""
+    seconds = ((now or datetime.now(UTC)) - when).total_seconds()
+    for unit, size in (
+        ("year", 31_536_000),
+        ("month", 2_592_000),
+        ("day", 86_400),
+        ("hour", 3_600),
+        ("minute", 60),
+    ):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if count > 1 else ''} ago"
+    return "just now"
+
+
+def render_answer(answer: Answer) -> str:
+    lines = [f"_{notice}_" for notice in answer.notices]
+    lines.append(answer.text)
+    if answer.citations:
+        lines.append("")
+        lines.append("Sources:")
+        for c in answer.citations:
+            by = f", {c.author}" if c.author else ""
+            where = f" <{c.url}>" if c.url else ""
+            lines.append(f"  [{c.n}] {c.name}{where}{by}, added {age(c.time_added)} ({c.index_name})")
+    return "\n".join(lines)
+
+
+def render_listing(rows: Sequence[IndexListing]) -> str:
+    if not rows:
+        return "No indexes yet. Add a document to create one."
+    lines = []
+    for row in rows:
+        marks = " (default)" if row.default else (" (enabled)" if row.enabled else "")
+        lines.append(
+            f"{'*' if row.enabled else ' '} {row.index.name} [{row.index.scope}]{marks}: "
+            f"{row.stats.documents} documents, {row.stats.chunks} chunks"
+        )
+    return "\n".join(lines)
+
+
+def render_documents(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
+    if not documents:
+        return f"The {index.name} index is empty."
+    lines = [f"{len(documents)} documents in {index.name}:"]
+    for d in documents:
+        by = f" by {d.author}" if d.author else ""
+        where = f" <{d.url}>" if d.url else ""
+        lines.append(
+            f"  {d.id:>5}  {d.name}{where}{by} ({d.mime_type}, {d.chunk_count} chunks, added {age(d.time_added)})"
+        )
+    return "\n".join(lines)
+
+
+def render_listing_md(rows: Sequence[IndexListing]) -> str:
+    """`list indexes` in Slack mrkdwn (the shell prints it as is)."""
+    if not rows:
+        return "There are no indexes you can use here yet. Add a document to create one."
+    lines = ["Indexes you can use here (✅ enabled, ⭐ default for new documents):"]
+    for row in rows:
+        mark = "⭐" if row.default else ("✅" if row.enabled else "▫️")
+        lines.append(
+            f"{mark} *{row.index.name}* ({row.index.scope}) — "
+            f"{plural(row.stats.documents, 'document')}, {plural(row.stats.chunks, 'passage')}"
+        )
+    return "\n".join(lines)
+
+
+def render_documents_md(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
+    if not documents:
+        return f"The *{index.name}* index is empty. Attach a file and say “add this doc to your memory”."
+    lines = [f"Documents in the *{index.name}* index:"]
+    for d in documents:
+        name = f"<{d.url}|{d.name}>" if d.url else d.name
+        by = f" by {d.author}" if d.author else ""
+        lines.append(f"• {name}{by} — {d.mime_type}, added {age(d.time_added)}")
+    return "\n".join(lines)

@@ -1,0 +1,70 @@
+"""What the router needs from wherever a message came from (a Slack thread, the shell)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from bot.app.conversations import Actor
+from knowledge.answer import Answer
+from knowledge.context import Message
+from knowledge.llm import Delta
+
+
+@dataclass(frozen=True)
+class IncomingFile:
+    """A file attached to a message; `fetch` downloads it (raising `DownloadError`)."""
+
+    id: str
+    name: str
+    mime_type: str | None
+    size: int | None
+    fetch: Callable[[], Awaitable[bytes]]
+
+
+class DownloadError(Exception):
+    """A file could not be downloaded; the message is fit to show the user."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message to Lore: who, where, what they wrote, their files, the thread so far."""
+
+    actor: Actor
+    text: str
+    files: Sequence[IncomingFile] = ()
+    history: Sequence[Message] = ()
+    is_dm: bool = False
+    thread_files: Sequence[IncomingFile] = field(default=())
+    """Files of the thread's parent message, used when this message has none."""
+
+
+class Surface(Protocol):
+    async def working(self) -> None:
+        """Show, within a second, that work has started."""
+
+    async def say(self, text: str) -> None:
+        """A plain reply in the thread."""
+
+    async def answer(
+        self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
+    ) -> Answer | None:
+        """Render (streaming where possible) an answer; `answer_id` records it and gives the
+        id its feedback buttons carry."""
+
+    async def confirm(self, text: str, action: str, value: str) -> None:
+        """Ask a yes/no question whose yes calls the router's `confirmed(action, value)`."""
+
+    async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:
+        """Post a status line; the returned function replaces it in place."""
+
+    async def offer_form(self, text: str, form: str) -> bool:
+        """Post `text` with a button that opens the private form `form` (a Slack modal, for
+        credentials that must not be typed into a conversation); False where there are no
+        forms (the shell), so the caller explains another way."""
+
+
+def history_from(pairs: Sequence[tuple[str, str]]) -> list[Message]:
+    """Chat messages from (role, text) pairs, empty texts dropped."""
+    return [{"role": role, "content": text} for role, text in pairs if text.strip()]

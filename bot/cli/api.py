@@ -1,0 +1,134 @@
+"""CLI commands for the HTTP API: `lore serve`, and `lore api-key create | revoke | list`."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+import typer
+
+from bot.app.settings import Settings
+from storage.db import Database, open_database
+from storage.records import StorageError
+from storage.repositories.api_keys import ApiKeyRef, ApiKeyRepository
+from storage.repositories.directory import LOCAL_TENANT, Directory
+
+log = logging.getLogger(__name__)
+DEFAULT_PORT = 8080
+
+
+def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
+    @app.command()
+    def serve(
+        host: str = typer.Option("0.0.0.0", help="Interface to listen on."),  # noqa: S104
+        port: int = typer.Option(None, help=f"Port (default $PORT or {DEFAULT_PORT}).", envvar="PORT"),
+    ) -> None:
+        """Serve the HTTP API (OpenAI-compatible chat over indexes, index and document management)."""
+        from bot.app.logs import configure_logging
+
+        settings = settings_or_exit()
+        configure_logging("INFO")
+        asyncio.run(serve_api(settings, host, port or DEFAULT_PORT))
+
+    keys_app = typer.Typer(help="API keys for the HTTP API.", no_args_is_help=True)
+    app.add_typer(keys_app, name="api-key")
+
+    @keys_app.command("create")
+    def create(
+        name: str = typer.Option(..., "--name", "-n", help="A name to recognise the key by."),
+        tenant: str = typer.Option(
+            LOCAL_TENANT, "--tenant", "-t", help="Slack team id (T…), or `local` for the shell's workspace."
+        ),
+        user: str | None = typer.Option(
+            None, "--user", "-u", help="Act as this user (Slack user id), who may see their personal index."
+        ),
+    ) -> None:
+        """Create a key; its secret is shown once and stored only as a hash."""
+        with _keys(settings_or_exit()) as (db, keys):
+            directory = Directory(db)
+            directory.ensure_tenant(tenant)
+            user_id = directory.ensure_user(tenant, user).id if user else None
+            issued = keys.create(tenant, name, user_id=user_id)
+        typer.echo(
+            f"Created API key {issued.key.id} ({name}) for tenant {tenant}" + (f" as {user}" if user else "")
+        )
+        typer.echo(issued.secret)
+        typer.secho("This is the only time the key is shown: store it now.", fg="yellow", err=True)
+
+    @keys_app.command("revoke")
+    def revoke(
+        key: str = typer.Argument(..., help="The key's id or name."),
+        tenant: str | None = typer.Option(
+            None, "--tenant", "-t", help="Tenant, when a name is used in several."
+        ),
+    ) -> None:
+        """Revoke a key: requests with it are refused from now on."""
+        with _keys(settings_or_exit()) as (_db, keys):
+            revoked = keys.revoke(key, tenant_id=tenant)
+        typer.echo(f"Revoked API key {revoked.id} ({revoked.name}) of tenant {revoked.tenant_id}")
+
+    @keys_app.command("list")
+    def list_keys(tenant: str | None = typer.Option(None, "--tenant", "-t")) -> None:
+        """List keys (revoked ones too), never their secrets."""
+        with _keys(settings_or_exit()) as (_db, keys):
+            rows = keys.list_keys(tenant)
+        if not rows:
+            typer.echo("No API keys yet. Create one with `lore api-key create --name NAME`.")
+            return
+        typer.echo(
+            f"{'id':>4}  {'tenant':<12} {'name':<20} {'key':<16} {'created':<17} {'last used':<17} state"
+        )
+        for row in rows:
+            typer.echo(_row(row))
+
+
+async def serve_api(settings: Settings, host: str, port: int) -> None:
+    """Run the API until SIGINT or SIGTERM."""
+    from aiohttp import web
+
+    from bot.api import build_api
+    from bot.app.runtime import open_runtime
+
+    async with open_runtime(settings) as runtime:
+        runner = web.AppRunner(build_api(runtime.services))
+        await runner.setup()
+        await web.TCPSite(runner, host, port).start()
+        log.info("Lore's HTTP API listens on http://%s:%d (described at /openapi.json)", host, port)
+        typer.echo(f"Lore's HTTP API: http://{host}:{port} (OpenAPI at /openapi.json). Ctrl-C stops it.")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            await runner.cleanup()
+
+
+@contextmanager
+def _keys(settings: Settings) -> Iterator[tuple[Database, ApiKeyRepository]]:
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings.effective_database_url)
+    try:
+        yield db, ApiKeyRepository(db)
+    except StorageError as exc:
+        typer.secho(f"lore: {exc}", fg="red", err=True)
+        raise typer.Exit(1) from None
+    finally:
+        db.dispose()
+
+
+def _row(key: ApiKeyRef) -> str:
+    state = "active" if key.active else f"revoked {_when(key.revoked_at)}"
+    return (
+        f"{key.id:>4}  {key.tenant_id:<12} {key.name:<20} {key.prefix + '…':<16} "
+        f"{_when(key.created_at):<17} {_when(key.last_used_at):<17} {state}"
+    )
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M") if moment else "never"

@@ -1,0 +1,126 @@
+"""`lore doctor`: the effective configuration (secrets masked) and a check of each component."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.app.services import build_llm_client, build_vector_store
+from bot.app.settings import Settings
+from knowledge.embedding import build_embedder
+from knowledge.errors import KnowledgeError
+from knowledge.tokens import TiktokenCounter
+from storage.db import open_database
+from storage.migrations_runner import current_revision
+
+
+@dataclass(frozen=True)
+class Check:
+    component: str
+    ok: bool
+    detail: str
+
+
+async def run_checks(settings: Settings) -> list[Check]:
+    """Check every component; a failure in one never hides the others."""
+    checks: list[tuple[str, Callable[[Settings], Awaitable[str]]]] = [
+        ("database", _database),
+        ("vector store", _vector_store),
+        ("embedder", _embedder),
+        ("token counter", _tokens),
+        ("LLM", _llm),
+        ("Slack", _slack),
+    ]
+    results = []
+    for name, check in checks:
+        try:
+            results.append(Check(name, True, await check(settings)))
+        except Exception as exc:
+            results.append(Check(name, False, _reason(exc)))
+    return results
+
+
+async def _database(settings: Settings) -> str:
+    db = await asyncio.to_thread(open_database, settings.effective_database_url)
+    try:
+        version = await asyncio.to_thread(db.ping)
+        revision = await asyncio.to_thread(current_revision, db.engine)
+        where = db.engine.url.render_as_string(hide_password=True)
+        return f"{version} at {where}, schema {revision}"
+    finally:
+        db.dispose()
+
+
+async def _vector_store(settings: Settings) -> str:
+    store = await asyncio.to_thread(build_vector_store, settings)
+    await asyncio.to_thread(store.heartbeat)
+    return store.describe()
+
+
+async def _embedder(settings: Settings) -> str:
+    llm = build_llm_client(settings)
+    try:
+        embedder = build_embedder(settings, llm)
+        started = time.perf_counter()
+        vectors = await embedder.embed(["Lore checks its embedder."])
+        elapsed = time.perf_counter() - started
+        return f"{embedder.model_id}, {vectors.shape[1]} dimensions, first embedding in {elapsed:.2f} s"
+    finally:
+        if llm is not None:
+            await llm.close()
+
+
+async def _tokens(settings: Settings) -> str:
+    count = await asyncio.to_thread(TiktokenCounter().count, "Lore counts tokens offline.")
+    return f"tiktoken cl100k_base (offline), sample counted as {count} tokens"
+
+
+async def _llm(settings: Settings) -> str:
+    llm = build_llm_client(settings)
+    if llm is None:
+        return "not configured: answers quote the documents (set OPENAI_API_KEY or OPENAI_BASE_URL)"
+    try:
+        models = await llm.with_options(max_retries=0, timeout=10).models.list()
+        names = [m.id for m in models.data]
+        note = (
+            ""
+            if settings.llm_model in names or not names
+            else f" (LLM_MODEL {settings.llm_model} not listed)"
+        )
+        return f"{llm.base_url} answers, {len(names)} models{note}"
+    finally:
+        await llm.close()
+
+
+async def _slack(settings: Settings) -> str:
+    if settings.slack_bot_token is None:
+        return "not configured: `lore run` opens the local shell (see README: Connect Slack)"
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    client = AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
+    )
+    auth = await client.auth_test()
+    mode = "Socket Mode" if settings.slack_app_token else "HTTP mode"
+    if settings.slack_app_token is None and settings.slack_signing_secret is None:
+        raise RuntimeError("HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)")
+    return f"bot @{auth.get('user')} in {auth.get('team')} ({mode})"
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, KnowledgeError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def format_report(settings: Settings, checks: list[Check]) -> str:
+    lines = ["Configuration:"]
+    lines += [f"  {name} = {value}" for name, value in settings.masked().items()]
+    lines.append("Components:")
+    width = max(len(c.component) for c in checks)
+    for check in checks:
+        mark = "OK  " if check.ok else "FAIL"
+        lines.append(f"  {mark} {check.component:<{width}}  {check.detail}")
+    return "\n".join(lines)

@@ -1,0 +1,125 @@
+"""CLI commands for sites and indexing jobs: `lore ingest URL --site` (through `crawl_site`),
+`lore jobs [--follow ID]`, `lore jobs cancel ID`, and `lore worker`."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Awaitable, Callable
+
+import typer
+from rich.progress import Progress
+
+from bot.app.conversations import Actor
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
+from bot.app.workers import build_worker, refresh_scheduler, running_jobs
+from bot.chat import messages
+from bot.chat.render import age, plain
+from bot.chat.sources import pages_done
+from knowledge.sources.fetch import Refused
+from knowledge.sources.jobs import IndexingJobs
+from storage.records import IndexRef, JobRef
+
+
+async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: list[str]) -> JobRef:
+    """Attach the site, run its job in this process with a progress bar, print the summary."""
+    jobs = services.jobs
+    try:
+        source = await jobs.attach_site(target, urls, created_by=actor.user.id)
+    except Refused as exc:
+        raise typer.BadParameter(f"I can't crawl {urls[0]}: {exc}") from None
+    job = await jobs.start_indexing_job(target, source, conversation_id=actor.conversation.id)
+    async with running_jobs(services, schedule=False):
+        job = await follow_with_bar(jobs, job, source.name)
+    typer.echo(
+        plain(messages.job_summary(source.name, job.state.value, job.counters, job.seconds, job.error))
+    )
+    return job
+
+
+async def follow_with_bar(jobs: IndexingJobs, job: JobRef, site: str) -> JobRef:
+    """Poll the job until it ends, with a progress bar of pages done out of pages found."""
+    with Progress(transient=True) as bar:
+        task = bar.add_task(f"Indexing {site}", total=None)
+        while not job.finished:
+            await asyncio.sleep(0.25)
+            job = await jobs.get_indexing_job_status(job.id)
+            found = job.counters.get("pages_found") or None
+            bar.update(task, completed=pages_done(job.counters), total=found)
+    return job
+
+
+def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
+    jobs_app = typer.Typer(help="Indexing jobs: list, follow, cancel.", invoke_without_command=True)
+    app.add_typer(jobs_app, name="jobs")
+
+    @jobs_app.callback()
+    def jobs(
+        context: typer.Context,
+        follow: int | None = typer.Option(None, "--follow", "-f", help="Follow this job's log live."),
+    ) -> None:
+        """Recent indexing jobs, or one job's log as it runs."""
+        if context.invoked_subcommand is not None:
+            return
+
+        async def work(services: Services) -> None:
+            if follow is not None:
+                async for line in services.jobs.tail_indexing_job(follow):
+                    typer.echo(f"{line.at:%H:%M:%S} {line.level:<7} {line.message}")
+                job = await services.jobs.get_indexing_job_status(follow)
+                typer.echo(f"job {job.id}: {job.state.value}")
+                return
+            recent = await services.jobs.recent(limit=20)
+            if not recent:
+                typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
+            for job in recent:
+                pages = pages_done(job.counters)
+                typer.echo(
+                    f"{job.id:>5}  {job.state.value:<11} {pages}/{job.counters.get('pages_found', 0)} pages, "
+                    f"{job.counters.get('chunks', 0)} chunks, {job.trigger}, created {age(job.created_at)}"
+                )
+
+        _run(settings_or_exit(), work)
+
+    @jobs_app.command("cancel")
+    def cancel(job_id: int) -> None:
+        """Ask a job to stop (what it indexed stays)."""
+
+        async def work(services: Services) -> None:
+            job = await services.jobs.cancel(job_id)
+            typer.echo(f"job {job.id}: {'cancelled' if job.finished else 'stopping'}")
+
+        _run(settings_or_exit(), work)
+
+    @app.command()
+    def worker() -> None:
+        """Run indexing jobs (and scheduled refreshes) in this process until stopped. With
+        PostgreSQL, several workers may run at once; each job is taken by one of them."""
+        settings = settings_or_exit()
+
+        async def work(services: Services) -> None:
+            stop = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(sig, stop.set)
+            job_worker, name = build_worker(services)
+            typer.echo(f"worker {name} waiting for indexing jobs (Ctrl-C to stop)")
+            scheduler = refresh_scheduler(services)
+            try:
+                await job_worker.run(stop, name)
+            finally:
+                scheduler.shutdown(wait=False)
+
+        _run(settings, work)
+
+
+def _run(settings: Settings, work: Callable[[Services], Awaitable[None]]) -> None:
+    async def main() -> None:
+        services = build_services(settings)
+        try:
+            await work(services)
+        finally:
+            await services.aclose()
+
+    asyncio.run(main())

@@ -1,0 +1,110 @@
+"""The `lore` command: a thin entry point over the same functions the bot uses.
+
+Settings are read once here and passed down; errors end as one clear line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import typer
+
+from bot.app.logs import configure_logging
+from bot.app.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(help="Lore: a team's shared memory, in Slack and in your shell.", no_args_is_help=True)
+db_app = typer.Typer(help="The SQL database.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        typer.secho(f"lore: invalid setting: {exc}", fg="red", err=True)
+        raise typer.Exit(2) from None
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Apply database migrations (also done automatically at start)."""
+    from storage.db import open_database
+    from storage.migrations_runner import current_revision
+
+    settings = settings_or_exit()
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings.effective_database_url)
+    typer.echo(f"database at schema {current_revision(db.engine)}")
+    db.dispose()
+
+
+@app.command()
+def doctor() -> None:
+    """Show the effective configuration and check every component."""
+    from bot.cli.doctor import format_report, run_checks
+
+    settings = settings_or_exit()
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    checks = asyncio.run(run_checks(settings))
+    typer.echo(format_report(settings, checks))
+    if not all(check.ok for check in checks):
+        raise typer.Exit(1)
+
+
+@app.command()
+def shell() -> None:
+    """Talk to Lore in this terminal (also reads piped stdin)."""
+    settings = settings_or_exit()
+    asyncio.run(_shell(settings))
+
+
+async def _shell(settings: Settings) -> None:
+    from bot.app.runtime import open_runtime
+    from bot.shell.session import Shell, stdin_lines
+
+    async with open_runtime(settings) as runtime:
+        interactive = sys.stdin.isatty()
+        if interactive:
+            typer.echo("Lore shell: ask a question, or say “help”. /quit leaves.")
+        await Shell(runtime.services, runtime.router).run(stdin_lines(interactive))
+
+
+@app.command()
+def run(
+    host: str = typer.Option("0.0.0.0", help="HTTP mode: interface to listen on."),  # noqa: S104
+    port: int = typer.Option(None, help="HTTP mode: port (default $PORT or 3000).", envvar="PORT"),
+) -> None:
+    """Connect to Slack (Socket Mode with SLACK_APP_TOKEN, else HTTP); without Slack
+    tokens, open the local shell."""
+    from bot.chat import messages
+
+    settings = settings_or_exit()
+    if not settings.slack_configured:
+        typer.echo(messages.CONNECT_SLACK)
+        asyncio.run(_shell(settings))
+        return
+    from bot.cli.run import run_slack
+
+    configure_logging("INFO")
+    asyncio.run(run_slack(settings, host=host, port=port or 3000))
+
+
+def _register_commands() -> None:
+    from bot.cli import api, jobs, knowledge, sources
+
+    knowledge.register(app, settings_or_exit)
+    jobs.register(app, settings_or_exit)
+    sources.register(app, settings_or_exit)
+    api.register(app, settings_or_exit)
+
+
+_register_commands()
+
+
+def main() -> None:
+    configure_logging("WARNING")
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,237 @@
+"""CLI commands for connector sources (Confluence): `lore source add confluence`,
+`lore source list`, `lore source spaces SOURCE`, `lore source attach SOURCE --index NAME
+--space KEY [--page ID]`, `lore source remove SOURCE`.
+
+Secrets never come from the command line, where shell history and `ps` would keep them:
+`--token-env VAR` / `--pat-env VAR` name an environment variable that holds them, and
+without one the token is asked for at a prompt that does not echo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import typer
+
+from bot.app.local import local_user
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
+from bot.app.workers import running_jobs
+from bot.chat import messages
+from bot.chat.connectors import disconnect, target_index
+from bot.chat.render import age, plain
+from bot.chat.sources import source_label
+from bot.cli.jobs import follow_with_bar
+from knowledge.errors import KnowledgeError
+from knowledge.sources.connectors import ConnectorError, Credentials, FolderSpec
+from knowledge.sources.connectors.confluence import KIND as CONFLUENCE
+from storage.access import Place
+from storage.records import ConnectionRef
+from storage.repositories.directory import LOCAL_TENANT
+
+T = TypeVar("T")
+TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and the CLI."
+
+
+def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
+    source_app = typer.Typer(
+        help="Connected doc sources (Confluence): add, list, spaces, attach, remove.", no_args_is_help=True
+    )
+    app.add_typer(source_app, name="source")
+
+    @source_app.command("add")
+    def add(
+        kind: str = typer.Argument(..., help="What to connect: confluence."),
+        url: str = typer.Option(
+            ..., "--url", help="Confluence's address, e.g. https://acme.atlassian.net/wiki."
+        ),
+        email: str | None = typer.Option(None, "--email", help="Cloud: the Atlassian account's email."),
+        token_env: str | None = typer.Option(
+            None,
+            "--token-env",
+            help="Cloud: the environment variable holding the API token (never the token itself).",
+        ),
+        pat_env: str | None = typer.Option(
+            None,
+            "--pat-env",
+            help="Data Center: the environment variable holding a personal access token (never the token itself).",
+        ),
+        name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
+        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+    ) -> None:
+        """Connect Confluence: the credentials are checked against it, then kept encrypted
+        (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
+        if kind.lower() != CONFLUENCE:
+            raise typer.BadParameter(f"Lore can connect confluence, not {kind}", param_hint="KIND")
+        credentials = _credentials(email, token_env, pat_env)
+
+        async def work(services: Services) -> str:
+            place = await _place(services, tenant)
+            connection, account = await services.connections.connect(
+                tenant, url, credentials, created_by=place.user_id, name=name
+            )
+            folders = await services.connections.folders(connection)
+            return plain(
+                messages.connected(
+                    connection.name, account, connection.credentials_hint, [f.key for f in folders]
+                )
+            )
+
+        typer.echo(_run(settings_or_exit(), work))
+
+    @source_app.command("list")
+    def list_sources(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP)) -> None:
+        """Connected sources, credentials masked, with the indexes they fill."""
+
+        async def work(services: Services) -> str:
+            found = await services.connections.for_tenant(tenant)
+            if not found:
+                return "No sources connected yet. Connect one with `lore source add confluence --url URL …`."
+            return "\n".join([await asyncio.to_thread(_describe, services, c) for c in found])
+
+        typer.echo(_run(settings_or_exit(), work))
+
+    @source_app.command("spaces")
+    def spaces(
+        source: str = typer.Argument(..., help="The source: its id, name or host."),
+        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+    ) -> None:
+        """The spaces the connected account can read (what `attach --space` takes)."""
+
+        async def work(services: Services) -> str:
+            connection = await services.connections.find(tenant, source)
+            folders = await services.connections.folders(connection)
+            return "\n".join(f"{f.key:<12} {f.name}" for f in folders) or "The account can't read any space."
+
+        typer.echo(_run(settings_or_exit(), work))
+
+    @source_app.command("attach")
+    def attach(
+        source: str = typer.Argument(..., help="The source: its id, name or host."),
+        index: str = typer.Option(
+            ..., "--index", "-i", help="The index to fill (a shared one is created if new)."
+        ),
+        space: list[str] = typer.Option(..., "--space", "-s", help="A space key (repeatable)."),
+        page: str | None = typer.Option(
+            None, "--page", help="Only this page and its descendants (one --space)."
+        ),
+        schedule: str = typer.Option(
+            "daily", "--schedule", help="hourly, daily, weekly, `every N hours`, never."
+        ),
+        follow: bool = typer.Option(
+            True, "--follow/--no-follow", help="Run the sync here with a progress bar."
+        ),
+        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+    ) -> None:
+        """Attach spaces (or a page tree) to an index and start syncing them."""
+        folders = _folders(space, page)
+
+        async def work(services: Services) -> str:
+            from knowledge.sources.jobs import parse_schedule
+
+            every = parse_schedule(schedule)
+            if every is None:
+                raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
+            place = await _place(services, tenant)
+            connection = await services.connections.find(tenant, source)
+            target, _ = await target_index(services, place, index)
+            attached = await services.connections.attach(connection, target, folders, schedule=every)
+            job = await services.jobs.start_indexing_job(target, attached)
+            label = source_label(attached)
+            if not follow:
+                return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
+            async with running_jobs(services, schedule=False):
+                job = await follow_with_bar(services.jobs, job, label)
+            return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
+
+        typer.echo(_run(settings_or_exit(), work))
+
+    _register_remove(source_app, settings_or_exit)
+
+
+def _register_remove(source_app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
+    @source_app.command("remove")
+    def remove(
+        source: str = typer.Argument(..., help="The source: its id, name or host."),
+        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+    ) -> None:
+        """Disconnect a source: detach it from every index (its documents go) and forget its
+        credentials."""
+
+        async def work(services: Services) -> str:
+            connection = await services.connections.find(tenant, source)
+            removed = await disconnect(services, connection)
+            return f"Disconnected {connection.name}: removed {messages.plural(removed, 'document')} and its credentials."
+
+        typer.echo(_run(settings_or_exit(), work))
+
+
+def _credentials(email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
+    """Credentials from the environment variable named, or from an unechoed prompt."""
+    if pat_env and (email or token_env):
+        raise typer.BadParameter("use --pat-env alone (Data Center), or --email with --token-env (Cloud)")
+    if token_env and not email:
+        raise typer.BadParameter("--token-env goes with --email (Cloud); for Data Center use --pat-env")
+    variable = pat_env or token_env
+    if variable:
+        token = os.environ.get(variable, "")  # named by the user at the entry point: not a setting
+        if not token.strip():
+            raise typer.BadParameter(f"the environment variable {variable} is empty or unset")
+    else:
+        token = typer.prompt("API token" if email else "Personal access token", hide_input=True)
+    try:
+        return Credentials(token.strip(), email)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _folders(spaces: list[str], page: str | None) -> list[FolderSpec]:
+    if page and len(spaces) != 1:
+        raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
+    try:
+        return [FolderSpec.parse(f"{key}/{page}" if page else key) for key in spaces]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--space/--page") from None
+
+
+async def _place(services: Services, tenant: str) -> Place:
+    """The person acting: the local user, or the CLI's admin user of another workspace."""
+    if tenant == LOCAL_TENANT:
+        user = await local_user(services)
+    else:
+        user = await asyncio.to_thread(
+            services.directory.ensure_user, tenant, "cli", "Lore CLI", is_admin=True
+        )
+    return Place(tenant, user.id, user_is_admin=True)
+
+
+def _describe(services: Services, connection: ConnectionRef) -> str:
+    lines = [
+        f"{connection.id:>4}  {connection.kind:<10} {connection.name:<24} {connection.base_url}",
+        f"      credentials: {connection.credentials_hint}",
+    ]
+    for attached in services.connections.repository.attachments(connection.id):
+        index = services.indexes.get(attached.index_id)
+        synced = f"synced {age(attached.sync_cursor)}" if attached.sync_cursor else "not synced yet"
+        lines.append(f"      → {index.name}: {', '.join(attached.folders)} ({attached.schedule}, {synced})")
+    return "\n".join(lines)
+
+
+def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
+    """Build services, do the work, always close; errors end as one line, never a traceback."""
+
+    async def main() -> T:
+        services = await asyncio.to_thread(build_services, settings)
+        try:
+            return await work(services)
+        finally:
+            await services.aclose()
+
+    try:
+        return asyncio.run(main())
+    except (ConnectorError, KnowledgeError) as exc:
+        typer.secho(f"lore: {messages.failed_file(str(exc))}", fg="red", err=True)
+        raise typer.Exit(1) from None

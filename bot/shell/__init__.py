@@ -1,0 +1,1 @@
+"""`lore shell`: talk to Lore in the terminal, through the same router as Slack."""

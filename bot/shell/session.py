@@ -1,0 +1,125 @@
+"""`lore shell`: talk to Lore in the terminal, through the same router as Slack.
+
+Each line is a message from a local user in the local workspace. `/in #channel` moves to
+a channel, `/dm` back to the DM, `/as NAME` switches user, `/quit` leaves. Paths in a
+message (`@lore add ./notes to your memory`) are attached as files. Reads piped stdin too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from bot.app.conversations import enter_channel, enter_dm
+from bot.app.local import files_under, local_user
+from bot.app.services import Services
+from bot.chat.router import Router
+from bot.chat.surface import IncomingFile, Turn
+from bot.shell.surface import ShellSurface
+from storage.repositories.directory import LOCAL_TENANT
+
+PATH = re.compile(r"(?<!\S)((?:~|\.{1,2})?/[^\s]*|\.{1,2})(?!\S)")
+PROMPT = "you> "
+
+
+class Shell:
+    def __init__(self, services: Services, router: Router, out: TextIO = sys.stdout) -> None:
+        self._services = services
+        self._router = router
+        self.surface = ShellSurface(out)
+        self._user_name: str | None = None
+        self._channel: str | None = None
+
+    async def run(self, lines: AsyncIterator[str]) -> None:
+        async for line in lines:
+            if not await self.handle_line(line.strip()):
+                break
+
+    async def handle_line(self, line: str) -> bool:
+        """Act on one line; False when the user asked to quit."""
+        if not line:
+            return True
+        if line.startswith("/"):
+            return await self._meta(line)
+        turn = await self._turn(line)
+        if self.surface.pending and line.lower() in ("yes", "y", "no", "n"):
+            action, value = self.surface.pending
+            self.surface.pending = None
+            if line.lower().startswith("y"):
+                await self._router.confirmed(turn, self.surface, action, value)
+            else:
+                await self.surface.say("Cancelled.")
+            return True
+        await self._router.handle(turn, self.surface)
+        return True
+
+    async def _meta(self, line: str) -> bool:
+        command, _, argument = line.partition(" ")
+        argument = argument.strip()
+        if command in ("/quit", "/exit"):
+            return False
+        if command == "/in" and argument:
+            self._channel = argument.lstrip("#")
+            self.surface.write(f"(now in #{self._channel})")
+        elif command == "/dm":
+            self._channel = None
+            self.surface.write("(now in your DM with Lore)")
+        elif command == "/as" and argument:
+            self._user_name = argument
+            self.surface.write(f"(now speaking as {argument})")
+        else:
+            self.surface.write(
+                "Shell commands: /in #channel, /dm, /as NAME, /quit. Anything else is a message to Lore."
+            )
+        return True
+
+    async def _turn(self, line: str) -> Turn:
+        user = await local_user(self._services, self._user_name)
+        if self._channel:
+            channel = await asyncio.to_thread(
+                self._services.directory.ensure_channel,
+                LOCAL_TENANT,
+                self._channel,
+                self._channel,
+                is_private=False,
+            )
+            actor = await enter_channel(self._services, user, channel)
+        else:
+            actor = await enter_dm(self._services, user)
+        files: list[IncomingFile] = []
+        text = line
+        if re.match(r"^(?:@lore\s+)?(?:please\s+)?(add|remember|save|ingest)\b", line, re.I):
+            files = await asyncio.to_thread(local_files, PATH.findall(line))
+            if files:
+                text = "add these files to your memory"
+        return Turn(actor=actor, text=text, files=files, is_dm=self._channel is None)
+
+
+def local_files(spelled: Sequence[str]) -> list[IncomingFile]:
+    """Files at the paths a message spells (folders recursively); missing paths ignored."""
+    existing = [p for p in (Path(s).expanduser() for s in spelled) if p.exists()]
+    return [_incoming(path) for path in files_under(existing)]
+
+
+def _incoming(path: Path) -> IncomingFile:
+    async def fetch() -> bytes:
+        return await asyncio.to_thread(path.read_bytes)
+
+    size = path.stat().st_size
+    return IncomingFile(id=str(path), name=path.name, mime_type=None, size=size, fetch=fetch)
+
+
+async def stdin_lines(interactive: bool) -> AsyncIterator[str]:
+    """Lines from stdin, read in a thread; prints a prompt when a person is typing."""
+    while True:
+        if interactive:
+            sys.stdout.write(PROMPT)
+            sys.stdout.flush()
+        line = await asyncio.to_thread(sys.stdin.readline)
+        if not line:
+            return
+        yield line

@@ -1,0 +1,130 @@
+"""What every connector offers, and the values it hands out.
+
+A connector reads one remote system (Confluence today) for the sync in
+`knowledge.sources.connectors.sync`: the folders a user may choose from (spaces), the items changed
+since a time (or all of them: the complete listing that prunes), the items themselves with
+their text and facts, and their attachments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from knowledge.errors import KnowledgeError
+
+_FOLDER = re.compile(r"^(?P<space>~?[A-Za-z0-9_.-]{1,255})(?:/(?P<page>\d{1,20}))?$")
+
+
+class ConnectorError(KnowledgeError):
+    """A connector could not do what was asked; the message says why and what to do."""
+
+
+class BadCredentials(ConnectorError):
+    """The remote system refused the credentials (401)."""
+
+
+class NoAccess(ConnectorError):
+    """The credentials are valid but may not read what was asked (403)."""
+
+
+class ConnectorUnavailable(ConnectorError):
+    """The remote system could not be reached, kept failing, or kept rate-limiting."""
+
+
+class UnknownFolder(ConnectorError):
+    """A space key or page the user named does not exist (or is not visible to the account)."""
+
+
+@dataclass(frozen=True)
+class FolderSpec:
+    """A folder of an attachment as stored: a space (`ENG`) or a page tree in it (`ENG/12345`)."""
+
+    space: str
+    page_id: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> FolderSpec:
+        """Raises ValueError for anything that is not a space key, optionally `/page id`."""
+        match = _FOLDER.match(text.strip())
+        if match is None:
+            raise ValueError(f"“{text}” is not a space key (or SPACE/page id)")
+        return cls(match["space"], match["page"])
+
+    def __str__(self) -> str:
+        return f"{self.space}/{self.page_id}" if self.page_id else self.space
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A folder a user may attach: a Confluence space."""
+
+    key: str
+    name: str
+    kind: str = "space"
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class ItemRef:
+    """An item as a listing shows it: enough to tell whether it changed, no body."""
+
+    id: str
+    title: str
+    version: int
+    modified: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Item:
+    """An item with its text (Markdown-flavoured) and the facts its document carries."""
+
+    id: str
+    title: str
+    url: str
+    version: int
+    text: str
+    folder: str
+    folder_name: str = ""
+    author: str | None = None
+    modified_by: str | None = None
+    modified: datetime | None = None
+    labels: tuple[str, ...] = ()
+    path: tuple[str, ...] = ()
+    """Titles of its ancestors, root first: where it sits, used as its heading path."""
+
+
+@dataclass(frozen=True)
+class AttachmentRef:
+    id: str
+    title: str
+    media_type: str | None
+    version: int
+    download_url: str
+    url: str
+    size: int | None = None
+
+
+class Connector(Protocol):
+    async def account(self) -> str:
+        """Check the credentials: the account's display name. Raises `BadCredentials`,
+        `NoAccess` or `ConnectorUnavailable`."""
+
+    async def folders(self) -> list[Folder]:
+        """Every folder the account can read, by key."""
+
+    def changed_since(self, folders: Sequence[FolderSpec], since: datetime | None) -> AsyncIterator[ItemRef]:
+        """Items under `folders` modified at or after `since` (UTC), followed to the last page
+        of results; with `since` None, every item: the complete listing."""
+
+    async def fetch(self, ids: Sequence[str]) -> list[Item]:
+        """The items with these ids, with their text (missing ones are left out)."""
+
+    async def attachments(self, item_id: str) -> list[AttachmentRef]:
+        """The item's attachments, every page of them."""
+
+    async def download(self, attachment: AttachmentRef, max_bytes: int) -> bytes:
+        """The attachment's bytes (`ConnectorError` when over `max_bytes`)."""

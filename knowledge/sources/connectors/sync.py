@@ -1,0 +1,369 @@
+"""A connector attachment's indexing job: list what changed, fetch only that, ingest it,
+and now and then list everything to prune what went away.
+
+Incremental syncs ask for pages modified since the last successful sync began, less an
+overlap (edits saved while it ran, clocks apart) and a time-zone margin: CQL reads dates in
+the Confluence account's time zone, which Lore does not know, so the window reaches back
+12 hours more (the most negative UTC offset). Listings carry only versions, and a page whose
+version is the one indexed costs nothing more; the others are fetched in batches.
+
+A complete listing (every page, still without bodies) runs on the first sync, when someone
+asks for a refresh, when the attachment's spaces change, and otherwise once every
+`LORE_CONFLUENCE_FULL_SYNC_DAYS` (7): pages indexed before but missing from it (deleted,
+or moved out of the space or tree) are removed with their attachments. Deletions and moves
+cannot be seen by an incremental sync, which lists only pages that exist and changed.
+
+Attachments go with their page: when a page is fetched, and for every page on a complete
+listing, its attachments are listed and those of a supported type whose version changed are
+downloaded and ingested through the extractors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from knowledge.errors import IngestError
+from knowledge.extraction.formats import type_from_mime, type_from_name
+from knowledge.ingest import Ingestor, IngestResult, Outcome, Source
+from knowledge.metadata import DocumentContext, DocumentFacts, normalise_labels
+from knowledge.sources.connectors.base import (
+    AttachmentRef,
+    Connector,
+    ConnectorError,
+    FolderSpec,
+    Item,
+    ItemRef,
+)
+from knowledge.sources.connectors.confluence import FETCH_BATCH, KIND
+from knowledge.sources.connectors.service import Connections
+from knowledge.sources.jobs import JobContext
+from storage.models import SourceKind, utcnow
+from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
+from storage.repositories.documents import DocumentRepository
+from storage.repositories.sources import SourceRepository
+
+TIME_ZONE_MARGIN = timedelta(hours=12)
+MEDIA_PREFIXES = ("image/", "video/", "audio/")
+ATTACHMENT = "attachment:"
+
+
+@dataclass(frozen=True)
+class SyncPolicy:
+    overlap: timedelta = timedelta(hours=1)
+    full_every: timedelta = timedelta(days=7)
+    max_attachment_bytes: int = 50 * 1024 * 1024
+
+
+def complete_listing_reason(source: SourceConfigRef, trigger: str, policy: SyncPolicy) -> str | None:
+    """Why this sync lists everything (and prunes), or None for an incremental one."""
+    if source.sync_cursor is None or source.last_full_sync_at is None:
+        return "first sync"
+    if trigger == "refresh":
+        return "refresh asked for"
+    if source.options.get("listed_folders") != source.folders:
+        return "spaces changed"
+    if utcnow() - source.last_full_sync_at >= policy.full_every:
+        return f"last complete listing over {policy.full_every.total_seconds() / 86400:g} days ago"
+    return None
+
+
+def incremental_since(cursor: datetime, policy: SyncPolicy) -> datetime:
+    return cursor - policy.overlap - TIME_ZONE_MARGIN
+
+
+def supported(attachment: AttachmentRef) -> bool:
+    return bool(type_from_name(attachment.title) or type_from_mime(attachment.media_type))
+
+
+class ConnectorSync:
+    """The `SourceSync` for Confluence attachments (kind `confluence`)."""
+
+    def __init__(
+        self,
+        connections: Connections,
+        sources: SourceRepository,
+        documents: DocumentRepository,
+        ingestor: Ingestor,
+        policy: SyncPolicy | None = None,
+    ) -> None:
+        self.connections = connections
+        self.sources = sources
+        self.documents = documents
+        self.ingestor = ingestor
+        self.policy = policy or SyncPolicy()
+
+    async def sync(self, context: JobContext, source: SourceConfigRef, index: IndexRef) -> None:
+        connection = await asyncio.to_thread(self.connections.repository.get, source.source_id)
+        await _SyncRun(self, context, source, index, connection).execute()
+
+
+class _SyncRun:
+    def __init__(
+        self,
+        sync: ConnectorSync,
+        context: JobContext,
+        source: SourceConfigRef,
+        index: IndexRef,
+        connection: ConnectionRef,
+    ) -> None:
+        self.s = sync
+        self.context = context
+        self.source = source
+        self.index = index
+        self.connection = connection
+        self.pages: dict[str, DocumentRef] = {}
+        self.attachments: dict[str, dict[str, DocumentRef]] = {}
+        """Attachment documents by page id, then by attachment id."""
+        self.listed: set[str] = set()
+        self.started = time.monotonic()
+
+    async def execute(self) -> None:
+        context, source = self.context, self.source
+        began = utcnow()
+        reason = complete_listing_reason(source, context.job.trigger, self.s.policy)
+        since = (
+            None
+            if reason or source.sync_cursor is None
+            else incremental_since(source.sync_cursor, self.s.policy)
+        )
+        folders = [FolderSpec.parse(f) for f in source.folders]
+        await self._load_documents()
+        done = await context.done_before()
+        what = f"complete listing ({reason})" if reason else f"changes since {since:%Y-%m-%d %H:%M} UTC"
+        resumed = f", resuming after {len(done)} pages" if done else ""
+        await context.say(
+            f"running on {context.worker}: Confluence {', '.join(source.folders)}, {what}{resumed}"
+        )
+        async with self.s.connections.open(self.connection, note=context.say) as connector:
+            await self._walk(connector, folders, since, done, complete=reason is not None)
+            if context.stopped():
+                return
+            if reason is not None:
+                await self._prune()
+        await asyncio.to_thread(
+            self.s.connections.repository.record_sync,
+            source.id,
+            began,
+            complete=reason is not None,
+            folders=source.folders,
+        )
+        await context.say(self._summary(what))
+
+    async def _load_documents(self) -> None:
+        for document in await asyncio.to_thread(self.s.sources.documents, self.source.id):
+            external = document.external_id or ""
+            if external.startswith(ATTACHMENT):
+                page = str(document.meta.get("page_id") or "")
+                self.attachments.setdefault(page, {})[external.removeprefix(ATTACHMENT)] = document
+            elif external:
+                self.pages[external] = document
+
+    async def _walk(
+        self,
+        connector: Connector,
+        folders: Sequence[FolderSpec],
+        since: datetime | None,
+        done: set[str],
+        *,
+        complete: bool,
+    ) -> None:
+        context = self.context
+        batch: list[ItemRef] = []
+        async for ref in connector.changed_since(folders, since):
+            if ref.id in self.listed:
+                continue  # two attached trees overlap
+            self.listed.add(ref.id)
+            context.counters["pages_found"] = len(self.listed)
+            if f"page:{ref.id}" in done:
+                continue
+            stored = self.pages.get(ref.id)
+            if stored is not None and stored.meta.get("version") == ref.version:
+                await self._unchanged(connector, ref, stored, complete=complete)
+            else:
+                batch.append(ref)
+            if len(batch) >= FETCH_BATCH:
+                await self._fetch(connector, batch)
+                batch = []
+            if context.stopped():
+                return
+        if batch:
+            await self._fetch(connector, batch)
+
+    async def _unchanged(
+        self, connector: Connector, ref: ItemRef, stored: DocumentRef, *, complete: bool
+    ) -> None:
+        self.context.count("pages_unchanged")
+        self.context.count("documents_unchanged")
+        if complete:
+            path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
+            await self._attachments(connector, ref.id, stored.name, stored.url or "", (*path, stored.name))
+        await self.context.handled(f"page:{ref.id}", "unchanged")
+
+    async def _fetch(self, connector: Connector, batch: list[ItemRef]) -> None:
+        items = {item.id: item for item in await connector.fetch([ref.id for ref in batch])}
+        for ref in batch:
+            item = items.get(ref.id)
+            if item is None:  # deleted between the listing and the fetch
+                self.context.count("pages_gone")
+                self.listed.discard(ref.id)
+                await self.context.handled(f"page:{ref.id}", "gone")
+                continue
+            await self._ingest_page(item)
+            await self._attachments(connector, item.id, item.title, item.url, (*item.path, item.title))
+            await self.context.handled(f"page:{item.id}", "fetched")
+            if self.context.stopped():
+                return
+
+    async def _ingest_page(self, item: Item) -> None:
+        facts = DocumentFacts(
+            title=item.title,
+            author=item.author,
+            url=item.url,
+            external_id=item.id,
+            timestamp=item.modified,
+            path=item.path,
+            context=DocumentContext(relevance_tags=normalise_labels(item.labels)),
+            extra=_extra(
+                connector=KIND,
+                version=item.version,
+                space=item.folder,
+                space_name=item.folder_name,
+                modified_by=item.modified_by,
+            ),
+        )
+        source = Source(
+            name=item.title,
+            data=item.text.encode(),
+            kind=SourceKind.CONNECTOR,
+            mime_type="text/markdown",
+            source_key=f"{self.connection.base_url}/pages/viewpage.action?pageId={item.id}",
+            facts=facts,
+            source_config_id=self.source.id,
+        )
+        self.context.count("pages_fetched")
+        result = await self._add(source, f"{item.title} — {item.url}")
+        if result is not None:
+            await self._remember_version(result, item.id, item.version)
+
+    async def _attachments(
+        self, connector: Connector, page_id: str, page_title: str, page_url: str, path: tuple[str, ...]
+    ) -> None:
+        stored = self.attachments.pop(page_id, {})
+        try:
+            listed = await connector.attachments(page_id)
+        except ConnectorError as exc:
+            self.attachments[page_id] = stored  # unknown: keep them
+            await self.context.say(f"attachments of {page_title} not listed: {exc}", "warning")
+            return
+        kept: dict[str, DocumentRef] = {}
+        for attachment in listed:
+            document = stored.pop(attachment.id, None)
+            if document is not None:
+                kept[attachment.id] = document
+            if (attachment.media_type or "").startswith(MEDIA_PREFIXES):
+                continue  # pictures and recordings: nothing to read
+            if not supported(attachment):
+                self.context.count("skipped: attachment type not supported")
+                continue
+            if document is not None and document.meta.get("version") == attachment.version:
+                self.context.count("attachments_unchanged")
+                continue
+            await self._ingest_attachment(connector, attachment, page_id, page_url, path)
+        self.attachments[page_id] = kept
+        for attachment_id, document in stored.items():
+            await self.s.ingestor.remove(self.index, [document.id])
+            self.context.count("documents_removed")
+            await self.context.say(
+                f"removed: attachment {document.name} of {page_title} ({attachment_id} is gone)"
+            )
+
+    async def _ingest_attachment(
+        self,
+        connector: Connector,
+        attachment: AttachmentRef,
+        page_id: str,
+        page_url: str,
+        path: tuple[str, ...],
+    ) -> None:
+        try:
+            data = await connector.download(attachment, self.s.policy.max_attachment_bytes)
+        except ConnectorError as exc:
+            self.context.count("skipped: attachment not downloaded")
+            await self.context.say(f"skipped: attachment {attachment.title}: {exc}", "warning")
+            return
+        facts = DocumentFacts(
+            title=attachment.title,
+            url=attachment.url or page_url,
+            external_id=ATTACHMENT + attachment.id,
+            path=path,
+            extra=_extra(connector=KIND, version=attachment.version, page_id=page_id),
+        )
+        source = Source(
+            name=attachment.title,
+            data=data,
+            kind=SourceKind.CONNECTOR,
+            mime_type=attachment.media_type,
+            source_key=f"{self.connection.base_url}/attachments/{attachment.id}",
+            facts=facts,
+            source_config_id=self.source.id,
+        )
+        result = await self._add(source, attachment.title, counted_as="attachments")
+        if result is not None:
+            await self._remember_version(result, ATTACHMENT + attachment.id, attachment.version)
+
+    async def _add(self, source: Source, shown: str, *, counted_as: str = "documents") -> IngestResult | None:
+        try:
+            result = await self.s.ingestor.add(self.index, source)
+        except IngestError as exc:
+            self.context.count(f"skipped: {exc.reason}")
+            await self.context.say(f"skipped: {shown}: {exc.reason}", "warning")
+            return None
+        self.context.count(f"{counted_as}_{result.outcome.value}")
+        if result.outcome != Outcome.UNCHANGED:
+            self.context.count("chunks", result.chunks)
+        chunks = f"{result.chunks} chunk{'' if result.chunks == 1 else 's'}"
+        await self.context.say(f"{result.outcome.value}: {shown} ({chunks})")
+        return result
+
+    async def _remember_version(self, result: IngestResult, external_id: str, version: int) -> None:
+        """Content identical to what is indexed is not written again; its document still
+        learns the new version, so the next sync does not fetch it again."""
+        if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
+            await asyncio.to_thread(self.s.documents.update_meta, result.document.id, {"version": version})
+
+    async def _prune(self) -> None:
+        """After a complete listing: pages indexed before but not listed now are gone (or
+        moved out of what is attached); they go, with their attachments."""
+        for page_id, document in list(self.pages.items()):
+            if page_id in self.listed:
+                continue
+            await self.s.ingestor.remove(self.index, [document.id])
+            self.context.count("documents_removed")
+            await self.context.say(
+                f"removed: {document.name} (no longer in {', '.join(self.source.folders)})"
+            )
+        for page_id, attachments in list(self.attachments.items()):
+            if page_id in self.listed or not attachments:
+                continue
+            await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
+            self.context.count("documents_removed", len(attachments))
+
+    def _summary(self, what: str) -> str:
+        c = self.context.counters
+        skipped = sum(v for k, v in c.items() if k.startswith("skipped: "))
+        return (
+            f"done in {time.monotonic() - self.started:.0f} s ({what}): {c.get('pages_found', 0)} pages "
+            f"listed, {c.get('pages_fetched', 0)} fetched, {c.get('pages_unchanged', 0)} unchanged, "
+            f"{skipped} skipped; documents {c.get('documents_added', 0)} added, "
+            f"{c.get('documents_updated', 0)} updated, {c.get('documents_removed', 0)} removed; "
+            f"attachments {c.get('attachments_added', 0)} added, {c.get('attachments_updated', 0)} updated; "
+            f"{c.get('chunks', 0)} chunks"
+        )
+
+
+def _extra(**values: str | int | None) -> dict[str, str | int]:
+    return {k: v for k, v in values.items() if v is not None and v != ""}
