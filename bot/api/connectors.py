@@ -26,7 +26,7 @@ from bot.api.bodies import json_body
 from bot.api.errors import BadRequest, Forbidden, NotFound
 from bot.api.jobs import job_out
 from bot.api.routes import MAX_ID, Reply, Route
-from bot.api.sources import SCHEDULE_HELP, Attached, Schedule, source_out
+from bot.api.sources import SCHEDULE_HELP, Attached, ScheduleText, source_out
 from bot.api.state import state
 from bot.chat import messages
 from bot.chat.connectors import disconnect, target_index
@@ -135,7 +135,7 @@ class AttachSpaces(BaseModel):
         pattern=r"^\d{1,20}$",
         description="Only this page and its descendants (with exactly one space).",
     )
-    schedule: Schedule = Field("daily", description="How often to sync: " + SCHEDULE_HELP)
+    schedule: ScheduleText = Field("daily", description="How often to sync: " + SCHEDULE_HELP)
 
     def folders(self) -> list[FolderSpec]:
         if self.page is not None and len(self.spaces) != 1:

@@ -22,7 +22,7 @@ from bot.api.jobs import JobOut, job_out
 from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
 from knowledge.sources.fetch import Refused
-from knowledge.sources.jobs import parse_schedule
+from knowledge.sources.jobs import Schedule
 from storage.access import Action
 from storage.records import IndexRef, SourceConfigRef
 
@@ -31,13 +31,13 @@ SCHEDULE_HELP = "hourly, daily, weekly, `every N hours|days|weeks`, or never."
 
 
 def _schedule(value: str) -> str:
-    schedule = parse_schedule(value)
+    schedule = Schedule.parse(value)
     if schedule is None:
         raise ValueError(f"“{value}” is not a schedule; use {SCHEDULE_HELP}")
-    return schedule
+    return schedule.text
 
 
-Schedule = Annotated[str, AfterValidator(_schedule)]
+ScheduleText = Annotated[str, AfterValidator(_schedule)]
 
 
 class NewSite(BaseModel):
@@ -47,7 +47,7 @@ class NewSite(BaseModel):
         description="Start URLs (http or https). Pages under each URL's path are crawled, "
         "with the site's sitemap and robots.txt honoured.",
     )
-    schedule: Schedule = Field("daily", description="How often to refresh: " + SCHEDULE_HELP)
+    schedule: ScheduleText = Field("daily", description="How often to refresh: " + SCHEDULE_HELP)
     max_pages: int | None = Field(
         None, ge=1, le=10_000, description="Pages per crawl (default: the server's)."
     )
@@ -66,7 +66,7 @@ class NewSite(BaseModel):
 
 
 class SourceChange(BaseModel):
-    schedule: Schedule = Field(description="How often to refresh: " + SCHEDULE_HELP)
+    schedule: ScheduleText = Field(description="How often to refresh: " + SCHEDULE_HELP)
 
 
 class SourceOut(BaseModel):

@@ -15,7 +15,7 @@ from bot.chat.render import age
 from bot.chat.surface import Surface, Turn
 from knowledge.catalog import NotAllowed
 from knowledge.sources.fetch import Refused
-from knowledge.sources.jobs import parse_schedule
+from knowledge.sources.jobs import Schedule
 from storage.access import Action, allowed
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from storage.repositories.sources import SITE
@@ -123,15 +123,15 @@ class SiteCommands:
         words = reference.split()
         schedule = None
         for cut in (1, 3):  # "weekly", "every 6 hours"
-            if len(words) > cut and (schedule := parse_schedule(" ".join(words[-cut:]))):
+            if len(words) > cut and (schedule := Schedule.parse(" ".join(words[-cut:]))):
                 reference = " ".join(words[:-cut])
                 break
         source = await self._find(reference, turn, surface)
         if source is None:
             return
         if schedule is not None:
-            await asyncio.to_thread(self._services.sources.set_schedule, source.id, schedule)
-            await surface.say(messages.schedule_set(source_label(source), schedule))
+            await asyncio.to_thread(self._services.sources.set_schedule, source.id, schedule.text)
+            await surface.say(messages.schedule_set(source_label(source), schedule.text))
             return
         index = await asyncio.to_thread(self._services.indexes.get, source.index_id)
         job = await self._services.jobs.start_indexing_job(

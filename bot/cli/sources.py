@@ -130,15 +130,15 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         folders = _folders(space, page)
 
         async def work(services: Services) -> str:
-            from knowledge.sources.jobs import parse_schedule
+            from knowledge.sources.jobs import Schedule
 
-            every = parse_schedule(schedule)
+            every = Schedule.parse(schedule)
             if every is None:
                 raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
             place = await _place(services, tenant)
             connection = await services.connections.find(tenant, source)
             target, _ = await target_index(services, place, index)
-            attached = await services.connections.attach(connection, target, folders, schedule=every)
+            attached = await services.connections.attach(connection, target, folders, schedule=every.text)
             job = await services.jobs.start_indexing_job(target, attached)
             label = source_label(attached)
             if not follow:

@@ -14,7 +14,7 @@ from knowledge.ingest import Source
 from knowledge.metadata import DocumentFacts
 from knowledge.sources.crawl import Crawler, CrawlLimits
 from knowledge.sources.fetch import AllowList, Fetcher
-from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, parse_schedule, schedule_interval
+from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, Schedule
 from storage.models import JobState, SourceKind, utcnow
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from storage.repositories.jobs import JobRepository
@@ -190,9 +190,16 @@ async def test_sources_due_a_refresh_are_queued_by_their_schedule(jobs: Jobs) ->
 
 
 def test_schedules_are_read_from_what_people_type() -> None:
-    assert schedule_interval("daily") == timedelta(days=1)
-    assert schedule_interval("every 6 hours") == timedelta(hours=6)
-    assert schedule_interval("every 2 weeks") == timedelta(weeks=2)
-    assert schedule_interval("never") is None and schedule_interval("every 0 days") is None
-    assert parse_schedule("Weekly") == "weekly" and parse_schedule("off") == "never"
-    assert parse_schedule("sometimes") is None
+    def interval(text: str) -> timedelta | None:
+        schedule = Schedule.parse(text)
+        assert schedule is not None, text
+        return schedule.interval
+
+    assert interval("daily") == timedelta(days=1)
+    assert interval("every 6 hours") == timedelta(hours=6)
+    assert interval("Every  2 WEEKS") == timedelta(weeks=2)
+    assert interval("never") is None and Schedule.parse("every 0 days") is None
+    assert str(Schedule.parse("Weekly")) == "weekly" and str(Schedule.parse("off")) == "never"
+    assert str(Schedule.parse("every 1 days")) == "every 1 day"
+    assert Schedule.parse("sometimes") is None and Schedule.parse("every -3 hours") is None
+    assert Schedule.stored("garbage").never and not Schedule.stored("hourly").never

@@ -1,247 +1,29 @@
-"""Indexing jobs for attached sources: start, follow, cancel, and the worker that runs them.
-
-A job crawls one attached site, or syncs one connector attachment (Confluence: a
-`SourceSync` chosen by the source's kind, see `knowledge.sources.connectors.sync`), into its index.
-For a site: Each page is ingested as it arrives and
-recorded with its links, so a job whose process died resumes without fetching those pages
-again. Refreshes send the validators of the pages already indexed (ETag, Last-Modified):
-unchanged pages cost no download and no embedding. A page that answers 404/410, or is
-missing from two complete crawls in a row, is removed.
-"""
+"""`JobRunner`: runs one taken job to its end (crawl or sync, ingest, prune, summarise),
+beating while it runs so that a job whose worker died is resumed elsewhere."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
-from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol
-from urllib.parse import urlsplit
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from knowledge.errors import IngestError, KnowledgeError
 from knowledge.ingest import Ingestor, Outcome, Source
 from knowledge.metadata import DocumentFacts
-from knowledge.sources.fetch import AllowList, check_url
-from storage.models import JobState, SourceKind, utcnow
-from storage.records import DocumentRef, IndexRef, IndexStats, JobLine, JobRef, SourceConfigRef
+from knowledge.sources.jobs.context import MakeCrawler, SourceSync
+from storage.models import JobState, SourceKind
+from storage.records import DocumentRef, JobRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SITE, SourceRepository
 
 if TYPE_CHECKING:
-    from knowledge.sources.crawl import CrawledPage, Crawler, CrawlReport
+    from knowledge.sources.crawl import CrawledPage, CrawlReport
 
 log = logging.getLogger(__name__)
-
-MakeCrawler = Callable[[Mapping[str, object]], "Crawler"]
-"""Builds a crawler for one job from the source's options (limit overrides)."""
 MISSED_CRAWLS_BEFORE_REMOVAL = 2
-
-
-class JobContext(Protocol):
-    """What a running job offers the code that fills its index: counters, a log, the
-    pages it handled before an interruption, and whether it should stop."""
-
-    job: JobRef
-    counters: dict[str, int]
-    worker: str
-
-    def count(self, name: str, n: int = 1) -> None: ...
-
-    async def say(self, message: str, level: str = "info") -> None: ...
-
-    def stopped(self) -> bool:
-        """Cancelled, or taken over by another worker: stop at the next item."""
-
-    async def done_before(self) -> set[str]:
-        """Keys of the items this job handled before it was interrupted."""
-
-    async def handled(self, key: str, outcome: str) -> None:
-        """Record an item as handled (a resumed job skips it), save the counters, and
-        check for cancellation."""
-
-
-class SourceSync(Protocol):
-    """Fills an index from a connector attachment; `knowledge.sources.jobs` picks one by the
-    source's kind. It returns when done or when `context.stopped()`; it raises to fail."""
-
-    async def sync(self, context: JobContext, source: SourceConfigRef, index: IndexRef) -> None: ...
-
-
-@dataclass(frozen=True)
-class IndexInfo:
-    index: IndexRef
-    stats: IndexStats
-    sources: list[SourceConfigRef]
-    last_job: JobRef | None
-
-
-def site_name(url: str) -> str:
-    """`docs.example.com/api` for a start URL: how people name the site in chat."""
-    parts = urlsplit(url)
-    return (parts.hostname or url) + parts.path.rstrip("/")
-
-
-class IndexingJobs:
-    """What surfaces call: attach sites, start jobs, read their status and log, cancel."""
-
-    def __init__(
-        self,
-        jobs: JobRepository,
-        sources: SourceRepository,
-        indexes: IndexRepository,
-        ingestor: Ingestor,
-        allow: AllowList,
-    ) -> None:
-        self.repository = jobs
-        self._sources = sources
-        self._indexes = indexes
-        self._ingestor = ingestor
-        self._allow = allow
-        self.wake = asyncio.Event()
-        """Set when a job is queued, so an in-process worker starts it at once."""
-
-    async def attach_site(
-        self,
-        index: IndexRef,
-        start_urls: list[str],
-        *,
-        created_by: int | None = None,
-        schedule: str = "daily",
-        options: Mapping[str, object] | None = None,
-    ) -> SourceConfigRef:
-        """Attach a site to `index` (the same start URLs twice: one attachment). Raises
-        `Refused` for a URL Lore may not crawl."""
-        for url in start_urls:
-            check_url(url, self._allow)
-        return await asyncio.to_thread(
-            self._sources.attach_site,
-            index.tenant_id,
-            index.id,
-            site_name(start_urls[0]),
-            start_urls,
-            options=dict(options or {}),
-            schedule=schedule,
-            created_by=created_by,
-        )
-
-    async def start_indexing_job(
-        self,
-        index: IndexRef,
-        source: SourceConfigRef,
-        *,
-        conversation_id: int | None = None,
-        trigger: str = "manual",
-    ) -> JobRef:
-        """Queue a crawl of `source` into `index`; the job already under way, if there is one."""
-        active = await asyncio.to_thread(self.repository.active_for_source, source.id)
-        if active is not None:
-            return active
-        job = await asyncio.to_thread(
-            self.repository.create, index.id, source.id, conversation_id=conversation_id, trigger=trigger
-        )
-        what = (
-            "crawl of" if source.kind == SITE else f"sync of {source.kind} {', '.join(source.folders)} from"
-        )
-        await asyncio.to_thread(self.repository.log, job.id, f"queued: {trigger} {what} {source.name}")
-        self.wake.set()
-        return job
-
-    async def get_indexing_job_status(self, job_id: int) -> JobRef:
-        return await asyncio.to_thread(self.repository.get, job_id)
-
-    async def tail_indexing_job(
-        self, job_id: int, *, follow: bool = True, after: int = 0, poll_seconds: float = 0.5
-    ) -> AsyncIterator[JobLine]:
-        """The job's log lines after line id `after`; with `follow`, new ones as they come
-        until the job ends."""
-        while True:
-            job = await asyncio.to_thread(self.repository.get, job_id)
-            lines = await asyncio.to_thread(self.repository.lines, job_id, after_id=after)
-            for line in lines:
-                after = line.id
-                yield line
-            if not lines and (job.finished or not follow):
-                return
-            if not lines:
-                await asyncio.sleep(poll_seconds)
-
-    async def cancel(self, job_id: int) -> JobRef:
-        job = await asyncio.to_thread(self.repository.request_cancel, job_id)
-        await asyncio.to_thread(self.repository.log, job_id, "cancel requested")
-        return job
-
-    async def recent(
-        self, *, index_ids: list[int] | None = None, conversation_id: int | None = None, limit: int = 10
-    ) -> list[JobRef]:
-        return await asyncio.to_thread(
-            self.repository.recent, index_ids=index_ids, conversation_id=conversation_id, limit=limit
-        )
-
-    async def list_docsources(self, index: IndexRef) -> list[SourceConfigRef]:
-        return await asyncio.to_thread(self._sources.for_index, index.id)
-
-    async def detach_docsource_from_index(self, index: IndexRef, source: SourceConfigRef) -> int:
-        """Stop its job, remove its documents, detach it; returns documents removed."""
-        active = await asyncio.to_thread(self.repository.active_for_source, source.id)
-        if active is not None:
-            await self.cancel(active.id)
-        documents = await asyncio.to_thread(self._sources.documents, source.id)
-        await self._ingestor.remove(index, [d.id for d in documents])
-        await asyncio.to_thread(self._sources.detach, source.id)
-        return len(documents)
-
-    async def get_index_info(self, index: IndexRef) -> IndexInfo:
-        stats = await asyncio.to_thread(self._indexes.stats, index.id)
-        sources = await self.list_docsources(index)
-        last = await self.recent(index_ids=[index.id], limit=1)
-        return IndexInfo(index, stats, sources, last[0] if last else None)
-
-    async def enqueue_due(self) -> list[JobRef]:
-        """Queue a refresh for every attached source whose schedule says it is due (and that
-        has no job under way); the jobs queued."""
-        started = []
-        for source in await asyncio.to_thread(self._sources.all):
-            interval = schedule_interval(source.schedule)
-            if interval is None:
-                continue
-            due = source.last_refresh_at is None or utcnow() - source.last_refresh_at >= interval
-            if due and await asyncio.to_thread(self.repository.active_for_source, source.id) is None:
-                index = await asyncio.to_thread(self._indexes.get, source.index_id)
-                started.append(await self.start_indexing_job(index, source, trigger="schedule"))
-        return started
-
-
-SCHEDULES = {"hourly": timedelta(hours=1), "daily": timedelta(days=1), "weekly": timedelta(weeks=1)}
-
-
-def schedule_interval(schedule: str) -> timedelta | None:
-    """`hourly`, `daily`, `weekly`, `every N hours|days`, or `never` (None)."""
-    schedule = schedule.strip().lower()
-    if schedule in SCHEDULES:
-        return SCHEDULES[schedule]
-    words = schedule.split()
-    if len(words) == 3 and words[0] == "every" and words[1].isdigit() and int(words[1]) > 0:
-        unit = words[2].rstrip("s")
-        if unit in ("hour", "day", "week"):
-            return timedelta(**{f"{unit}s": int(words[1])})
-    return None
-
-
-def parse_schedule(text: str) -> str | None:
-    """The canonical schedule for what a user typed, or None if it is not one."""
-    text = text.strip().lower()
-    if text in ("never", "off", "manual", "manually"):
-        return "never"
-    return text if schedule_interval(text) is not None else None
-
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class JobRunner:
@@ -510,58 +292,3 @@ def summary(counters: Mapping[str, int], report: CrawlReport) -> str:
         f"{counters.get('documents_updated', 0)} updated, {counters.get('documents_removed', 0)} removed; "
         f"{counters.get('chunks', 0)} chunks"
     )
-
-
-class JobWorker:
-    """Takes queued jobs and runs up to `concurrency` at once, until stopped.
-
-    At start it marks jobs interrupted whose worker stopped beating (a killed process), so
-    they are taken again and resumed.
-    """
-
-    def __init__(
-        self,
-        jobs: IndexingJobs,
-        runner: JobRunner,
-        *,
-        concurrency: int = 2,
-        poll_seconds: float = 2.0,
-        stale_after: timedelta = timedelta(seconds=30),
-    ) -> None:
-        self._jobs = jobs
-        self._runner = runner
-        self._concurrency = concurrency
-        self._poll_seconds = poll_seconds
-        self._stale_after = stale_after
-        self._running: set[asyncio.Task[JobRef]] = set()
-
-    async def run(self, stop: asyncio.Event, worker: str) -> None:
-        repository = self._jobs.repository
-        while not stop.is_set():
-            for job in await asyncio.to_thread(repository.interrupt_stale, self._stale_after):
-                log.warning("indexing job %s was interrupted; it will resume", job.id)
-            while len(self._running) < self._concurrency:
-                taken = await asyncio.to_thread(repository.claim, worker)
-                if taken is None:
-                    break
-                task = asyncio.create_task(self._runner.run(taken))
-                self._running.add(task)
-                task.add_done_callback(self._finished)
-            await self._idle(stop)
-        for task in self._running:
-            task.cancel()
-        await asyncio.gather(*self._running, return_exceptions=True)
-
-    def _finished(self, task: asyncio.Task[JobRef]) -> None:
-        self._running.discard(task)
-        self._jobs.wake.set()
-
-    async def _idle(self, stop: asyncio.Event) -> None:
-        wake = self._jobs.wake
-        waiters = [asyncio.create_task(wake.wait()), asyncio.create_task(stop.wait())]
-        try:
-            await asyncio.wait(waiters, timeout=self._poll_seconds, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in waiters:
-                waiter.cancel()
-        wake.clear()
