@@ -24,9 +24,9 @@ from bot.app.services import Services
 from knowledge.embedding import Embedder, Vectors, normalise
 from knowledge.ingest import check_model, collection_for, content_hash
 from storage.access import Place
-from storage.models import SourceKind
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
+from storage.values import SourceKind
 from storage.vectors import VectorRecord
 
 CHUNKS_PER_DOCUMENT = 20

@@ -14,9 +14,9 @@ from knowledge.embedding import Embedder
 from knowledge.errors import KnowledgeError
 from knowledge.ingest import collection_for
 from storage.access import Action, Place, allowed
-from storage.models import Scope
 from storage.records import ChannelRef, ConversationRef, IndexRef, IndexStats, NameTaken, UserRef
 from storage.repositories.indexes import IndexRepository
+from storage.values import Scope
 from storage.vectors import VectorStore
 
 
@@ -56,14 +56,20 @@ class Catalog:
 
     async def find(self, place: Place, name: str, action: Action) -> IndexRef:
         """The index called `name` that `place` may `action`; `IndexNotFound` with
-        suggestions otherwise (an index the place may not see is reported as unknown)."""
+        suggestions otherwise (an index the place may not see is reported as unknown).
+
+        Names are not unique across owners (every user has a "personal" index, a shared
+        index may share a channel's name), so the asker's own come first: their personal
+        index, then the channel they are in, then shared indexes they created, then the
+        rest, oldest first. Someone else's index can never stand in for one's own."""
         candidates = await self.visible(place, Action.LIST)
         wanted = _key(name)
-        for index in candidates:
-            if _key(index.name) == wanted:
-                if not allowed(action, index.facts, place):
-                    raise NotAllowed(_refusal(action, index))
-                return index
+        named = sorted((i for i in candidates if _key(i.name) == wanted), key=lambda i: _closeness(i, place))
+        if named:
+            index = named[0]
+            if not allowed(action, index.facts, place):
+                raise NotAllowed(_refusal(action, index))
+            return index
         names = [i.name for i in candidates]
         raise IndexNotFound(name, difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.5))
 
@@ -93,9 +99,12 @@ class Catalog:
         return await asyncio.to_thread(self._indexes.disable, conversation.id, index.id)
 
     async def create_shared(self, place: Place, name: str) -> IndexRef:
-        name = " ".join(name.split())
-        if not name or len(name) > 80:
-            raise KnowledgeError("an index name needs 1 to 80 characters")
+        """A new shared index owned by the place's user. Names that mean something else
+        are refused: `personal`, a channel's name, anything with `#` or `/`."""
+        name = check_index_name(name)
+        taken = await asyncio.to_thread(self._indexes.list_for_tenant, place.tenant_id)
+        if any(i.scope == Scope.CHANNEL and _key(i.name) == _key(name) for i in taken):
+            raise IndexExists(f"{name!r} is a channel's name; pick a name of its own for a shared index")
         try:
             return await asyncio.to_thread(
                 self._indexes.create,
@@ -132,6 +141,37 @@ class Catalog:
             model=self._embedder.model_id,
             dimension=self._embedder.dimension,
         )
+
+
+RESERVED_NAMES = frozenset({"personal", "default", "all", "here", "this", "channel", "everyone"})
+"""Words that already mean an index (or a set of them) in chat."""
+
+
+def check_index_name(name: str) -> str:
+    """A shared index's name, tidied; `KnowledgeError` saying what is wrong with it."""
+    name = " ".join(name.split())
+    if not name or len(name) > 80:
+        raise KnowledgeError("an index name needs 1 to 80 characters")
+    if any(c in name for c in "#/<>@`|") or not any(c.isalnum() for c in name):
+        raise KnowledgeError("an index name is made of letters, digits, spaces, dots and dashes")
+    if _key(name) in RESERVED_NAMES:
+        raise KnowledgeError(f"{name!r} already means something to Lore; pick another name")
+    return name
+
+
+def _closeness(index: IndexRef, place: Place) -> tuple[int, int]:
+    """How much an index is the place's own (lower first), then age."""
+    if index.scope == Scope.PERSONAL and index.owner_user_id == place.user_id:
+        rank = 0
+    elif index.scope == Scope.CHANNEL and index.channel_id == place.channel_id:
+        rank = 1
+    elif index.scope == Scope.SHARED and index.owner_user_id == place.user_id:
+        rank = 2
+    elif index.scope == Scope.CHANNEL:
+        rank = 3
+    else:
+        rank = 4
+    return rank, index.id
 
 
 def _key(name: str) -> str:

@@ -20,9 +20,9 @@ from knowledge.embedding import Embedder, Progress, Vectors, embed_batches
 from knowledge.errors import EmbeddingMismatch, EmptyContent, IngestError, TooLarge
 from knowledge.extraction import Extracted, extract
 from knowledge.metadata import DocumentFacts
-from storage.models import SourceKind
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
+from storage.values import SourceKind
 from storage.vectors import CollectionRef, VectorRecord, VectorStore
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class Source:
     """Identity for replacement: defaults to the URL, else the name."""
     facts: DocumentFacts = field(default_factory=DocumentFacts)
     source_config_id: int | None = None
+    added_by: int | None = None
+    """The user who added it (they may forget it again from a shared index)."""
 
     @property
     def key(self) -> str:
@@ -295,6 +297,7 @@ def _new_document(
         doc_timestamp=facts.timestamp or extracted.doc_timestamp,
         source_config_id=source.source_config_id,
         meta={"title": title, **meta},
+        added_by=source.added_by,
     )
 
 

@@ -6,49 +6,15 @@ The schema is created and changed only through Alembic migrations
 
 from __future__ import annotations
 
-import enum
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, Column, DateTime, Index, String, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
+from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind, utcnow
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class Scope(enum.StrEnum):
-    PERSONAL = "personal"
-    CHANNEL = "channel"
-    SHARED = "shared"
-
-
-class ConversationKind(enum.StrEnum):
-    CHANNEL = "channel"
-    DM = "dm"
-
-
-class SourceKind(enum.StrEnum):
-    FILE = "file"
-    URL = "url"
-    TEXT = "text"
-    CONNECTOR = "connector"
-
-
-class DocumentStatus(enum.StrEnum):
-    PENDING = "pending"  # rows written, vectors being written: never searched
-    READY = "ready"
-    DELETING = "deleting"  # replaced or removed: vectors being deleted, then the rows
-
-
-class JobState(enum.StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    INTERRUPTED = "interrupted"
+__all__ = ["ConversationKind", "DocumentStatus", "JobState", "Scope", "SourceKind", "utcnow"]
 
 
 class Tenant(SQLModel, table=True):
@@ -67,6 +33,9 @@ class User(SQLModel, table=True):
     external_id: str = Field(max_length=64, description="Slack user id, or a shell user name.")
     name: str = Field(default="", max_length=255)
     is_admin: bool = False
+    home_team: str | None = Field(
+        default=None, max_length=64, description="A Slack Connect partner's own organisation."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -77,7 +46,11 @@ class Channel(SQLModel, table=True):
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
     external_id: str = Field(max_length=64, description="Slack channel id, or a shell name.")
     name: str = Field(default="", max_length=255)
-    is_private: bool = False
+    is_private: bool = True
+    """Private until a lookup says otherwise: an unknown channel is treated as private."""
+    is_shared_externally: bool = Field(
+        default=False, description="Shared with another organisation (Slack Connect)."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -114,6 +87,7 @@ class Conversation(SQLModel, table=True):
     user_id: int | None = Field(default=None, foreign_key="user.id")
     response_mode: str | None = Field(default=None, max_length=32)
     rag_strategy: str | None = Field(default=None, max_length=32)
+    settings_locked: bool = Field(default=False, description="Only admins change its settings.")
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -208,6 +182,7 @@ class Document(SQLModel, table=True):
     chunk_count: int = 0
     status: DocumentStatus = Field(default=DocumentStatus.PENDING, sa_type=String(16), index=True)
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    added_by: int | None = Field(default=None, foreign_key="user.id")
 
 
 class Chunk(SQLModel, table=True):

@@ -29,6 +29,8 @@ class UserRef:
     external_id: str
     name: str
     is_admin: bool
+    home_team: str | None = None
+    """Set for a Slack Connect partner: the organisation they belong to."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class ChannelRef:
     external_id: str
     name: str
     is_private: bool
+    is_shared_externally: bool = False
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class ConversationRef:
     user_id: int | None
     response_mode: str | None
     rag_strategy: str | None
+    settings_locked: bool = False
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ class NewDocument:
     doc_timestamp: datetime | None = None
     source_config_id: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    added_by: int | None = None
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,7 @@ class DocumentRef:
     status: DocumentStatus
     meta: dict[str, Any]
     source_config_id: int | None = None
+    added_by: int | None = None
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,8 @@ class SourceConfigRef:
     """A connector's last successful sync began here (None: it has not synced yet)."""
     last_full_sync_at: datetime | None = None
     """A connector's last complete listing, the one that prunes."""
+    created_by: int | None = None
+    """Who attached it."""
 
     @property
     def folders(self) -> list[str]:

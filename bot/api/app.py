@@ -16,16 +16,15 @@ from aiohttp import web
 from aiohttp.typedefs import Middleware
 
 from bot.api import chat, connectors, documents, indexes, jobs, openapi, ops, query, sources
-from bot.api.auth import CALLER, ServiceUsers, authenticate
+from bot.api.auth import CALLER, authenticate
 from bot.api.bodies import too_large
 from bot.api.errors import PayloadTooLarge, error_boundary
 from bot.api.metrics import Metrics
 from bot.api.routes import Handler, Route
 from bot.api.state import API_STATE, ApiState, Limits
+from bot.app.keys import ApiKeys
 from bot.app.services import Services
 from knowledge.llm import OpenAIChatModel
-from storage.repositories.api_keys import ApiKeyRepository
-from storage.repositories.directory import Directory
 
 ROUTES: list[Route] = [
     *ops.ROUTES,
@@ -45,8 +44,7 @@ def api_state(services: Services) -> ApiState:
     passthrough = OpenAIChatModel(services.llm, services.settings.llm_model) if services.llm else None
     return ApiState(
         services=services,
-        keys=ApiKeyRepository(services.db),
-        service_users=ServiceUsers(Directory(services.db)),
+        keys=ApiKeys(services.db),
         metrics=Metrics(),
         passthrough=passthrough,
         limits=Limits.for_files(services.settings.max_file_bytes),

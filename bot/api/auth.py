@@ -16,9 +16,8 @@ from aiohttp import web
 
 from bot.api.errors import Unauthorized
 from bot.api.state import state
+from bot.app.keys import ApiKeyRef
 from storage.access import Place
-from storage.repositories.api_keys import ApiKeyRef
-from storage.repositories.directory import Directory
 
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="lore"'}
 NO_KEY = "Send an API key as `Authorization: Bearer lore_…`; create one with `lore api-key create`."
@@ -32,31 +31,22 @@ class Caller:
     key: ApiKeyRef
     user_id: int
     """The user the key acts as: the one it was created for, or its service user."""
+    is_admin: bool = False
+    """A key created for a workspace admin acts as one."""
+    connector_admin: bool = False
+    """A service key, or a key created for an admin or a user in LORE_CONNECTOR_ADMINS."""
 
     @property
     def place(self) -> Place:
-        return Place(tenant_id=self.key.tenant_id, user_id=self.user_id)
+        return Place(
+            tenant_id=self.key.tenant_id,
+            user_id=self.user_id,
+            user_is_admin=self.is_admin,
+            connector_admin=self.connector_admin,
+        )
 
 
 CALLER = web.RequestKey("lore_api_caller", Caller)
-
-
-class ServiceUsers:
-    """The service user of each key created for no one, created once and remembered."""
-
-    def __init__(self, directory: Directory) -> None:
-        self._directory = directory
-        self._known: dict[int, int] = {}
-
-    async def user_id(self, key: ApiKeyRef) -> int:
-        if key.user_id is not None:
-            return key.user_id
-        if key.id not in self._known:
-            user = await asyncio.to_thread(
-                self._directory.ensure_user, key.tenant_id, f"api-key:{key.id}", f"API key {key.name}"
-            )
-            self._known[key.id] = user.id
-        return self._known[key.id]
 
 
 async def authenticate(request: web.Request) -> Caller:
@@ -65,10 +55,17 @@ async def authenticate(request: web.Request) -> Caller:
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not secret.strip():
         raise Unauthorized(NO_KEY, headers=CHALLENGE)
-    key = await asyncio.to_thread(api.keys.authenticate, secret.strip())
+    key = await api.keys.authenticate(secret.strip())
     if key is None:
         raise Unauthorized(BAD_KEY, headers=CHALLENGE)
-    return Caller(key, await api.service_users.user_id(key))
+    user_id = await api.keys.user_id(key)
+    if key.user_id is None:
+        return Caller(key, user_id, connector_admin=True)
+    user = await asyncio.to_thread(api.services.directory.user, user_id)
+    admins = api.services.settings.connector_admins
+    return Caller(
+        key, user_id, is_admin=user.is_admin, connector_admin=user.is_admin or user.external_id in admins
+    )
 
 
 def caller(request: web.Request) -> Caller:

@@ -29,8 +29,8 @@ from bot.api.routes import MAX_ID, Reply, Route
 from bot.api.sources import SCHEDULE_HELP, Attached, ScheduleText, source_out
 from bot.api.state import state
 from bot.chat import messages
-from bot.chat.connectors import disconnect, target_index
 from knowledge.sources.connectors import ConnectorUnavailable, Credentials, FolderSpec, NotConnected
+from knowledge.sources.jobs import Schedule
 from storage.access import Action, allowed
 from storage.records import ConnectionRef
 from storage.records import NotFound as RowNotFound
@@ -147,13 +147,9 @@ class Disconnected(BaseModel):
     documents_removed: int
 
 
-async def _may_connect(request: web.Request) -> None:
+def _may_connect(request: web.Request) -> None:
     """403 unless the key is a service key, or acts for an admin or an allowlisted user."""
-    who, services = caller(request), state(request).services
-    if who.key.user_id is None:
-        return
-    user = await asyncio.to_thread(services.directory.user, who.key.user_id)
-    if not (user.is_admin or user.external_id in services.settings.connector_admins):
+    if not state(request).services.actions.connectors.allowed(caller(request).place):
         raise Forbidden(
             "Only workspace admins (or users in LORE_CONNECTOR_ADMINS) may connect sources or choose "
             "what they index; use a service key or an admin's key."
@@ -198,23 +194,22 @@ async def _out(request: web.Request, connection: ConnectionRef) -> ConnectorOut:
 
 
 async def create_connector(request: web.Request) -> web.Response:
-    await _may_connect(request)
+    _may_connect(request)
     body = await json_body(request, NewConnector)
-    who, services = caller(request), state(request).services
+    connectors = state(request).services.actions.connectors
     try:
-        connection, account = await services.connections.connect(
-            who.key.tenant_id,
+        connected = await connectors.connect(
+            caller(request).place,
             body.url,
             Credentials(body.token, body.email),
             kind=body.kind,
-            created_by=who.user_id,
             name=body.name,
         )
     except ConnectorUnavailable as exc:  # the address the caller gave leads nowhere
         raise BadRequest(f"{messages.failed_file(str(exc))} Check the url.") from None
-    out = await _out(request, connection)
+    out = await _out(request, connected.connection)
     return web.json_response(
-        Connected(**out.model_dump(), account=account).model_dump(mode="json"), status=201
+        Connected(**out.model_dump(), account=connected.account).model_dump(mode="json"), status=201
     )
 
 
@@ -232,23 +227,22 @@ async def list_spaces(request: web.Request) -> web.Response:
 
 
 async def attach_spaces(request: web.Request) -> web.Response:
-    await _may_connect(request)
+    _may_connect(request)
     connection = await _find(request)
     body = await json_body(request, AttachSpaces)
-    if "/" in body.index:
-        raise BadRequest("Invalid request: index: an index name used through the API cannot contain '/'.")
-    services = state(request).services
-    index, _ = await target_index(services, caller(request).place, body.index)
-    source = await services.connections.attach(connection, index, body.folders(), schedule=body.schedule)
-    job = await services.jobs.start_indexing_job(index, source)
-    attached = Attached(source=await source_out(request, source), job=job_out(job, index))
+    done = await state(request).services.actions.connectors.attach(
+        caller(request).place, connection, body.index, body.folders(), schedule=Schedule.parse(body.schedule)
+    )
+    attached = Attached(source=await source_out(request, done.source), job=job_out(done.job, done.index))
     return web.json_response(attached.model_dump(mode="json"), status=202)
 
 
 async def delete_connector(request: web.Request) -> web.Response:
     """Detach it from every index (its documents go) and forget its credentials."""
-    await _may_connect(request)
-    removed = await disconnect(state(request).services, await _find(request))
+    _may_connect(request)
+    removed = await state(request).services.actions.connectors.disconnect(
+        caller(request).place, await _find(request)
+    )
     return web.json_response(Disconnected(documents_removed=removed).model_dump(mode="json"))
 
 

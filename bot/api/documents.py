@@ -21,6 +21,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from multidict import MultiDictProxy
 from pydantic import BaseModel, Field
 
+from bot.api.auth import caller
 from bot.api.bodies import json_body, query_params
 from bot.api.errors import BadRequest, NotFound
 from bot.api.indexes import find_index
@@ -30,8 +31,8 @@ from knowledge.filters import FilterError, document_fields, matches
 from knowledge.ingest import IngestResult, Source
 from knowledge.metadata import CONTEXT_LIST_FIELDS, DocumentContext, DocumentFacts, normalise_labels
 from storage.access import Action
-from storage.models import DocumentStatus, SourceKind
 from storage.records import DocumentRef, IndexRef
+from storage.values import DocumentStatus, SourceKind
 
 TAG = "documents"
 MANDATORY_CONTEXT = ("context_type", "content_domain", "document_category")
@@ -171,7 +172,7 @@ def document_out(index: IndexRef, doc: DocumentRef, text: str | None = None, lim
 
 async def _ingest(request: web.Request, index: IndexRef, source: Source, warnings: list[str]) -> web.Response:
     api = state(request)
-    result: IngestResult = await api.services.ingestor.add(index, source)
+    result: IngestResult = await api.services.actions.documents.add_one(caller(request).place, index, source)
     api.metrics.ingested.inc(outcome=result.outcome.value)
     body = UploadOut(
         document=document_out(index, result.document),
@@ -269,9 +270,9 @@ async def get_document(request: web.Request) -> web.Response:
 
 
 async def delete_document(request: web.Request) -> web.Response:
-    index = await find_index(request, Action.ADD)
+    index = await find_index(request, Action.LIST)
     doc = await _document(request, index)
-    await state(request).services.ingestor.remove(index, [doc.id])
+    await state(request).services.actions.documents.remove(caller(request).place, index, [doc])
     return web.Response(status=204)
 
 

@@ -99,7 +99,7 @@ async def list_indexes(request: web.Request) -> web.Response:
 async def create_index(request: web.Request) -> web.Response:
     body = await json_body(request, NewIndex)
     api, place = state(request), caller(request).place
-    index = await api.services.catalog.create_shared(place, body.name)
+    index = await api.services.actions.indexes.create(place, body.name)
     info = await _info(api, index, place)
     return web.json_response(info.model_dump(mode="json"), status=201)
 
@@ -112,7 +112,7 @@ async def get_index(request: web.Request) -> web.Response:
 
 async def delete_index(request: web.Request) -> web.Response:
     index = await find_index(request, Action.DELETE)
-    await state(request).services.catalog.delete(caller(request).place, index)
+    await state(request).services.actions.indexes.delete(caller(request).place, index)
     return web.Response(status=204)
 
 

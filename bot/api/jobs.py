@@ -89,9 +89,9 @@ async def get_job(request: web.Request) -> web.Response:
 
 
 async def cancel_job(request: web.Request) -> web.Response:
-    job, index = await find_job(request, Action.ADD)
+    job, index = await find_job(request, Action.LIST)
     if not job.finished:
-        job = await state(request).services.jobs.cancel(job.id)
+        job = await state(request).services.actions.sources.cancel_job(caller(request).place, job.id)
     return web.json_response(job_out(job, index).model_dump(mode="json"), status=202)
 
 

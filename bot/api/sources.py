@@ -21,7 +21,7 @@ from bot.api.indexes import find_index
 from bot.api.jobs import JobOut, job_out
 from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
-from knowledge.sources.fetch import Refused
+from knowledge.errors import KnowledgeError
 from knowledge.sources.jobs import Schedule
 from storage.access import Action
 from storage.records import IndexRef, SourceConfigRef
@@ -121,19 +121,18 @@ async def _find_source(request: web.Request, index: IndexRef) -> SourceConfigRef
 async def attach_site(request: web.Request) -> web.Response:
     index = await find_index(request, Action.ADD)
     body = await json_body(request, NewSite)
-    jobs = state(request).services.jobs
+    sources = state(request).services.actions.sources
     try:
-        source = await jobs.attach_site(
+        done = await sources.attach_site(
+            caller(request).place,
             index,
             body.urls,
-            created_by=caller(request).place.user_id,
-            schedule=body.schedule,
+            schedule=Schedule.parse(body.schedule),
             options=body.options(),
         )
-    except Refused as exc:
-        raise BadRequest(f"Lore won't crawl that URL: {exc}.") from None
-    job = await jobs.start_indexing_job(index, source)
-    attached = Attached(source=await source_out(request, source), job=job_out(job, index))
+    except KnowledgeError as exc:
+        raise BadRequest(f"Lore won't crawl that URL: {str(exc).split(': ', 1)[-1]}.") from None
+    attached = Attached(source=await source_out(request, done.source), job=job_out(done.job, index))
     return web.json_response(attached.model_dump(mode="json"), status=202)
 
 
@@ -145,24 +144,25 @@ async def list_sources(request: web.Request) -> web.Response:
 
 
 async def change_source(request: web.Request) -> web.Response:
-    index = await find_index(request, Action.ADD)
+    index = await find_index(request, Action.LIST)
     source = await _find_source(request, index)
     body = await json_body(request, SourceChange)
-    source = await asyncio.to_thread(state(request).services.sources.set_schedule, source.id, body.schedule)
+    schedule = Schedule.stored(body.schedule)
+    source = await state(request).services.actions.sources.reschedule(caller(request).place, source, schedule)
     return web.json_response((await source_out(request, source)).model_dump(mode="json"))
 
 
 async def refresh_source(request: web.Request) -> web.Response:
-    index = await find_index(request, Action.ADD)
+    index = await find_index(request, Action.LIST)
     source = await _find_source(request, index)
-    job = await state(request).services.jobs.start_indexing_job(index, source, trigger="refresh")
-    return web.json_response(job_out(job, index).model_dump(mode="json"), status=202)
+    done = await state(request).services.actions.sources.refresh(caller(request).place, source)
+    return web.json_response(job_out(done.job, index).model_dump(mode="json"), status=202)
 
 
 async def detach_source(request: web.Request) -> web.Response:
-    index = await find_index(request, Action.ADD)
+    index = await find_index(request, Action.LIST)
     source = await _find_source(request, index)
-    removed = await state(request).services.jobs.detach_docsource_from_index(index, source)
+    removed = await state(request).services.actions.sources.detach(caller(request).place, source)
     return web.json_response(Detached(documents_removed=removed).model_dump(mode="json"))
 
 

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from bot.api.metrics import Metrics
+from bot.app.keys import ApiKeys
 from bot.app.services import Services
 from knowledge.llm import PassThrough
-from storage.repositories.api_keys import ApiKeyRepository
-
-if TYPE_CHECKING:
-    from bot.api.auth import ServiceUsers
 
 MB = 1024 * 1024
 JSON_LIMIT = 2 * MB
@@ -35,8 +31,7 @@ class Limits:
 @dataclass(frozen=True)
 class ApiState:
     services: Services
-    keys: ApiKeyRepository
-    service_users: ServiceUsers
+    keys: ApiKeys
     metrics: Metrics
     passthrough: PassThrough | None
     """The model, for requests passed through unchanged; None when none is configured."""

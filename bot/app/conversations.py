@@ -1,5 +1,6 @@
-"""Entering a conversation: the first time Lore is talked to somewhere, that place gets its
-index (a channel its channel index, a user their personal index), enabled by default."""
+"""Entering a conversation: who acts, from where, with which rights. The first time Lore is
+talked to somewhere, that place gets its index (a channel its channel index, a user their
+personal index), enabled by default."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 from dataclasses import dataclass
 
 from bot.app.services import Services
-from storage.access import Place
+from storage.access import PartnerPolicy, Place
 from storage.records import ChannelRef, ConversationRef, UserRef
 
 
@@ -20,6 +21,23 @@ class Actor:
     place: Place
 
 
+def place_of(services: Services, user: UserRef, channel: ChannelRef | None = None) -> Place:
+    """Where `user` acts from (a channel, or a private place) and what they are there:
+    an admin, a connector admin, a Slack Connect partner (under `LORE_SLACK_CONNECT`)."""
+    settings = services.settings
+    trusted = settings.lore_slack_connect == PartnerPolicy.TRUSTED
+    return Place(
+        user.tenant_id,
+        user.id,
+        channel_id=channel.id if channel else None,
+        channel_is_private=channel.is_private if channel else False,
+        user_is_admin=user.is_admin and user.home_team is None,
+        partner=user.home_team is not None and not trusted,
+        external=channel is not None and channel.is_shared_externally and not trusted,
+        connector_admin=user.home_team is None and user.external_id in settings.connector_admins,
+    )
+
+
 async def enter_channel(services: Services, user: UserRef, channel: ChannelRef) -> Actor:
     """The user speaking in a channel; the channel's index is created and enabled on first use."""
     conversation = await asyncio.to_thread(services.directory.channel_conversation, channel)
@@ -27,14 +45,7 @@ async def enter_channel(services: Services, user: UserRef, channel: ChannelRef) 
     if not enabled:
         index = await services.catalog.channel_index(channel)
         await services.catalog.enable(conversation, index)
-    place = Place(
-        channel.tenant_id,
-        user.id,
-        channel_id=channel.id,
-        channel_is_private=channel.is_private,
-        user_is_admin=user.is_admin,
-    )
-    return Actor(user, conversation, place)
+    return Actor(user, conversation, place_of(services, user, channel))
 
 
 async def enter_dm(services: Services, user: UserRef) -> Actor:
@@ -44,4 +55,4 @@ async def enter_dm(services: Services, user: UserRef) -> Actor:
     if not enabled:
         index = await services.catalog.personal_index(user)
         await services.catalog.enable(conversation, index)
-    return Actor(user, conversation, Place(user.tenant_id, user.id, user_is_admin=user.is_admin))
+    return Actor(user, conversation, place_of(services, user))

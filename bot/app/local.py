@@ -9,8 +9,9 @@ from pathlib import Path
 
 from bot.app.conversations import Actor, enter_dm
 from bot.app.services import Services
+from storage.access import Place
 from storage.records import IndexRef, UserRef
-from storage.repositories.directory import LOCAL_TENANT
+from storage.values import LOCAL_TENANT
 
 SKIPPED_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".lore"}
 
@@ -28,22 +29,31 @@ async def local_user(services: Services, user_name: str | None = None) -> UserRe
     return await asyncio.to_thread(services.directory.ensure_user, LOCAL_TENANT, name, name, is_admin=True)
 
 
+async def operator_place(services: Services, tenant: str = LOCAL_TENANT) -> Place:
+    """Where the person at the command line acts from: a private place, as an admin who may
+    manage connectors (they run Lore). Outside the local workspace, as the CLI's own user."""
+    if tenant == LOCAL_TENANT:
+        user = await local_user(services)
+    else:
+        user = await asyncio.to_thread(
+            services.directory.ensure_user, tenant, "cli", "Lore CLI", is_admin=True
+        )
+    return Place(tenant, user.id, user_is_admin=True, connector_admin=True)
+
+
 async def local_dm(services: Services, user_name: str | None = None) -> Actor:
     """The local user in their private conversation with Lore (personal index enabled)."""
     return await enter_dm(services, await local_user(services, user_name))
 
 
 async def index_for_cli(services: Services, actor: Actor, name: str, *, create: bool) -> IndexRef:
-    """The index called `name`; with `create`, a new shared index if there is none."""
-    from knowledge.catalog import IndexNotFound
-    from storage.access import Action
-
-    try:
-        return await services.catalog.find(actor.place, name, Action.SEARCH)
-    except IndexNotFound:
-        if not create:
-            raise
-        return await services.catalog.create_shared(actor.place, name)
+    """The index called `name`; with `create`, a new shared index (enabled in the local DM,
+    as chat does) if there is none."""
+    if create:
+        return (
+            await services.actions.indexes.find_or_create(actor.place, name, conversation=actor.conversation)
+        ).index
+    return await services.actions.indexes.find(actor.place, name)
 
 
 def files_under(

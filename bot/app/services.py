@@ -7,6 +7,7 @@ and the HTTP API all receive a `Services`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
@@ -22,9 +23,11 @@ from knowledge.sources.jobs import IndexingJobs
 from knowledge.tokens import configure_cache
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
+from storage.repositories.answers import AnswerRepository
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
+from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
@@ -33,6 +36,8 @@ from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+
+    from bot.app.actions import Actions
 
 
 @dataclass
@@ -52,6 +57,16 @@ class Services:
     sources: SourceRepository
     jobs: IndexingJobs
     connections: Connections
+    answers: AnswerRepository
+    deliveries: EventLog
+    """Slack deliveries already handled (each event is acted on once, across restarts)."""
+
+    @cached_property
+    def actions(self) -> Actions:
+        """The use cases every surface calls (they check the permission table)."""
+        from bot.app.actions import Actions
+
+        return Actions(self)
 
     async def aclose(self) -> None:
         if self.llm is not None:
@@ -93,6 +108,8 @@ def build_services(
         sources=sources,
         jobs=jobs,
         connections=build_connections(settings, db, allow, resolve),
+        answers=AnswerRepository(db),
+        deliveries=EventLog(db),
     )
 
 

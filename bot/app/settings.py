@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from knowledge.settings import KnowledgeSettings
+from storage.access import PartnerPolicy
 
 SECRET_FIELDS = frozenset(
     {"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret", "lore_secret_key"}
@@ -58,6 +59,12 @@ class Settings(KnowledgeSettings):
         default="",
         description="Comma-separated Slack user ids who may connect doc sources (Confluence) besides "
         "the workspace's admins.",
+    )
+    lore_slack_connect: PartnerPolicy = Field(
+        default=PartnerPolicy.CHANNEL_ONLY,
+        description="What people of other organisations in Slack Connect channels get: `off` (Lore "
+        "does not answer them), `channel-only` (they read the shared channel's own index; that "
+        "channel searches nothing else) or `trusted` (they act as members of the workspace).",
     )
 
     @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")

@@ -1,11 +1,15 @@
-"""The chat command grammar: a message to Lore is one of these commands or a question.
+"""The chat commands: a message to Lore is one of these commands or a question.
 
-Natural phrasings, case-insensitive, tolerant of punctuation, with or without "please"
-and "can you". `parse()` never fails: whatever is not a command is a `Question`.
+Each command is declared once (`Declaration`): its grammar, what it does, examples of how
+people say it, and who may use it. `parse()` tries the declarations in order; `help`, the
+README's command table and the grammar tests are generated from them. Phrasings are
+natural, case-insensitive, tolerant of punctuation, with or without "please" and "can you".
+`parse()` never fails: whatever is not a command is a `Question`.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,6 +133,13 @@ class AttachSpace:
     page: str | None = None
 
 
+@dataclass(frozen=True)
+class LockSettings:
+    """“lock this channel's settings” / “unlock …”: only admins change them while locked."""
+
+    locked: bool
+
+
 Command = (
     Question
     | AddFiles
@@ -145,6 +156,7 @@ Command = (
     | Help
     | SetMode
     | SetStrategy
+    | LockSettings
     | StopIndexing
     | Refresh
     | ConnectSource
@@ -153,47 +165,6 @@ Command = (
 )
 
 _MEMORY = r"(?:(?:to|into|in)\s+(?:(?:your|the|my|our)\s+)?(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
-_PATTERNS: list[tuple[re.Pattern[str], Callable[..., Command]]] = [  # matched case-insensitively, in order
-    (re.compile(r"^(?:help|what can you do|how do (?:i|you) use (?:you|this|lore))$", re.I), Help),
-    (
-        re.compile(r"^(?:status|indexing status|(?:what(?:'s| is) )?the status|show (?:the )?jobs)$", re.I),
-        Status,
-    ),
-    (
-        re.compile(
-            r"^(?:list|show)(?: (?:me|all|the|your|my))* (?:indexes|indices|indexs|knowledge indexes|memories)$|^which indexes can i use$|^what do you know(?: about)?$|^what indexes (?:are there|do (?:you|i) have)$",
-            re.I,
-        ),
-        ListIndexes,
-    ),
-    (
-        re.compile(
-            r"^(?:what(?:'s| is) in your memory|what do you remember|list (?:the |all |your )?(?:docs|documents|files)|show (?:me )?(?:the |all |your )?(?:docs|documents|files))$",
-            re.I,
-        ),
-        ListDocs,
-    ),
-    (re.compile(rf"^(?:enable|turn on|activate) {_INDEX}$", re.I), EnableIndex),
-    (
-        re.compile(rf"^(?:use|add|search|check) {_INDEX_WORD}(?: (?:too|as well|here))?$", re.I),
-        EnableIndex,
-    ),
-    (re.compile(rf"^(?:disable|turn off|deactivate) {_INDEX}$", re.I), DisableIndex),
-    (re.compile(rf"^(?:stop using|remove) {_INDEX_WORD}$", re.I), DisableIndex),
-    (
-        re.compile(rf"^(?:make|set) {_INDEX} (?:as )?(?:the |my |your )?default(?: index)?$", re.I),
-        MakeDefault,
-    ),
-    (re.compile(rf"^(?:set|change) (?:the )?default(?: index)? to {_INDEX}$", re.I), MakeDefault),
-    (
-        re.compile(
-            rf"^(?:create|make|new)(?: an?| the)?(?: new)?(?: shared)? (?:index|knowledge index|memory)(?: (?:called|named))? {_INDEX}$",
-            re.I,
-        ),
-        CreateIndex,
-    ),
-    (re.compile(rf"^(?:delete|destroy|drop) {_INDEX_WORD}$", re.I), DeleteIndex),
-]
 _MODE = re.compile(
     r"^(?:use|switch to|set|change to)(?: the)?(?: response)?(?: mode(?: to)?)? (?P<mode>rag[ _-]?only|llm[ _-]?only|hybrid|smart[ _-]?fallback|rag[ _-]?priority|llm[ _-]?priority)(?: mode)?(?: here| in this (?:channel|conversation))?$",
     re.I,
@@ -243,43 +214,317 @@ _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]+)>")  # how Slack sends "#eng"
 _SITE_WORDS = re.compile(r"\b(?:site|website|docs site|whole|all pages|crawl)\b", re.I)
 
 
+_LOCK = re.compile(
+    r"^(?P<verb>lock|unlock) (?:the |this |our )?(?:channel(?:'s)? |conversation(?:'s)? )?settings(?: here| (?:of|for|in) this channel)?$",
+    re.I,
+)
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
+_HELP = _regex(r"^(?:help|what can you do|how do (?:i|you) use (?:you|this|lore))$")
+_STATUS = _regex(r"^(?:status|indexing status|(?:what(?:'s| is) )?the status|show (?:the )?jobs)$")
+_LIST_INDEXES = _regex(
+    r"^(?:list|show)(?: (?:me|all|the|your|my))* (?:indexes|indices|indexs|knowledge indexes|memories)$|^which indexes can i use$|^what do you know(?: about)?$|^what indexes (?:are there|do (?:you|i) have)$"
+)
+_LIST_DOCS = _regex(
+    r"^(?:what(?:'s| is) in your memory|what do you remember|list (?:the |all |your )?(?:docs|documents|files)|show (?:me )?(?:the |all |your )?(?:docs|documents|files))$"
+)
+_ENABLE = (
+    _regex(rf"^(?:enable|turn on|activate) {_INDEX}$"),
+    _regex(rf"^(?:use|add|search|check) {_INDEX_WORD}(?: (?:too|as well|here))?$"),
+)
+_DISABLE = (
+    _regex(rf"^(?:disable|turn off|deactivate) {_INDEX}$"),
+    _regex(rf"^(?:stop using|remove) {_INDEX_WORD}$"),
+)
+_DEFAULT = (
+    _regex(rf"^(?:make|set) {_INDEX} (?:as )?(?:the |my |your )?default(?: index)?$"),
+    _regex(rf"^(?:set|change) (?:the )?default(?: index)? to {_INDEX}$"),
+)
+_CREATE = _regex(
+    rf"^(?:create|make|new)(?: an?| the)?(?: new)?(?: shared)? (?:index|knowledge index|memory)(?: (?:called|named))? {_INDEX}$"
+)
+_DELETE = _regex(rf"^(?:delete|destroy|drop) {_INDEX_WORD}$")
+
+
+class Section(enum.StrEnum):
+    DOCUMENTS = "Documents"
+    SITES = "Sites"
+    INDEXES = "Indexes"
+    ANSWERS = "Answers"
+    CONFLUENCE = "Confluence"
+    LORE = "Lore"
+
+
+@dataclass(frozen=True)
+class Said:
+    """A message as the grammar reads it: as typed (`raw`), tidied (`text`), its links."""
+
+    raw: str
+    text: str
+    urls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One command: how it is recognised, what it does, how people say it, who may."""
+
+    command: type
+    summary: str
+    examples: tuple[str, ...]
+    who: str
+    section: Section
+    match: Callable[[Said], Command | None]
+
+
+def _named(
+    patterns: tuple[re.Pattern[str], ...], build: Callable[[str], Command]
+) -> Callable[[Said], Command | None]:
+    def match(said: Said) -> Command | None:
+        for pattern in patterns:
+            if found := pattern.match(said.text):
+                return build(found.group("name").strip())
+        return None
+
+    return match
+
+
+def _fixed(pattern: re.Pattern[str], build: Callable[[], Command]) -> Callable[[Said], Command | None]:
+    return lambda said: build() if pattern.match(said.text) else None
+
+
+def _add_urls(said: Said) -> Command | None:
+    if said.urls and re.match(r"^(?:add|save|store|index|ingest|remember|crawl|learn)\b", said.text, re.I):
+        whole = bool(_SITE_WORDS.search(said.text)) or "these docs" in said.text.lower()
+        return AddUrls(said.urls, whole_site=whole)
+    return None
+
+
+def _connect(said: Said) -> Command | None:
+    return ConnectSource(found.group("kind").lower()) if (found := _CONNECT.match(said.text)) else None
+
+
+def _attach_space(said: Said) -> Command | None:
+    if not (found := _ATTACH_SPACE.match(said.text)):
+        return None
+    space = found.group("space") or found.group("space2")
+    return AttachSpace(
+        space.upper() if not space.startswith("~") else space,
+        found.group("index").strip(),
+        found.group("page"),
+    )
+
+
+def _mode(said: Said) -> Command | None:
+    return (
+        SetMode(re.sub(r"[ _-]+", "_", found.group("mode")).upper())
+        if (found := _MODE.match(said.text))
+        else None
+    )
+
+
+def _strategy(said: Said) -> Command | None:
+    if not (found := _STRATEGY.match(said.text)):
+        return None
+    return SetStrategy((found.group("s") or found.group("s2")).lower())
+
+
+def _lock(said: Said) -> Command | None:
+    return LockSettings(found.group("verb").lower() == "lock") if (found := _LOCK.match(said.text)) else None
+
+
+def _stop(said: Said) -> Command | None:
+    return StopIndexing(_reference(said, found.group("ref"))) if (found := _STOP.match(said.text)) else None
+
+
+def _refresh(said: Said) -> Command | None:
+    return Refresh(_reference(said, found.group("ref"))) if (found := _REFRESH.match(said.text)) else None
+
+
+def _forget(said: Said) -> Command | None:
+    found = _FORGET.match(said.text)
+    if found and (said.urls or _DOCUMENT_LIKE.search(said.text) or _FILE_NAME.match(found.group("ref"))):
+        return Forget(_reference(said, found.group("ref")))
+    return None
+
+
+ANYONE = "anyone here"
+SETTINGS = "in a DM, you; in a channel, its members (admins only once an admin locks the channel's settings)"
+ADMINS = "in a DM, you; in a channel, workspace admins"
+KEEPERS = "channel indexes: their channel's members; shared indexes: their creator, whoever added it, admins"
+CONNECTOR_ADMINS = "workspace admins and LORE_CONNECTOR_ADMINS"
+
+DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
+    Declaration(
+        AddUrls,
+        "Add web pages, or crawl a whole site (with progress here) and keep it fresh",
+        (
+            "add https://docs.example.com/page to your memory",
+            "add these docs to your memory: https://docs.example.com/api/",
+        ),
+        "where documents may be added (see who may see what)",
+        Section.SITES,
+        _add_urls,
+    ),
+    Declaration(
+        ConnectSource,
+        "Connect Confluence (credentials go into a private form)",
+        ("connect confluence",),
+        CONNECTOR_ADMINS,
+        Section.CONFLUENCE,
+        _connect,
+    ),
+    Declaration(
+        ListSpaces,
+        "The spaces a connected Confluence offers",
+        ("list confluence spaces",),
+        CONNECTOR_ADMINS,
+        Section.CONFLUENCE,
+        _fixed(_SPACES, ListSpaces),
+    ),
+    Declaration(
+        AttachSpace,
+        "Index a Confluence space (or a page tree) into an index, with progress here",
+        ("add the ENG space to the confluence index", "add the ENG space from page 12345 to the docs index"),
+        CONNECTOR_ADMINS,
+        Section.CONFLUENCE,
+        _attach_space,
+    ),
+    Declaration(
+        SetMode,
+        "How answers use documents and the model: rag only, llm only, hybrid, smart fallback, rag priority, llm priority",
+        ("use rag only mode here", "switch to hybrid"),
+        ADMINS,
+        Section.ANSWERS,
+        _mode,
+    ),
+    Declaration(
+        SetStrategy,
+        "When to search: always, confidence, smart, function",
+        ("use the strategy smart",),
+        ADMINS,
+        Section.ANSWERS,
+        _strategy,
+    ),
+    Declaration(
+        LockSettings,
+        "Lock (or unlock) this channel's settings so only admins change them",
+        ("lock this channel's settings", "unlock settings"),
+        ADMINS,
+        Section.ANSWERS,
+        _lock,
+    ),
+    Declaration(
+        AddFiles,
+        "Add the files on this message (or on the thread's parent) to this conversation's default index; in a DM, just drop files",
+        ("add this doc to your memory", "remember this"),
+        "where documents may be added (see who may see what)",
+        Section.DOCUMENTS,
+        _fixed(_ADD_FILES, AddFiles),
+    ),
+    Declaration(Help, "What Lore can do", ("help",), ANYONE, Section.LORE, _fixed(_HELP, Help)),
+    Declaration(
+        Status,
+        "Indexing jobs and attached sources here",
+        ("status",),
+        ANYONE,
+        Section.SITES,
+        _fixed(_STATUS, Status),
+    ),
+    Declaration(
+        ListIndexes,
+        "The indexes you may use here: enabled, default, sizes",
+        ("list indexes", "which indexes can I use"),
+        ANYONE,
+        Section.INDEXES,
+        _fixed(_LIST_INDEXES, ListIndexes),
+    ),
+    Declaration(
+        ListDocs,
+        "The default index's documents",
+        ("what's in your memory",),
+        ANYONE,
+        Section.DOCUMENTS,
+        _fixed(_LIST_DOCS, ListDocs),
+    ),
+    Declaration(
+        EnableIndex,
+        "Search another index here too",
+        ("enable the handbook index", "use the handbook index too"),
+        SETTINGS,
+        Section.INDEXES,
+        _named(_ENABLE, EnableIndex),
+    ),
+    Declaration(
+        DisableIndex,
+        "Stop searching an index here",
+        ("disable the handbook index",),
+        SETTINGS,
+        Section.INDEXES,
+        _named(_DISABLE, DisableIndex),
+    ),
+    Declaration(
+        MakeDefault,
+        "Where new documents go in this conversation",
+        ("make handbook the default",),
+        SETTINGS,
+        Section.INDEXES,
+        _named(_DEFAULT, MakeDefault),
+    ),
+    Declaration(
+        CreateIndex,
+        "A new shared index, enabled here",
+        ("create an index called handbook",),
+        "anyone in the workspace (not partners)",
+        Section.INDEXES,
+        _named((_CREATE,), CreateIndex),
+    ),
+    Declaration(
+        DeleteIndex,
+        "Delete an index and everything in it (asks to confirm)",
+        ("delete the handbook index",),
+        "shared: its creator or an admin; a channel's: an admin, from that channel",
+        Section.INDEXES,
+        _named((_DELETE,), DeleteIndex),
+    ),
+    Declaration(
+        StopIndexing,
+        "Stop a running crawl or sync",
+        ("stop indexing docs.example.com",),
+        KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
+        Section.SITES,
+        _stop,
+    ),
+    Declaration(
+        Refresh,
+        "Crawl a site (or sync Confluence) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
+        ("refresh docs.example.com", "refresh docs.example.com weekly"),
+        KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
+        Section.SITES,
+        _refresh,
+    ),
+    Declaration(
+        Forget,
+        "Remove a document (by name, URL or id), or a site or Confluence with all its pages",
+        ("forget report.pdf", "forget docs.example.com"),
+        KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
+        Section.DOCUMENTS,
+        _forget,
+    ),
+)
+
+
 def parse(message: str) -> Command:
     """The command `message` asks for, or a `Question`."""
     raw = " ".join(message.split())
-    text = _normalise(raw)
     urls = tuple(match.group(1).rstrip(".,;:!?") for match in URL.finditer(raw))  # "see https://x.io."
-    if urls and re.match(r"^(?:add|save|store|index|ingest|remember|crawl|learn)\b", text, re.I):
-        return AddUrls(urls, whole_site=bool(_SITE_WORDS.search(text)) or "these docs" in text.lower())
-    if match := _CONNECT.match(text):
-        return ConnectSource(match.group("kind").lower())
-    if _SPACES.match(text):
-        return ListSpaces()
-    if match := _ATTACH_SPACE.match(text):
-        space = match.group("space") or match.group("space2")
-        return AttachSpace(
-            space.upper() if not space.startswith("~") else space,
-            match.group("index").strip(),
-            match.group("page"),
-        )
-    if match := _MODE.match(text):
-        return SetMode(re.sub(r"[ _-]+", "_", match.group("mode")).upper())
-    if match := _STRATEGY.match(text):
-        return SetStrategy((match.group("s") or match.group("s2")).lower())
-    if _ADD_FILES.match(text):
-        return AddFiles()
-    for pattern, command in _PATTERNS:
-        match = pattern.match(text)
-        if match:
-            name = match.groupdict().get("name")
-            return command(name.strip()) if name else command()
-    if match := _STOP.match(text):
-        return StopIndexing(_reference(raw, match.group("ref"), urls))
-    if match := _REFRESH.match(text):
-        return Refresh(_reference(raw, match.group("ref"), urls))
-    if (match := _FORGET.match(text)) and (
-        urls or _DOCUMENT_LIKE.search(text) or _FILE_NAME.match(match.group("ref"))
-    ):
-        return Forget(_reference(raw, match.group("ref"), urls))
+    said = Said(raw, _normalise(raw), urls)
+    for declaration in DECLARATIONS:
+        if (command := declaration.match(said)) is not None:
+            return command
     return Question(_strip_mentions(raw))
 
 
@@ -295,7 +540,7 @@ def _normalise(text: str) -> str:
     return _TRAILING.sub("", text).strip()
 
 
-def _reference(raw: str, captured: str, urls: tuple[str, ...]) -> str:
-    if urls:
-        return urls[0]
+def _reference(said: Said, captured: str) -> str:
+    if said.urls:
+        return said.urls[0]
     return captured.strip().strip("\"'“”‘’`").strip()

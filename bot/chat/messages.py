@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-HELP = """Here's what I can do:
-• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources.
-• *Add files*: attach them and say “@lore add this doc to your memory” (or reply “remember this” under a message with files). In a DM, just drop the files.
-• *Add web pages*: “@lore add https://docs.example.com/page to your memory”.
-• *Add a whole site*: “@lore add these docs to your memory: https://docs.example.com/api/” — I crawl it, show progress here and keep it fresh (“refresh docs.example.com”, “stop indexing docs.example.com”, “forget docs.example.com”, “refresh docs.example.com weekly”).
-• *Indexes*: “list indexes”, “enable the handbook index”, “disable the handbook index”, “make handbook the default”, “create an index called handbook”, “delete the handbook index”.
-• *Documents*: “what's in your memory”, “forget report.pdf”.
-• *Answer style*: “use rag only mode here” (also llm only, hybrid, smart fallback, rag priority, llm priority).
-• *Confluence* (admins): “connect confluence”, then “list confluence spaces” and “add the ENG space to the confluence index”; “status”, “refresh confluence” and “stop indexing confluence” work as for sites.
-• “status” shows indexing jobs; “help” shows this."""
+from bot.chat.commands import DECLARATIONS, Section
+
+HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
+
+
+def help_text() -> str:
+    """`help`: every command, by section, with how people say it (from the declarations)."""
+    lines = [HELP_LEAD]
+    for section in Section:
+        declared = [d for d in DECLARATIONS if d.section == section]
+        if declared:
+            examples = "; ".join(" or ".join(f"“{e}”" for e in d.examples) for d in declared)
+            lines.append(f"• *{section.value}*: {examples}.")
+    return "\n".join(lines)
+
 
 WORKING = "Looking through my memory…"
 CONNECT_SLACK = (
@@ -63,24 +68,30 @@ def download_failed(name: str, detail: str) -> str:
     return f"I couldn't download {name}: {detail}."
 
 
-def enabled(index: str) -> str:
-    return f"Enabled the *{index}* index here. I'll search it for every question."
+def enabled(index: str, what: str) -> str:
+    return f"Enabled the *{index}* index ({what}) here. I'll search it for every question."
 
 
-def already_enabled(index: str) -> str:
-    return f"The *{index}* index is already enabled here."
+def already_enabled(index: str, what: str) -> str:
+    return f"The *{index}* index ({what}) is already enabled here."
 
 
-def disabled(index: str) -> str:
-    return f"Disabled the *{index}* index here."
+def disabled(index: str, what: str) -> str:
+    return f"Disabled the *{index}* index ({what}) here."
 
 
-def not_enabled(index: str) -> str:
-    return f"The *{index}* index wasn't enabled here."
+def not_enabled(index: str, what: str) -> str:
+    return f"The *{index}* index ({what}) wasn't enabled here."
 
 
-def made_default(index: str) -> str:
-    return f"New documents here now go into the *{index}* index."
+def made_default(index: str, what: str) -> str:
+    return f"New documents here now go into the *{index}* index ({what})."
+
+
+def settings_locked(locked: bool) -> str:
+    if locked:
+        return "Locked this channel's settings: only workspace admins can change its indexes and answer mode now."
+    return "Unlocked this channel's settings: its members can enable and disable indexes again."
 
 
 def created(index: str) -> str:

@@ -1,15 +1,17 @@
 """The command router: one path from a message to a reply, for Slack and the shell alike.
 
-`Router.handle(turn, surface)` parses the message, runs the command or answers the
-question, and always replies: errors become polite, specific messages in the thread.
+`Router.handle(turn, surface)` parses the message, runs the command (through the use cases
+in `bot.app.actions`, which check permissions) or answers the question, and always replies:
+errors become polite, specific messages in the thread.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
+from bot.app.actions import AddOutcome
+from bot.app.actions.indexes import describe
 from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
@@ -18,27 +20,20 @@ from bot.chat.render import render_documents_md, render_listing_md
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
-from knowledge.catalog import NotAllowed
-from knowledge.documents import find_documents
 from knowledge.engine import Request, Strategy
-from knowledge.errors import IngestError, KnowledgeError
-from knowledge.ingest import IngestResult, Outcome, Source
-from knowledge.metadata import DocumentFacts
-from knowledge.sources.fetch import Fetcher, FetchError
-from storage.access import Action, allowed
-from storage.models import SourceKind
+from knowledge.errors import KnowledgeError
+from knowledge.ingest import Outcome, Source
+from knowledge.sources.fetch import Fetcher
 from storage.records import IndexRef
-from storage.repositories.answers import AnswerEntry, AnswerRepository
 
 log = logging.getLogger(__name__)
-STRATEGIES = ("always", "confidence", "smart", "function")
 
 
 class Router:
     def __init__(self, services: Services, fetcher: Fetcher) -> None:
         self._services = services
+        self._actions = services.actions
         self._fetcher = fetcher
-        self._answers = AnswerRepository(services.db)
         self._sites = SiteCommands(services)
         self._connectors = ConnectorCommands(services, self._sites)
         self._handlers: dict[type, Callable[..., Awaitable[None]]] = {
@@ -59,6 +54,7 @@ class Router:
             c.Help: self._help,
             c.SetMode: self._set_mode,
             c.SetStrategy: self._set_strategy,
+            c.LockSettings: self._lock,
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.AttachSpace: self._attach_space,
@@ -79,35 +75,27 @@ class Router:
         """Download and add files to the conversation's default index; returns the names added.
         Only failures are reported: the caller sums up the rest in one message."""
         target = await self.default_index(turn)
-        names = []
-        for file in files:
-            result = await self._add_file(target, file, surface, announce=False)
-            if result is not None:
-                names.append(file.name)
-        return names
+        outcomes = await self._add_files_to(target, files, turn, surface)
+        for outcome in outcomes:
+            if outcome.error:
+                await surface.say(messages.failed_file(outcome.error))
+        return [o.name for o in outcomes if o.ok]
 
     async def confirmed(self, turn: Turn, surface: Surface, action: str, value: str) -> None:
         """A confirmation button was pressed (only `delete_index` asks for one)."""
         if action != "delete_index":
             return
         place = turn.actor.place
-        index = await asyncio.to_thread(self._services.indexes.get, int(value))
-        if not allowed(Action.DELETE, index.facts, place):
-            await surface.say(
-                messages.failed_file(
-                    str(NotAllowed(f"only the person who created the {index.name} index can delete it"))
-                )
-            )
+        try:
+            index = await self._actions.indexes.get(place, int(value))
+            await self._actions.indexes.delete(place, index)
+        except KnowledgeError as exc:
+            await surface.say(messages.failed_file(str(exc)))
             return
-        await self._services.catalog.delete(place, index)
         await surface.say(messages.deleted(index.name))
 
     async def default_index(self, turn: Turn) -> IndexRef:
-        enabled = await self._services.catalog.enabled(turn.actor.conversation, turn.actor.place)
-        for index in enabled:
-            if allowed(Action.ADD, index.facts, turn.actor.place):
-                return index
-        raise KnowledgeError(messages.no_index_here())
+        return await self._actions.indexes.default(turn.actor)
 
     async def _question(self, command: c.Question, turn: Turn, surface: Surface) -> None:
         if not command.text.strip():
@@ -115,7 +103,7 @@ class Router:
             return
         await surface.working()
         actor = turn.actor
-        indexes = await self._services.catalog.enabled(actor.conversation, actor.place)
+        indexes = await self._actions.indexes.enabled(actor)
         mode = (
             ResponseMode.parse(actor.conversation.response_mode) if actor.conversation.response_mode else None
         )
@@ -124,20 +112,7 @@ class Router:
         request = Request(indexes, chat, mode=mode, strategy=strategy)
 
         async def record(answer: Answer) -> int:
-            entry = AnswerEntry(
-                tenant_id=actor.place.tenant_id,
-                question=command.text,
-                mode=answer.mode.value,
-                fallback=answer.fallback.value if answer.fallback else None,
-                abstained=answer.abstained,
-                cited=[
-                    {"document_id": x.document_id, "name": x.name, "index": x.index_name}
-                    for x in answer.citations
-                ],
-                conversation_id=actor.conversation.id,
-                user_id=actor.user.id,
-            )
-            return await asyncio.to_thread(self._answers.record, entry)
+            return await self._actions.answers.record(actor, command.text, answer)
 
         events = self._services.knowledge.ask_stream(request)
         try:
@@ -153,42 +128,31 @@ class Router:
             return
         await surface.working()
         target = await self.default_index(turn)
-        for file in files:
-            await self._add_file(target, file, surface)
+        for outcome in await self._add_files_to(target, files, turn, surface):
+            await surface.say(_outcome_line(outcome, target))
 
-    async def _add_file(
-        self, target: IndexRef, file: IncomingFile, surface: Surface, *, announce: bool = True
-    ) -> IngestResult | None:
+    async def _add_files_to(
+        self, target: IndexRef, files: Sequence[IncomingFile], turn: Turn, surface: Surface
+    ) -> list[AddOutcome]:
+        """Download each file and add it: one outcome per file, whatever becomes of the others."""
         limit = self._services.settings.lore_max_file_mb
-        if file.size is not None and file.size > limit * 1024 * 1024:
-            await surface.say(messages.too_big(file.name, file.size / 1024 / 1024, limit))
-            return None
-        try:
-            data = await file.fetch()
-        except DownloadError as exc:
-            await surface.say(str(exc))
-            return None
-        source = Source(name=file.name, data=data, mime_type=file.mime_type)
-        return await self._ingest(target, source, surface, announce=announce)
-
-    async def _ingest(
-        self, target: IndexRef, source: Source, surface: Surface, *, announce: bool = True
-    ) -> IngestResult | None:
-        try:
-            result = await self._services.ingestor.add(target, source)
-        except IngestError as exc:
-            await surface.say(messages.failed_file(str(exc)))
-            return None
-        if not announce:
-            return result
-        name = result.document.name
-        if result.outcome == Outcome.UNCHANGED:
-            await surface.say(messages.already(name, target.name))
-        elif result.outcome == Outcome.UPDATED:
-            await surface.say(messages.updated(name, target.name, result.chunks))
-        else:
-            await surface.say(messages.added(name, target.name, result.chunks))
-        return result
+        outcomes: list[AddOutcome] = []
+        sources: list[Source] = []
+        for file in files:
+            if file.size is not None and file.size > limit * 1024 * 1024:
+                outcomes.append(
+                    AddOutcome(file.name, error=messages.too_big(file.name, file.size / 2**20, limit))
+                )
+                continue
+            try:
+                data = await file.fetch()
+            except DownloadError as exc:
+                outcomes.append(AddOutcome(file.name, error=str(exc)))
+                continue
+            sources.append(Source(name=file.name, data=data, mime_type=file.mime_type))
+        if sources:
+            outcomes.extend(await self._actions.documents.add(turn.actor.place, target, sources))
+        return outcomes
 
     async def _add_urls(self, command: c.AddUrls, turn: Turn, surface: Surface) -> None:
         await surface.working()
@@ -197,67 +161,54 @@ class Router:
             await self._sites.add_site(target, command.urls, turn, surface)
             return
         for url in command.urls:
-            try:
-                page = await self._fetcher.get(url)
-            except FetchError as exc:
-                await surface.say(f"I couldn't read {url}: {exc}")
-                continue
-            facts = DocumentFacts(url=page.url)
-            source = Source(
-                name=page.url,
-                data=page.body,
-                kind=SourceKind.URL,
-                mime_type=page.mime_type,
-                facts=facts,
-            )
-            await self._ingest(target, source, surface)
+            outcome = await self._actions.documents.add_page(turn.actor.place, target, url, self._fetcher)
+            await surface.say(_outcome_line(outcome, target))
 
     async def _list_indexes(self, command: c.ListIndexes, turn: Turn, surface: Surface) -> None:
-        rows = await self._services.catalog.listing(turn.actor.place, turn.actor.conversation)
-        await surface.say(render_listing_md(rows))
+        await surface.say(render_listing_md(await self._actions.indexes.listing(turn.actor)))
 
     async def _enable(self, command: c.EnableIndex, turn: Turn, surface: Surface) -> None:
-        index = await self._services.catalog.find(turn.actor.place, command.name, Action.ENABLE)
-        fresh = await self._services.catalog.enable(turn.actor.conversation, index)
-        await surface.say(messages.enabled(index.name) if fresh else messages.already_enabled(index.name))
+        index, fresh = await self._actions.indexes.enable(turn.actor, command.name)
+        what = describe(index, turn.actor.place)
+        await surface.say(
+            messages.enabled(index.name, what) if fresh else messages.already_enabled(index.name, what)
+        )
 
     async def _disable(self, command: c.DisableIndex, turn: Turn, surface: Surface) -> None:
-        index = await self._services.catalog.find(turn.actor.place, command.name, Action.LIST)
-        gone = await self._services.catalog.disable(turn.actor.conversation, index)
-        await surface.say(messages.disabled(index.name) if gone else messages.not_enabled(index.name))
+        index, gone = await self._actions.indexes.disable(turn.actor, command.name)
+        what = describe(index, turn.actor.place)
+        await surface.say(
+            messages.disabled(index.name, what) if gone else messages.not_enabled(index.name, what)
+        )
 
     async def _make_default(self, command: c.MakeDefault, turn: Turn, surface: Surface) -> None:
-        index = await self._services.catalog.find(turn.actor.place, command.name, Action.ADD)
-        await self._services.catalog.enable(turn.actor.conversation, index, as_default=True)
-        await surface.say(messages.made_default(index.name))
+        index = await self._actions.indexes.make_default(turn.actor, command.name)
+        await surface.say(messages.made_default(index.name, describe(index, turn.actor.place)))
 
     async def _create(self, command: c.CreateIndex, turn: Turn, surface: Surface) -> None:
-        index = await self._services.catalog.create_shared(turn.actor.place, command.name)
-        await self._services.catalog.enable(turn.actor.conversation, index)
+        actor = turn.actor
+        index = await self._actions.indexes.create(actor.place, command.name, conversation=actor.conversation)
         await surface.say(messages.created(index.name))
 
     async def _delete(self, command: c.DeleteIndex, turn: Turn, surface: Surface) -> None:
-        index = await self._services.catalog.find(turn.actor.place, command.name, Action.DELETE)
-        stats = await asyncio.to_thread(self._services.indexes.stats, index.id)
+        index, stats = await self._actions.indexes.check_delete(turn.actor.place, command.name)
         await surface.confirm(
             messages.confirm_delete(index.name, stats.documents), "delete_index", str(index.id)
         )
 
     async def _list_docs(self, command: c.ListDocs, turn: Turn, surface: Surface) -> None:
         target = await self.default_index(turn)
-        documents = await asyncio.to_thread(self._services.documents.list_ready, target.id, limit=50)
+        documents = await self._actions.documents.listing(turn.actor.place, target)
         await surface.say(render_documents_md(target, documents))
 
     async def _forget(self, command: c.Forget, turn: Turn, surface: Surface) -> None:
-        if site := await self._sites.forget(command.reference, turn):
-            await surface.say(messages.site_forgotten(*site))
+        if await self._sites.forget(command.reference, turn, surface):
             return
         target = await self.default_index(turn)
-        found = await find_documents(self._services.documents, target, command.reference)
+        found = await self._actions.documents.forget(turn.actor.place, target, command.reference)
         if not found:
             await surface.say(messages.nothing_to_forget(command.reference, target.name))
             return
-        await self._services.ingestor.remove(target, [d.id for d in found])
         await surface.say(messages.forgot([d.name for d in found], target.name))
 
     async def _status(self, command: c.Status, turn: Turn, surface: Surface) -> None:
@@ -279,7 +230,7 @@ class Router:
         await self._connectors.attach(command.space, command.page, command.index, turn, surface)
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
-        await surface.say(messages.HELP)
+        await surface.say(messages.help_text())
 
     async def _set_mode(self, command: c.SetMode, turn: Turn, surface: Surface) -> None:
         try:
@@ -287,21 +238,26 @@ class Router:
         except ValueError:
             await surface.say(messages.unknown_mode(command.mode))
             return
-        await asyncio.to_thread(
-            self._services.directory.set_conversation_options,
-            turn.actor.conversation.id,
-            response_mode=mode.value,
-        )
+        await self._actions.settings.set_mode(turn.actor, mode)
         await surface.say(messages.mode_set(mode.value))
 
     async def _set_strategy(self, command: c.SetStrategy, turn: Turn, surface: Surface) -> None:
-        await asyncio.to_thread(
-            self._services.directory.set_conversation_options,
-            turn.actor.conversation.id,
-            rag_strategy=command.strategy,
-        )
-        await surface.say(messages.strategy_set(command.strategy))
+        strategy = await self._actions.settings.set_strategy(turn.actor, Strategy(command.strategy))
+        await surface.say(messages.strategy_set(strategy.rag_strategy or command.strategy))
+
+    async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
+        await self._actions.settings.lock(turn.actor, command.locked)
+        await surface.say(messages.settings_locked(command.locked))
 
 
-def outcome_line(result: IngestResult) -> str:
-    return f"{result.document.name}: {result.outcome.value}"
+def _outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
+    """What became of one document, as chat says it."""
+    result = outcome.result
+    if result is None:
+        return messages.failed_file(outcome.error or f"I couldn't add {outcome.name}")
+    name = result.document.name
+    if result.outcome == Outcome.UNCHANGED:
+        return messages.already(name, target.name)
+    if result.outcome == Outcome.UPDATED:
+        return messages.updated(name, target.name, result.chunks)
+    return messages.added(name, target.name, result.chunks)

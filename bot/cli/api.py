@@ -11,11 +11,10 @@ from datetime import datetime
 
 import typer
 
+from bot.app.keys import ApiKeyRef, ApiKeys, open_keys
 from bot.app.settings import Settings
-from storage.db import Database, open_database
 from storage.records import StorageError
-from storage.repositories.api_keys import ApiKeyRef, ApiKeyRepository
-from storage.repositories.directory import LOCAL_TENANT, Directory
+from storage.values import LOCAL_TENANT
 
 log = logging.getLogger(__name__)
 DEFAULT_PORT = 8080
@@ -48,11 +47,8 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         ),
     ) -> None:
         """Create a key; its secret is shown once and stored only as a hash."""
-        with _keys(settings_or_exit()) as (db, keys):
-            directory = Directory(db)
-            directory.ensure_tenant(tenant)
-            user_id = directory.ensure_user(tenant, user).id if user else None
-            issued = keys.create(tenant, name, user_id=user_id)
+        with _keys(settings_or_exit()) as keys:
+            issued = keys.create(tenant, name, user=user)
         typer.echo(
             f"Created API key {issued.key.id} ({name}) for tenant {tenant}" + (f" as {user}" if user else "")
         )
@@ -67,15 +63,15 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         ),
     ) -> None:
         """Revoke a key: requests with it are refused from now on."""
-        with _keys(settings_or_exit()) as (_db, keys):
+        with _keys(settings_or_exit()) as keys:
             revoked = keys.revoke(key, tenant_id=tenant)
         typer.echo(f"Revoked API key {revoked.id} ({revoked.name}) of tenant {revoked.tenant_id}")
 
     @keys_app.command("list")
     def list_keys(tenant: str | None = typer.Option(None, "--tenant", "-t")) -> None:
         """List keys (revoked ones too), never their secrets."""
-        with _keys(settings_or_exit()) as (_db, keys):
-            rows = keys.list_keys(tenant)
+        with _keys(settings_or_exit()) as keys:
+            rows = keys.listing(tenant)
         if not rows:
             typer.echo("No API keys yet. Create one with `lore api-key create --name NAME`.")
             return
@@ -91,7 +87,7 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     from aiohttp import web
 
     from bot.api import build_api
-    from bot.app.runtime import open_runtime
+    from bot.chat.runtime import open_runtime
 
     async with open_runtime(settings) as runtime:
         runner = web.AppRunner(build_api(runtime.services))
@@ -110,16 +106,13 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
 
 
 @contextmanager
-def _keys(settings: Settings) -> Iterator[tuple[Database, ApiKeyRepository]]:
-    settings.lore_home.mkdir(parents=True, exist_ok=True)
-    db = open_database(settings.effective_database_url)
+def _keys(settings: Settings) -> Iterator[ApiKeys]:
     try:
-        yield db, ApiKeyRepository(db)
+        with open_keys(settings) as keys:
+            yield keys
     except StorageError as exc:
         typer.secho(f"lore: {exc}", fg="red", err=True)
         raise typer.Exit(1) from None
-    finally:
-        db.dispose()
 
 
 def _row(key: ApiKeyRef) -> str:

@@ -11,8 +11,7 @@ from bot.app.settings import Settings
 from knowledge.evaluation import corpus_sources, evaluate, ingest_corpus, load_beir
 from knowledge.retrieval import RetrievalSpec, Retriever
 from storage.keyword import KeywordIndex
-from storage.models import Scope
-from storage.repositories.directory import LOCAL_TENANT
+from storage.values import LOCAL_TENANT, Scope
 
 EVAL_SPEC = RetrievalSpec(min_similarity=-1.0, max_per_document=1)
 """No threshold and one chunk per document: BEIR ranks documents."""

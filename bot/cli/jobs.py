@@ -11,29 +11,30 @@ import typer
 from rich.progress import Progress
 
 from bot.app.conversations import Actor
+from bot.app.local import operator_place
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.app.workers import build_worker, refresh_scheduler, running_jobs
 from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.chat.sources import pages_done
-from knowledge.sources.fetch import Refused
+from knowledge.errors import KnowledgeError
 from knowledge.sources.jobs import IndexingJobs
 from storage.records import IndexRef, JobRef
 
 
 async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: list[str]) -> JobRef:
     """Attach the site, run its job in this process with a progress bar, print the summary."""
-    jobs = services.jobs
     try:
-        source = await jobs.attach_site(target, urls, created_by=actor.user.id)
-    except Refused as exc:
-        raise typer.BadParameter(f"I can't crawl {urls[0]}: {exc}") from None
-    job = await jobs.start_indexing_job(target, source, conversation_id=actor.conversation.id)
+        done = await services.actions.sources.attach_site(
+            actor.place, target, urls, conversation_id=actor.conversation.id
+        )
+    except KnowledgeError as exc:
+        raise typer.BadParameter(str(exc)) from None
     async with running_jobs(services, schedule=False):
-        job = await follow_with_bar(jobs, job, source.name)
+        job = await follow_with_bar(services.jobs, done.job, done.source.name)
     typer.echo(
-        plain(messages.job_summary(source.name, job.state.value, job.counters, job.seconds, job.error))
+        plain(messages.job_summary(done.source.name, job.state.value, job.counters, job.seconds, job.error))
     )
     return job
 
@@ -87,7 +88,7 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         """Ask a job to stop (what it indexed stays)."""
 
         async def work(services: Services) -> None:
-            job = await services.jobs.cancel(job_id)
+            job = await services.actions.sources.cancel_job(await operator_place(services), job_id)
             typer.echo(f"job {job.id}: {'cancelled' if job.finished else 'stopping'}")
 
         _run(settings_or_exit(), work)

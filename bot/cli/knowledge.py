@@ -13,6 +13,7 @@ from typing import TypeVar
 import typer
 from rich.progress import Progress
 
+from bot.app.actions import AddOutcome
 from bot.app.conversations import Actor
 from bot.app.local import files_under, index_for_cli, local_dm
 from bot.app.services import Services, build_services
@@ -20,10 +21,10 @@ from bot.app.settings import Settings
 from knowledge.answer import ResponseMode
 from knowledge.engine import Request
 from knowledge.errors import IngestError, KnowledgeError
-from knowledge.ingest import IngestResult, Outcome, Source
+from knowledge.ingest import Outcome, Source
 from knowledge.metadata import DocumentFacts
 from knowledge.sources.fetch import AllowList, Fetcher, FetchError
-from storage.models import SourceKind
+from storage.values import SourceKind
 
 T = TypeVar("T")
 URL = re.compile(r"^https?://", re.I)
@@ -57,17 +58,17 @@ async def file_sources(files: list[Path]) -> AsyncIterator[Source]:
 
 
 async def page_sources(
-    services: Services, urls: list[str], unfetched: list[IngestError], say: Callable[[str], None]
+    services: Services, urls: list[str], unfetched: list[AddOutcome], report: Callable[[AddOutcome], None]
 ) -> AsyncIterator[Source]:
-    """Single web pages, fetched safely; one that cannot be fetched is said and skipped."""
+    """Single web pages, fetched safely; one that cannot be fetched is reported and skipped."""
     settings = services.settings
     fetcher = Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
     for url in urls:
         try:
             page = await fetcher.get(url)
         except FetchError as exc:
-            unfetched.append(IngestError(url, str(exc)))
-            say(f"  ✗ {unfetched[-1]}")
+            unfetched.append(AddOutcome(url, error=str(IngestError(url, str(exc)))))
+            report(unfetched[-1])
             continue
         facts = DocumentFacts(url=page.url)
         yield Source(
@@ -92,7 +93,7 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         urls = [t for t in targets if URL.match(t)]
         files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=_missing))
 
-        async def work(services: Services, actor: Actor) -> list[IngestResult | IngestError]:
+        async def work(services: Services, actor: Actor) -> list[AddOutcome]:
             target = await index_for_cli(services, actor, index, create=True)
             if site and urls:
                 from bot.cli.jobs import crawl_site
@@ -101,24 +102,18 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
             with Progress(transient=True) as bar:
                 task = bar.add_task(f"Adding to {target.name}", total=len(files) + (0 if site else len(urls)))
 
-                def report(source: Source, result: IngestResult | IngestError) -> None:
+                def report(outcome: AddOutcome) -> None:
                     bar.advance(task)
-                    bar.console.print(_result_line(source, result))
+                    bar.console.print(_result_line(outcome))
 
-                unfetched: list[IngestError] = []
-                pages = page_sources(services, [] if site else urls, unfetched, bar.console.print)
-                results = await services.ingestor.add_many(target, _chain(file_sources(files), pages), report)
-                return [*results, *unfetched]
+                unfetched: list[AddOutcome] = []
+                pages = page_sources(services, [] if site else urls, unfetched, report)
+                sources = _chain(file_sources(files), pages)
+                outcomes = await services.actions.documents.add(actor.place, target, sources, report=report)
+                return [*outcomes, *unfetched]
 
-        results = run_with_services(settings_or_exit(), work)
-        added = sum(isinstance(r, IngestResult) and r.outcome != Outcome.UNCHANGED for r in results)
-        failed = sum(isinstance(r, IngestError) for r in results)
-        if results or not site:
-            typer.echo(
-                f"{added} added or updated, {len(results) - added - failed} already in memory, {failed} failed"
-            )
-        if failed and not added:
-            raise typer.Exit(1)
+        outcomes = run_with_services(settings_or_exit(), work)
+        _summarise(outcomes, quiet=site and not outcomes)
 
     @app.command()
     def ask(
@@ -167,7 +162,7 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
             from bot.chat.render import render_documents
 
             target = await index_for_cli(services, actor, index, create=False)
-            documents = await asyncio.to_thread(services.documents.list_ready, target.id, limit=10_000)
+            documents = await services.actions.documents.listing(actor.place, target, limit=10_000)
             return render_documents(target, documents)
 
         typer.echo(run_with_services(settings_or_exit(), work))
@@ -177,13 +172,11 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
         """Remove a document from an index."""
 
         async def work(services: Services, actor: Actor) -> str:
-            from knowledge.documents import find_documents
 
             target = await index_for_cli(services, actor, index, create=False)
-            found = await find_documents(services.documents, target, doc)
+            found = await services.actions.documents.forget(actor.place, target, doc)
             if not found:
                 raise KnowledgeError(f"there is no document matching {doc!r} in the {target.name} index")
-            await services.ingestor.remove(target, [d.id for d in found])
             return "Forgot " + ", ".join(d.name for d in found)
 
         typer.echo(run_with_services(settings_or_exit(), work))
@@ -232,9 +225,26 @@ def _mode(mode: str | None) -> ResponseMode | None:
         raise typer.BadParameter(str(exc)) from None
 
 
-def _result_line(source: Source, result: IngestResult | IngestError) -> str:
-    if isinstance(result, IngestError):
-        return f"  ✗ {result}"
+def _result_line(outcome: AddOutcome) -> str:
+    result = outcome.result
+    if result is None:
+        return f"  ✗ {outcome.error}"
     if result.outcome == Outcome.UNCHANGED:
-        return f"  = {source.name}: already in memory"
-    return f"  ✓ {source.name}: {result.outcome.value}, {result.chunks} chunks"
+        return f"  = {outcome.name}: already in memory"
+    return f"  ✓ {outcome.name}: {result.outcome.value}, {result.chunks} chunks"
+
+
+def _summarise(outcomes: list[AddOutcome], *, quiet: bool) -> None:
+    """One line of totals, then every failure again with its reason; exit 1 if any failed."""
+    changed = sum(o.changed for o in outcomes)
+    failed = [o for o in outcomes if not o.ok]
+    if not quiet:
+        typer.echo(
+            f"{changed} added or updated, {len(outcomes) - changed - len(failed)} already in memory, "
+            f"{len(failed)} failed"
+        )
+    if failed:
+        typer.secho("Not added:", fg="red", err=True)
+        for outcome in failed:
+            typer.secho(f"  ✗ {outcome.error}", fg="red", err=True)
+        raise typer.Exit(1)

@@ -60,7 +60,7 @@ def shell() -> None:
 
 
 async def _shell(settings: Settings) -> None:
-    from bot.app.runtime import open_runtime
+    from bot.chat.runtime import open_runtime
     from bot.shell.session import Shell, stdin_lines
 
     async with open_runtime(settings) as runtime:

@@ -13,9 +13,9 @@ from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
 from bot.api.app import api_state, install_api
-from bot.app.runtime import open_runtime
 from bot.app.services import Services
 from bot.app.settings import Settings
+from bot.chat.runtime import open_runtime
 from bot.slack.app import build_app
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 

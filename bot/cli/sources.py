@@ -16,21 +16,20 @@ from typing import TypeVar
 
 import typer
 
-from bot.app.local import local_user
+from bot.app.actions.sources import label as source_label
+from bot.app.local import operator_place
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.app.workers import running_jobs
 from bot.chat import messages
-from bot.chat.connectors import disconnect, target_index
 from bot.chat.render import age, plain
-from bot.chat.sources import source_label
 from bot.cli.jobs import follow_with_bar
 from knowledge.errors import KnowledgeError
 from knowledge.sources.connectors import ConnectorError, Credentials, FolderSpec
 from knowledge.sources.connectors.confluence import KIND as CONFLUENCE
 from storage.access import Place
 from storage.records import ConnectionRef
-from storage.repositories.directory import LOCAL_TENANT
+from storage.values import LOCAL_TENANT
 
 T = TypeVar("T")
 TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and the CLI."
@@ -70,13 +69,11 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
 
         async def work(services: Services) -> str:
             place = await _place(services, tenant)
-            connection, account = await services.connections.connect(
-                tenant, url, credentials, created_by=place.user_id, name=name
-            )
-            folders = await services.connections.folders(connection)
+            done = await services.actions.connectors.connect(place, url, credentials, name=name)
+            connection = done.connection
             return plain(
                 messages.connected(
-                    connection.name, account, connection.credentials_hint, [f.key for f in folders]
+                    connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces]
                 )
             )
 
@@ -137,10 +134,9 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
                 raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
             place = await _place(services, tenant)
             connection = await services.connections.find(tenant, source)
-            target, _ = await target_index(services, place, index)
-            attached = await services.connections.attach(connection, target, folders, schedule=every.text)
-            job = await services.jobs.start_indexing_job(target, attached)
-            label = source_label(attached)
+            done = await services.actions.connectors.attach(place, connection, index, folders, schedule=every)
+            target, job = done.index, done.job
+            label = source_label(done.source)
             if not follow:
                 return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
             async with running_jobs(services, schedule=False):
@@ -163,7 +159,7 @@ def _register_remove(source_app: typer.Typer, settings_or_exit: Callable[[], Set
 
         async def work(services: Services) -> str:
             connection = await services.connections.find(tenant, source)
-            removed = await disconnect(services, connection)
+            removed = await services.actions.connectors.disconnect(await _place(services, tenant), connection)
             return f"Disconnected {connection.name}: removed {messages.plural(removed, 'document')} and its credentials."
 
         typer.echo(_run(settings_or_exit(), work))
@@ -199,13 +195,7 @@ def _folders(spaces: list[str], page: str | None) -> list[FolderSpec]:
 
 async def _place(services: Services, tenant: str) -> Place:
     """The person acting: the local user, or the CLI's admin user of another workspace."""
-    if tenant == LOCAL_TENANT:
-        user = await local_user(services)
-    else:
-        user = await asyncio.to_thread(
-            services.directory.ensure_user, tenant, "cli", "Lore CLI", is_admin=True
-        )
-    return Place(tenant, user.id, user_is_admin=True)
+    return await operator_place(services, tenant)
 
 
 def _describe(services: Services, connection: ConnectionRef) -> str:

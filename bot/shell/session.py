@@ -20,7 +20,7 @@ from bot.app.services import Services
 from bot.chat.router import Router
 from bot.chat.surface import IncomingFile, Turn
 from bot.shell.surface import ShellSurface
-from storage.repositories.directory import LOCAL_TENANT
+from storage.values import LOCAL_TENANT
 
 PATH = re.compile(r"(?<!\S)((?:~|\.{1,2})?/[^\s]*|\.{1,2})(?!\S)")
 PROMPT = "you> "

@@ -11,16 +11,15 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.conversations import enter_channel, enter_dm
-from bot.app.runtime import Runtime
+from bot.app.conversations import enter_channel, enter_dm, place_of
 from bot.app.settings import Settings
 from bot.chat import messages
+from bot.chat.runtime import Runtime
 from bot.chat.surface import Turn
 from bot.slack.connect import ConnectFlow
 from bot.slack.events import SlackEvents
 from bot.slack.surface import SlackSurface
 from storage.records import NotFound
-from storage.repositories.answers import AnswerRepository
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +47,6 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("message")(events.on_event)
     app.event("member_joined_channel")(events.on_member_joined)
     ConnectFlow(runtime, events).register(app)
-    answers = AnswerRepository(runtime.services.db)
 
     @app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))
     async def feedback(
@@ -58,15 +56,12 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
         helpful = action["action_id"] == "feedback_helpful"
         team = str(body.get("team", {}).get("id") or body.get("user", {}).get("team_id") or "")
         user = await asyncio.to_thread(runtime.services.directory.ensure_user, team, body["user"]["id"])
+        place = place_of(runtime.services, user)
         try:
-            await asyncio.to_thread(
-                answers.set_feedback,
-                int(action["value"]),
-                team,
-                user.id,
-                "helpful" if helpful else "not_helpful",
-            )
-        except (NotFound, ValueError):
+            answer_id = int(action["value"])
+        except ValueError:
+            return
+        if not await runtime.services.actions.answers.feedback(place, answer_id, helpful):
             return
         channel = body.get("channel", {}).get("id")
         if channel:

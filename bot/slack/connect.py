@@ -20,11 +20,13 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.runtime import Runtime
+from bot.app.conversations import place_of
 from bot.chat import messages
 from bot.chat.connectors import CONNECT_FORM
+from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from knowledge.sources.connectors import ConnectorError, Credentials
+from storage.access import Place
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -101,7 +103,7 @@ class ConnectFlow:
         await ack()
         user = body["user"]["id"]
         channel = str((body.get("channel") or {}).get("id") or "")
-        if not await self._may_connect(client, user):
+        if not await self._may_connect(client, _team(body), user):
             if channel:
                 await client.chat_postEphemeral(channel=channel, user=user, text=messages.CONNECT_NOT_ALLOWED)
             return
@@ -116,10 +118,7 @@ class ConnectFlow:
             await ack(response_action="errors", errors=errors)
             return
         await ack()
-        user, team = (
-            body["user"]["id"],
-            str((body.get("team") or {}).get("id") or body["user"].get("team_id") or ""),
-        )
+        user, team = body["user"]["id"], _team(body)
         metadata = json.loads(view.get("private_metadata") or "{}")
         self._events.spawn(self._connect(client, team, user, fields, metadata))
 
@@ -127,18 +126,18 @@ class ConnectFlow:
         self, client: AsyncWebClient, team: str, user: str, fields: dict[str, str], where: Json
     ) -> None:
         services = self._runtime.services
-        if not await self._may_connect(client, user):
+        place = await self._place(client, team, user)
+        if place is None or not services.actions.connectors.allowed(place):
             text = messages.CONNECT_NOT_ALLOWED
         else:
             try:
                 credentials = Credentials(fields["token"], fields["email"] or None)
-                person = await asyncio.to_thread(services.directory.ensure_user, team, user)
-                connection, account = await services.connections.connect(
-                    team, fields["url"], credentials, created_by=person.id
-                )
-                folders = await services.connections.folders(connection)
+                done = await services.actions.connectors.connect(place, fields["url"], credentials)
                 text = messages.connected(
-                    connection.name, account, connection.credentials_hint, [f.key for f in folders]
+                    done.connection.name,
+                    done.account,
+                    done.connection.credentials_hint,
+                    [f.key for f in done.spaces],
                 )
             except (ConnectorError, ValueError) as exc:
                 text = messages.connect_failed(str(exc))
@@ -155,12 +154,28 @@ class ConnectFlow:
         except SlackApiError as exc:
             log.warning("could not post the outcome of connecting Confluence: %s", exc.response.get("error"))
 
-    async def _may_connect(self, client: AsyncWebClient, user: str) -> bool:
-        if user in self._runtime.services.settings.connector_admins:
-            return True
+    async def _may_connect(self, client: AsyncWebClient, team: str, user: str) -> bool:
+        place = await self._place(client, team, user)
+        return place is not None and self._runtime.services.actions.connectors.allowed(place)
+
+    async def _place(self, client: AsyncWebClient, team: str, user: str) -> Place | None:
+        """Where the person who pressed the button acts from (their admin rights looked up
+        afresh: an interaction may come long after the message); None if Slack can't say."""
         try:
             info = (await client.users_info(user=user)).get("user") or {}
         except SlackApiError as exc:
             log.warning("users.info %s failed: %s", user, exc.response.get("error"))
-            return False
-        return bool(info.get("is_admin") or info.get("is_owner"))
+            return None
+        services = self._runtime.services
+        person = await asyncio.to_thread(
+            services.directory.ensure_user,
+            team,
+            user,
+            str(info.get("real_name") or info.get("name") or ""),
+            is_admin=bool(info.get("is_admin") or info.get("is_owner")),
+        )
+        return place_of(services, person)
+
+
+def _team(body: Json) -> str:
+    return str((body.get("team") or {}).get("id") or body["user"].get("team_id") or "")

@@ -19,12 +19,11 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.conversations import Actor, enter_channel, enter_dm
-from bot.app.runtime import Runtime
 from bot.chat import commands, messages
+from bot.chat.runtime import Runtime
 from bot.chat.surface import IncomingFile, Turn
 from bot.slack.files import incoming_files
 from bot.slack.surface import SlackSurface
-from storage.repositories.events import EventLog
 
 log = logging.getLogger(__name__)
 IGNORED_SUBTYPES = {
@@ -56,7 +55,7 @@ class SlackEvents:
         self._services = runtime.services
         self._client = client
         self._token = token
-        self._events = EventLog(runtime.services.db)
+        self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
         self._cache: dict[tuple[str, str], tuple[float, Mapping[str, Any]]] = {}
         self._session: aiohttp.ClientSession | None = None

@@ -26,11 +26,13 @@ def _id(value: int | None) -> int:
 
 
 def user_ref(row: User) -> UserRef:
-    return UserRef(_id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin)
+    return UserRef(_id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin, row.home_team)
 
 
 def channel_ref(row: Channel) -> ChannelRef:
-    return ChannelRef(_id(row.id), row.tenant_id, row.external_id, row.name, row.is_private)
+    return ChannelRef(
+        _id(row.id), row.tenant_id, row.external_id, row.name, row.is_private, row.is_shared_externally
+    )
 
 
 def conversation_ref(row: Conversation) -> ConversationRef:
@@ -43,6 +45,7 @@ def conversation_ref(row: Conversation) -> ConversationRef:
         user_id=row.user_id,
         response_mode=row.response_mode,
         rag_strategy=row.rag_strategy,
+        settings_locked=row.settings_locked,
     )
 
 
@@ -82,4 +85,5 @@ def document_ref(row: Document) -> DocumentRef:
         status=row.status,
         meta=dict(row.meta),
         source_config_id=row.source_config_id,
+        added_by=row.added_by,
     )

@@ -11,8 +11,9 @@ from storage.db import Database
 from storage.models import Channel, Conversation, ConversationKind, Tenant, User
 from storage.records import ChannelRef, ConversationRef, NotFound, UserRef
 from storage.repositories._rows import channel_ref, conversation_ref, user_ref
+from storage.values import LOCAL_TENANT
 
-LOCAL_TENANT = "local"
+__all__ = ["LOCAL_TENANT", "Directory"]
 
 Row = TypeVar("Row", bound=SQLModel)
 
@@ -30,23 +31,43 @@ class Directory:
         return tenant_id
 
     def ensure_user(
-        self, tenant_id: str, external_id: str, name: str = "", *, is_admin: bool | None = None
+        self,
+        tenant_id: str,
+        external_id: str,
+        name: str = "",
+        *,
+        is_admin: bool | None = None,
+        home_team: str | None = None,
     ) -> UserRef:
-        """The user, created on first sight; `name` and `is_admin` refreshed when given."""
+        """The user, created on first sight; `name`, `is_admin` and `home_team` (a Slack
+        Connect partner's organisation) refreshed when given."""
         self.ensure_tenant(tenant_id)
         updates: dict[str, Any] = {"name": name} if name else {}
         if is_admin is not None:
             updates["is_admin"] = is_admin
+        if home_team is not None:
+            updates["home_team"] = home_team or None
         row = self._upsert(User, tenant_id, external_id, updates)
         return user_ref(row)
 
     def ensure_channel(
-        self, tenant_id: str, external_id: str, name: str = "", *, is_private: bool | None = None
+        self,
+        tenant_id: str,
+        external_id: str,
+        name: str = "",
+        *,
+        is_private: bool | None = None,
+        is_shared_externally: bool | None = None,
     ) -> ChannelRef:
+        """The channel, created on first sight. Privacy and sharing are only changed by what
+        the caller knows (None: unknown, keep what is stored); a channel first seen without
+        knowing its privacy is stored as private."""
         self.ensure_tenant(tenant_id)
         updates: dict[str, Any] = {"name": name} if name else {}
         if is_private is not None:
             updates["is_private"] = is_private
+        if is_shared_externally is not None:
+            updates["is_shared_externally"] = is_shared_externally
         row = self._upsert(Channel, tenant_id, external_id, updates)
         return channel_ref(row)
 
@@ -71,8 +92,9 @@ class Directory:
         *,
         response_mode: str | None = None,
         rag_strategy: str | None = None,
+        settings_locked: bool | None = None,
     ) -> ConversationRef:
-        """Change the response mode and/or retrieval strategy of a conversation."""
+        """Change a conversation's response mode, retrieval strategy or settings lock."""
         with self._db.session() as session:
             row = session.get(Conversation, conversation_id)
             if row is None:
@@ -81,6 +103,8 @@ class Directory:
                 row.response_mode = response_mode
             if rag_strategy is not None:
                 row.rag_strategy = rag_strategy
+            if settings_locked is not None:
+                row.settings_locked = settings_locked
             session.add(row)
             return conversation_ref(row)
 

@@ -42,6 +42,7 @@ class DocumentRepository:
                 chunk_count=len(chunks),
                 status=DocumentStatus.PENDING,
                 meta=dict(new.meta),
+                added_by=new.added_by,
             )
             session.add(row)
             session.flush()

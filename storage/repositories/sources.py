@@ -138,4 +138,5 @@ def source_config_ref(config: DocSourceConfig, source: DocSource) -> SourceConfi
         created_at=aware(config.created_at),
         sync_cursor=aware(config.sync_cursor),
         last_full_sync_at=aware(config.last_full_sync_at),
+        created_by=source.created_by,
     )

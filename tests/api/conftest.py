@@ -26,8 +26,8 @@ from aiohttp.test_utils import TestServer
 from cryptography.fernet import Fernet
 
 from bot.api import build_api
-from bot.app.runtime import Runtime, open_runtime
 from bot.app.settings import Settings
+from bot.chat.runtime import Runtime, open_runtime
 from storage.records import IndexRef
 from storage.repositories.api_keys import ApiKeyRepository
 from storage.repositories.directory import Directory

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.app.runtime import open_runtime
+from bot.chat.runtime import open_runtime
 from bot.cli.run import http_app
 from bot.slack.app import build_app
 from storage.repositories.api_keys import ApiKeyRepository

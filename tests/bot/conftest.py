@@ -28,8 +28,8 @@ import pytest
 import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.app.runtime import Runtime, open_runtime
 from bot.app.settings import Settings
+from bot.chat.runtime import Runtime, open_runtime
 from bot.cli.run import http_app
 from bot.slack.app import build_app
 from bot.slack.events import SlackEvents

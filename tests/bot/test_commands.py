@@ -211,3 +211,29 @@ def test_parse_never_fails() -> None:
         "a" * 10_000,
     ]:
         assert isinstance(parse(text), c.Question | c.EnableIndex | c.Forget | c.AddFiles), text
+
+
+@pytest.mark.parametrize("declaration", c.DECLARATIONS, ids=lambda d: d.command.__name__)
+def test_every_declared_example_is_understood_as_its_command(declaration: c.Declaration) -> None:
+    assert declaration.examples and declaration.summary and declaration.who
+    for example in declaration.examples:
+        assert type(parse(example)) is declaration.command, example
+        assert type(parse(f"<@UBOT> please {example}")) is declaration.command, example
+
+
+def test_every_command_is_declared_once() -> None:
+    declared = [d.command for d in c.DECLARATIONS]
+    commands = set(c.Command.__args__) - {c.Question}  # type: ignore[attr-defined]
+    assert sorted(declared, key=str) == sorted(commands, key=str)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("lock this channel's settings", c.LockSettings(True)),
+        ("lock settings", c.LockSettings(True)),
+        ("unlock the channel settings here", c.LockSettings(False)),
+    ],
+)
+def test_locking_settings(text: str, expected: c.Command) -> None:
+    assert parse(text) == expected

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.runtime import open_runtime
 from bot.app.settings import Settings
 from bot.chat import commands as c
+from bot.chat.runtime import open_runtime
 from tests.bot.test_shell import Terminal
 
 

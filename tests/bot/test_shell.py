@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.runtime import Runtime, open_runtime
 from bot.app.settings import Settings
+from bot.chat.runtime import Runtime, open_runtime
 from bot.shell.session import Shell
 
 DOCS = {

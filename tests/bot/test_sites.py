@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.app.runtime import open_runtime
 from bot.app.settings import Settings
+from bot.chat.runtime import open_runtime
 from tests.bot.test_shell import Terminal
 from tests.support.site import Site
 

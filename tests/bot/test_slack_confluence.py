@@ -121,9 +121,17 @@ async def test_an_admin_connects_through_the_modal_then_syncs_a_space(
     status_ts = await bot.mention("CWIKI", ADMIN, "status")
     assert "*Confluence ENG*: succeeded, 6 pages of 6 found" in bot.said("CWIKI", status_ts)
     fake.edit_page(pages.rollback, "<p>Rollbacks now need the release captain.</p>")
-    refreshed = await bot.mention("CWIKI", MEMBER, "refresh confluence")
+    for command in (
+        "refresh confluence",
+        "stop indexing ENG",
+        "refresh confluence never",
+        "forget confluence",
+    ):
+        refused = await bot.mention("CWIKI", MEMBER, command)  # what a connector brings is for admins
+        assert bot.said("CWIKI", refused).startswith("Only workspace admins"), command
+    refreshed = await bot.mention("CWIKI", ADMIN, "refresh confluence")
     assert "Done indexing *Confluence ENG*" in bot.said("CWIKI", refreshed)
-    stopped = await bot.mention("CWIKI", MEMBER, "stop indexing ENG")
+    stopped = await bot.mention("CWIKI", ADMIN, "stop indexing ENG")
     assert bot.said("CWIKI", stopped) == "Nothing is being indexed for *Confluence ENG* right now."
     forgot = await bot.mention("CWIKI", ADMIN, "forget confluence")
     assert (

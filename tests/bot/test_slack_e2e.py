@@ -256,21 +256,26 @@ async def test_index_commands_list_create_enable_disable_default_and_delete(bot:
     )
     assert "✅ *handbook* (shared)" in (await say("which indexes can I use?")).text
     assert (await say("create index handbook")).text == "There is already an index called 'handbook'."
-    assert (await say("disable the handbook index")).text == "Disabled the *handbook* index here."
-    assert (await say("disable the handbook index")).text == "The *handbook* index wasn't enabled here."
+    assert (
+        await say("disable the handbook index")
+    ).text == "Disabled the *handbook* index (a shared index you created) here."
+    assert (
+        await say("disable the handbook index")
+    ).text == "The *handbook* index (a shared index you created) wasn't enabled here."
     assert "▫️ *handbook* (shared)" in (await say("list indexes")).text
     assert (
-        await say("enable the handbook index")
-    ).text == "Enabled the *handbook* index here. I'll search it for every question."
+        (await say("enable the handbook index")).text
+        == "Enabled the *handbook* index (a shared index you created) here. I'll search it for every question."
+    )
     assert (
         await say("Use the HANDBOOK index too, please")
-    ).text == "The *handbook* index is already enabled here."
+    ).text == "The *handbook* index (a shared index you created) is already enabled here."
     assert (await say("enable the hand book index")).text.startswith(
         "I don't know an index called 'hand book'"
     )
     assert (
         await say("make handbook the default")
-    ).text == "New documents here now go into the *handbook* index."
+    ).text == "New documents here now go into the *handbook* index (a shared index you created)."
     listing = (await say("list indexes")).text
     assert listing.index("⭐ *handbook*") < listing.index("✅ *ops*")
 
@@ -278,7 +283,7 @@ async def test_index_commands_list_create_enable_disable_default_and_delete(bot:
     assert confirm.text == "Delete the *handbook* index and its 0 documents? This cannot be undone."
     assert await bot.press("UBORIS", "COPS", confirm, "confirm_delete_index") == 200
     refused = bot.replies("COPS", confirm.thread_ts)[-1]
-    assert refused.text == "Only the person who created the handbook index can delete it."
+    assert refused.text == "Only the person who created the handbook index (or an admin) can delete it."
     bot.begin()
     assert await bot.press("UOLGA", "COPS", confirm, "confirm_delete_index") == 200
     assert only_reply(bot, "COPS", confirm.thread_ts).text == "Deleted the *handbook* index."
@@ -347,7 +352,8 @@ async def test_document_commands_add_list_and_forget(bot: SlackBot, website: str
 
 async def test_help_status_mode_and_strategy_commands(bot: SlackBot) -> None:
     bot.slack.add_channel("CMISC", "misc")
-    bot.slack.add_user("UMAX", "max")
+    bot.slack.add_user("UMAX", "max", is_admin=True)
+    bot.slack.add_user("UMIA", "mia")
 
     async def say(text: str) -> str:
         asked = await bot.mention("CMISC", "UMAX", text)
@@ -363,6 +369,17 @@ async def test_help_status_mode_and_strategy_commands(bot: SlackBot) -> None:
     assert (await say("use rag only mode here")) == "Answers here now use *RAG_ONLY* mode."
     assert (await say("switch to hybrid mode")) == "Answers here now use *HYBRID* mode."
     assert (await say("use the strategy smart")) == "Retrieval strategy here is now *smart*."
+    for change in ("use llm only mode here", "use the strategy always", "lock this channel's settings"):
+        asked = await bot.mention("CMISC", "UMIA", change)  # how a channel answers is for its admins
+        assert only_reply(bot, "CMISC", asked).text.startswith(
+            "Only workspace admins change how Lore answers"
+        )
+    assert (await say("lock this channel's settings")).startswith("Locked this channel's settings")
+    asked = await bot.mention("CMISC", "UMIA", "disable the misc index")
+    assert only_reply(bot, "CMISC", asked).text.startswith("An admin locked this channel's settings")
+    assert (await say("unlock settings")).startswith("Unlocked this channel's settings")
+    asked = await bot.mention("CMISC", "UMIA", "disable the misc index")
+    assert only_reply(bot, "CMISC", asked).text == "Disabled the *misc* index (this channel's index) here."
     assert (await say("")) == "What would you like to know? Ask me a question, or say “help”."
 
 
@@ -583,7 +600,7 @@ async def test_without_streaming_a_long_answer_is_split_over_messages_with_nothi
 async def test_rag_only_mode_abstains_without_the_model(gpt: SlackBot) -> None:
     gpt.slack.add_channel("CRAG", "rag")
     gpt.slack.add_channel("CFREE", "free")
-    gpt.slack.add_user("URAG", "rags")
+    gpt.slack.add_user("URAG", "rags", is_admin=True)
     question = "what is the capital of the moon colony?"
     await gpt.mention("CFREE", "URAG", question)
     assert len(gpt.chat_requests) == 1  # the control: by default the model answers
@@ -601,7 +618,7 @@ async def test_rag_only_mode_abstains_without_the_model(gpt: SlackBot) -> None:
 async def test_the_function_strategy_lets_the_model_call_tools(gpt: SlackBot) -> None:
     assert gpt.llm is not None
     gpt.slack.add_channel("CTOOLS", "tools")
-    gpt.slack.add_user("UTOOL", "tula")
+    gpt.slack.add_user("UTOOL", "tula", is_admin=True)
     said = await gpt.mention("CTOOLS", "UTOOL", "use function retrieval here")
     assert only_reply(gpt, "CTOOLS", said).text == "Retrieval strategy here is now *function*."
     gpt.llm.enqueue(LLMReply("I looked it up."))

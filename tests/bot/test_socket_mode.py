@@ -7,8 +7,8 @@ from pathlib import Path
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-from bot.app.runtime import open_runtime
 from bot.app.settings import Settings
+from bot.chat.runtime import open_runtime
 from bot.slack.app import build_app
 from tests.fakes.slack_socket import FakeSlackSocket
 

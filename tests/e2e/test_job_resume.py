@@ -19,7 +19,7 @@ from bot.app.local import local_dm
 from bot.app.services import build_services
 from bot.app.settings import Settings
 from knowledge.ingest import collection_for
-from storage.models import JobState
+from storage.values import JobState
 from tests.support.site import Site
 
 LORE = str(Path(sys.executable).with_name("lore"))

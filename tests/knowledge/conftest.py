@@ -15,11 +15,11 @@ from knowledge.llm import ChatModel
 from knowledge.retrieval import Retriever
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
-from storage.models import Scope
 from storage.records import IndexRef
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
+from storage.values import Scope
 from storage.vectors import ChromaVectorStore, chroma_client
 
 MB = 1024 * 1024

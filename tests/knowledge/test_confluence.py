@@ -26,11 +26,11 @@ from knowledge.sources.connectors.confluence import listing_cql
 from knowledge.sources.connectors.service import normalise_base_url
 from knowledge.sources.fetch import AllowList
 from storage.db import Database, open_database
-from storage.models import Scope
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory
 from storage.repositories.indexes import IndexRepository
 from storage.secrets import SecretBox
+from storage.values import Scope
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
 
 LOOPBACK = AllowList.parse("127.0.0.1")

@@ -20,12 +20,12 @@ from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy, complet
 from knowledge.sources.crawl import Crawler
 from knowledge.sources.fetch import AllowList
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker
-from storage.models import JobState, utcnow
 from storage.records import ConnectionRef, DocumentRef, IndexRef, JobRef, SourceConfigRef
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
 from storage.secrets import SecretBox
+from storage.values import JobState, utcnow
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
 from tests.knowledge.conftest import Stack
 

@@ -7,7 +7,7 @@ import pytest
 from knowledge.errors import EmbeddingMismatch, TooLarge, UnsupportedContent
 from knowledge.ingest import Outcome, Source, collection_for
 from knowledge.metadata import DocumentContext
-from storage.models import Scope
+from storage.values import Scope
 from storage.vectors import CollectionRef, VectorRecord
 from tests.knowledge.conftest import HANDBOOK, MB, RECIPES, Stack, md
 
@@ -107,8 +107,8 @@ async def test_add_many_reports_each_source_and_goes_on_after_failures(stack: St
 
 
 async def test_repair_finishes_what_a_crash_left(stack: Stack) -> None:
-    from storage.models import SourceKind
     from storage.records import NewChunk, NewDocument
+    from storage.values import SourceKind
 
     index = stack.index()
     kept = await stack.ingestor.add(index, md("handbook.md", HANDBOOK))

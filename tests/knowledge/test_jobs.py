@@ -15,10 +15,10 @@ from knowledge.metadata import DocumentFacts
 from knowledge.sources.crawl import Crawler, CrawlLimits
 from knowledge.sources.fetch import AllowList, Fetcher
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, Schedule
-from storage.models import JobState, SourceKind, utcnow
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
+from storage.values import JobState, SourceKind, utcnow
 from tests.knowledge.conftest import Stack
 from tests.support.site import Site
 

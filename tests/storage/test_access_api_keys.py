@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from storage.access import Action, IndexFacts, Place, allowed
-from storage.models import Scope
+from storage.values import Scope
 
 T = "T1"
 ADA, SERVICE, OTHER = 1, 2, 3
@@ -30,7 +30,8 @@ ada_key = Place(T, ADA)  # a key created for Ada
 other_tenant_key = Place("T2", ADA)
 
 L, S, E, A, D = Action.LIST, Action.SEARCH, Action.ENABLE, Action.ADD, Action.DELETE
-ALL = (L, S, E, A, D)
+F, M = Action.FORGET, Action.MANAGE_SOURCES
+ALL = tuple(Action)
 
 TABLE = [
     (ada_personal, service_key, ()),

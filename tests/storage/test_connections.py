@@ -11,13 +11,13 @@ from cryptography.fernet import Fernet
 from sqlalchemy import text
 
 from storage.db import Database
-from storage.models import Scope, utcnow
 from storage.records import NotFound
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.sources import SourceRepository
 from storage.secrets import MissingSecretKey, SecretBox, SecretUnreadable, mask, valid_key
+from storage.values import Scope, utcnow
 
 TOKEN = "ATATT3xFfGF0-a-long-api-token-9876"
 

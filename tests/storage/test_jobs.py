@@ -9,13 +9,13 @@ from datetime import timedelta
 import pytest
 
 from storage.db import Database, open_database
-from storage.models import JobState, Scope, SourceKind
 from storage.records import NewDocument, NotFound
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
+from storage.values import JobState, Scope, SourceKind
 
 MODEL, DIM = "local:test", 8
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from storage.db import Database
 from storage.keyword import KeywordIndex, query_terms
-from storage.models import Scope
 from storage.records import NewChunk
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
+from storage.values import Scope
 from tests.storage.test_repositories import DIM, MODEL, new_doc
 
 

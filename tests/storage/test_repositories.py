@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from storage.db import Database
-from storage.models import DocumentStatus, Scope, SourceKind
 from storage.records import NameTaken, NewChunk, NewDocument, NotFound
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
+from storage.values import DocumentStatus, Scope, SourceKind
 
 MODEL, DIM = "local:test", 8
 

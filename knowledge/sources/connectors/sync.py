@@ -41,10 +41,10 @@ from knowledge.sources.connectors.base import (
 from knowledge.sources.connectors.confluence import FETCH_BATCH, KIND
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
-from storage.models import SourceKind, utcnow
 from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
+from storage.values import SourceKind, utcnow
 
 TIME_ZONE_MARGIN = timedelta(hours=12)
 MEDIA_PREFIXES = ("image/", "video/", "audio/")

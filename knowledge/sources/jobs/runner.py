@@ -12,12 +12,12 @@ from knowledge.errors import IngestError, KnowledgeError
 from knowledge.ingest import Ingestor, Outcome, Source
 from knowledge.metadata import DocumentFacts
 from knowledge.sources.jobs.context import MakeCrawler, SourceSync
-from storage.models import JobState, SourceKind
 from storage.records import DocumentRef, JobRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SITE, SourceRepository
+from storage.values import JobState, SourceKind
 
 if TYPE_CHECKING:
     from knowledge.sources.crawl import CrawledPage, CrawlReport

@@ -11,11 +11,11 @@ from urllib.parse import urlsplit
 from knowledge.ingest import Ingestor
 from knowledge.sources.fetch import AllowList, check_url
 from knowledge.sources.jobs.schedule import Schedule
-from storage.models import utcnow
 from storage.records import IndexRef, IndexStats, JobLine, JobRef, SourceConfigRef
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SITE, SourceRepository
+from storage.values import utcnow
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,44 @@
+"""The use cases, once for every surface: chat (Slack and the shell), slash commands, App
+Home, the CLI and the HTTP API call these and only parse input and render output.
+
+Each use case checks the permission table (`storage.access`) itself, so a surface cannot
+forget to; refusals are `NotAllowed` (a `KnowledgeError`) with a sentence fit for a user.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bot.app.actions.answers import AnswerActions
+from bot.app.actions.connectors import ConnectorActions
+from bot.app.actions.documents import AddOutcome, DocumentActions
+from bot.app.actions.indexes import IndexActions
+from bot.app.actions.settings import SettingActions
+from bot.app.actions.sources import Attached, SourceActions
+
+if TYPE_CHECKING:
+    from bot.app.services import Services
+
+__all__ = [
+    "Actions",
+    "AddOutcome",
+    "AnswerActions",
+    "Attached",
+    "ConnectorActions",
+    "DocumentActions",
+    "IndexActions",
+    "SettingActions",
+    "SourceActions",
+]
+
+
+class Actions:
+    """Every use case, grouped by what it acts on."""
+
+    def __init__(self, services: Services) -> None:
+        self.indexes = IndexActions(services)
+        self.documents = DocumentActions(services, self.indexes)
+        self.sources = SourceActions(services)
+        self.connectors = ConnectorActions(services, self.indexes, self.sources)
+        self.settings = SettingActions(services)
+        self.answers = AnswerActions(services)

@@ -1,0 +1,140 @@
+"""Use cases on indexes: find, list, create, delete, and which ones a conversation uses."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.app.actions.errors import SETTINGS_LOCKED, refused
+from bot.app.conversations import Actor
+from knowledge.catalog import IndexListing, IndexNotFound, NotAllowed
+from knowledge.errors import KnowledgeError
+from storage.access import Action, Place, allowed, may_change_settings
+from storage.records import ConversationRef, IndexRef, IndexStats
+from storage.values import Scope
+
+if TYPE_CHECKING:
+    from bot.app.services import Services
+
+
+@dataclass(frozen=True)
+class Found:
+    """An index, and whether this use case created it."""
+
+    index: IndexRef
+    created: bool = False
+
+
+class IndexActions:
+    def __init__(self, services: Services) -> None:
+        self._services = services
+        self._catalog = services.catalog
+
+    async def find(self, place: Place, name: str, action: Action = Action.SEARCH) -> IndexRef:
+        """The index called `name` (the place's own first) that `place` may `action`."""
+        return await self._catalog.find(place, name, action)
+
+    async def visible(self, place: Place) -> list[IndexRef]:
+        return await self._catalog.visible(place)
+
+    async def get(self, place: Place, index_id: int, action: Action = Action.LIST) -> IndexRef:
+        """The index with that id, if `place` may `action` it (unknown otherwise)."""
+        index = await asyncio.to_thread(self._services.indexes.get, index_id)
+        if not allowed(Action.LIST, index.facts, place):
+            raise IndexNotFound(str(index_id), [])
+        if not allowed(action, index.facts, place):
+            raise refused(action, index)
+        return index
+
+    async def stats(self, index: IndexRef) -> IndexStats:
+        return await asyncio.to_thread(self._services.indexes.stats, index.id)
+
+    async def listing(self, actor: Actor) -> list[IndexListing]:
+        return await self._catalog.listing(actor.place, actor.conversation)
+
+    async def enabled(self, actor: Actor) -> list[IndexRef]:
+        """What the conversation searches (only what the actor may search)."""
+        return await self._catalog.enabled(actor.conversation, actor.place)
+
+    async def default(self, actor: Actor) -> IndexRef:
+        """Where new documents go in this conversation: its first enabled index the actor may
+        add to."""
+        for index in await self.enabled(actor):
+            if allowed(Action.ADD, index.facts, actor.place):
+                return index
+        raise KnowledgeError(
+            "no index here takes new documents; enable one with “enable the <name> index”, or create one"
+        )
+
+    async def create(
+        self, place: Place, name: str, *, conversation: ConversationRef | None = None
+    ) -> IndexRef:
+        """A new shared index owned by the place's user, enabled in `conversation` if given."""
+        if place.partner:
+            raise NotAllowed("people from other organisations can't create indexes here")
+        if conversation is not None:
+            self._check_settings(place, conversation)
+        index = await self._catalog.create_shared(place, name)
+        if conversation is not None:
+            await self._catalog.enable(conversation, index)
+        return index
+
+    async def find_or_create(
+        self, place: Place, name: str, *, conversation: ConversationRef | None = None
+    ) -> Found:
+        """The index called `name` that `place` may add to, or a new shared one."""
+        try:
+            return Found(await self.find(place, name, Action.ADD))
+        except IndexNotFound:
+            return Found(await self.create(place, name, conversation=conversation), created=True)
+
+    async def check_delete(self, place: Place, name: str) -> tuple[IndexRef, IndexStats]:
+        """The index `place` asks to delete and its size (for the confirmation), if allowed."""
+        index = await self.find(place, name, Action.DELETE)
+        return index, await self.stats(index)
+
+    async def delete(self, place: Place, index: IndexRef) -> None:
+        if not allowed(Action.DELETE, index.facts, place):
+            raise refused(Action.DELETE, index)
+        await self._catalog.delete(place, index)
+
+    async def enable(self, actor: Actor, name: str) -> tuple[IndexRef, bool]:
+        """Turn on `name` in the actor's conversation; whether it was off."""
+        self._check_settings(actor.place, actor.conversation)
+        index = await self.find(actor.place, name, Action.ENABLE)
+        return index, await self._catalog.enable(actor.conversation, index)
+
+    async def disable(self, actor: Actor, name: str) -> tuple[IndexRef, bool]:
+        """Turn off `name` in the actor's conversation; whether it was on."""
+        self._check_settings(actor.place, actor.conversation)
+        index = await self.find(actor.place, name, Action.LIST)
+        return index, await self._catalog.disable(actor.conversation, index)
+
+    async def make_default(self, actor: Actor, name: str) -> IndexRef:
+        self._check_settings(actor.place, actor.conversation)
+        index = await self.find(actor.place, name, Action.ADD)
+        await self._catalog.enable(actor.conversation, index, as_default=True)
+        return index
+
+    def _check_settings(self, place: Place, conversation: ConversationRef) -> None:
+        if not may_change_settings(place, locked=conversation.settings_locked):
+            from bot.app.actions.errors import PARTNERS
+
+            raise NotAllowed(PARTNERS if place.partner else SETTINGS_LOCKED)
+
+
+def describe(index: IndexRef, place: Place) -> str:
+    """What an index is, from where the actor stands: "your personal index", "#eng's
+    channel index", "a shared index" (so a name can never pass for another's index)."""
+    if index.scope == Scope.PERSONAL:
+        return "your personal index" if index.owner_user_id == place.user_id else "someone's personal index"
+    if index.scope == Scope.CHANNEL:
+        return (
+            "this channel's index"
+            if index.channel_id == place.channel_id
+            else f"#{index.name}'s channel index"
+        )
+    if index.owner_user_id is not None and index.owner_user_id == place.user_id:
+        return "a shared index you created"
+    return "a shared index"

@@ -1,0 +1,60 @@
+"""API keys as the surfaces use them: issue one (for a user, or a service key of its own),
+revoke, list, and tell who a secret belongs to. Secrets are stored only as hashes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from bot.app.settings import Settings
+from storage.db import Database, open_database
+from storage.repositories.api_keys import ApiKeyRef, ApiKeyRepository, IssuedKey
+from storage.repositories.directory import Directory
+
+__all__ = ["ApiKeyRef", "ApiKeys", "IssuedKey", "open_keys"]
+
+
+class ApiKeys:
+    def __init__(self, db: Database) -> None:
+        self._keys = ApiKeyRepository(db)
+        self._directory = Directory(db)
+        self._service_users: dict[int, int] = {}
+
+    def create(self, tenant_id: str, name: str, *, user: str | None = None) -> IssuedKey:
+        """A new key of `tenant_id`, acting as the Slack user `user` if given."""
+        self._directory.ensure_tenant(tenant_id)
+        user_id = self._directory.ensure_user(tenant_id, user).id if user else None
+        return self._keys.create(tenant_id, name, user_id=user_id)
+
+    def revoke(self, id_or_name: str, *, tenant_id: str | None = None) -> ApiKeyRef:
+        return self._keys.revoke(id_or_name, tenant_id=tenant_id)
+
+    def listing(self, tenant_id: str | None = None) -> list[ApiKeyRef]:
+        return self._keys.list_keys(tenant_id)
+
+    async def authenticate(self, secret: str) -> ApiKeyRef | None:
+        return await asyncio.to_thread(self._keys.authenticate, secret)
+
+    async def user_id(self, key: ApiKeyRef) -> int:
+        """The user a key acts as: the one it was created for, or its own service user
+        (`api-key:<id>`, created on first use)."""
+        if key.user_id is not None:
+            return key.user_id
+        if key.id not in self._service_users:
+            user = await asyncio.to_thread(
+                self._directory.ensure_user, key.tenant_id, f"api-key:{key.id}", f"API key {key.name}"
+            )
+            self._service_users[key.id] = user.id
+        return self._service_users[key.id]
+
+
+@contextmanager
+def open_keys(settings: Settings) -> Iterator[ApiKeys]:
+    """API keys over their own connection to the database (for the CLI)."""
+    settings.lore_home.mkdir(parents=True, exist_ok=True)
+    db = open_database(settings.effective_database_url)
+    try:
+        yield ApiKeys(db)
+    finally:
+        db.dispose()
