@@ -96,7 +96,9 @@ def test_connect_sync_enable_and_answer_with_a_citation(
     assert "Syncing the Confluence space ENG into the confluence index." in said
     assert "Indexing Confluence ENG… 6/6 pages" in said
     assert "Done indexing Confluence ENG in" in said
-    assert "(now in #eng)" in said and "Enabled the confluence index (a shared index you created) here." in said
+    assert (
+        "(now in #eng)" in said and "Enabled the confluence index (a shared index you created) here." in said
+    )
     answer = said.split("Enabled the confluence index (a shared index you created) here.", 1)[1]
     deploy_url = f"{fake.base_url}/spaces/ENG/pages/{pages.deploy}/Deploy"
     assert "blue-green pipeline" in answer
