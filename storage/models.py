@@ -36,6 +36,7 @@ class User(SQLModel, table=True):
     home_team: str | None = Field(
         default=None, max_length=64, description="A Slack Connect partner's own organisation."
     )
+    is_guest: bool = Field(default=False, description="A Slack guest (single- or multi-channel).")
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 

@@ -31,6 +31,7 @@ class UserRef:
     is_admin: bool
     home_team: str | None = None
     """Set for a Slack Connect partner: the organisation they belong to."""
+    is_guest: bool = False
 
 
 @dataclass(frozen=True)

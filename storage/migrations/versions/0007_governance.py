@@ -1,5 +1,5 @@
 """governance: who added a document, a conversation's settings lock, channels shared with
-another organisation, a partner user's own organisation
+another organisation, a partner user's own organisation, guests
 
 Revision ID: 0007
 Revises: 0006
@@ -22,6 +22,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table('user', schema=None) as batch_op:
         batch_op.add_column(sa.Column('home_team', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True))
+        batch_op.add_column(sa.Column('is_guest', sa.Boolean(), nullable=False, server_default=sa.false()))
 
     with op.batch_alter_table('channel', schema=None) as batch_op:
         batch_op.add_column(
@@ -48,4 +49,5 @@ def downgrade() -> None:
         batch_op.drop_column('is_shared_externally')
 
     with op.batch_alter_table('user', schema=None) as batch_op:
+        batch_op.drop_column('is_guest')
         batch_op.drop_column('home_team')
