@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from storage.models import Scope
+from storage.values import Scope
 
 
 class Action(enum.StrEnum):

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import IndexFacts
-from storage.models import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
+from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
 
 
 class StorageError(Exception):

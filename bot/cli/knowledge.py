@@ -91,7 +91,10 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
     ) -> None:
         """Add files, folders, web pages or whole sites to an index, with a progress bar."""
         urls = [t for t in targets if URL.match(t)]
-        files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=_missing))
+        missing: list[Path] = []
+        files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=missing.append))
+        for path in missing:
+            typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
 
         async def work(services: Services, actor: Actor) -> list[AddOutcome]:
             target = await index_for_cli(services, actor, index, create=True)
@@ -114,6 +117,8 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
 
         outcomes = run_with_services(settings_or_exit(), work)
         _summarise(outcomes, quiet=site and not outcomes)
+        if missing:
+            raise typer.Exit(1)
 
     @app.command()
     def ask(
@@ -210,10 +215,6 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
                 typer.echo(
                     f"{name:10}{v['ndcg@10']:>10.4f}{v['recall@100']:>12.4f}{v['p50_ms']:>10.1f}{v['p95_ms']:>10.1f}"
                 )
-
-
-def _missing(path: Path) -> None:
-    typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
 
 
 def _mode(mode: str | None) -> ResponseMode | None:
