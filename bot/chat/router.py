@@ -18,7 +18,7 @@ from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
 from bot.chat.render import render_documents_md, render_listing_md
 from bot.chat.sources import SiteCommands
-from bot.chat.surface import DownloadError, IncomingFile, Surface, Turn
+from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
 from knowledge.engine import Request, Strategy
 from knowledge.errors import KnowledgeError
@@ -81,9 +81,9 @@ class Router:
                 await surface.say(messages.failed_file(outcome.error))
         return [o.name for o in outcomes if o.ok]
 
-    async def confirmed(self, turn: Turn, surface: Surface, action: str, value: str) -> None:
-        """A confirmation button was pressed (only `delete_index` asks for one)."""
-        if action != "delete_index":
+    async def confirmed(self, turn: Turn, surface: Surface, action: Confirmation, value: str) -> None:
+        """A confirmation was given (only deleting an index asks for one)."""
+        if action != Confirmation.DELETE_INDEX:
             return
         place = turn.actor.place
         try:
@@ -193,7 +193,7 @@ class Router:
     async def _delete(self, command: c.DeleteIndex, turn: Turn, surface: Surface) -> None:
         index, stats = await self._actions.indexes.check_delete(turn.actor.place, command.name)
         await surface.confirm(
-            messages.confirm_delete(index.name, stats.documents), "delete_index", str(index.id)
+            messages.confirm_delete(index.name, stats.documents), Confirmation.DELETE_INDEX, str(index.id)
         )
 
     async def _list_docs(self, command: c.ListDocs, turn: Turn, surface: Surface) -> None:

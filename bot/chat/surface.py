@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -10,6 +11,12 @@ from bot.app.conversations import Actor
 from knowledge.answer import Answer
 from knowledge.context import Message
 from knowledge.llm import Delta
+
+
+class Confirmation(enum.StrEnum):
+    """What a yes/no question asks to confirm (its value rides on the buttons)."""
+
+    DELETE_INDEX = "delete_index"
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,7 @@ class Surface(Protocol):
         """Render (streaming where possible) an answer; `answer_id` records it and gives the
         id its feedback buttons carry."""
 
-    async def confirm(self, text: str, action: str, value: str) -> None:
+    async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         """Ask a yes/no question whose yes calls the router's `confirmed(action, value)`."""
 
     async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:

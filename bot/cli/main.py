@@ -19,7 +19,9 @@ from storage.records import StorageError
 log = logging.getLogger(__name__)
 
 app = typer.Typer(
-    help="Lore: a team's shared memory, in Slack and in your shell.", no_args_is_help=True, pretty_exceptions_enable=False
+    help="Lore: a team's shared memory, in Slack and in your shell.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
 )
 db_app = typer.Typer(help="The SQL database.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
