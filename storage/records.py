@@ -70,6 +70,8 @@ class IndexRef:
     embedding_dimension: int
     content_version: int
     created_at: datetime
+    documents_only: bool = False
+    """Answers drawing on it use the documents alone (RAG_ONLY), whatever the conversation says."""
 
     @property
     def facts(self) -> IndexFacts:

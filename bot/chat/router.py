@@ -55,6 +55,7 @@ class Router:
             c.SetMode: self._set_mode,
             c.SetStrategy: self._set_strategy,
             c.LockSettings: self._lock,
+            c.DocumentsOnly: self._documents_only,
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.AttachSpace: self._attach_space,
@@ -248,6 +249,10 @@ class Router:
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
+
+    async def _documents_only(self, command: c.DocumentsOnly, turn: Turn, surface: Surface) -> None:
+        index = await self._actions.indexes.set_documents_only(turn.actor.place, command.name, command.on)
+        await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
 
 
 def _outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
