@@ -228,7 +228,9 @@ _DOCUMENTS_ONLY = (
     re.compile(rf"^(?:answer|use) (?:only )?(?:from )?{_INDEX_WORD} (?:documents|docs) only$", re.I),
 )
 _GENERAL_KNOWLEDGE = (
-    re.compile(rf"^(?:let|allow) {_INDEX} (?:to )?use (?:general|the model's|model) knowledge(?: again)?$", re.I),
+    re.compile(
+        rf"^(?:let|allow) {_INDEX} (?:to )?use (?:general|the model's|model) knowledge(?: again)?$", re.I
+    ),
     re.compile(rf"^unlock {_INDEX_WORD}$", re.I),
 )
 _LOCK = re.compile(
