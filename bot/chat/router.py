@@ -63,7 +63,7 @@ class Router:
 
     async def handle(self, turn: Turn, surface: Surface) -> None:
         """Act on one message; never raises for anything a user could cause."""
-        command = c.parse(turn.text)
+        command = turn.command
         try:
             await self._handlers[type(command)](command, turn, surface)
         except KnowledgeError as exc:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from bot.app.conversations import Actor
+from bot.chat.commands import Command, parse
 from knowledge.answer import Answer
 from knowledge.context import Message
 from knowledge.llm import Delta
@@ -45,6 +47,11 @@ class Turn:
     is_dm: bool = False
     thread_files: Sequence[IncomingFile] = field(default=())
     """Files of the thread's parent message, used when this message has none."""
+
+    @cached_property
+    def command(self) -> Command:
+        """What the message asks for (parsed once, whoever asks)."""
+        return parse(self.text)
 
 
 class Surface(Protocol):
