@@ -20,6 +20,7 @@ from bot.settings import Settings
 from knowledge.answer import ResponseMode
 from knowledge.engine import Request
 from knowledge.errors import IngestError, KnowledgeError
+from knowledge.extraction.types import without_surrogates
 from knowledge.fetch import AllowList, Fetcher, FetchError
 from knowledge.ingest import IngestResult, Outcome, Source
 from knowledge.metadata import DocumentFacts
@@ -67,10 +68,18 @@ def files_under(paths: list[Path]) -> Iterator[Path]:
             typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
 
 
-async def file_sources(files: list[Path]) -> AsyncIterator[Source]:
+async def file_sources(files: list[Path], unread: list[IngestError] | None = None) -> AsyncIterator[Source]:
+    """Each file's bytes; one that cannot be read is added to `unread` (or raises without it)."""
     for path in files:
-        data = await asyncio.to_thread(path.read_bytes)
-        yield Source(name=path.name, data=data, source_key=str(path.resolve()))
+        name = without_surrogates(path.name)  # a name in another encoding than the system's
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            if unread is None:
+                raise
+            unread.append(IngestError(name, exc.strerror or str(exc)))
+            continue
+        yield Source(name=name, data=data, source_key=without_surrogates(str(path.resolve())))
 
 
 async def page_sources(
@@ -124,17 +133,25 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
 
                 unfetched: list[IngestError] = []
                 pages = page_sources(services, [] if site else urls, unfetched, bar.console.print)
-                results = await services.ingestor.add_many(target, _chain(file_sources(files), pages), report)
+                sources = _chain(file_sources(files, unfetched), pages)
+                results = await services.ingestor.add_many(target, sources, report)
                 return [*results, *unfetched]
 
         results = run_with_services(settings_or_exit(), work)
         added = sum(isinstance(r, IngestResult) and r.outcome != Outcome.UNCHANGED for r in results)
-        failed = sum(isinstance(r, IngestError) for r in results)
+        failures = [r for r in results if isinstance(r, IngestError)]
         if results or not site:
             typer.echo(
-                f"{added} added or updated, {len(results) - added - failed} already in memory, {failed} failed"
+                f"{added} added or updated, {len(results) - added - len(failures)} already in memory, "
+                f"{len(failures)} failed"
             )
-        if failed and not added:
+        for result in results:
+            if isinstance(result, IngestResult) and result.notes:
+                typer.echo(f"Note on {result.document.name}: {' '.join(result.notes)}")
+        if failures:
+            typer.secho("Not added:", fg="red", err=True)
+            for failure in failures:
+                typer.secho(f"  {failure.name}: {failure.reason}", err=True)
             raise typer.Exit(1)
 
     @app.command()

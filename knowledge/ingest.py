@@ -17,8 +17,16 @@ from dataclasses import dataclass, field
 
 from knowledge.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.embedding import Embedder, Progress, Vectors, embed_batches
-from knowledge.errors import EmbeddingMismatch, EmptyContent, IngestError, TooLarge
+from knowledge.errors import (
+    EmbeddingMismatch,
+    EmptyContent,
+    IngestError,
+    IngestFailed,
+    KnowledgeError,
+    TooLarge,
+)
 from knowledge.extraction import Extracted, extract
+from knowledge.extraction.types import without_surrogates
 from knowledge.metadata import DocumentFacts
 from storage.models import SourceKind
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
@@ -59,6 +67,8 @@ class IngestResult:
     chunks: int
     seconds_embedding: float = 0.0
     source: Source | None = None
+    notes: tuple[str, ...] = ()
+    """What a user should know about how the document was added (a table over its cap)."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,7 @@ class _Prepared:
     """The title as chunks are prefixed with it: after the document's path, if it has one."""
     chunks: list[TextChunk]
     replaces: list[int]
+    notes: tuple[str, ...] = ()
 
 
 def collection_for(index: IndexRef) -> CollectionRef:
@@ -111,6 +122,22 @@ class Ingestor:
             return prepared
         return (await self._store(index, [prepared], progress))[0]
 
+    async def attempt(
+        self, index: IndexRef, source: Source, progress: Progress | None = None
+    ) -> IngestResult | IngestError:
+        """`add`, with the outcome returned rather than raised: the result, the `IngestError`
+        refusing the document, or `IngestFailed` for an unexpected error (logged with its
+        traceback). Raises only the engine's own `KnowledgeError`s (the embedder is down, the
+        index was built with another model), which no other document would escape either."""
+        try:
+            return await self.add(index, source, progress)
+        except IngestError as exc:
+            return exc
+        except KnowledgeError:
+            raise
+        except Exception as exc:  # a bug or a library crash on this one document
+            return _failed(source, exc)
+
     async def add_many(
         self,
         index: IndexRef,
@@ -120,27 +147,39 @@ class Ingestor:
         batch_chunks: int = 256,
     ) -> list[IngestResult | IngestError]:
         """Add many sources, embedding chunks of several documents per batch while the next
-        documents are extracted and chunked. A source that fails is reported (its error in
-        the results) and the others go on."""
+        documents are extracted and chunked.
+
+        Every source gets exactly one outcome, given to `on_result` as soon as it is known and
+        returned in that order: its `IngestResult`, the `IngestError` refusing it, or
+        `IngestFailed` when something unexpected broke on it (logged with its traceback); the
+        other sources go on either way. Raises only what ends the whole batch: an exception
+        from `sources` itself (after storing what was already prepared), the engine's own
+        `KnowledgeError`s (see `attempt`), cancellation.
+        """
         check_model(index, self._embedder)
-        queue: asyncio.Queue[tuple[Source, _Prepared | IngestResult | IngestError] | None]
-        queue = asyncio.Queue(maxsize=64)
+        queue: asyncio.Queue[_Item | _End] = asyncio.Queue(maxsize=64)
         producer = asyncio.create_task(self._produce(index, sources, queue))
         results: list[IngestResult | IngestError] = []
+
+        def report(source: Source, outcome: IngestResult | IngestError) -> None:
+            results.append(outcome)
+            if on_result is not None:
+                on_result(source, outcome)
+
         batch: list[_Prepared] = []
         try:
-            while (item := await queue.get()) is not None:
+            while not isinstance(item := await _next(queue, producer), _End):
                 source, prepared = item
                 if not isinstance(prepared, _Prepared):
-                    results.append(prepared)
-                    if on_result is not None:
-                        on_result(source, prepared)
+                    report(source, prepared)
                     continue
                 batch.append(prepared)
                 if sum(len(p.chunks) for p in batch) >= batch_chunks:
-                    results.extend(await self._store_reporting(index, batch, on_result))
+                    await self._store_each(index, batch, report)
                     batch = []
-            results.extend(await self._store_reporting(index, batch, on_result))
+            await self._store_each(index, batch, report)
+            if item.error is not None:
+                raise item.error
         finally:
             producer.cancel()
             await asyncio.gather(producer, return_exceptions=True)
@@ -166,23 +205,27 @@ class Ingestor:
         self,
         index: IndexRef,
         sources: AsyncIterator[Source] | Iterable[Source],
-        queue: asyncio.Queue[tuple[Source, _Prepared | IngestResult | IngestError] | None],
+        queue: asyncio.Queue[_Item | _End],
     ) -> None:
-        async def each() -> AsyncIterator[Source]:
-            if isinstance(sources, AsyncIterator):
-                async for source in sources:
-                    yield source
-            else:
-                for source in sources:
-                    yield source
+        """Prepare each source in turn; always ends with `_End`, which carries the exception
+        that stopped `sources`, if one did (a document's own failure is its outcome)."""
+        error: Exception | None = None
+        try:
+            async for source in _each(sources):
+                await queue.put((source, await self._prepare_safely(index, source)))
+        except Exception as exc:
+            error = exc
+        await queue.put(_End(error))
 
-        async for source in each():
-            try:
-                prepared: _Prepared | IngestResult | IngestError = await self._prepare(index, source)
-            except IngestError as exc:
-                prepared = exc
-            await queue.put((source, prepared))
-        await queue.put(None)
+    async def _prepare_safely(
+        self, index: IndexRef, source: Source
+    ) -> _Prepared | IngestResult | IngestError:
+        try:
+            return await self._prepare(index, source)
+        except IngestError as exc:
+            return exc
+        except Exception as exc:  # a bug or a library crash on this one document
+            return _failed(source, exc)
 
     async def _prepare(self, index: IndexRef, source: Source) -> _Prepared | IngestResult:
         if len(source.data) > self._max_bytes:
@@ -194,28 +237,44 @@ class Ingestor:
         existing = await asyncio.to_thread(self._documents.find_ready_by_hash, index.id, digest)
         if existing is not None:
             return IngestResult(Outcome.UNCHANGED, existing, existing.chunk_count, source=source)
-        title = source.facts.title or extracted.title or source.name
+        title = without_surrogates(source.facts.title or extracted.title or source.name)
         heading = " > ".join((*source.facts.path, title))
         chunks = await asyncio.to_thread(chunk_text, extracted.text, title=heading, spec=self._spec)
         if not chunks:
             raise EmptyContent(source.name, "it has no text in it")
-        previous = await asyncio.to_thread(self._documents.find_by_source, index.id, source.key)
+        previous = await asyncio.to_thread(
+            self._documents.find_by_source, index.id, without_surrogates(source.key)
+        )
         new = _new_document(index, source, extracted, digest, title)
         return _Prepared(source, new, heading, chunks, [d.id for d in previous])
 
-    async def _store_reporting(
+    async def _store_each(
         self,
         index: IndexRef,
         batch: list[_Prepared],
-        on_result: Callable[[Source, IngestResult | IngestError], None] | None,
-    ) -> list[IngestResult | IngestError]:
+        report: Callable[[Source, IngestResult | IngestError], None],
+    ) -> None:
+        """Store `batch` and report each document's result. When the batch fails for a reason
+        that is not the engine's, its documents are stored one by one, so that only the one
+        that breaks it fails (reported as `IngestFailed`)."""
         if not batch:
-            return []
-        results: list[IngestResult | IngestError] = list(await self._store(index, batch, None))
-        if on_result is not None:
-            for prepared, result in zip(batch, results, strict=True):
-                on_result(prepared.source, result)
-        return results
+            return
+        try:
+            results = await self._store(index, batch, None)
+        except KnowledgeError:
+            raise
+        except Exception as exc:
+            if len(batch) == 1:
+                report(batch[0].source, _failed(batch[0].source, exc))
+                return
+            log.warning(
+                "storing %d documents together failed; storing them one by one", len(batch), exc_info=exc
+            )
+            for prepared in batch:
+                await self._store_each(index, [prepared], report)
+            return
+        for prepared, result in zip(batch, results, strict=True):
+            report(prepared.source, result)
 
     async def _store(
         self, index: IndexRef, batch: list[_Prepared], progress: Progress | None
@@ -245,7 +304,11 @@ class Ingestor:
         for (prepared, _, _), document in zip(written, ready, strict=True):
             await self._purge(index, prepared.replaces)
             outcome = Outcome.UPDATED if prepared.replaces else Outcome.ADDED
-            results.append(IngestResult(outcome, document, len(prepared.chunks), elapsed, prepared.source))
+            results.append(
+                IngestResult(
+                    outcome, document, len(prepared.chunks), elapsed, prepared.source, prepared.notes
+                )
+            )
         return results
 
     async def _purge(self, index: IndexRef, document_ids: Sequence[int]) -> None:
@@ -269,8 +332,57 @@ def _with_vectors(
 
 
 def content_hash(text: str) -> str:
-    """Identity of a document's content: whitespace differences do not count."""
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+    """Identity of a document's content: whitespace differences do not count. Total: a lone
+    surrogate (which `extract` never lets through) is hashed as it is rather than failing."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _failed(source: Source, exc: BaseException) -> IngestFailed:
+    """The outcome of an unexpected error on one document, logged with its traceback."""
+    name = without_surrogates(source.name)
+    log.error("unexpected error while adding %s", name, exc_info=exc)
+    failure = IngestFailed(name)
+    failure.__cause__ = exc
+    return failure
+
+
+@dataclass(frozen=True)
+class _End:
+    """The producer is done; `error` is what stopped the sources, if anything did."""
+
+    error: Exception | None = None
+
+
+_Item = tuple[Source, "_Prepared | IngestResult | IngestError"]
+
+
+async def _each(sources: AsyncIterator[Source] | Iterable[Source]) -> AsyncIterator[Source]:
+    if isinstance(sources, AsyncIterator):
+        async for source in sources:
+            yield source
+    else:
+        for source in sources:
+            yield source
+
+
+async def _next(queue: asyncio.Queue[_Item | _End], producer: asyncio.Task[None]) -> _Item | _End:
+    """The next item from the producer; `_End` with its exception if it died without saying
+    so (it never should), so the consumer can never wait for ever."""
+    if not queue.empty():
+        return queue.get_nowait()
+    getter = asyncio.ensure_future(queue.get())
+    try:
+        await asyncio.wait((getter, producer), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getter.done():
+            getter.cancel()
+            await asyncio.gather(getter, return_exceptions=True)
+    if getter.done() and not getter.cancelled():
+        return getter.result()
+    if not queue.empty():
+        return queue.get_nowait()
+    died = None if producer.cancelled() else producer.exception()
+    return _End(died if isinstance(died, Exception) else RuntimeError("the document reader stopped"))
 
 
 def _new_document(
@@ -283,8 +395,8 @@ def _new_document(
     return NewDocument(
         index_id=index.id,
         source_kind=source.kind,
-        source_key=source.key,
-        name=title if source.kind == SourceKind.URL else source.name,
+        source_key=without_surrogates(source.key),
+        name=title if source.kind == SourceKind.URL else without_surrogates(source.name),
         mime_type=extracted.mime_type,
         content_hash=digest,
         size=len(source.data),

@@ -18,7 +18,7 @@ from knowledge.extraction.pdf import extract_pdf
 from knowledge.extraction.powerpoint import extract_pptx
 from knowledge.extraction.structured import extract_csv, extract_json, extract_json_lines
 from knowledge.extraction.text import extract_markdown, extract_text
-from knowledge.extraction.types import Extracted
+from knowledge.extraction.types import Extracted, without_surrogates
 from knowledge.extraction.word import extract_docx
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -82,11 +82,22 @@ def _extractor(mime_type: str) -> Extractor:
 
 
 def _checked(result: Extracted, name: str) -> Extracted:
-    """`result` without NUL characters (databases refuse them); EmptyContent if no text."""
-    text = result.text.replace("\x00", "") if "\x00" in result.text else result.text
+    """`result` without NUL characters (databases refuse them) and with lone surrogates
+    replaced (they cannot be encoded), in its text and metadata; EmptyContent if no text."""
+    text = _storable(result.text)
     if not text.strip():
         raise EmptyContent(name, "it has no text in it")
-    return result if text is result.text else replace(result, text=text)
+    return replace(
+        result,
+        text=text,
+        title=None if result.title is None else _storable(result.title),
+        author=None if result.author is None else _storable(result.author),
+        metadata={key: _storable(value) for key, value in result.metadata.items()},
+    )
+
+
+def _storable(text: str) -> str:
+    return without_surrogates(text.replace("\x00", "") if "\x00" in text else text)
 
 
 def _size(count: int, *, up: bool = False) -> str:
