@@ -1,0 +1,75 @@
+"""Real files from public test suites (tests/data/real/, see SOURCES.md): what Lore reads
+from each, and what it refuses with a reason rather than index as garbage (issue 16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from knowledge.errors import GarbledContent
+from knowledge.extraction import extract
+from knowledge.extraction.quality import assess
+from tests.knowledge.files import make_pdf
+
+REAL = Path(__file__).parent.parent / "data" / "real"
+
+
+def real(name: str) -> bytes:
+    return (REAL / name).read_bytes()
+
+
+def words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_japanese_pdf_pypdf_garbles_is_read_by_the_fallback() -> None:
+    # jo.pdf (pdfminer.six's samples) uses an Adobe-Japan1 CMap; pypdf gives 'ɹɹং Θͨ͘͠ͱ͍'.
+    extracted = extract(real("jo.pdf"), "jo.pdf")
+    assert extracted.metadata["extracted_by"] == "pdfminer.six"
+    assert "わたくしといふ現象は" in extracted.text and "ひとつの青い照明です" in extracted.text
+    assert assess(extracted.text).readable
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"), [("simple1.pdf", "Hello World"), ("simple3.pdf", "あいうえお")]
+)
+def test_pdfs_without_startxref_that_pypdf_calls_damaged_are_read(name: str, expected: str) -> None:
+    extracted = extract(real(name), name)
+    assert expected in words(extracted.text) and extracted.metadata["extracted_by"] == "pdfminer.six"
+
+
+def caesar(text: str) -> str:
+    """What a font without a Unicode map gives: glyph codes 29 below the letters."""
+    return "".join(chr(ord(char) - 29) for char in text)
+
+
+def test_a_pdf_whose_text_is_garbled_by_every_extractor_is_refused_with_a_reason() -> None:
+    lines = ["Computer Science Department", "New York University", "Comparable news articles"] * 8
+    pdf = make_pdf([[caesar(line) for line in lines]])
+    with pytest.raises(GarbledContent) as refused:
+        extract(pdf, "slides.pdf")
+    assert "placeholders or control codes" in refused.value.reason
+    assert "exported again" in refused.value.reason
+
+
+def test_readable_text_in_many_scripts_passes_and_mojibake_does_not() -> None:
+    prose = {
+        "en": "The on-call engineer carries the pager for one week, from Monday to Monday.",
+        "de": "Die Bereitschaft trägt den Pager eine Woche lang, von Montag bis Montag, für alle.",
+        "ru": "Дежурный инженер носит пейджер одну неделю, с понедельника до понедельника.",
+        "ja": "当番のエンジニアは月曜日から月曜日まで一週間ポケベルを持ちます。Slackで連絡します。",
+        "el": "Ο μηχανικός εφημερίας κρατά τον τηλεειδοποιητή για μία εβδομάδα, από Δευτέρα.",
+    }
+    for language, text in prose.items():
+        assert assess(text * 3).readable, language
+    mojibake = "ୈ ೋ ৚ ୈ Ұ ߲ ͷ ද ͷ ੨ ৭ ͷ ౮ Ր ͷ ߲ ୈ ࡾ ߸ தủ ؚ ΉỐỜỨ Λủ ؚ ΉỐ ੨ ৭ ͷ ౮ Ր ͷ ໼ ҹ ͷ ߲ Λ আ ͖ỏ"
+    assert not assess(mojibake * 3).readable
+    assert "jumble" in (assess(mojibake * 3).problem or "")
+    assert not assess(caesar("Computer Science Department New York University") * 3).readable
+
+
+def test_data_is_judged_by_its_characters_only() -> None:
+    code = 'x = {"a": [1, 2, 3]} if y else {"b": (4, 5)}  # ->> ## $$ %% &&\n' * 20
+    assert assess(code, data=True).readable
+    assert not assess("\ufffd" * 40 + "abc", data=True).readable
