@@ -35,7 +35,7 @@ from knowledge.wordpieces import (
     truncate_word_pieces,
 )
 
-__all__ = ["ChunkSpec", "TextChunk", "chunk_text", "count_word_pieces"]
+__all__ = ["ChunkSpec", "TableChunks", "TextChunk", "chunk_table", "chunk_text", "count_word_pieces"]
 
 PREFIX_PIECES = WINDOW // 4
 """The title and heading prefix is cut to this many word pieces (a quarter of MiniLM's window)."""
@@ -98,6 +98,9 @@ class TextChunk:
     from the chunk before, without the prefix."""
     start: int
     """Character offset of the chunk in the document's text."""
+    embedded: str | None = None
+    """What is embedded instead of `text` when the two differ: the part of a table chunk
+    that fits the window (the rest of its rows are found by keyword)."""
 
     def prefix(self, title: str) -> str:
         """The title and heading path as embedded; also what keyword search and citations show."""
@@ -108,7 +111,8 @@ class TextChunk:
         the text: "Guide — Install > Linux\\n<text>". The title is not repeated when the path
         starts with it. With the `ChunkSpec` the chunk was made with, it fits the window."""
         prefix = _prefix(title, self.heading)
-        return f"{prefix}\n{self.text}" if prefix else self.text
+        text = self.text if self.embedded is None else self.embedded
+        return f"{prefix}\n{text}" if prefix else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +148,95 @@ def chunk_text(text: str, *, title: str = "", spec: ChunkSpec = ChunkSpec()) -> 
     spans = [span for section in _sections(text) for span in _split(text, section, title, spec)]
     kept = _drop_tiny(text, spans, spec.min_chars)
     return [TextChunk(n, s.heading, text[s.lead : s.end], s.lead) for n, s in enumerate(kept)]
+
+
+@dataclass(frozen=True)
+class TableChunks:
+    """A table's chunks; `note` says how the cap on its chunks was kept, when it was hit."""
+
+    chunks: list[TextChunk]
+    note: str | None = None
+
+
+def chunk_table(
+    text: str, *, title: str = "", spec: ChunkSpec = ChunkSpec(), max_chunks: int = 1000
+) -> TableChunks:
+    """A table's chunks: groups of whole rows, each chunk's text the header line and then its
+    rows. `text` is the header line followed by one row a line (as the CSV extractor writes).
+
+    Rows are grouped to fill the window. When that would make more than `max_chunks` chunks,
+    rows are spread evenly over `max_chunks` chunks instead: each is embedded by its header
+    and the first rows that fit the window (`TextChunk.embedded`), and every one of its rows is
+    still in its text, so keyword search finds every cell. The header is cut to half the
+    window in what is embedded. Raises ValueError for `max_chunks` < 1.
+    """
+    if max_chunks < 1:
+        raise ValueError(f"max_chunks={max_chunks}: use 1 or more")
+    header, _, body = text.partition("\n")
+    rows = _rows(body, len(header) + 1)
+    if not rows:
+        return TableChunks(chunk_text(text, title=title, spec=spec))
+    room = spec.max_tokens - SPECIAL_TOKENS - count_by_words(_prefix(title, ""))
+    shown_header = truncate_word_pieces(header, room // 2) if count_by_words(header) > room // 2 else header
+    room -= count_by_words(shown_header)
+    pieces = [count_by_words(row) for _, row in rows]
+    groups = _row_groups(pieces, room)
+    note = None
+    if len(groups) > max_chunks:
+        per = -(-len(rows) // max_chunks)
+        groups = [range(start, min(start + per, len(rows))) for start in range(0, len(rows), per)]
+        note = (
+            f"the table has {len(rows):,} rows, more than {max_chunks:,} passages hold at full "
+            f"detail (LORE_MAX_TABLE_CHUNKS), so each passage holds about {per:,} rows: searches by "
+            "meaning see the first rows of each, searches by keyword see every row"
+        )
+    chunks = []
+    for position, group in enumerate(groups):
+        lines = [rows[index][1] for index in group]
+        fits = shown_header == header and sum(pieces[index] for index in group) <= room
+        embedded = None if fits else _fitting(shown_header, lines, room)
+        chunk = "\n".join([header, *lines])
+        chunks.append(TextChunk(position, "", chunk, rows[group[0]][0], embedded))
+    return TableChunks(chunks, note)
+
+
+def _rows(body: str, offset: int) -> list[tuple[int, str]]:
+    """(offset in the document, line) for each non-blank line of `body`."""
+    rows = []
+    for line in body.split("\n"):
+        if line.strip():
+            rows.append((offset, line))
+        offset += len(line) + 1
+    return rows
+
+
+def _row_groups(pieces: list[int], room: int) -> list[range]:
+    """Consecutive rows whose word pieces (and a newline each) fit `room`; a row over it alone."""
+    groups: list[range] = []
+    start, used = 0, 0
+    for index, count in enumerate(pieces):
+        if index > start and used + count > room:
+            groups.append(range(start, index))
+            start, used = index, 0
+        used += count
+    groups.append(range(start, len(pieces)))
+    return groups
+
+
+def _fitting(header: str, lines: list[str], room: int) -> str:
+    """The header and as many of `lines` as fit `room` word pieces (the first one cut if it
+    alone is over)."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        count = count_by_words(line)
+        if used + count > room:
+            if not kept:
+                kept.append(truncate_word_pieces(line, room))
+            break
+        kept.append(line)
+        used += count
+    return "\n".join([header, *kept])
 
 
 def _sections(text: str) -> list[_Span]:

@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from knowledge.chunking import ChunkSpec, TextChunk, chunk_text
+from knowledge.chunking import ChunkSpec, TextChunk, chunk_table, chunk_text
 from knowledge.embedding import Embedder, Progress, Vectors, embed_batches
 from knowledge.errors import (
     EmbeddingMismatch,
@@ -25,7 +25,9 @@ from knowledge.errors import (
     KnowledgeError,
     TooLarge,
 )
-from knowledge.extraction import Extracted, extract
+from knowledge.extraction import Extracted
+from knowledge.extraction.formats import TABLES
+from knowledge.extraction.sandbox import DocumentReader, ExtractionLimits
 from knowledge.extraction.types import without_surrogates
 from knowledge.metadata import DocumentFacts
 from storage.models import SourceKind
@@ -107,12 +109,22 @@ class Ingestor:
         *,
         max_bytes: int,
         spec: ChunkSpec | None = None,
+        reader: DocumentReader | None = None,
+        max_table_chunks: int = 1000,
     ) -> None:
+        """`reader` reads documents (default: in this process, within `max_bytes` and the
+        default character cap); `max_table_chunks` caps the chunks of one table."""
         self._documents = documents
         self._vectors = vectors
         self._embedder = embedder
         self._max_bytes = max_bytes
         self._spec = spec or ChunkSpec()
+        self._reader = reader or DocumentReader(ExtractionLimits(max_bytes=max_bytes))
+        self._max_table_chunks = max_table_chunks
+
+    def close(self) -> None:
+        """Stop the document reader's worker processes."""
+        self._reader.close()
 
     async def add(self, index: IndexRef, source: Source, progress: Progress | None = None) -> IngestResult:
         """Add `source` to `index`; raises an `IngestError` saying why when it cannot."""
@@ -230,23 +242,28 @@ class Ingestor:
     async def _prepare(self, index: IndexRef, source: Source) -> _Prepared | IngestResult:
         if len(source.data) > self._max_bytes:
             raise TooLarge(source.name, f"it is {_mb(len(source.data))}; the limit is {_mb(self._max_bytes)}")
-        extracted = await asyncio.to_thread(
-            extract, source.data, source.name, mime_type=source.mime_type, max_bytes=self._max_bytes
-        )
+        extracted = await asyncio.to_thread(self._reader.extract, source.data, source.name, source.mime_type)
         digest = content_hash(extracted.text)
         existing = await asyncio.to_thread(self._documents.find_ready_by_hash, index.id, digest)
         if existing is not None:
             return IngestResult(Outcome.UNCHANGED, existing, existing.chunk_count, source=source)
         title = without_surrogates(source.facts.title or extracted.title or source.name)
         heading = " > ".join((*source.facts.path, title))
-        chunks = await asyncio.to_thread(chunk_text, extracted.text, title=heading, spec=self._spec)
+        chunks, notes = await asyncio.to_thread(self._chunks, extracted, heading)
         if not chunks:
             raise EmptyContent(source.name, "it has no text in it")
         previous = await asyncio.to_thread(
             self._documents.find_by_source, index.id, without_surrogates(source.key)
         )
         new = _new_document(index, source, extracted, digest, title)
-        return _Prepared(source, new, heading, chunks, [d.id for d in previous])
+        return _Prepared(source, new, heading, chunks, [d.id for d in previous], notes)
+
+    def _chunks(self, extracted: Extracted, heading: str) -> tuple[list[TextChunk], tuple[str, ...]]:
+        """Tables by groups of rows (with a note when their cap was hit), the rest as text."""
+        if extracted.mime_type not in TABLES:
+            return chunk_text(extracted.text, title=heading, spec=self._spec), ()
+        table = chunk_table(extracted.text, title=heading, spec=self._spec, max_chunks=self._max_table_chunks)
+        return table.chunks, (table.note,) if table.note else ()
 
     async def _store_each(
         self,

@@ -17,6 +17,8 @@ TSV = "text/tab-separated-values"
 JSON = "application/json"
 JSONL = "application/x-ndjson"
 CODE_PREFIX = "text/x-"
+TABLES = frozenset((CSV, TSV))
+"""Types whose text is a header line and one row a line, chunked by `chunking.chunk_table`."""
 
 SUPPORTED = "text, Markdown, HTML, PDF, Word, PowerPoint, CSV, JSON and source code"
 SUPPORTED_DESCRIPTION = f"I read {SUPPORTED}."
