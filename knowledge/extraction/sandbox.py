@@ -114,7 +114,7 @@ class DocumentReader:
         return _Worker(self.limits.memory_mb or 0)
 
     def _give_back(self, worker: _Worker) -> None:
-        if worker.alive and not worker.bloated:
+        if worker.alive and not worker.bloated and not worker.retiring:
             with self._lock:
                 if not self._closed and len(self._idle) < IDLE_WORKERS:
                     self._idle.append(worker)
@@ -141,6 +141,8 @@ class _Worker:
         )
         self._lowest_rss = 0
         self._rss = 0
+        self.retiring = False
+        """True when the process said it ends after its last reply."""
 
     @property
     def alive(self) -> bool:
@@ -166,8 +168,9 @@ class _Worker:
         reply = read_message(stdout)
         if reply is None:
             raise _Died
-        ok, payload, rss = pickle.loads(reply)  # noqa: S301 (from our own worker)
+        ok, payload, rss, last = pickle.loads(reply)  # noqa: S301 (from our own worker)
         self._rss = rss
+        self.retiring = last
         self._lowest_rss = min(self._lowest_rss or rss, rss)
         return ok, payload
 

@@ -3,7 +3,8 @@
 Started as `python -m knowledge.extraction.worker MEMORY_MB`. It imports the extractors, caps
 its own address space at what it uses then plus MEMORY_MB (0: no cap), and serves requests
 on stdin/stdout until stdin closes. A request is a pickled `(data, name, mime_type, max_bytes,
-max_chars)`; the reply a pickled `(ok, Extracted or IngestError, resident bytes)`. Each is
+max_chars)`; the reply a pickled `(ok, Extracted or IngestError, resident bytes, last)`,
+`last` being True when the process ends after it. Each is
 preceded by its length (8 bytes, big-endian). Anything the extractors print goes to stderr.
 
 After a MemoryError the process replies and exits, since its heap may be in a poor state.
@@ -45,17 +46,17 @@ def serve(memory_mb: int) -> None:
     near_cap = resident_bytes() + int(NEAR_CAP * memory_mb * MB)
     while (request := read_message(requests)) is not None:
         data, name, mime_type, max_bytes, max_chars = pickle.loads(request)  # noqa: S301 (from our parent)
-        reply: tuple[bool, object, int]
+        reply: tuple[bool, object, int, bool]
         try:
             extracted = extract(data, name, mime_type=mime_type, max_bytes=max_bytes, max_chars=max_chars)
-            reply = True, extracted, resident_bytes()
+            reply = True, extracted, resident_bytes(), False
         except (UnreadableContent, EmptyContent) as exc:
             if memory_mb and _peak_resident() >= near_cap:
                 _last_reply(replies, name, memory_mb)
                 return
-            reply = False, exc, resident_bytes()
+            reply = False, exc, resident_bytes(), False
         except IngestError as exc:
-            reply = False, exc, resident_bytes()
+            reply = False, exc, resident_bytes(), False
         except MemoryError:
             del data
             _last_reply(replies, name, memory_mb)
@@ -66,7 +67,7 @@ def serve(memory_mb: int) -> None:
 
 def _last_reply(replies: IO[bytes], name: str, memory_mb: int) -> None:
     """Refuse for want of memory; the process ends after it (its heap may be in a poor state)."""
-    write_message(replies, pickle.dumps((False, ExtractionLimit(name, memory_reason(memory_mb)), 0)))
+    write_message(replies, pickle.dumps((False, ExtractionLimit(name, memory_reason(memory_mb)), 0, True)))
 
 
 def _peak_resident() -> int:
