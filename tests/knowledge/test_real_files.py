@@ -73,3 +73,27 @@ def test_data_is_judged_by_its_characters_only() -> None:
     code = 'x = {"a": [1, 2, 3]} if y else {"b": (4, 5)}  # ->> ## $$ %% &&\n' * 20
     assert assess(code, data=True).readable
     assert not assess("\ufffd" * 40 + "abc", data=True).readable
+
+
+def test_a_text_box_is_read_where_the_body_has_no_text_of_its_own() -> None:
+    # mammoth's text-box.docx: a drawing whose text box holds the only text (like a form
+    # made of text boxes); it was refused as "it has no text in it".
+    assert extract(real("text-box.docx"), "text-box.docx").text == "Datum plane"
+
+
+def test_a_strict_ooxml_word_document_is_read() -> None:
+    assert extract(real("strict-format.docx"), "strict-format.docx").text == "Test"
+
+
+@pytest.mark.parametrize(
+    ("name", "section", "line"),
+    [
+        ("footnotes.docx", "# Footnotes", "[1] A tachyon walks into a bar."),
+        ("endnotes.docx", "# Endnotes", "[2] A tachyon walks into a bar."),
+        ("comments.docx", "# Comments", "Michael Williamson: A tachyon walks into a bar."),
+        ("hdr-header-footer.docx", "# Headers and footers", "Footer for section 1"),
+    ],
+)
+def test_word_text_outside_the_body_follows_it_in_its_own_section(name: str, section: str, line: str) -> None:
+    body, _, rest = extract(real(name), name).text.partition(f"\n\n{section}\n\n")
+    assert body and line in rest.split("\n\n")
