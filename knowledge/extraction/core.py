@@ -22,6 +22,7 @@ from knowledge.errors import (
 from knowledge.extraction import formats
 from knowledge.extraction.detect import detect_type
 from knowledge.extraction.html import extract_html
+from knowledge.extraction.packages import extract_epub, extract_odf
 from knowledge.extraction.pdf import extract_pdf
 from knowledge.extraction.pdf_layout import extract_pdf_layout
 from knowledge.extraction.powerpoint import extract_pptx
@@ -48,6 +49,9 @@ _EXTRACTORS: dict[str, Extractor] = {
     formats.TSV: extract_csv,
     formats.JSON: extract_json,
     formats.JSONL: extract_json_lines,
+    formats.EPUB: extract_epub,
+    formats.ODT: extract_odf,
+    formats.ODP: extract_odf,
 }
 _FALLBACKS: dict[str, Extractor] = {formats.PDF: extract_pdf_layout}
 """A second extractor, tried when the first fails or its text is garbled."""

@@ -95,14 +95,18 @@ def extract_json_lines(data: bytes, name: str, mime_type: str) -> Extracted:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UnreadableContent(name, f"line {number} is not valid JSON ({exc.msg})") from exc
+            raise UnreadableContent(
+                name, f"line {number} is not valid JSON ({exc.msg.removesuffix(' at')})"
+            ) from exc
         blocks.append("\n".join(flatten(value)))
     metadata = {"records": str(len(blocks))}
     return Extracted(text="\n\n".join(blocks), mime_type=mime_type, metadata=metadata)
 
 
 def _json_reason(exc: json.JSONDecodeError) -> str:
-    return f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    # Some of json's messages end in " at" already ("Invalid control character at").
+    message = exc.msg.removesuffix(" at")
+    return f"it is not valid JSON ({message} at line {exc.lineno}, column {exc.colno})"
 
 
 def flatten(value: object) -> Iterator[str]:
