@@ -26,6 +26,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from knowledge.extraction.formats import CELL_SEPARATOR
 from knowledge.wordpieces import (
     SPECIAL_TOKENS,
     WINDOW,
@@ -44,6 +45,9 @@ MAX_CHARS_PER_PIECE = 8
 """Bounds a chunk's length when the model reads long runs as one piece ([UNK] for words
 over 100 characters, such as base64 or a line without spaces)."""
 HEADING_CHARS = 200
+LABELED_COLUMNS = 12
+"""Tables this narrow are embedded as 'column: value' rows, which embed better than bare
+cells; wider ones would pay for their column names once a cell."""
 BLOCK_CHARS = 32_768
 CHAR_STEP = 16  # capacities are rounded down to a multiple of these, so splitters are reused
 
@@ -162,13 +166,16 @@ def chunk_table(
     text: str, *, title: str = "", spec: ChunkSpec = ChunkSpec(), max_chunks: int = 1000
 ) -> TableChunks:
     """A table's chunks: groups of whole rows, each chunk's text the header line and then its
-    rows. `text` is the header line followed by one row a line (as the CSV extractor writes).
+    rows. `text` is the header line followed by one row a line, cells separated by
+    `CELL_SEPARATOR` (as the CSV extractor writes).
 
-    Rows are grouped to fill the window. When that would make more than `max_chunks` chunks,
-    rows are spread evenly over `max_chunks` chunks instead: each is embedded by its header
-    and the first rows that fit the window (`TextChunk.embedded`), and every one of its rows is
-    still in its text, so keyword search finds every cell. The header is cut to half the
-    window in what is embedded. Raises ValueError for `max_chunks` < 1.
+    What is embedded (`TextChunk.embedded`) is the rows with their column names ('name: Ada;
+    desk: 4.12') when the table has at most `LABELED_COLUMNS` columns, else the header line
+    (cut to half the window) and the rows; rows are grouped so that this fills the window.
+    When that would make more than `max_chunks` chunks, rows are spread evenly over
+    `max_chunks` chunks instead, each embedded by the first rows that fit, and `note` says
+    so; every row is still in its chunk's text, so keyword search finds every cell.
+    Raises ValueError for `max_chunks` < 1.
     """
     if max_chunks < 1:
         raise ValueError(f"max_chunks={max_chunks}: use 1 or more")
@@ -177,9 +184,16 @@ def chunk_table(
     if not rows:
         return TableChunks(chunk_text(text, title=title, spec=spec))
     room = spec.max_tokens - SPECIAL_TOKENS - count_by_words(_prefix(title, ""))
-    shown_header = truncate_word_pieces(header, room // 2) if count_by_words(header) > room // 2 else header
-    room -= count_by_words(shown_header)
-    pieces = [count_by_words(row) for _, row in rows]
+    columns = header.split(CELL_SEPARATOR)
+    if len(columns) <= LABELED_COLUMNS:
+        shown_header, shown = "", [_labeled(columns, row) for _, row in rows]
+    else:
+        shown_header = (
+            truncate_word_pieces(header, room // 2) if count_by_words(header) > room // 2 else header
+        )
+        shown = [row for _, row in rows]
+        room -= count_by_words(shown_header)
+    pieces = [count_by_words(row) for row in shown]
     groups = _row_groups(pieces, room)
     note = None
     if len(groups) > max_chunks:
@@ -194,10 +208,17 @@ def chunk_table(
     for position, group in enumerate(groups):
         lines = [rows[index][1] for index in group]
         fits = shown_header == header and sum(pieces[index] for index in group) <= room
-        embedded = None if fits else _fitting(shown_header, lines, room)
+        embedded = None if fits else _fitting(shown_header, [shown[index] for index in group], room)
         chunk = "\n".join([header, *lines])
         chunks.append(TextChunk(position, "", chunk, rows[group[0]][0], embedded))
     return TableChunks(chunks, note)
+
+
+def _labeled(columns: list[str], row: str) -> str:
+    """'column: value; …' for the row's non-empty cells."""
+    cells = row.split(CELL_SEPARATOR)
+    names = columns + [f"column {index}" for index in range(len(columns) + 1, len(cells) + 1)]
+    return "; ".join(f"{name}: {cell}" for name, cell in zip(names, cells, strict=False) if cell)
 
 
 def _rows(body: str, offset: int) -> list[tuple[int, str]]:
@@ -224,8 +245,8 @@ def _row_groups(pieces: list[int], room: int) -> list[range]:
 
 
 def _fitting(header: str, lines: list[str], room: int) -> str:
-    """The header and as many of `lines` as fit `room` word pieces (the first one cut if it
-    alone is over)."""
+    """The header (if any) and as many of `lines` as fit `room` word pieces (the first one cut
+    if it alone is over)."""
     kept: list[str] = []
     used = 0
     for line in lines:
@@ -236,7 +257,7 @@ def _fitting(header: str, lines: list[str], room: int) -> str:
             break
         kept.append(line)
         used += count
-    return "\n".join([header, *kept])
+    return "\n".join([header, *kept] if header else kept)
 
 
 def _sections(text: str) -> list[_Span]:

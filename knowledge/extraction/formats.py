@@ -22,6 +22,8 @@ ODP = "application/vnd.oasis.opendocument.presentation"
 CODE_PREFIX = "text/x-"
 TABLES = frozenset((CSV, TSV))
 """Types whose text is a header line and one row a line, chunked by `chunking.chunk_table`."""
+CELL_SEPARATOR = " | "
+"""Between the cells of a table's lines."""
 
 SUPPORTED = "text, Markdown, HTML, PDF, Word, PowerPoint, EPUB, OpenDocument text, CSV, JSON and source code"
 SUPPORTED_DESCRIPTION = f"I read {SUPPORTED}."

@@ -23,7 +23,7 @@ from knowledge.extraction.types import Extracted
 _SNIFF_CHARS = 32 * 1024
 _DELIMITERS = ",;\t|"
 _CONSTANTS = {None: "null", True: "true", False: "false"}
-_SEPARATOR = " | "
+_SEPARATOR = formats.CELL_SEPARATOR
 
 
 def extract_csv(data: bytes, name: str, mime_type: str) -> Extracted:
