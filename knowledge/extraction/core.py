@@ -26,7 +26,7 @@ from knowledge.extraction.packages import extract_epub, extract_odf
 from knowledge.extraction.pdf import extract_pdf
 from knowledge.extraction.pdf_layout import extract_pdf_layout
 from knowledge.extraction.powerpoint import extract_pptx
-from knowledge.extraction.quality import assess
+from knowledge.extraction.quality import Quality, assess
 from knowledge.extraction.structured import extract_csv, extract_json, extract_json_lines
 from knowledge.extraction.text import extract_markdown, extract_text
 from knowledge.extraction.types import Extracted, without_surrogates
@@ -89,29 +89,39 @@ def extract(
 
 
 def _readable(data: bytes, name: str, detected: str) -> Extracted:
-    """The first extractor's result if it reads, else the fallback's (if the type has one)."""
+    """The first extractor's result if it reads, else the fallback's (if the type has one);
+    the fallback's too when the first ran words together and the fallback did less than half
+    as often."""
     fallback = _FALLBACKS.get(detected)
     try:
-        return _run(_extractor(detected), data, name, detected)
+        result, quality = _run(_extractor(detected), data, name, detected)
     except (UnreadableContent, EmptyContent) as exc:
         if fallback is None:
             raise
         first = exc
+    else:
+        if fallback is None or not quality.run_together:
+            return result
+        try:
+            other, other_quality = _run(fallback, data, name, detected)
+        except IngestError:
+            return result
+        return other if 2 * other_quality.long_words < quality.long_words else result
     try:
-        return _run(fallback, data, name, detected)
+        return _run(fallback, data, name, detected)[0]
     except IngestError as second:
         raise (second if isinstance(second, GarbledContent) else first) from second
 
 
-def _run(extractor: Extractor, data: bytes, name: str, detected: str) -> Extracted:
-    """`extractor`'s result, cleaned; GarbledContent when its text fails the quality check."""
+def _run(extractor: Extractor, data: bytes, name: str, detected: str) -> tuple[Extracted, Quality]:
+    """`extractor`'s result, cleaned, and its quality; GarbledContent when it fails the check."""
     with _translated(name, formats.describe(detected)):
         result = _checked(extractor(data, name, detected), name)
     data_like = detected in _DATA or formats.language_of(detected) is not None
-    problem = assess(result.text, data=data_like).problem
-    if problem is not None:
-        raise GarbledContent(name, problem + _GARBLED_HINT)
-    return result
+    quality = assess(result.text, data=data_like)
+    if quality.problem is not None:
+        raise GarbledContent(name, quality.problem + _GARBLED_HINT)
+    return result, quality
 
 
 @contextmanager

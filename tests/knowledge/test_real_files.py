@@ -97,3 +97,52 @@ def test_a_strict_ooxml_word_document_is_read() -> None:
 def test_word_text_outside_the_body_follows_it_in_its_own_section(name: str, section: str, line: str) -> None:
     body, _, rest = extract(real(name), name).text.partition(f"\n\n{section}\n\n")
     assert body and line in rest.split("\n\n")
+
+
+def tightly_set_pdf(lines: list[str], gap: float = 1.5) -> bytes:
+    """A PDF that places each word by its own text move, `gap` points after the previous one
+    (Helvetica 12), with no space characters: how some typesetters justify lines."""
+    from pdfminer.fontmetrics import FONT_METRICS
+
+    widths = FONT_METRICS["Helvetica"][1]
+
+    def advance(word: str) -> float:
+        return sum(widths.get(char, 556) for char in word) * 12 / 1000 + gap
+
+    rows = []
+    for number, line in enumerate(lines):
+        moves = b" ".join(b"(%s) Tj %.2f 0 Td" % (word.encode(), advance(word)) for word in line.split())
+        rows.append(b"BT /F1 12 Tf 72 %d Td %s ET" % (720 - 16 * number, moves))
+    pdf = make_pdf([["placeholder"]])
+    stream = b"\n".join(rows)
+    old = b"BT /F1 12 Tf 14 TL 72 720 Td (placeholder) Tj ET"
+    body = pdf.replace(b"/Length %d" % len(old), b"/Length %d" % len(stream)).replace(old, stream)
+    return _with_xref(body)
+
+
+def _with_xref(pdf: bytes) -> bytes:
+    """`pdf` with its cross-reference table rebuilt (its objects moved)."""
+    import re
+
+    head = pdf[: pdf.index(b"xref\n")]
+    offsets = [m.start() for m in re.finditer(rb"(?m)^\d+ 0 obj", head)]
+    table = b"xref\n0 %d\n0000000000 65535 f \n" % (len(offsets) + 1)
+    table += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    trailer = b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(offsets) + 1, len(head))
+    return head + table + trailer
+
+
+def test_words_run_together_by_pypdf_are_read_apart_by_the_fallback() -> None:
+    lines = [
+        "the committee considered substantial nonresident withholding temporarily",
+        "an individual taxpayer reported essentially total income withholding",
+    ] * 4
+    pdf = tightly_set_pdf(lines)
+    import io
+
+    from pypdf import PdfReader
+
+    assert "committeeconsidered" in PdfReader(io.BytesIO(pdf)).pages[0].extract_text()  # the symptom
+    extracted = extract(pdf, "instructions.pdf")
+    assert extracted.metadata["extracted_by"] == "pdfminer.six"
+    assert "substantial nonresident withholding temporarily" in words(extracted.text)
