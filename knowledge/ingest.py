@@ -15,7 +15,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from knowledge.chunking import ChunkSpec, TextChunk, chunk_table, chunk_text
+from knowledge.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.embedding import Embedder, Progress, Vectors, embed_batches
 from knowledge.errors import (
     EmbeddingMismatch,
@@ -30,6 +30,7 @@ from knowledge.extraction.formats import TABLES
 from knowledge.extraction.sandbox import DocumentReader, ExtractionLimits
 from knowledge.extraction.types import without_surrogates
 from knowledge.metadata import DocumentFacts
+from knowledge.tables import chunk_table
 from storage.models import SourceKind
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository

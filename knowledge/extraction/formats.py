@@ -21,7 +21,7 @@ ODT = "application/vnd.oasis.opendocument.text"
 ODP = "application/vnd.oasis.opendocument.presentation"
 CODE_PREFIX = "text/x-"
 TABLES = frozenset((CSV, TSV))
-"""Types whose text is a header line and one row a line, chunked by `chunking.chunk_table`."""
+"""Types whose text is a header line and one row a line, chunked by `tables.chunk_table`."""
 CELL_SEPARATOR = " | "
 """Between the cells of a table's lines."""
 

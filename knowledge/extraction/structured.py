@@ -1,7 +1,7 @@
 """Tabular and structured data rendered as readable lines: CSV/TSV rows and flattened JSON.
 
 A CSV or TSV file becomes its header line and then one line a row, cells separated by ' | '
-(a cell's own line breaks become spaces), which `chunking.chunk_table` groups into chunks that
+(a cell's own line breaks become spaces), which `tables.chunk_table` groups into chunks that
 each start with the header: the header's words are paid for once a chunk, not once a cell
 (an 80-column file of 1.1 MB made 8.5 M characters the other way). JSON becomes one
 'path.to.key: value' line per leaf, with list items as 'items[0]'; JSON Lines records are

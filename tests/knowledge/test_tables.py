@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.chunking import ChunkSpec, chunk_table, count_word_pieces
+from knowledge.chunking import ChunkSpec, count_word_pieces
 from knowledge.extraction import extract
 from knowledge.ingest import Ingestor, IngestResult, Source
+from knowledge.tables import chunk_table
 from tests.knowledge.conftest import MB, Stack
 
 SPECTRUM = Path(__file__).parent.parent / "data" / "real" / "csv-spectrum"
