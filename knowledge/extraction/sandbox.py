@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 MB = 1024 * 1024
 RECYCLE_MB = 256
 IDLE_WORKERS = 2
+STARTUP_SECONDS = 120.0
+"""How long a new worker may take to import the extractors; not part of a document's time."""
 _CLOSE_SECONDS = 5.0
 
 
@@ -130,6 +132,14 @@ class _Died(Exception):
     pass
 
 
+def _wait(stream: IO[bytes], seconds: float) -> None:
+    """Return when `stream` has something to read; _Timeout after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not select.select([stream], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        if time.monotonic() >= deadline:
+            raise _Timeout
+
+
 class _Worker:
     """One worker process and its pipes."""
 
@@ -139,6 +149,7 @@ class _Worker:
         self._process = subprocess.Popen(  # noqa: S603 (our own interpreter and module)
             [sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE, close_fds=True
         )
+        self._ready = False
         self._lowest_rss = 0
         self._rss = 0
         self.retiring = False
@@ -156,15 +167,17 @@ class _Worker:
     def ask(self, request: tuple[object, ...], seconds: float | None) -> tuple[bool, object]:
         """Send a request, wait for its reply; _Timeout after `seconds`, _Died without reply."""
         stdin, stdout = self._pipes()
+        if not self._ready:
+            _wait(stdout, STARTUP_SECONDS)
+            if read_message(stdout) != b"":
+                raise _Died
+            self._ready = True
         try:
             write_message(stdin, pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL))
         except (BrokenPipeError, OSError):
             raise _Died from None
         if seconds is not None:
-            deadline = time.monotonic() + seconds
-            while not select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))[0]:
-                if time.monotonic() >= deadline:
-                    raise _Timeout
+            _wait(stdout, seconds)
         reply = read_message(stdout)
         if reply is None:
             raise _Died

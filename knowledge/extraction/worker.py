@@ -4,7 +4,8 @@ Started as `python -m knowledge.extraction.worker MEMORY_MB`. It imports the ext
 its own address space at what it uses then plus MEMORY_MB (0: no cap), and serves requests
 on stdin/stdout until stdin closes. A request is a pickled `(data, name, mime_type, max_bytes,
 max_chars)`; the reply a pickled `(ok, Extracted or IngestError, resident bytes, last)`,
-`last` being True when the process ends after it. Each is
+`last` being True when the process ends after it. An empty message says the process is
+ready, before the first request. Each is
 preceded by its length (8 bytes, big-endian). Anything the extractors print goes to stderr.
 
 After a MemoryError the process replies and exits, since its heap may be in a poor state.
@@ -44,6 +45,7 @@ def serve(memory_mb: int) -> None:
     if memory_mb:
         _cap_memory(memory_mb)
     near_cap = resident_bytes() + int(NEAR_CAP * memory_mb * MB)
+    write_message(replies, b"")  # ready: the deadlines count from here, not from the imports
     while (request := read_message(requests)) is not None:
         data, name, mime_type, max_bytes, max_chars = pickle.loads(request)  # noqa: S301 (from our parent)
         reply: tuple[bool, object, int, bool]
