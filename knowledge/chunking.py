@@ -35,7 +35,7 @@ from knowledge.wordpieces import (
     truncate_word_pieces,
 )
 
-__all__ = ["ChunkSpec", "TextChunk", "chunk_text", "count_word_pieces"]
+__all__ = ["ChunkSpec", "TextChunk", "chunk_text", "count_word_pieces", "prefix"]
 
 PREFIX_PIECES = WINDOW // 4
 """The title and heading prefix is cut to this many word pieces (a quarter of MiniLM's window)."""
@@ -98,6 +98,9 @@ class TextChunk:
     from the chunk before, without the prefix."""
     start: int
     """Character offset of the chunk in the document's text."""
+    embedded: str | None = None
+    """What is embedded instead of `text` when the two differ: the part of a table chunk
+    that fits the window (the rest of its rows are found by keyword)."""
 
     def prefix(self, title: str) -> str:
         """The title and heading path as embedded; also what keyword search and citations show."""
@@ -108,7 +111,8 @@ class TextChunk:
         the text: "Guide — Install > Linux\\n<text>". The title is not repeated when the path
         starts with it. With the `ChunkSpec` the chunk was made with, it fits the window."""
         prefix = _prefix(title, self.heading)
-        return f"{prefix}\n{self.text}" if prefix else self.text
+        text = self.text if self.embedded is None else self.embedded
+        return f"{prefix}\n{text}" if prefix else text
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +304,11 @@ def _drop_tiny(text: str, spans: list[_Span], min_chars: int) -> list[_Span]:
 
 def _visible(text: str) -> int:
     return len("".join(text.split()))
+
+
+def prefix(title: str, heading: str = "") -> str:
+    """`Title — Heading > Path` on one line, cut to `PREFIX_PIECES` word pieces."""
+    return _prefix(title, heading)
 
 
 @lru_cache(maxsize=4096)

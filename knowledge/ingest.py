@@ -17,9 +17,20 @@ from dataclasses import dataclass, field
 
 from knowledge.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.embedding import Embedder, Progress, Vectors, embed_batches
-from knowledge.errors import EmbeddingMismatch, EmptyContent, IngestError, TooLarge
-from knowledge.extraction import Extracted, extract
+from knowledge.errors import (
+    EmbeddingMismatch,
+    EmptyContent,
+    IngestError,
+    IngestFailed,
+    KnowledgeError,
+    TooLarge,
+)
+from knowledge.extraction import Extracted
+from knowledge.extraction.formats import TABLES
+from knowledge.extraction.sandbox import DocumentReader, ExtractionLimits
+from knowledge.extraction.types import without_surrogates
 from knowledge.metadata import DocumentFacts
+from knowledge.tables import chunk_table
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
 from storage.values import SourceKind
@@ -61,6 +72,8 @@ class IngestResult:
     chunks: int
     seconds_embedding: float = 0.0
     source: Source | None = None
+    notes: tuple[str, ...] = ()
+    """What a user should know about how the document was added (a table over its cap)."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +86,7 @@ class _Prepared:
     """The title as chunks are prefixed with it: after the document's path, if it has one."""
     chunks: list[TextChunk]
     replaces: list[int]
+    notes: tuple[str, ...] = ()
 
 
 def collection_for(index: IndexRef) -> CollectionRef:
@@ -98,12 +112,22 @@ class Ingestor:
         *,
         max_bytes: int,
         spec: ChunkSpec | None = None,
+        reader: DocumentReader | None = None,
+        max_table_chunks: int = 1000,
     ) -> None:
+        """`reader` reads documents (default: in this process, within `max_bytes` and the
+        default character cap); `max_table_chunks` caps the chunks of one table."""
         self._documents = documents
         self._vectors = vectors
         self._embedder = embedder
         self._max_bytes = max_bytes
         self._spec = spec or ChunkSpec()
+        self._reader = reader or DocumentReader(ExtractionLimits(max_bytes=max_bytes))
+        self._max_table_chunks = max_table_chunks
+
+    def close(self) -> None:
+        """Stop the document reader's worker processes."""
+        self._reader.close()
 
     async def add(self, index: IndexRef, source: Source, progress: Progress | None = None) -> IngestResult:
         """Add `source` to `index`; raises an `IngestError` saying why when it cannot."""
@@ -112,6 +136,22 @@ class Ingestor:
         if isinstance(prepared, IngestResult):
             return prepared
         return (await self._store(index, [prepared], progress))[0]
+
+    async def attempt(
+        self, index: IndexRef, source: Source, progress: Progress | None = None
+    ) -> IngestResult | IngestError:
+        """`add`, with the outcome returned rather than raised: the result, the `IngestError`
+        refusing the document, or `IngestFailed` for an unexpected error (logged with its
+        traceback). Raises only the engine's own `KnowledgeError`s (the embedder is down, the
+        index was built with another model), which no other document would escape either."""
+        try:
+            return await self.add(index, source, progress)
+        except IngestError as exc:
+            return exc
+        except KnowledgeError:
+            raise
+        except Exception as exc:  # a bug or a library crash on this one document
+            return _failed(source, exc)
 
     async def add_many(
         self,
@@ -122,27 +162,39 @@ class Ingestor:
         batch_chunks: int = 256,
     ) -> list[IngestResult | IngestError]:
         """Add many sources, embedding chunks of several documents per batch while the next
-        documents are extracted and chunked. A source that fails is reported (its error in
-        the results) and the others go on."""
+        documents are extracted and chunked.
+
+        Every source gets exactly one outcome, given to `on_result` as soon as it is known and
+        returned in that order: its `IngestResult`, the `IngestError` refusing it, or
+        `IngestFailed` when something unexpected broke on it (logged with its traceback); the
+        other sources go on either way. Raises only what ends the whole batch: an exception
+        from `sources` itself (after storing what was already prepared), the engine's own
+        `KnowledgeError`s (see `attempt`), cancellation.
+        """
         check_model(index, self._embedder)
-        queue: asyncio.Queue[tuple[Source, _Prepared | IngestResult | IngestError] | None]
-        queue = asyncio.Queue(maxsize=64)
+        queue: asyncio.Queue[_Item | _End] = asyncio.Queue(maxsize=64)
         producer = asyncio.create_task(self._produce(index, sources, queue))
         results: list[IngestResult | IngestError] = []
+
+        def report(source: Source, outcome: IngestResult | IngestError) -> None:
+            results.append(outcome)
+            if on_result is not None:
+                on_result(source, outcome)
+
         batch: list[_Prepared] = []
         try:
-            while (item := await queue.get()) is not None:
+            while not isinstance(item := await _next(queue, producer), _End):
                 source, prepared = item
                 if not isinstance(prepared, _Prepared):
-                    results.append(prepared)
-                    if on_result is not None:
-                        on_result(source, prepared)
+                    report(source, prepared)
                     continue
                 batch.append(prepared)
                 if sum(len(p.chunks) for p in batch) >= batch_chunks:
-                    results.extend(await self._store_reporting(index, batch, on_result))
+                    await self._store_each(index, batch, report)
                     batch = []
-            results.extend(await self._store_reporting(index, batch, on_result))
+            await self._store_each(index, batch, report)
+            if item.error is not None:
+                raise item.error
         finally:
             producer.cancel()
             await asyncio.gather(producer, return_exceptions=True)
@@ -168,56 +220,81 @@ class Ingestor:
         self,
         index: IndexRef,
         sources: AsyncIterator[Source] | Iterable[Source],
-        queue: asyncio.Queue[tuple[Source, _Prepared | IngestResult | IngestError] | None],
+        queue: asyncio.Queue[_Item | _End],
     ) -> None:
-        async def each() -> AsyncIterator[Source]:
-            if isinstance(sources, AsyncIterator):
-                async for source in sources:
-                    yield source
-            else:
-                for source in sources:
-                    yield source
+        """Prepare each source in turn; always ends with `_End`, which carries the exception
+        that stopped `sources`, if one did (a document's own failure is its outcome)."""
+        error: Exception | None = None
+        try:
+            async for source in _each(sources):
+                await queue.put((source, await self._prepare_safely(index, source)))
+        except Exception as exc:
+            error = exc
+        await queue.put(_End(error))
 
-        async for source in each():
-            try:
-                prepared: _Prepared | IngestResult | IngestError = await self._prepare(index, source)
-            except IngestError as exc:
-                prepared = exc
-            await queue.put((source, prepared))
-        await queue.put(None)
+    async def _prepare_safely(
+        self, index: IndexRef, source: Source
+    ) -> _Prepared | IngestResult | IngestError:
+        try:
+            return await self._prepare(index, source)
+        except IngestError as exc:
+            return exc
+        except Exception as exc:  # a bug or a library crash on this one document
+            return _failed(source, exc)
 
     async def _prepare(self, index: IndexRef, source: Source) -> _Prepared | IngestResult:
         if len(source.data) > self._max_bytes:
             raise TooLarge(source.name, f"it is {_mb(len(source.data))}; the limit is {_mb(self._max_bytes)}")
-        extracted = await asyncio.to_thread(
-            extract, source.data, source.name, mime_type=source.mime_type, max_bytes=self._max_bytes
-        )
+        extracted = await asyncio.to_thread(self._reader.extract, source.data, source.name, source.mime_type)
         digest = content_hash(extracted.text)
         existing = await asyncio.to_thread(self._documents.find_ready_by_hash, index.id, digest)
         if existing is not None:
             return IngestResult(Outcome.UNCHANGED, existing, existing.chunk_count, source=source)
-        title = source.facts.title or extracted.title or source.name
+        title = without_surrogates(source.facts.title or extracted.title or source.name)
         heading = " > ".join((*source.facts.path, title))
-        chunks = await asyncio.to_thread(chunk_text, extracted.text, title=heading, spec=self._spec)
+        chunks, notes = await asyncio.to_thread(self._chunks, extracted, heading)
         if not chunks:
             raise EmptyContent(source.name, "it has no text in it")
-        previous = await asyncio.to_thread(self._documents.find_by_source, index.id, source.key)
+        previous = await asyncio.to_thread(
+            self._documents.find_by_source, index.id, without_surrogates(source.key)
+        )
         new = _new_document(index, source, extracted, digest, title)
-        return _Prepared(source, new, heading, chunks, [d.id for d in previous])
+        return _Prepared(source, new, heading, chunks, [d.id for d in previous], notes)
 
-    async def _store_reporting(
+    def _chunks(self, extracted: Extracted, heading: str) -> tuple[list[TextChunk], tuple[str, ...]]:
+        """Tables by groups of rows (with a note when their cap was hit), the rest as text."""
+        if extracted.mime_type not in TABLES:
+            return chunk_text(extracted.text, title=heading, spec=self._spec), ()
+        table = chunk_table(extracted.text, title=heading, spec=self._spec, max_chunks=self._max_table_chunks)
+        return table.chunks, (table.note,) if table.note else ()
+
+    async def _store_each(
         self,
         index: IndexRef,
         batch: list[_Prepared],
-        on_result: Callable[[Source, IngestResult | IngestError], None] | None,
-    ) -> list[IngestResult | IngestError]:
+        report: Callable[[Source, IngestResult | IngestError], None],
+    ) -> None:
+        """Store `batch` and report each document's result. When the batch fails for a reason
+        that is not the engine's, its documents are stored one by one, so that only the one
+        that breaks it fails (reported as `IngestFailed`)."""
         if not batch:
-            return []
-        results: list[IngestResult | IngestError] = list(await self._store(index, batch, None))
-        if on_result is not None:
-            for prepared, result in zip(batch, results, strict=True):
-                on_result(prepared.source, result)
-        return results
+            return
+        try:
+            results = await self._store(index, batch, None)
+        except KnowledgeError:
+            raise
+        except Exception as exc:
+            if len(batch) == 1:
+                report(batch[0].source, _failed(batch[0].source, exc))
+                return
+            log.warning(
+                "storing %d documents together failed; storing them one by one", len(batch), exc_info=exc
+            )
+            for prepared in batch:
+                await self._store_each(index, [prepared], report)
+            return
+        for prepared, result in zip(batch, results, strict=True):
+            report(prepared.source, result)
 
     async def _store(
         self, index: IndexRef, batch: list[_Prepared], progress: Progress | None
@@ -247,7 +324,11 @@ class Ingestor:
         for (prepared, _, _), document in zip(written, ready, strict=True):
             await self._purge(index, prepared.replaces)
             outcome = Outcome.UPDATED if prepared.replaces else Outcome.ADDED
-            results.append(IngestResult(outcome, document, len(prepared.chunks), elapsed, prepared.source))
+            results.append(
+                IngestResult(
+                    outcome, document, len(prepared.chunks), elapsed, prepared.source, prepared.notes
+                )
+            )
         return results
 
     async def _purge(self, index: IndexRef, document_ids: Sequence[int]) -> None:
@@ -271,8 +352,57 @@ def _with_vectors(
 
 
 def content_hash(text: str) -> str:
-    """Identity of a document's content: whitespace differences do not count."""
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()
+    """Identity of a document's content: whitespace differences do not count. Total: a lone
+    surrogate (which `extract` never lets through) is hashed as it is rather than failing."""
+    return hashlib.sha256(" ".join(text.split()).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _failed(source: Source, exc: BaseException) -> IngestFailed:
+    """The outcome of an unexpected error on one document, logged with its traceback."""
+    name = without_surrogates(source.name)
+    log.error("unexpected error while adding %s", name, exc_info=exc)
+    failure = IngestFailed(name)
+    failure.__cause__ = exc
+    return failure
+
+
+@dataclass(frozen=True)
+class _End:
+    """The producer is done; `error` is what stopped the sources, if anything did."""
+
+    error: Exception | None = None
+
+
+_Item = tuple[Source, "_Prepared | IngestResult | IngestError"]
+
+
+async def _each(sources: AsyncIterator[Source] | Iterable[Source]) -> AsyncIterator[Source]:
+    if isinstance(sources, AsyncIterator):
+        async for source in sources:
+            yield source
+    else:
+        for source in sources:
+            yield source
+
+
+async def _next(queue: asyncio.Queue[_Item | _End], producer: asyncio.Task[None]) -> _Item | _End:
+    """The next item from the producer; `_End` with its exception if it died without saying
+    so (it never should), so the consumer can never wait for ever."""
+    if not queue.empty():
+        return queue.get_nowait()
+    getter = asyncio.ensure_future(queue.get())
+    try:
+        await asyncio.wait((getter, producer), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not getter.done():
+            getter.cancel()
+            await asyncio.gather(getter, return_exceptions=True)
+    if getter.done() and not getter.cancelled():
+        return getter.result()
+    if not queue.empty():
+        return queue.get_nowait()
+    died = None if producer.cancelled() else producer.exception()
+    return _End(died if isinstance(died, Exception) else RuntimeError("the document reader stopped"))
 
 
 def _new_document(
@@ -285,8 +415,8 @@ def _new_document(
     return NewDocument(
         index_id=index.id,
         source_kind=source.kind,
-        source_key=source.key,
-        name=title if source.kind == SourceKind.URL else source.name,
+        source_key=without_surrogates(source.key),
+        name=title if source.kind == SourceKind.URL else without_surrogates(source.name),
         mime_type=extracted.mime_type,
         content_hash=digest,
         size=len(source.data),

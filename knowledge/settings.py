@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, field_validator
 
+from knowledge.extraction.core import DEFAULT_MAX_CHARS
+from knowledge.extraction.sandbox import ExtractionLimits
 from storage.settings import StorageSettings
 
 LOCAL_EMBEDDING_MODEL = "local:all-MiniLM-L6-v2"
@@ -32,6 +34,29 @@ class KnowledgeSettings(StorageSettings):
     )
     lore_max_file_mb: int = Field(
         default=50, ge=1, le=2048, description="Largest file Lore will ingest, in MB."
+    )
+    lore_max_document_chars: int = Field(
+        default=DEFAULT_MAX_CHARS,
+        ge=10_000,
+        le=1_000_000_000,
+        description="Most characters of text Lore takes from one document; one that unpacks to "
+        "more is refused.",
+    )
+    lore_max_table_chunks: int = Field(
+        default=1000,
+        ge=1,
+        le=1_000_000,
+        description="Passages one table (CSV, TSV) becomes at most; a larger table puts more rows "
+        "in each passage (every row still found by keyword) and says so.",
+    )
+    lore_extract_timeout_seconds: float = Field(
+        default=120, gt=0, le=3600, description="Longest Lore spends reading one document, in seconds."
+    )
+    lore_extract_memory_mb: int = Field(
+        default=1024,
+        ge=64,
+        le=65536,
+        description="Memory reading one document may take, in MB (documents are read in a separate process).",
     )
 
     lore_crawl_allow: str = Field(
@@ -114,3 +139,13 @@ class KnowledgeSettings(StorageSettings):
     @property
     def max_file_bytes(self) -> int:
         return self.lore_max_file_mb * 1024 * 1024
+
+    @property
+    def extraction_limits(self) -> ExtractionLimits:
+        """What reading one document may cost; documents are read in worker processes."""
+        return ExtractionLimits(
+            max_bytes=self.max_file_bytes,
+            max_chars=self.lore_max_document_chars,
+            seconds=self.lore_extract_timeout_seconds,
+            memory_mb=self.lore_extract_memory_mb,
+        )

@@ -14,6 +14,7 @@ from bot.app.settings import Settings
 from knowledge.catalog import Catalog
 from knowledge.embedding import Embedder, build_embedder
 from knowledge.engine import Knowledge
+from knowledge.extraction.sandbox import DocumentReader
 from knowledge.ingest import Ingestor
 from knowledge.llm import OpenAIChatModel
 from knowledge.retrieval import Retriever
@@ -69,6 +70,7 @@ class Services:
         return Actions(self)
 
     async def aclose(self) -> None:
+        self.ingestor.close()
         if self.llm is not None:
             await self.llm.close()
         self.db.dispose()
@@ -88,7 +90,14 @@ def build_services(
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
-    ingestor = Ingestor(documents, vectors, embedder, max_bytes=settings.max_file_bytes)
+    ingestor = Ingestor(
+        documents,
+        vectors,
+        embedder,
+        max_bytes=settings.max_file_bytes,
+        reader=DocumentReader(settings.extraction_limits),
+        max_table_chunks=settings.lore_max_table_chunks,
+    )
     sources = SourceRepository(db)
     allow = AllowList.parse(settings.lore_crawl_allow)
     jobs = IndexingJobs(JobRepository(db), sources, indexes, ingestor, allow)

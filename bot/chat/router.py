@@ -263,6 +263,9 @@ def _outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
     name = result.document.name
     if result.outcome == Outcome.UNCHANGED:
         return messages.already(name, target.name)
-    if result.outcome == Outcome.UPDATED:
-        return messages.updated(name, target.name, result.chunks)
-    return messages.added(name, target.name, result.chunks)
+    said = (
+        messages.updated(name, target.name, result.chunks)
+        if result.outcome == Outcome.UPDATED
+        else messages.added(name, target.name, result.chunks)
+    )
+    return " ".join([said, *result.notes])

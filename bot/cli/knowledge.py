@@ -20,7 +20,8 @@ from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from knowledge.answer import ResponseMode
 from knowledge.engine import Request
-from knowledge.errors import KnowledgeError
+from knowledge.errors import IngestError, KnowledgeError
+from knowledge.extraction.types import without_surrogates
 from knowledge.ingest import Outcome, Source
 from knowledge.sources.fetch import AllowList, Fetcher
 
@@ -49,10 +50,19 @@ def run_with_services(settings: Settings, work: Callable[[Services, Actor], Awai
         raise typer.Exit(1) from None
 
 
-async def file_sources(files: list[Path]) -> AsyncIterator[Source]:
+async def file_sources(files: list[Path], unread: list[AddOutcome] | None = None) -> AsyncIterator[Source]:
+    """Each file's bytes; one that cannot be read is added to `unread` (or raises without it)."""
     for path in files:
-        data = await asyncio.to_thread(path.read_bytes)
-        yield Source(name=path.name, data=data, source_key=str(path.resolve()))
+        name = without_surrogates(path.name)  # a name in another encoding than the system's
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            if unread is None:
+                raise
+            reason = exc.strerror or str(exc)
+            unread.append(AddOutcome(name, error=str(IngestError(name, reason)), reason=reason))
+            continue
+        yield Source(name=name, data=data, source_key=without_surrogates(str(path.resolve())))
 
 
 def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
@@ -83,7 +93,13 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
                     bar.console.print(_result_line(outcome))
 
                 documents = services.actions.documents
-                outcomes = await documents.add(actor.place, target, file_sources(files), report=report)
+                unread: list[AddOutcome] = []
+                outcomes = await documents.add(
+                    actor.place, target, file_sources(files, unread), report=report
+                )
+                for outcome in unread:
+                    report(outcome)
+                outcomes.extend(unread)
                 for url in [] if site else urls:
                     outcomes.append(await documents.add_page(actor.place, target, url, _fetcher(services)))
                     report(outcomes[-1])
@@ -223,8 +239,11 @@ def _summarise(outcomes: list[AddOutcome], *, quiet: bool) -> None:
             f"{changed} added or updated, {len(outcomes) - changed - len(failed)} already in memory, "
             f"{len(failed)} failed"
         )
+    for outcome in outcomes:
+        if outcome.result is not None and outcome.result.notes:
+            typer.echo(f"Note on {outcome.result.document.name}: {' '.join(outcome.result.notes)}")
     if failed:
         typer.secho("Not added:", fg="red", err=True)
         for outcome in failed:
-            typer.secho(f"  ✗ {outcome.error}", fg="red", err=True)
+            typer.secho(f"  {outcome.name}: {outcome.reason or outcome.error}", err=True)
         raise typer.Exit(1)

@@ -1,4 +1,5 @@
-"""`extract`: size check, type detection, the extractor for the type, and the error boundary.
+"""`extract`: size check, type detection, the extractor for the type, the quality check and
+its fallback, the character cap, and the error boundary.
 
 Every failure leaves as a `knowledge.errors.IngestError`; the parsers' own exceptions are
 translated (chained with `raise … from`), except MemoryError and KeyboardInterrupt.
@@ -10,18 +11,29 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
-from knowledge.errors import EmptyContent, IngestError, TooLarge, UnreadableContent
+from knowledge.errors import (
+    EmptyContent,
+    ExtractionLimit,
+    GarbledContent,
+    IngestError,
+    TooLarge,
+    UnreadableContent,
+)
 from knowledge.extraction import formats
 from knowledge.extraction.detect import detect_type
 from knowledge.extraction.html import extract_html
+from knowledge.extraction.packages import extract_epub, extract_odf
 from knowledge.extraction.pdf import extract_pdf
+from knowledge.extraction.pdf_layout import extract_pdf_layout
 from knowledge.extraction.powerpoint import extract_pptx
+from knowledge.extraction.quality import Quality, assess
 from knowledge.extraction.structured import extract_csv, extract_json, extract_json_lines
 from knowledge.extraction.text import extract_markdown, extract_text
-from knowledge.extraction.types import Extracted
+from knowledge.extraction.types import Extracted, without_surrogates
 from knowledge.extraction.word import extract_docx
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_CHARS = 5_000_000
 
 Extractor = Callable[[bytes, str, str], Extracted]
 """(data, name, detected MIME type) -> Extracted; raises IngestError subclasses."""
@@ -37,7 +49,14 @@ _EXTRACTORS: dict[str, Extractor] = {
     formats.TSV: extract_csv,
     formats.JSON: extract_json,
     formats.JSONL: extract_json_lines,
+    formats.EPUB: extract_epub,
+    formats.ODT: extract_odf,
+    formats.ODP: extract_odf,
 }
+_FALLBACKS: dict[str, Extractor] = {formats.PDF: extract_pdf_layout}
+"""A second extractor, tried when the first fails or its text is garbled."""
+_DATA = frozenset((formats.CSV, formats.TSV, formats.JSON, formats.JSONL))
+_GARBLED_HINT = "; a copy exported again from the program that made it may read better"
 
 
 def extract(
@@ -46,19 +65,63 @@ def extract(
     *,
     mime_type: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_chars: int = DEFAULT_MAX_CHARS,
 ) -> Extracted:
     """The text and metadata of the document `data`, called `name`, maybe declared `mime_type`.
 
     Raises TooLarge (over `max_bytes`, checked before any parsing), UnsupportedContent,
-    UnreadableContent (damaged, encrypted, a decompression bomb) or EmptyContent (no text).
+    UnreadableContent (damaged, encrypted, a decompression bomb), GarbledContent (no
+    extractor got readable text out), EmptyContent (no text) or ExtractionLimit (more than
+    `max_chars` characters of text).
     """
     if len(data) > max_bytes:
         raise TooLarge(name, f"it is {_size(len(data), up=True)}; the limit is {_size(max_bytes)}")
     with _translated(name, "a file"):
         detected = detect_type(data, name, mime_type)
+    result = _readable(data, name, detected)
+    if len(result.text) > max_chars:
+        raise ExtractionLimit(
+            name,
+            f"it holds {len(result.text):,} characters of text, more than the {max_chars:,} I read "
+            "from one document; split it into smaller files",
+        )
+    return result
+
+
+def _readable(data: bytes, name: str, detected: str) -> Extracted:
+    """The first extractor's result if it reads, else the fallback's (if the type has one);
+    the fallback's too when the first ran words together and the fallback did less than half
+    as often."""
+    fallback = _FALLBACKS.get(detected)
+    try:
+        result, quality = _run(_extractor(detected), data, name, detected)
+    except (UnreadableContent, EmptyContent) as exc:
+        if fallback is None:
+            raise
+        first = exc
+    else:
+        if fallback is None or not quality.run_together:
+            return result
+        try:
+            other, other_quality = _run(fallback, data, name, detected)
+        except IngestError:
+            return result
+        return other if 2 * other_quality.long_words < quality.long_words else result
+    try:
+        return _run(fallback, data, name, detected)[0]
+    except IngestError as second:
+        raise (second if isinstance(second, GarbledContent) else first) from second
+
+
+def _run(extractor: Extractor, data: bytes, name: str, detected: str) -> tuple[Extracted, Quality]:
+    """`extractor`'s result, cleaned, and its quality; GarbledContent when it fails the check."""
     with _translated(name, formats.describe(detected)):
-        result = _extractor(detected)(data, name, detected)
-    return _checked(result, name)
+        result = _checked(extractor(data, name, detected), name)
+    data_like = detected in _DATA or formats.language_of(detected) is not None
+    quality = assess(result.text, data=data_like)
+    if quality.problem is not None:
+        raise GarbledContent(name, quality.problem + _GARBLED_HINT)
+    return result, quality
 
 
 @contextmanager
@@ -82,11 +145,22 @@ def _extractor(mime_type: str) -> Extractor:
 
 
 def _checked(result: Extracted, name: str) -> Extracted:
-    """`result` without NUL characters (databases refuse them); EmptyContent if no text."""
-    text = result.text.replace("\x00", "") if "\x00" in result.text else result.text
+    """`result` without NUL characters (databases refuse them) and with lone surrogates
+    replaced (they cannot be encoded), in its text and metadata; EmptyContent if no text."""
+    text = _storable(result.text)
     if not text.strip():
         raise EmptyContent(name, "it has no text in it")
-    return result if text is result.text else replace(result, text=text)
+    return replace(
+        result,
+        text=text,
+        title=None if result.title is None else _storable(result.title),
+        author=None if result.author is None else _storable(result.author),
+        metadata={key: _storable(value) for key, value in result.metadata.items()},
+    )
+
+
+def _storable(text: str) -> str:
+    return without_surrogates(text.replace("\x00", "") if "\x00" in text else text)
 
 
 def _size(count: int, *, up: bool = False) -> str:

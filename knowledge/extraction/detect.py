@@ -87,13 +87,42 @@ def _type_from_magic(data: bytes, name: str, mime_type: str | None) -> str | Non
     return None
 
 
+_PACKAGE_TYPES = {  # the 'mimetype' member of EPUB and OpenDocument packages
+    formats.EPUB: formats.EPUB,
+    formats.ODT: formats.ODT,
+    formats.ODP: formats.ODP,
+    "application/vnd.oasis.opendocument.text-template": formats.ODT,
+    "application/vnd.oasis.opendocument.presentation-template": formats.ODP,
+}
+_PACKAGE_REFUSALS = {
+    "application/vnd.oasis.opendocument.spreadsheet": (
+        "it is an OpenDocument spreadsheet, which I can't read yet; save the sheet as CSV"
+    ),
+    "application/vnd.oasis.opendocument.graphics": "it is an OpenDocument drawing, which I can't read; export it as PDF",
+}
+
+
 def _zip_type(data: bytes, name: str, mime_type: str | None) -> str | None:
-    """DOCX or PPTX by the parts inside; None for a damaged zip, so the name decides."""
+    """DOCX, PPTX, EPUB or OpenDocument by the parts inside; None for a damaged zip, so the
+    name decides."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = frozenset(archive.namelist())
+            package = (
+                archive.read("mimetype")[:100].decode("ascii", "replace").strip()
+                if "mimetype" in members
+                else ""
+            )
     except OOXML_ERRORS:
         return None
+    if package in _PACKAGE_TYPES:
+        return _PACKAGE_TYPES[package]
+    if package in _PACKAGE_REFUSALS:
+        raise UnsupportedContent(name, _PACKAGE_REFUSALS[package])
+    if any(member.endswith((".fdseq", ".fpage")) for member in members):
+        raise UnsupportedContent(
+            name, "it is an XPS document, which I can't read; print it to PDF and send me that"
+        )
     if "word/document.xml" in members:
         return formats.DOCX
     if "ppt/presentation.xml" in members:

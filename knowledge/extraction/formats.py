@@ -16,9 +16,16 @@ CSV = "text/csv"
 TSV = "text/tab-separated-values"
 JSON = "application/json"
 JSONL = "application/x-ndjson"
+EPUB = "application/epub+zip"
+ODT = "application/vnd.oasis.opendocument.text"
+ODP = "application/vnd.oasis.opendocument.presentation"
 CODE_PREFIX = "text/x-"
+TABLES = frozenset((CSV, TSV))
+"""Types whose text is a header line and one row a line, chunked by `tables.chunk_table`."""
+CELL_SEPARATOR = " | "
+"""Between the cells of a table's lines."""
 
-SUPPORTED = "text, Markdown, HTML, PDF, Word, PowerPoint, CSV, JSON and source code"
+SUPPORTED = "text, Markdown, HTML, PDF, Word, PowerPoint, EPUB, OpenDocument text, CSV, JSON and source code"
 SUPPORTED_DESCRIPTION = f"I read {SUPPORTED}."
 
 _LANGUAGES_BY_EXTENSION = {
@@ -52,6 +59,7 @@ _DOCUMENTS_BY_EXTENSION = {
     "md": MARKDOWN, "markdown": MARKDOWN, "mdown": MARKDOWN, "mkd": MARKDOWN,
     "html": HTML, "htm": HTML, "xhtml": HTML, "pdf": PDF, "docx": DOCX, "pptx": PPTX,
     "csv": CSV, "tsv": TSV, "tab": TSV, "json": JSON, "jsonl": JSONL, "ndjson": JSONL,
+    "epub": EPUB, "odt": ODT, "odp": ODP,
 }  # fmt: skip
 
 _MIME_ALIASES = {
@@ -67,7 +75,7 @@ _MIME_ALIASES = {
     "text/x-shellscript": "text/x-shell", "text/x-sh": "text/x-shell",
     "application/x-php": "text/x-php", "application/sql": "text/x-sql",
     "application/x-yaml": "text/x-yaml", "application/yaml": "text/x-yaml",
-    "text/yaml": "text/x-yaml", "application/toml": "text/x-toml",
+    "text/yaml": "text/x-yaml", "application/toml": "text/x-toml", EPUB: EPUB, ODT: ODT, ODP: ODP,
     "application/xml": "text/x-xml", "text/xml": "text/x-xml", "text/css": "text/x-css",
 }  # fmt: skip
 
@@ -77,7 +85,8 @@ OOXML_EXTENSIONS = frozenset({"docx", "docm", "dotx", "pptx", "pptm", "ppsx", "x
 _KINDS = {
     TEXT: "a text file", MARKDOWN: "a Markdown file", HTML: "an HTML page", PDF: "a PDF",
     DOCX: "a Word document", PPTX: "a PowerPoint file", CSV: "a CSV file",
-    TSV: "a TSV file", JSON: "a JSON file", JSONL: "a JSON Lines file",
+    TSV: "a TSV file", JSON: "a JSON file", JSONL: "a JSON Lines file", EPUB: "an EPUB book",
+    ODT: "an OpenDocument text", ODP: "an OpenDocument presentation",
 }  # fmt: skip
 
 _CODE_LANGUAGES = frozenset(_LANGUAGES_BY_EXTENSION.values()) | frozenset(_LANGUAGES_BY_FILENAME.values())

@@ -3,12 +3,20 @@
 The page is parsed once, by lxml with network access off, and the tree is handed to
 trafilatura (which copies it). Trafilatura drops navigation, headers, footers and other
 boilerplate; when it finds no main content in a page that has body text, a plain lxml walk
-over the body is the fallback.
+over the body is the fallback. MathML, which trafilatura drops, is first replaced by its
+text: the TeX or text annotation when the formula carries one, else its characters.
+
+The title loses its embedded line breaks and a trailing site name (" - Wikipedia",
+" | BBC News"): a last segment after a separator that names the site (og:site_name,
+application-name) or its host (from og:url or the canonical link), or what follows the
+page's own <h1> when the title starts with it.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
+import urllib.parse
 
 import lxml.etree  # type: ignore[import-untyped, unused-ignore]
 import lxml.html  # type: ignore[import-untyped, unused-ignore]
@@ -33,26 +41,93 @@ _BLOCK_TAGS = frozenset((
 ))  # fmt: skip
 _BLANK_RUNS = re.compile(r"[ \t\xa0]*\n[\s\xa0]*")
 _SPACE_RUNS = re.compile(r"[ \t\xa0]+")
+_TITLE_SEPARATOR = re.compile(r"\s+(?:[|\-–—·»]|::)\s+")
+_SITE_META = ("og:site_name", "application-name", "twitter:site")
+_MATHML = "{http://www.w3.org/1998/Math/MathML}"
+_MATH_ANNOTATIONS = ("application/x-tex", "text/plain", "tex")
 
 
 def extract_html(data: bytes, name: str, mime_type: str) -> Extracted:
     """The page's main content as Markdown, with title, author and date from its metadata."""
     tree = _parse(data, name)
     meta = _meta_values(tree)
+    _math_as_text(tree)
     text = _main_content(tree) or _body_text(tree)
     metadata: dict[str, str] = {}
     if language := clean(tree.get("lang")):
         metadata["lang"] = language
-    if url := _first(meta, ("og:url",)) or _canonical_url(tree):
+    url = _first(meta, ("og:url",)) or _canonical_url(tree)
+    if url:
         metadata["url"] = url
     return Extracted(
         text=text,
         mime_type=mime_type,
-        title=_first(meta, _TITLE_META) or clean(tree.findtext(".//title")),
+        title=page_title(tree, meta, url),
         author=next((value for value in _all(meta, _AUTHOR_META) if "://" not in value), None),
         doc_timestamp=next(filter(None, map(parse_iso_date, _all(meta, _DATE_META))), None),
         metadata=metadata,
     )
+
+
+def page_title(
+    tree: lxml.html.HtmlElement, meta: dict[str, list[str]] | None = None, url: str | None = None
+) -> str | None:
+    """The page's title (og:title, Dublin Core, else <title>) on one line, without a trailing
+    segment naming the site."""
+    meta = _meta_values(tree) if meta is None else meta
+    title = _first(meta, _TITLE_META) or tree.findtext(".//title")
+    title = " ".join(title.split()) if title else ""
+    if not title:
+        return None
+    parts = _TITLE_SEPARATOR.split(title)
+    if len(parts) < 2:
+        return title
+    names = {_plain(name.lstrip("@")) for name in _all(meta, _SITE_META)}
+    url = url or _first(meta, ("og:url",)) or _canonical_url(tree)
+    hosts = _host_labels(url)
+    last = _plain(parts[-1])
+    if last and (last in names or any(label in last for label in hosts)):
+        separators = _TITLE_SEPARATOR.findall(title)
+        return title[: title.rindex(separators[-1])].strip() or title
+    for heading in tree.iter("h1"):  # the page's own heading, when the title is it plus more
+        text = " ".join(heading.text_content().split())
+        if text and _TITLE_SEPARATOR.match(title, len(text)) and title.startswith(text):
+            return text
+    return title
+
+
+def _plain(text: str) -> str:
+    """Lower-case letters and digits only, accents removed: how site names are compared."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    return "".join(char for char in decomposed if char.isalnum())
+
+
+def _host_labels(url: str | None) -> set[str]:
+    """The distinctive labels of a URL's host: 'en.wikipedia.org' gives {'wikipedia'}."""
+    host = urllib.parse.urlsplit(url).hostname if url and "://" in url else None
+    if not host:
+        return set()
+    common = {"www", "en", "m", "com", "org", "net", "co", "uk", "de", "fr", "io", "dev", "blog", "news"}
+    return {_plain(label) for label in host.split(".") if len(label) > 2 and label not in common}
+
+
+def _math_as_text(tree: lxml.html.HtmlElement) -> None:
+    """Replace each <math> by a <span> of its text: its TeX or text annotation, else the
+    characters of its elements separated by spaces."""
+    for math in list(tree.iter("math", f"{_MATHML}math")):
+        text = math.get("alttext")
+        for annotation in math.iter("annotation", f"{_MATHML}annotation"):
+            if (annotation.get("encoding") or "").lower() in _MATH_ANNOTATIONS and annotation.text:
+                text = annotation.text
+                break
+        if not text:
+            text = " ".join(t.strip() for t in math.itertext() if t.strip())
+        span = lxml.html.Element("span")
+        span.text = " ".join(text.split())
+        span.tail = math.tail
+        parent = math.getparent()
+        if parent is not None:
+            parent.replace(math, span)
 
 
 def _parse(data: bytes, name: str) -> lxml.html.HtmlElement:

@@ -1,5 +1,7 @@
 """PDF documents: the text layer of each page (pypdf), and the document information dict.
 
+`extract` falls back to `pdf_layout` (pdfminer.six) when this fails or its text is garbled.
+
 Encrypted files are read only when the empty password opens them; nothing else is tried.
 A page pypdf cannot read is skipped and listed in metadata 'unreadable_pages', so one broken
 page does not lose a long document; if no page can be read the file is refused.
@@ -23,12 +25,12 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _MAGIC_WINDOW = 1024
-_DAMAGED = "it is not a PDF I can read (the file looks damaged)"
-_ENCRYPTED = "it is encrypted (password-protected); send a copy without the password"
-_NO_TEXT = "it has no text layer (a scanned PDF?); I can't read images yet"
+DAMAGED = "it is not a PDF I can read (the file looks damaged)"
+ENCRYPTED = "it is encrypted (password-protected); send a copy without the password"
+NO_TEXT = "it has no text layer (a scanned PDF?); I can't read images yet"
 # pypdf reports broken files through its own errors and, for damage it does not foresee,
 # through whatever the parsing code trips over.
-_PARSE_ERRORS = (PyPdfError, ValueError, TypeError, KeyError, IndexError, AttributeError,
+PARSE_ERRORS = (PyPdfError, ValueError, TypeError, KeyError, IndexError, AttributeError,
                  AssertionError, OSError, ZeroDivisionError, RecursionError)  # fmt: skip
 
 
@@ -41,7 +43,7 @@ def extract_pdf(data: bytes, name: str, mime_type: str) -> Extracted:
         metadata["unreadable_pages"] = ", ".join(map(str, unreadable))
     text = "\n\n".join(page for page in pages if page)
     if not text.strip():
-        raise EmptyContent(name, _NO_TEXT)
+        raise EmptyContent(name, NO_TEXT)
     title, author, timestamp = _info(reader)
     return Extracted(
         text=text,
@@ -55,22 +57,22 @@ def extract_pdf(data: bytes, name: str, mime_type: str) -> Extracted:
 
 def _open(data: bytes, name: str) -> PdfReader:
     if b"%PDF-" not in data[:_MAGIC_WINDOW]:
-        raise UnreadableContent(name, _DAMAGED)
+        raise UnreadableContent(name, DAMAGED)
     try:
         reader = PdfReader(io.BytesIO(data))
     except DependencyError as exc:  # AES encryption needs a crypto library to even try
-        raise UnreadableContent(name, _ENCRYPTED) from exc
-    except _PARSE_ERRORS as exc:
-        raise UnreadableContent(name, _DAMAGED) from exc
+        raise UnreadableContent(name, ENCRYPTED) from exc
+    except PARSE_ERRORS as exc:
+        raise UnreadableContent(name, DAMAGED) from exc
     if reader.is_encrypted and not _opens_without_password(reader):
-        raise UnreadableContent(name, _ENCRYPTED)
+        raise UnreadableContent(name, ENCRYPTED)
     return reader
 
 
 def _opens_without_password(reader: PdfReader) -> bool:
     try:
         return bool(reader.decrypt(""))
-    except (DependencyError, *_PARSE_ERRORS):
+    except (DependencyError, *PARSE_ERRORS):
         return False
 
 
@@ -78,17 +80,17 @@ def _page_texts(reader: PdfReader, name: str) -> tuple[list[str], list[int]]:
     """The text of each readable page, and the 1-based numbers of the unreadable ones."""
     try:
         pages = list(reader.pages)
-    except _PARSE_ERRORS as exc:
-        raise UnreadableContent(name, _DAMAGED) from exc
+    except PARSE_ERRORS as exc:
+        raise UnreadableContent(name, DAMAGED) from exc
     texts, unreadable = [], []
     for number, page in enumerate(pages, 1):
         try:
             texts.append(page.extract_text().strip())
-        except _PARSE_ERRORS as exc:
+        except PARSE_ERRORS as exc:
             log.warning("skipping unreadable page %d of %s: %r", number, name, exc)
             unreadable.append(number)
     if pages and len(unreadable) == len(pages):
-        raise UnreadableContent(name, _DAMAGED)
+        raise UnreadableContent(name, DAMAGED)
     return texts, unreadable
 
 
@@ -106,5 +108,5 @@ def _info(reader: PdfReader) -> tuple[str | None, str | None, datetime | None]:
 def _safely(read: Callable[[], T]) -> T | None:
     try:
         return read()
-    except _PARSE_ERRORS:
+    except PARSE_ERRORS:
         return None

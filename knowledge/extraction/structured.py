@@ -1,7 +1,9 @@
 """Tabular and structured data rendered as readable lines: CSV/TSV rows and flattened JSON.
 
-A CSV row becomes 'header: value; header: value' (empty cells left out), so each line of the
-text stands on its own when a chunk is cut from the middle of a table. JSON becomes one
+A CSV or TSV file becomes its header line and then one line a row, cells separated by ' | '
+(a cell's own line breaks become spaces), which `tables.chunk_table` groups into chunks that
+each start with the header: the header's words are paid for once a chunk, not once a cell
+(an 80-column file of 1.1 MB made 8.5 M characters the other way). JSON becomes one
 'path.to.key: value' line per leaf, with list items as 'items[0]'; JSON Lines records are
 separated by blank lines.
 """
@@ -21,10 +23,11 @@ from knowledge.extraction.types import Extracted
 _SNIFF_CHARS = 32 * 1024
 _DELIMITERS = ",;\t|"
 _CONSTANTS = {None: "null", True: "true", False: "false"}
+_SEPARATOR = formats.CELL_SEPARATOR
 
 
 def extract_csv(data: bytes, name: str, mime_type: str) -> Extracted:
-    """CSV or TSV rows as 'header: value; …' lines; headers come from the first row."""
+    """CSV or TSV as a header line and one 'a | b | c' line a row; headers from the first row."""
     text = decode_text(data, name)
     rows = csv.reader(io.StringIO(text, newline=""), _dialect(text, mime_type))
     try:
@@ -33,7 +36,7 @@ def extract_csv(data: bytes, name: str, mime_type: str) -> Extracted:
         kind = formats.describe(mime_type)
         reason = f"it is not {kind} I can read (line {rows.line_num}: {exc})"
         raise UnreadableContent(name, reason) from exc
-    metadata = {"rows": str(len(lines)), "columns": str(columns)}
+    metadata = {"rows": str(len(lines) - 1), "columns": str(columns)}
     return Extracted(text="\n".join(lines), mime_type=mime_type, metadata=metadata)
 
 
@@ -47,30 +50,27 @@ def _dialect(text: str, mime_type: str) -> type[csv.Dialect] | csv.Dialect:
 
 
 def _render_rows(rows: Iterator[list[str]]) -> tuple[list[str], int]:
-    """The rendered data rows and the column count; a header-only file lists its columns."""
+    """The header line, then the non-empty data rows, and the widest row's column count.
+
+    Blank header cells are named 'column N'; a ragged row's extra cells get such names too."""
     header = next(rows, None)
     if header is None:
         return [], 0
-    headers = [cell.strip() or f"column {index}" for index, cell in enumerate(header, 1)]
-    labels = [f"{name}: " for name in headers]
-    lines = []
+    headers = [_cell(cell) or f"column {index}" for index, cell in enumerate(header, 1)]
+    lines = [""]
     for row in rows:
-        if len(row) > len(labels):  # a ragged row: name the extra columns by position
-            labels += [f"column {index}: " for index in range(len(labels) + 1, len(row) + 1)]
-        line = _render_row(labels, row)
-        if line:
-            lines.append(line)
-    return lines or ["columns: " + ", ".join(headers)], len(headers)
+        cells = [_cell(cell) for cell in row]
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:
+            lines.append(_SEPARATOR.join(cells))
+            headers += [f"column {index}" for index in range(len(headers) + 1, len(cells) + 1)]
+    lines[0] = _SEPARATOR.join(headers)
+    return lines, len(headers)
 
 
-def _render_row(labels: list[str], row: list[str]) -> str:
-    # A plain loop: on Python 3.11 it beats a comprehension (a frame per call) by a third.
-    parts = []
-    for index, cell in enumerate(row):
-        value = cell.strip()
-        if value:
-            parts.append(labels[index] + value)
-    return "; ".join(parts)
+def _cell(cell: str) -> str:
+    return " ".join(cell.split()) if "\n" in cell or "\r" in cell else cell.strip()
 
 
 def extract_json(data: bytes, name: str, mime_type: str) -> Extracted:
@@ -95,14 +95,18 @@ def extract_json_lines(data: bytes, name: str, mime_type: str) -> Extracted:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise UnreadableContent(name, f"line {number} is not valid JSON ({exc.msg})") from exc
+            raise UnreadableContent(
+                name, f"line {number} is not valid JSON ({exc.msg.removesuffix(' at')})"
+            ) from exc
         blocks.append("\n".join(flatten(value)))
     metadata = {"records": str(len(blocks))}
     return Extracted(text="\n\n".join(blocks), mime_type=mime_type, metadata=metadata)
 
 
 def _json_reason(exc: json.JSONDecodeError) -> str:
-    return f"it is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    # Some of json's messages end in " at" already ("Invalid control character at").
+    message = exc.msg.removesuffix(" at")
+    return f"it is not valid JSON ({message} at line {exc.lineno}, column {exc.colno})"
 
 
 def flatten(value: object) -> Iterator[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 
 import charset_normalizer
 
@@ -20,6 +21,9 @@ _BOM_CODECS = (
 )
 _GUESS_SAMPLE_BYTES = 1 << 20
 _PREFERRED = "cp1252"
+_FEW_NON_ASCII = 8
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_WIDE = ("utf_16", "utf_32")  # without a BOM, and without NUL bytes (refused as binary): a wrong guess
 _BINARY = "it looks like binary data, not text"
 
 _MARKDOWN_LANDMARK = re.compile(
@@ -42,8 +46,32 @@ def decode_text(data: bytes, name: str) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        text = _mostly_utf8(data) or _decode_guessed(data, name)
+        text = _mostly_utf8(data) or _few_western(data) or _decode_guessed(data, name)
     return _unix_newlines(text)
+
+
+def _few_western(data: bytes) -> str | None:
+    """`data` as Windows-1252 when it has only a few non-ASCII bytes and each decodes to a
+    letter inside a Latin word ('Café') or to punctuation ('’', '–'); else None. With so
+    little to go on, a charset detector guesses wildly ('Café' came out as 'Cafﻠ')."""
+    if sum(1 for byte in data if byte >= 0x80) > _FEW_NON_ASCII:
+        return None
+    try:
+        text = data.decode(_PREFERRED)
+    except UnicodeDecodeError:
+        return None
+    for word in _NON_ASCII.finditer(text):
+        char, before, after = (
+            word.group(),
+            text[word.start() - 1 : word.start()],
+            text[word.end() : word.end() + 1],
+        )
+        if char.isalpha():
+            if not (before.isascii() and before.isalpha()) and not (after.isascii() and after.isalpha()):
+                return None
+        elif not unicodedata.category(char[0]).startswith(("P", "S", "Z")):
+            return None
+    return text
 
 
 def _mostly_utf8(data: bytes) -> str | None:
@@ -60,8 +88,8 @@ def _decode_guessed(data: bytes, name: str) -> str:
     sample = data[:_GUESS_SAMPLE_BYTES]
     if len(sample) < len(data) and b"\n" in sample:
         sample = sample[: sample.rindex(b"\n") + 1]  # no multi-byte character cut in half
-    matches = charset_normalizer.from_bytes(sample)
-    best = matches.best()
+    matches = [m for m in charset_normalizer.from_bytes(sample) if not m.encoding.startswith(_WIDE)]
+    best = min(matches, key=lambda m: (m.chaos, -m.coherence), default=None)
     if best is None:
         raise UnsupportedContent(name, _BINARY)
     # Short texts tie between many single-byte charsets; Windows-1252 is the likeliest then.

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -51,3 +54,13 @@ def clean(value: object) -> str | None:
         return None
     text = str(value).strip()
     return text or None
+
+
+def without_surrogates(text: str) -> str:
+    """`text` with each lone surrogate (a JSON escape cut out of an emoji pair, a file name
+    in an unknown encoding) replaced by U+FFFD, so it can be encoded as UTF-8; else `text`."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text

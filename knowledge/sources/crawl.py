@@ -22,6 +22,7 @@ import lxml.etree  # type: ignore[import-untyped, unused-ignore]
 import lxml.html  # type: ignore[import-untyped, unused-ignore]
 from yarl import URL
 
+from knowledge.extraction.html import page_title
 from knowledge.sources.fetch import (
     CONTACT_URL,
     Fetcher,
@@ -231,7 +232,7 @@ def read_html(body: bytes, url: str) -> Reading:
         return Reading()
     base = canonical(_BASE(tree), url) or url
     directives = {d.strip().lower() for content in _ROBOTS_META(tree) for d in str(content).split(",")}
-    title = " ".join((tree.findtext(".//title") or "").split()) or None
+    title = page_title(tree, url=url)  # one line, without " - Site name"
     return Reading(
         links=_canonical_links(map(str, _HREFS(tree)), base),
         canonical=canonical(href, base) if (href := _CANONICAL(tree)) else None,

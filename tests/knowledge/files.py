@@ -235,3 +235,57 @@ _CONTENT_TYPES = (
     '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
     '<Default Extension="xml" ContentType="application/xml"/></Types>'
 )
+
+
+def make_epub(chapters: Sequence[tuple[str, Sequence[str]]], *, title: str, author: str) -> bytes:
+    """An EPUB 3 book: one XHTML file a (heading, paragraphs) chapter, in spine order."""
+    manifest = "".join(
+        f'<item id="c{n}" href="text/c{n}.xhtml" media-type="application/xhtml+xml"/>'
+        for n in range(len(chapters))
+    )
+    spine = "".join(f'<itemref idref="c{n}"/>' for n in range(len(chapters)))
+    members = {
+        "mimetype": b"application/epub+zip",
+        "META-INF/container.xml": b'<?xml version="1.0"?><container version="1.0" '
+        b'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+        b'<rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+        b"</rootfiles></container>",
+        "OEBPS/content.opf": (
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/">'
+            f"<dc:title>{title}</dc:title><dc:creator>{author}</dc:creator></metadata>"
+            f"<manifest>{manifest}</manifest><spine>{spine}</spine></package>"
+        ).encode(),
+    }
+    for n, (heading, paragraphs) in enumerate(chapters):
+        body = "".join(f"<p>{p}</p>" for p in paragraphs)
+        members[f"OEBPS/text/c{n}.xhtml"] = (
+            '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+            f"<head><title>{heading}</title></head><body><h1>{heading}</h1>{body}</body></html>"
+        ).encode()
+    return make_zip(members)
+
+
+def make_odt(blocks: Sequence[tuple[int | None, str]], *, title: str) -> bytes:
+    """An OpenDocument text: (outline level or None for a paragraph, text) blocks."""
+    office = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+    text_ns = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
+    body = "".join(
+        f'<text:h text:outline-level="{level}">{text}</text:h>' if level else f"<text:p>{text}</text:p>"
+        for level, text in blocks
+    )
+    return make_zip(
+        {
+            "mimetype": b"application/vnd.oasis.opendocument.text",
+            "content.xml": (
+                f'<?xml version="1.0"?><office:document-content xmlns:office="{office}" '
+                f'xmlns:text="{text_ns}"><office:body><office:text>{body}</office:text>'
+                "</office:body></office:document-content>"
+            ).encode(),
+            "meta.xml": (
+                f'<?xml version="1.0"?><office:document-meta xmlns:office="{office}" '
+                'xmlns:dc="http://purl.org/dc/elements/1.1/"><office:meta>'
+                f"<dc:title>{title}</dc:title></office:meta></office:document-meta>"
+            ).encode(),
+        }
+    )

@@ -369,15 +369,12 @@ def test_unknown_extension_with_text_is_plain_text() -> None:
 # --- CSV and JSON -------------------------------------------------------------------------
 
 
-def test_csv_rows_as_header_value_pairs() -> None:
+def test_csv_as_a_header_line_then_a_line_a_row() -> None:
     data = files.make_csv([["name", "team", "note"], ["Ada", "core", "likes, commas"], ["Bob", "", "x"]])
 
     result = extract(data, "people.csv")
 
-    assert lines(result) == [
-        "name: Ada; team: core; note: likes, commas",
-        "name: Bob; note: x",
-    ]
+    assert lines(result) == ["name | team | note", "Ada | core | likes, commas", "Bob |  | x"]
     assert result.metadata == {"rows": "2", "columns": "3"}
 
 
@@ -385,16 +382,18 @@ def test_csv_dialect_is_sniffed_and_tsv_uses_tabs() -> None:
     semicolons = b"city;population\nLyon;522000\nNice;342000\n"
     tabs = files.make_csv([["a", "b"], ["1, still one", "2"]], delimiter="\t")
 
-    assert lines(extract(semicolons, "cities.csv"))[0] == "city: Lyon; population: 522000"
-    assert lines(extract(tabs, "t.tsv")) == ["a: 1, still one; b: 2"]
+    assert lines(extract(semicolons, "cities.csv"))[:2] == ["city | population", "Lyon | 522000"]
+    assert lines(extract(tabs, "t.tsv")) == ["a | b", "1, still one | 2"]
 
 
-def test_csv_ragged_rows_and_blank_headers() -> None:
-    data = b"name,,\nAda,core\nBob,ops,extra,more\n"
+def test_csv_ragged_rows_blank_headers_and_line_breaks_in_cells() -> None:
+    data = b'name,,\nAda,core\nBob,ops,extra,more\n,,\n"Eve","two\nlines"\n'
 
     assert lines(extract(data, "ragged.csv")) == [
-        "name: Ada; column 2: core",
-        "name: Bob; column 2: ops; column 3: extra; column 4: more",
+        "name | column 2 | column 3 | column 4",
+        "Ada | core",
+        "Bob | ops | extra | more",
+        "Eve | two lines",
     ]
 
 

@@ -40,6 +40,9 @@ class AddOutcome:
     name: str
     result: IngestResult | None = None
     error: str | None = None
+    """Why it was not added, as a sentence naming the document."""
+    reason: str | None = None
+    """Why, without the name (for lists that already name it)."""
 
     @property
     def ok(self) -> bool:
@@ -104,7 +107,7 @@ class DocumentActions:
         try:
             page = await fetcher.get(url)
         except FetchError as exc:
-            return AddOutcome(url, error=f"I couldn't read {url}: {exc}")
+            return AddOutcome(url, error=f"I couldn't read {url}: {exc}", reason=str(exc))
         source = Source(
             name=page.url,
             data=page.body,
@@ -141,7 +144,7 @@ class DocumentActions:
         try:
             return AddOutcome(source.name, result=await self._services.ingestor.add(index, source))
         except IngestError as exc:
-            return AddOutcome(source.name, error=str(exc))
+            return AddOutcome(source.name, error=str(exc), reason=exc.reason)
         except Exception:
             log.exception("adding %r to index %s failed", source.name, index.id)
             return AddOutcome(source.name, error=str(IngestError(source.name, UNEXPECTED)))
@@ -149,7 +152,7 @@ class DocumentActions:
 
 def _outcome(source: Source, result: IngestResult | IngestError) -> AddOutcome:
     if isinstance(result, IngestError):
-        return AddOutcome(source.name, error=str(result))
+        return AddOutcome(source.name, error=str(result), reason=result.reason)
     return AddOutcome(source.name, result=result)
 
 

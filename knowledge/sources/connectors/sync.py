@@ -316,11 +316,10 @@ class _SyncRun:
             await self._remember_version(result, ATTACHMENT + attachment.id, attachment.version)
 
     async def _add(self, source: Source, shown: str, *, counted_as: str = "documents") -> IngestResult | None:
-        try:
-            result = await self.s.ingestor.add(self.index, source)
-        except IngestError as exc:
-            self.context.count(f"skipped: {exc.reason}")
-            await self.context.say(f"skipped: {shown}: {exc.reason}", "warning")
+        result = await self.s.ingestor.attempt(self.index, source)  # one page's failure is its own
+        if isinstance(result, IngestError):
+            self.context.count(f"skipped: {result.reason}")
+            await self.context.say(f"skipped: {shown}: {result.reason}", "warning")
             return None
         self.context.count(f"{counted_as}_{result.outcome.value}")
         if result.outcome != Outcome.UNCHANGED:

@@ -235,11 +235,10 @@ class _Run:
             ),
             source_config_id=self.job.source_config_id,
         )
-        try:
-            result = await self.r._ingestor.add(self.index, source)
-        except IngestError as exc:
-            self.count(f"skipped: {exc.reason}")
-            await self.say(f"skipped: {page.url}: {exc.reason}", "warning")
+        result = await self.r._ingestor.attempt(self.index, source)  # one page's failure is its own
+        if isinstance(result, IngestError):
+            self.count(f"skipped: {result.reason}")
+            await self.say(f"skipped: {page.url}: {result.reason}", "warning")
             return
         self.count(f"documents_{result.outcome.value}")
         self.count("chunks", result.chunks if result.outcome != Outcome.UNCHANGED else 0)
