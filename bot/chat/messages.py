@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from bot.chat.commands import DECLARATIONS, Section
+from knowledge.sources.jobs.counters import Count, JobCounters
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
 
@@ -162,14 +163,14 @@ def job_already_running(site: str) -> str:
 
 
 def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None) -> str:
-    pages = pages_indexed(counters)
-    skipped = {k.removeprefix("skipped: "): v for k, v in counters.items() if k.startswith("skipped: ")}
+    c = JobCounters(counters)
+    pages = c.pages_indexed
     lines = []
     if state == "succeeded":
         lines.append(
             f"Done indexing *{site}* in {_duration(seconds)}: {plural(pages, 'page')} indexed "
-            f"({counters.get('documents_added', 0)} new, {counters.get('documents_updated', 0)} updated, "
-            f"{counters.get('documents_unchanged', 0)} unchanged), {plural(counters.get('chunks', 0), 'new passage')}."
+            f"({c[Count.DOCUMENTS_ADDED]} new, {c[Count.DOCUMENTS_UPDATED]} updated, "
+            f"{c[Count.DOCUMENTS_UNCHANGED]} unchanged), {plural(c[Count.CHUNKS], 'new passage')}."
         )
     elif state == "cancelled":
         lines.append(f"Stopped indexing *{site}* after {plural(pages, 'page')}; what was indexed stays.")
@@ -177,27 +178,26 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
         lines.append(
             f"Indexing *{site}* failed after {plural(pages, 'page')}: {error or 'an unexpected error'}."
         )
-    if skipped:
-        lines.append("Skipped: " + "; ".join(f"{n} ({reason})" for reason, n in skipped.items()) + ".")
-    if counters.get("pages_failed"):
+    if c.skipped:
+        lines.append("Skipped: " + "; ".join(f"{n} ({reason})" for reason, n in c.skipped.items()) + ".")
+    if c[Count.PAGES_FAILED]:
         lines.append(
-            f"{plural(counters['pages_failed'], 'page')} could not be fetched; say “status” for details."
+            f"{plural(c[Count.PAGES_FAILED], 'page')} could not be fetched; say “status” for details."
         )
-    if counters.get("links_broken"):
-        lines.append(f"Broken links: {counters['links_broken']} (the page answered 404 or 410).")
-    attachments = counters.get("attachments_added", 0) + counters.get("attachments_updated", 0)
-    if attachments:
-        lines.append(f"Also {plural(attachments, 'attachment')} read and indexed.")
-    if counters.get("documents_removed"):
-        lines.append(f"Removed {plural(counters['documents_removed'], 'page')} that no longer exist.")
+    if c[Count.LINKS_BROKEN]:
+        lines.append(f"Broken links: {c[Count.LINKS_BROKEN]} (the page answered 404 or 410).")
+    if c.attachments_indexed:
+        lines.append(f"Also {plural(c.attachments_indexed, 'attachment')} read and indexed.")
+    if c[Count.DOCUMENTS_REMOVED]:
+        lines.append(f"Removed {plural(c[Count.DOCUMENTS_REMOVED], 'page')} that no longer exist.")
     if state == "succeeded":
         lines.append(f"Ask me anything about {site}.")
     return "\n".join(lines)
 
 
 def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> str:
-    pages = pages_indexed(counters)
-    return f"• *{site}*: {state}, {plural(pages, 'page')} of {counters.get('pages_found', 0)} found — {when}"
+    c = JobCounters(counters)
+    return f"• *{site}*: {state}, {plural(c.pages_indexed, 'page')} of {c[Count.PAGES_FOUND]} found — {when}"
 
 
 def no_site(reference: str) -> str:
@@ -220,11 +220,6 @@ def schedule_set(site: str, schedule: str) -> str:
     if schedule == "never":
         return f"I won't refresh *{site}* on my own any more; say “refresh {site}” when you want to."
     return f"I'll refresh *{site}* {schedule}."
-
-
-def pages_indexed(counters: Mapping[str, int]) -> int:
-    """Pages a job left in the index: fetched, or unchanged since the last crawl."""
-    return counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
 
 
 def _duration(seconds: float) -> str:

@@ -14,14 +14,11 @@ from bot.chat import messages
 from bot.chat.render import age
 from bot.chat.surface import Surface, Turn
 from knowledge.sources.jobs import Schedule
+from knowledge.sources.jobs.counters import Count, JobCounters
 from storage.records import IndexRef, JobRef, SourceConfigRef
 
 FOLLOW_AT_MOST = 3 * 3600.0
 """A progress message stops being updated after this long (the job itself goes on)."""
-
-
-def pages_done(counters: dict[str, int]) -> int:
-    return sum(counters.get(f"pages_{k}", 0) for k in ("fetched", "unchanged", "skipped", "failed", "gone"))
 
 
 class SiteCommands:
@@ -48,7 +45,8 @@ class SiteCommands:
         deadline = time.monotonic() + FOLLOW_AT_MOST
         while time.monotonic() < deadline:
             job = await self._services.jobs.get_indexing_job_status(job.id)
-            text = messages.indexing(site, pages_done(job.counters), job.counters.get("pages_found", 0))
+            counted = JobCounters(job.counters)
+            text = messages.indexing(site, counted.pages_done, counted[Count.PAGES_FOUND])
             if text != shown:
                 await update(text)
                 shown = text

@@ -17,9 +17,9 @@ from bot.app.settings import Settings
 from bot.app.workers import build_worker, refresh_scheduler, running_jobs
 from bot.chat import messages
 from bot.chat.render import age, plain
-from bot.chat.sources import pages_done
 from knowledge.errors import KnowledgeError
 from knowledge.sources.jobs import IndexingJobs
+from knowledge.sources.jobs.counters import Count, JobCounters
 from storage.records import IndexRef, JobRef
 
 
@@ -46,8 +46,8 @@ async def follow_with_bar(jobs: IndexingJobs, job: JobRef, site: str) -> JobRef:
         while not job.finished:
             await asyncio.sleep(0.25)
             job = await jobs.get_indexing_job_status(job.id)
-            found = job.counters.get("pages_found") or None
-            bar.update(task, completed=pages_done(job.counters), total=found)
+            counted = JobCounters(job.counters)
+            bar.update(task, completed=counted.pages_done, total=counted[Count.PAGES_FOUND] or None)
     return job
 
 
@@ -75,10 +75,10 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
             if not recent:
                 typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
             for job in recent:
-                pages = pages_done(job.counters)
+                counted = JobCounters(job.counters)
                 typer.echo(
-                    f"{job.id:>5}  {job.state.value:<11} {pages}/{job.counters.get('pages_found', 0)} pages, "
-                    f"{job.counters.get('chunks', 0)} chunks, {job.trigger}, created {age(job.created_at)}"
+                    f"{job.id:>5}  {job.state.value:<11} {counted.pages_done}/{counted[Count.PAGES_FOUND]} pages, "
+                    f"{counted[Count.CHUNKS]} chunks, {job.trigger}, created {age(job.created_at)}"
                 )
 
         _run(settings_or_exit(), work)

@@ -41,6 +41,7 @@ from knowledge.sources.connectors.base import (
 from knowledge.sources.connectors.confluence import FETCH_BATCH, KIND
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
+from knowledge.sources.jobs.counters import Count, JobCounters
 from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
@@ -177,7 +178,7 @@ class _SyncRun:
             if ref.id in self.listed:
                 continue  # two attached trees overlap
             self.listed.add(ref.id)
-            context.counters["pages_found"] = len(self.listed)
+            context.counters[Count.PAGES_FOUND] = len(self.listed)
             if f"page:{ref.id}" in done:
                 continue
             stored = self.pages.get(ref.id)
@@ -196,8 +197,8 @@ class _SyncRun:
     async def _unchanged(
         self, connector: Connector, ref: ItemRef, stored: DocumentRef, *, complete: bool
     ) -> None:
-        self.context.count("pages_unchanged")
-        self.context.count("documents_unchanged")
+        self.context.count(Count.PAGES_UNCHANGED)
+        self.context.count(Count.DOCUMENTS_UNCHANGED)
         if complete:
             path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
             await self._attachments(connector, ref.id, stored.name, stored.url or "", (*path, stored.name))
@@ -208,7 +209,7 @@ class _SyncRun:
         for ref in batch:
             item = items.get(ref.id)
             if item is None:  # deleted between the listing and the fetch
-                self.context.count("pages_gone")
+                self.context.count(Count.PAGES_GONE)
                 self.listed.discard(ref.id)
                 await self.context.handled(f"page:{ref.id}", "gone")
                 continue
@@ -244,7 +245,7 @@ class _SyncRun:
             facts=facts,
             source_config_id=self.source.id,
         )
-        self.context.count("pages_fetched")
+        self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
             await self._remember_version(result, item.id, item.version)
@@ -267,16 +268,16 @@ class _SyncRun:
             if (attachment.media_type or "").startswith(MEDIA_PREFIXES):
                 continue  # pictures and recordings: nothing to read
             if not supported(attachment):
-                self.context.count("skipped: attachment type not supported")
+                self.context.skip("attachment type not supported")
                 continue
             if document is not None and document.meta.get("version") == attachment.version:
-                self.context.count("attachments_unchanged")
+                self.context.count(Count.ATTACHMENTS_UNCHANGED)
                 continue
             await self._ingest_attachment(connector, attachment, page_id, page_url, path)
         self.attachments[page_id] = kept
         for attachment_id, document in stored.items():
             await self.s.ingestor.remove(self.index, [document.id])
-            self.context.count("documents_removed")
+            self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: attachment {document.name} of {page_title} ({attachment_id} is gone)"
             )
@@ -292,7 +293,7 @@ class _SyncRun:
         try:
             data = await connector.download(attachment, self.s.policy.max_attachment_bytes)
         except ConnectorError as exc:
-            self.context.count("skipped: attachment not downloaded")
+            self.context.skip("attachment not downloaded")
             await self.context.say(f"skipped: attachment {attachment.title}: {exc}", "warning")
             return
         facts = DocumentFacts(
@@ -318,12 +319,12 @@ class _SyncRun:
     async def _add(self, source: Source, shown: str, *, counted_as: str = "documents") -> IngestResult | None:
         result = await self.s.ingestor.attempt(self.index, source)  # one page's failure is its own
         if isinstance(result, IngestError):
-            self.context.count(f"skipped: {result.reason}")
+            self.context.skip(result.reason)
             await self.context.say(f"skipped: {shown}: {result.reason}", "warning")
             return None
-        self.context.count(f"{counted_as}_{result.outcome.value}")
+        self.context.count(Count.document(result.outcome.value, attachment=counted_as == "attachments"))
         if result.outcome != Outcome.UNCHANGED:
-            self.context.count("chunks", result.chunks)
+            self.context.count(Count.CHUNKS, result.chunks)
         chunks = f"{result.chunks} chunk{'' if result.chunks == 1 else 's'}"
         await self.context.say(f"{result.outcome.value}: {shown} ({chunks})")
         return result
@@ -341,7 +342,7 @@ class _SyncRun:
             if page_id in self.listed:
                 continue
             await self.s.ingestor.remove(self.index, [document.id])
-            self.context.count("documents_removed")
+            self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: {document.name} (no longer in {', '.join(self.source.folders)})"
             )
@@ -349,18 +350,17 @@ class _SyncRun:
             if page_id in self.listed or not attachments:
                 continue
             await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
-            self.context.count("documents_removed", len(attachments))
+            self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
 
     def _summary(self, what: str) -> str:
-        c = self.context.counters
-        skipped = sum(v for k, v in c.items() if k.startswith("skipped: "))
+        c = JobCounters(self.context.counters)
         return (
-            f"done in {time.monotonic() - self.started:.0f} s ({what}): {c.get('pages_found', 0)} pages "
-            f"listed, {c.get('pages_fetched', 0)} fetched, {c.get('pages_unchanged', 0)} unchanged, "
-            f"{skipped} skipped; documents {c.get('documents_added', 0)} added, "
-            f"{c.get('documents_updated', 0)} updated, {c.get('documents_removed', 0)} removed; "
-            f"attachments {c.get('attachments_added', 0)} added, {c.get('attachments_updated', 0)} updated; "
-            f"{c.get('chunks', 0)} chunks"
+            f"done in {time.monotonic() - self.started:.0f} s ({what}): {c[Count.PAGES_FOUND]} pages "
+            f"listed, {c[Count.PAGES_FETCHED]} fetched, {c[Count.PAGES_UNCHANGED]} unchanged, "
+            f"{sum(c.skipped.values())} skipped; documents {c[Count.DOCUMENTS_ADDED]} added, "
+            f"{c[Count.DOCUMENTS_UPDATED]} updated, {c[Count.DOCUMENTS_REMOVED]} removed; "
+            f"attachments {c[Count.ATTACHMENTS_ADDED]} added, {c[Count.ATTACHMENTS_UPDATED]} updated; "
+            f"{c[Count.CHUNKS]} chunks"
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from knowledge.sources.jobs.counters import Count
 from storage.records import IndexRef, JobRef, SourceConfigRef
 
 if TYPE_CHECKING:
@@ -23,7 +24,10 @@ class JobContext(Protocol):
     counters: dict[str, int]
     worker: str
 
-    def count(self, name: str, n: int = 1) -> None: ...
+    def count(self, name: Count, n: int = 1) -> None: ...
+
+    def skip(self, reason: str) -> None:
+        """Count one thing skipped for `reason`."""
 
     async def say(self, message: str, level: str = "info") -> None: ...
 

@@ -12,6 +12,7 @@ from knowledge.errors import IngestError, KnowledgeError
 from knowledge.ingest import Ingestor, Outcome, Source
 from knowledge.metadata import DocumentFacts
 from knowledge.sources.jobs.context import MakeCrawler, SourceSync
+from knowledge.sources.jobs.counters import Count, JobCounters, skipped_key
 from storage.records import DocumentRef, JobRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
@@ -96,8 +97,12 @@ class _Run:
         self.seen: set[str] = set()
         self.by_url: dict[str, DocumentRef] = {}
 
-    def count(self, name: str, n: int = 1) -> None:
+    def count(self, name: Count, n: int = 1) -> None:
         self.counters[name] = self.counters.get(name, 0) + n
+
+    def skip(self, reason: str) -> None:
+        key = skipped_key(reason)
+        self.counters[key] = self.counters.get(key, 0) + 1
 
     async def say(self, message: str, level: str = "info") -> None:
         await asyncio.to_thread(self.r._jobs.log, self.job.id, message, level)
@@ -156,7 +161,7 @@ class _Run:
             log=self.log_line,
             cancelled=self.stopped,
         )
-        self.counters["pages_found"] = max(len(self.discovered), report.found + len(done))
+        self.counters[Count.PAGES_FOUND] = max(len(self.discovered), report.found + len(done))
         await self.flush()
         for limit in report.limits_hit:
             await self.say(f"limit reached: {limit}", "warning")
@@ -200,21 +205,21 @@ class _Run:
         return {}
 
     async def on_page(self, page: CrawledPage) -> None:
-        self.count(f"pages_{page.outcome}")
+        self.count(Count.page(page.outcome))
         self.discovered.add(page.url)
         self.discovered.update(page.links)
-        self.counters["pages_found"] = max(self.counters.get("pages_found", 0), len(self.discovered))
+        self.counters[Count.PAGES_FOUND] = max(self.counters.get(Count.PAGES_FOUND, 0), len(self.discovered))
         if page.outcome == "fetched":
             await self.ingest(page)
         elif page.outcome == "unchanged":
-            self.count("documents_unchanged")
+            self.count(Count.DOCUMENTS_UNCHANGED)
             await self.unmiss(page.url)
         elif page.outcome == "gone":
             await self.remove_gone(page)
         else:
             reason = page.reason or page.outcome
             if page.outcome == "skipped":
-                self.count(f"skipped: {reason}")
+                self.skip(reason)
             await self.say(f"{page.outcome}: {page.url}: {reason}", "warning")
         if page.outcome in ("fetched", "unchanged"):
             self.seen.add(page.url)
@@ -237,11 +242,11 @@ class _Run:
         )
         result = await self.r._ingestor.attempt(self.index, source)  # one page's failure is its own
         if isinstance(result, IngestError):
-            self.count(f"skipped: {result.reason}")
+            self.skip(result.reason)
             await self.say(f"skipped: {page.url}: {result.reason}", "warning")
             return
-        self.count(f"documents_{result.outcome.value}")
-        self.count("chunks", result.chunks if result.outcome != Outcome.UNCHANGED else 0)
+        self.count(Count.document(result.outcome.value))
+        self.count(Count.CHUNKS, result.chunks if result.outcome != Outcome.UNCHANGED else 0)
         await self.unmiss(page.url, extra)
         verb = {"added": "added", "updated": "updated", "unchanged": "unchanged"}[result.outcome.value]
         await self.say(f"{verb}: {page.url} ({result.chunks} chunk{'' if result.chunks == 1 else 's'})")
@@ -259,11 +264,11 @@ class _Run:
     async def remove_gone(self, page: CrawledPage) -> None:
         document = self.by_url.pop(page.url, None)
         if document is None:  # a link to a page that does not exist
-            self.count("links_broken")
+            self.count(Count.LINKS_BROKEN)
             await self.say(f"not found: {page.url} ({page.reason or 'gone'})", "warning")
             return
         await self.r._ingestor.remove(self.index, [document.id])
-        self.count("documents_removed")
+        self.count(Count.DOCUMENTS_REMOVED)
         await self.say(f"removed: {page.url} ({page.reason or 'gone'})")
 
     async def prune(self) -> None:
@@ -275,7 +280,7 @@ class _Run:
             missed = int(document.meta.get("missed_crawls") or 0) + 1
             if missed >= MISSED_CRAWLS_BEFORE_REMOVAL:
                 await self.r._ingestor.remove(self.index, [document.id])
-                self.count("documents_removed")
+                self.count(Count.DOCUMENTS_REMOVED)
                 await self.say(f"removed: {url} (missing from {missed} crawls in a row)")
             else:
                 await asyncio.to_thread(self.r._documents.update_meta, document.id, {"missed_crawls": missed})
@@ -283,11 +288,11 @@ class _Run:
 
 
 def summary(counters: Mapping[str, int], report: CrawlReport) -> str:
-    skipped = sum(v for k, v in counters.items() if k.startswith("skipped: "))
+    c = JobCounters(counters)
     return (
-        f"done in {report.seconds:.0f} s: {counters.get('pages_fetched', 0)} pages fetched, "
-        f"{counters.get('pages_unchanged', 0)} unchanged, {skipped} skipped, "
-        f"{counters.get('pages_failed', 0)} failed; documents {counters.get('documents_added', 0)} added, "
-        f"{counters.get('documents_updated', 0)} updated, {counters.get('documents_removed', 0)} removed; "
-        f"{counters.get('chunks', 0)} chunks"
+        f"done in {report.seconds:.0f} s: {c[Count.PAGES_FETCHED]} pages fetched, "
+        f"{c[Count.PAGES_UNCHANGED]} unchanged, {sum(c.skipped.values())} skipped, "
+        f"{c[Count.PAGES_FAILED]} failed; documents {c[Count.DOCUMENTS_ADDED]} added, "
+        f"{c[Count.DOCUMENTS_UPDATED]} updated, {c[Count.DOCUMENTS_REMOVED]} removed; "
+        f"{c[Count.CHUNKS]} chunks"
     )
