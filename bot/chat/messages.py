@@ -31,6 +31,7 @@ NO_FILES = (
 )
 NOTHING_TO_ASK = "What would you like to know? Ask me a question, or say “help”."
 INDEX_GONE = "That index no longer exists."
+ANSWER_FAILED_NOTE = "I couldn't answer this one; I've told the asker why."
 
 
 def added(name: str, index: str, chunks: int) -> str:

@@ -63,13 +63,16 @@ class Router:
     async def handle(self, turn: Turn, surface: Surface) -> None:
         """Act on one message; never raises for anything a user could cause."""
         command = c.parse(turn.text)
+        # Errors and refusals go to the asker alone; a failed question leaves the thread a
+        # one-line note, since others there may be waiting for its answer.
+        note = messages.ANSWER_FAILED_NOTE if isinstance(command, c.Question) else None
         try:
             await self._handlers[type(command)](command, turn, surface)
         except KnowledgeError as exc:
-            await surface.say(messages.failed_file(str(exc)))
+            await surface.tell(messages.failed_file(str(exc)), note=note)
         except Exception:
             log.exception("failed to handle %s", type(command).__name__)
-            await surface.say(messages.internal_error())
+            await surface.tell(messages.internal_error(), note=note)
 
     async def add_files(self, turn: Turn, surface: Surface, files: Sequence[IncomingFile]) -> list[str]:
         """Download and add files to the conversation's default index; returns the names added.
@@ -78,7 +81,7 @@ class Router:
         outcomes = await self._add_files_to(target, files, turn, surface)
         for outcome in outcomes:
             if outcome.error:
-                await surface.say(messages.failed_file(outcome.error))
+                await surface.tell(messages.failed_file(outcome.error))
         return [o.name for o in outcomes if o.ok]
 
     async def confirmed(self, turn: Turn, surface: Surface, action: str, value: str) -> None:
@@ -90,7 +93,7 @@ class Router:
             index = await self._actions.indexes.get(place, int(value))
             await self._actions.indexes.delete(place, index)
         except KnowledgeError as exc:
-            await surface.say(messages.failed_file(str(exc)))
+            await surface.tell(messages.failed_file(str(exc)))
             return
         await surface.say(messages.deleted(index.name))
 
@@ -99,7 +102,7 @@ class Router:
 
     async def _question(self, command: c.Question, turn: Turn, surface: Surface) -> None:
         if not command.text.strip():
-            await surface.say(messages.NOTHING_TO_ASK)
+            await surface.tell(messages.NOTHING_TO_ASK)
             return
         await surface.working()
         actor = turn.actor
@@ -124,12 +127,12 @@ class Router:
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
         files = list(turn.files) or list(turn.thread_files)
         if not files:
-            await surface.say(messages.NO_FILES)
+            await surface.tell(messages.NO_FILES)
             return
         await surface.working()
         target = await self.default_index(turn)
         for outcome in await self._add_files_to(target, files, turn, surface):
-            await surface.say(_outcome_line(outcome, target))
+            await _report(outcome, target, surface)
 
     async def _add_files_to(
         self, target: IndexRef, files: Sequence[IncomingFile], turn: Turn, surface: Surface
@@ -162,10 +165,10 @@ class Router:
             return
         for url in command.urls:
             outcome = await self._actions.documents.add_page(turn.actor.place, target, url, self._fetcher)
-            await surface.say(_outcome_line(outcome, target))
+            await _report(outcome, target, surface)
 
     async def _list_indexes(self, command: c.ListIndexes, turn: Turn, surface: Surface) -> None:
-        await surface.say(render_listing_md(await self._actions.indexes.listing(turn.actor)))
+        await surface.tell(render_listing_md(await self._actions.indexes.listing(turn.actor)))
 
     async def _enable(self, command: c.EnableIndex, turn: Turn, surface: Surface) -> None:
         index, fresh = await self._actions.indexes.enable(turn.actor, command.name)
@@ -199,7 +202,7 @@ class Router:
     async def _list_docs(self, command: c.ListDocs, turn: Turn, surface: Surface) -> None:
         target = await self.default_index(turn)
         documents = await self._actions.documents.listing(turn.actor.place, target)
-        await surface.say(render_documents_md(target, documents))
+        await surface.tell(render_documents_md(target, documents))
 
     async def _forget(self, command: c.Forget, turn: Turn, surface: Surface) -> None:
         if await self._sites.forget(command.reference, turn, surface):
@@ -207,7 +210,7 @@ class Router:
         target = await self.default_index(turn)
         found = await self._actions.documents.forget(turn.actor.place, target, command.reference)
         if not found:
-            await surface.say(messages.nothing_to_forget(command.reference, target.name))
+            await surface.tell(messages.nothing_to_forget(command.reference, target.name))
             return
         await surface.say(messages.forgot([d.name for d in found], target.name))
 
@@ -230,13 +233,13 @@ class Router:
         await self._connectors.attach(command.space, command.page, command.index, turn, surface)
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
-        await surface.say(messages.help_text())
+        await surface.tell(messages.help_text())
 
     async def _set_mode(self, command: c.SetMode, turn: Turn, surface: Surface) -> None:
         try:
             mode = ResponseMode.parse(command.mode)
         except ValueError:
-            await surface.say(messages.unknown_mode(command.mode))
+            await surface.tell(messages.unknown_mode(command.mode))
             return
         await self._actions.settings.set_mode(turn.actor, mode)
         await surface.say(messages.mode_set(mode.value))
@@ -248,6 +251,14 @@ class Router:
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
+
+
+async def _report(outcome: AddOutcome, target: IndexRef, surface: Surface) -> None:
+    """A document added is news for the conversation; one that failed, for the asker."""
+    if outcome.result is None:
+        await surface.tell(_outcome_line(outcome, target))
+    else:
+        await surface.say(_outcome_line(outcome, target))
 
 
 def _outcome_line(outcome: AddOutcome, target: IndexRef) -> str:

@@ -1,4 +1,6 @@
-"""`SlackSurface`: replies in the thread of the message that asked.
+"""`SlackSurface`: replies in the thread of the message that asked; what is for the asker
+alone (listings, errors, refusals) as an ephemeral message in that thread, or in their DM
+with Lore when Slack refuses the ephemeral one (never publicly).
 
 Work is shown at once with a reaction (removed when the answer lands). Generated answers
 stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
@@ -49,6 +51,8 @@ class SlackSurface:
         self._team_id = team_id
         self._user_id = user_id
         self._reacted = False
+        self._private_place = channel.startswith("D")
+        """A DM: everything said there is private already."""
 
     async def working(self) -> None:
         if self._reacted:
@@ -74,6 +78,21 @@ class SlackSurface:
 
     async def say(self, text: str) -> None:
         await self.post(text, None)
+        await self.done()
+
+    async def tell(self, text: str, *, note: str | None = None) -> None:
+        if self._private_place:
+            await self.say(text)
+            return
+        try:
+            await self._client.chat_postEphemeral(
+                channel=self._channel, user=self._user_id, thread_ts=self._thread_ts, text=text
+            )
+        except SlackApiError as exc:  # e.g. the asker left the channel: their DM with Lore
+            log.info("could not reply ephemerally (%s); replying in a DM", exc.response.get("error"))
+            await self._client.chat_postMessage(channel=self._user_id, text=text, unfurl_links=False)
+        if note:
+            await self.post(note, None)
         await self.done()
 
     async def confirm(self, text: str, action: str, value: str) -> None:

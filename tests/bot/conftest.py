@@ -72,9 +72,15 @@ class Reply:
     ts: str
     thread_ts: str
     method: str
+    """How it was posted: chat.postMessage, chat.startStream, or chat.postEphemeral (only
+    the asker sees it)."""
     markdown: str
     """The answer text: the markdown blocks, the streamed chunks, or the plain text."""
     blocks: list[Json]
+
+    @property
+    def private(self) -> bool:
+        return self.method == "chat.postEphemeral"
 
     @property
     def text(self) -> str:
@@ -155,7 +161,8 @@ class SlackBot:
         return self.llm.chat_requests[self._llm_from :]
 
     def replies(self, channel: str, thread_ts: str) -> list[Reply]:
-        """Lore's messages in a thread, in order, as the recorded calls built them."""
+        """Lore's messages in a thread, in order, as the recorded calls built them (ephemeral
+        ones too: their `method` is chat.postEphemeral)."""
         parts: dict[str, tuple[str, list[str], list[Json]]] = {}
         for call in self.calls():
             params = call.params
@@ -166,6 +173,8 @@ class SlackBot:
                 and params.get("thread_ts") == thread_ts
             ):
                 parts[call.response["ts"]] = (call.method, [_markdown(params)], _other_blocks(params))
+            elif call.method == "chat.postEphemeral" and params.get("thread_ts") == thread_ts:
+                parts[call.response["message_ts"]] = (call.method, [_markdown(params)], _other_blocks(params))
             elif call.method in ("chat.appendStream", "chat.stopStream") and params.get("ts") in parts:
                 method, markdown, blocks = parts[params["ts"]]
                 parts[params["ts"]] = (method, [*markdown, _markdown(params)], blocks + _other_blocks(params))

@@ -69,8 +69,9 @@ async def test_a_bad_signature_or_a_stale_timestamp_is_refused_and_nothing_happe
     assert (await bot.post(challenge, secret="wrong"))[0] == 401
     await bot.settle()
     assert bot.calls() == []
-    assert (await bot.deliver(bot.mention_event("CDOOR", "UDOOR", "help"))) == 200  # the control
-    assert "Here's what I can do" in bot.said("CDOOR", bot.calls("chat.postMessage")[0].params["thread_ts"])
+    control = bot.mention_event("CDOOR", "UDOOR", "help")
+    assert (await bot.deliver(control)) == 200
+    assert "Here's what I can do" in bot.said("CDOOR", control["ts"])
 
 
 # --- adding documents and asking ------------------------------------------------------
