@@ -42,6 +42,9 @@ class Action(enum.StrEnum):
     """Refresh, stop, reschedule or detach an attached site."""
     DELETE = "delete"
     """Delete the whole index."""
+    REVIEW = "review feedback"
+    """See the answers it gave that people found unhelpful, and the questions it could not
+    answer (with their comments)."""
 
 
 class Role(enum.StrEnum):
@@ -93,6 +96,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.FORGET: _HOME,
         Action.MANAGE_SOURCES: _HOME,
         Action.DELETE: frozenset({Role.CHANNEL_ADMIN}),
+        Action.REVIEW: _HOME | {Role.ADMIN},
     },
     IndexKind.PRIVATE_CHANNEL: {
         Action.LIST: _HOME_READ,
@@ -102,6 +106,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.FORGET: _HOME,
         Action.MANAGE_SOURCES: _HOME,
         Action.DELETE: frozenset({Role.CHANNEL_ADMIN}),
+        Action.REVIEW: _HOME | {Role.CHANNEL_ADMIN},
     },
     IndexKind.SHARED: {
         Action.LIST: _READ,
@@ -111,6 +116,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.FORGET: _KEEPERS,
         Action.MANAGE_SOURCES: _KEEPERS,
         Action.DELETE: frozenset({Role.OWNER, Role.ADMIN}),
+        Action.REVIEW: frozenset({Role.OWNER, Role.ADMIN}),
     },
 }
 """For each kind of index and action, the roles that may perform it."""

@@ -277,8 +277,33 @@ def fetching(url: str) -> str:
     return f"Reading {url}…"
 
 
-def feedback_thanks(helpful: bool) -> str:
-    return "Thanks! Glad it helped." if helpful else "Thanks for telling me. I'll use that to do better."
+def feedback_thanks(helpful: bool, indexes: Sequence[str], personal: bool) -> str:
+    """After 👍/👎: who will see it (never a promise of learning that does not happen)."""
+    lead = "Thanks! Glad it helped." if helpful else "Thanks for telling me."
+    if personal:
+        return f"{lead} It stays with you: say “show feedback” in your DM with me to see it."
+    if not indexes:
+        return f"{lead} Workspace admins will see it (“show feedback”)."
+    names = _and([f"*{name}*" for name in indexes])
+    return (
+        f"{lead} The people who look after the {names} {'index' if len(indexes) == 1 else 'indexes'} "
+        "and workspace admins will see it (“show feedback”)."
+    )
+
+
+FEEDBACK_FORM_TITLE = "What went wrong?"
+FEEDBACK_REASONS = {
+    "wrong": "It's wrong",
+    "outdated": "It's out of date",
+    "missing source": "A source is missing",
+    "other": "Something else",
+}
+FEEDBACK_COMMENT_LABEL = "Tell the people who look after these documents more (optional)"
+NO_FEEDBACK = (
+    "Nothing to review: no answer from the indexes you look after was marked unhelpful, "
+    "and none of their questions went unanswered."
+)
+REVIEW_LEAD = "Answers that didn't help and questions I couldn't answer, by index (newest first):"
 
 
 def internal_error() -> str:

@@ -16,7 +16,7 @@ from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
-from bot.chat.render import render_documents_md, render_listing_md
+from bot.chat.render import render_documents_md, render_listing_md, render_review_md
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
@@ -58,7 +58,13 @@ class Router:
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.AttachSpace: self._attach_space,
+            c.ShowFeedback: self._show_feedback,
         }
+        self._answered: list[Callable[[Answer], None]] = []
+
+    def on_answer(self, observer: Callable[[Answer], None]) -> None:
+        """Call `observer` with every answer given (the entry point counts them)."""
+        self._answered.append(observer)
 
     async def handle(self, turn: Turn, surface: Surface) -> None:
         """Act on one message; never raises for anything a user could cause."""
@@ -115,7 +121,9 @@ class Router:
         request = Request(indexes, chat, mode=mode, strategy=strategy)
 
         async def record(answer: Answer) -> int:
-            return await self._actions.answers.record(actor, command.text, answer)
+            for observer in self._answered:
+                observer(answer)
+            return await self._actions.answers.record(actor, command.text, answer, indexes)
 
         events = self._services.knowledge.ask_stream(request)
         try:
@@ -231,6 +239,10 @@ class Router:
 
     async def _attach_space(self, command: c.AttachSpace, turn: Turn, surface: Surface) -> None:
         await self._connectors.attach(command.space, command.page, command.index, turn, surface)
+
+    async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
+        reviews = await self._actions.feedback.review(turn.actor.place, command.index)
+        await surface.tell(render_review_md(reviews))
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.tell(messages.help_text())

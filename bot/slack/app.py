@@ -10,7 +10,6 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.conversations import place_of
 from bot.app.settings import Settings
 from bot.chat import messages
 from bot.chat.runtime import Runtime
@@ -18,6 +17,7 @@ from bot.chat.surface import Turn
 from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
+from bot.slack.feedback import FeedbackFlow
 from bot.slack.people import People, Who
 from bot.slack.surface import SlackSurface
 from knowledge.errors import KnowledgeError
@@ -52,30 +52,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("member_joined_channel")(events.on_member_joined)
     ConnectFlow(runtime, events).register(app)
 
-    @app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))
-    async def feedback(
-        ack: Any,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        client: AsyncWebClient,
-        who: Who | None,
-        people: People,
-    ) -> None:
-        await ack()
-        if who is None:
-            return
-        helpful = action["action_id"] == "feedback_helpful"
-        place = place_of(runtime.services, await people.user(who))
-        try:
-            answer_id = int(action["value"])
-        except ValueError:
-            return
-        if not await runtime.services.actions.answers.feedback(place, answer_id, helpful):
-            return
-        if who.channel:
-            await client.chat_postEphemeral(
-                channel=who.channel, user=who.user, text=messages.feedback_thanks(helpful)
-            )
+    FeedbackFlow(runtime).register(app)
 
     @app.action(re.compile(r"^(confirm|cancel)_delete_index$"))
     async def confirm(

@@ -329,6 +329,58 @@ class SlackBot:
         await self.settle()
         return status
 
+    async def press_feedback(self, user: str, channel: str, reply: Reply, *, helpful: bool) -> int:
+        """Press 👍 or 👎 of an answer's `feedback_buttons` (a signed `block_actions` payload)."""
+        element = reply.button("answer_feedback")
+        button = element["positive_button" if helpful else "negative_button"]
+        action = {
+            "type": "feedback_buttons",
+            "action_id": "answer_feedback",
+            "block_id": "feedback",
+            "value": button["value"],
+            "text": {"type": "plain_text", "text": "👍" if helpful else "👎"},
+            "action_ts": self.next_ts(),
+        }
+        return await self.interact(user, channel, reply, action)
+
+    async def interact(self, user: str, channel: str, reply: Reply, action: Json) -> int:
+        """A signed `block_actions` payload for `action` on one of Lore's messages."""
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "api_app_id": "A0001",
+            "token": "legacy-verification-token",
+            "container": {"type": "message", "message_ts": reply.ts, "channel_id": channel},
+            "trigger_id": f"{next(self._serial)}.trigger",
+            "channel": {"id": channel, "name": channel.lower()},
+            "message": {"type": "message", "ts": reply.ts, "thread_ts": reply.thread_ts, "user": BOT},
+            "response_url": self.slack.response_url(),
+            "actions": [action],
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        status, _ = await self.post(body, "application/x-www-form-urlencoded")
+        await self.settle()
+        return status
+
+    async def submit_view(self, user: str, view: Json, values: Json) -> tuple[int, str]:
+        """Submit a modal Lore opened (`view` as views.open received it) with `values`, in
+        Slack's `view_submission` shape (`{block_id: {action_id: value}}`); the HTTP answer."""
+        submitted = {**view, "id": "V0SUBMIT", "state": {"values": values}, "hash": "1.h"}
+        payload = {
+            "type": "view_submission",
+            "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "api_app_id": "A0001",
+            "token": "legacy-verification-token",
+            "trigger_id": f"{next(self._serial)}.trigger",
+            "view": submitted,
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        answer = await self.post(body, "application/x-www-form-urlencoded")
+        await self.settle()
+        return answer
+
     async def settle(self) -> None:
         """Wait for Bolt's listeners (they run after the ack) and Lore's background work."""
         while True:

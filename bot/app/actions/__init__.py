@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
+from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
@@ -26,9 +27,12 @@ __all__ = [
     "Attached",
     "ConnectorActions",
     "DocumentActions",
+    "FeedbackActions",
     "IndexActions",
+    "IndexReview",
     "SettingActions",
     "SourceActions",
+    "Verdict",
 ]
 
 
@@ -42,3 +46,4 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
+        self.feedback = FeedbackActions(services)
