@@ -11,6 +11,7 @@ from sqlmodel import Session, col, or_, select
 from storage.db import Database
 from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, utcnow
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
+from storage.repositories._rows import aware
 from storage.values import FeedbackReason
 
 
@@ -156,7 +157,7 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
         mode=row.mode,
         abstained=row.abstained,
         cited=list(row.cited),
-        created_at=row.created_at,
+        created_at=aware(row.created_at),
         index_ids=index_ids,
     )
 
@@ -168,5 +169,5 @@ def _feedback(row: AnswerFeedback) -> FeedbackRecord:
         helpful=row.helpful,
         reason=row.reason,
         comment=row.comment,
-        updated_at=row.updated_at,
+        updated_at=aware(row.updated_at),
     )
