@@ -21,6 +21,17 @@ def help_text() -> str:
 
 
 WORKING = "Looking through my memory…"
+LOOKING_PRIVATELY = "Looking through my memory… (only you will see the answer)"
+NOT_SHAREABLE = "I can't share that answer any more."
+
+
+def shared_by(user: str, question: str) -> str:
+    """Above an answer someone shared from `/lore`."""
+    shown = question if len(question) <= 300 else question[:299] + "…"
+    shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<@{user}> shared Lore's answer to “{shown}”"
+
+
 CONNECT_SLACK = (
     "Slack is not configured, so Lore runs in your terminal. "
     "To connect Slack, set SLACK_BOT_TOKEN and SLACK_APP_TOKEN (see README: Connect Slack)."

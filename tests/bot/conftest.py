@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -66,6 +66,18 @@ def lore_settings(home: Path, slack: FakeSlack, llm: FakeOpenAI | None = None, *
 
 
 @dataclass(frozen=True)
+class Slash:
+    """A `/lore` command sent: the HTTP status and body of Lore's acknowledgement, and the key
+    of the response_url that came with it."""
+
+    status: int
+    acked: str
+    url: str
+    seconds: float
+    """How long Lore took to acknowledge."""
+
+
+@dataclass(frozen=True)
 class Reply:
     """One message Lore posted in a thread, put together from the Web API calls that made it."""
 
@@ -77,9 +89,14 @@ class Reply:
     markdown: str
     """The answer text: the markdown blocks, the streamed chunks, or the plain text."""
     blocks: list[Json]
+    params: Json = field(default_factory=dict)
+    """For a response_url reply, what was sent (`response_type`, `delete_original` …)."""
 
     @property
     def private(self) -> bool:
+        """Only the asker sees it: an ephemeral message, or an ephemeral response_url reply."""
+        if self.method == "response_url":
+            return self.params.get("response_type") == "ephemeral"
         return self.method == "chat.postEphemeral"
 
     @property
@@ -135,6 +152,8 @@ class SlackBot:
         self._calls_from = 0
         self._llm_from = 0
         self._downloads_from = 0
+        self.last_response_url = ""
+        """The key of the response_url the last `press_private` brought."""
 
     # -- what a test reads ------------------------------------------------------------
 
@@ -329,6 +348,43 @@ class SlackBot:
         await self.settle()
         return status
 
+    async def slash(
+        self, user: str, channel: str, text: str, *, channel_name: str = "", settle: bool = True
+    ) -> Slash:
+        """`/lore <text>` as Slack sends it (form-encoded, signed); what Lore acknowledged
+        with, and its response_url (with `settle`, once Lore is done)."""
+        response_url = self.slack.response_url()
+        form = {
+            "token": "legacy-verification-token",
+            "team_id": TEAM,
+            "team_domain": "lore-test",
+            "channel_id": channel,
+            "channel_name": channel_name or ("directmessage" if channel.startswith("D") else channel.lower()),
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": "/lore",
+            "text": text,
+            "api_app_id": "A0001",
+            "is_enterprise_install": "false",
+            "response_url": response_url,
+            "trigger_id": f"{next(self._serial)}.trigger",
+        }
+        started = time.perf_counter()
+        status, acked = await self.post(urlencode(form), "application/x-www-form-urlencoded")
+        seconds = time.perf_counter() - started
+        if settle:
+            await self.settle()
+        return Slash(status, acked, response_url.rsplit("/", 1)[1], seconds)
+
+    def responses(self, slash: Slash | str) -> list[Reply]:
+        """What Lore sent through a response_url, in order, as replies."""
+        key = slash.url if isinstance(slash, Slash) else slash
+        return [
+            Reply("", "", "response_url", _markdown(c.params), _other_blocks(c.params), dict(c.params))
+            for c in self.calls("response_url")
+            if c.params.get("url") == key and c.ok
+        ]
+
     async def press_feedback(self, user: str, channel: str, reply: Reply, *, helpful: bool) -> int:
         """Press 👍 or 👎 of an answer's `feedback_buttons` (a signed `block_actions` payload)."""
         element = reply.button("answer_feedback")
@@ -342,6 +398,34 @@ class SlackBot:
             "action_ts": self.next_ts(),
         }
         return await self.interact(user, channel, reply, action)
+
+    async def press_private(self, user: str, channel: str, reply: Reply, action_id: str) -> int:
+        """Press a button of a private (`/lore`) reply: Slack sends no message then, says the
+        container is ephemeral, and brings a fresh response_url."""
+        button = reply.button(action_id)
+        action = {"type": "button", "action_id": action_id, "block_id": "b", "value": button["value"]}
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "api_app_id": "A0001",
+            "token": "legacy-verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": self.next_ts(),
+                "channel_id": channel,
+                "is_ephemeral": True,
+            },
+            "trigger_id": f"{next(self._serial)}.trigger",
+            "channel": {"id": channel, "name": channel.lower()},
+            "response_url": self.slack.response_url(),
+            "actions": [{**action, "action_ts": self.next_ts()}],
+        }
+        self.last_response_url = payload["response_url"].rsplit("/", 1)[1]
+        body = urlencode({"payload": json.dumps(payload)})
+        status, _ = await self.post(body, "application/x-www-form-urlencoded")
+        await self.settle()
+        return status
 
     async def interact(self, user: str, channel: str, reply: Reply, action: Json) -> int:
         """A signed `block_actions` payload for `action` on one of Lore's messages."""
