@@ -268,12 +268,12 @@ class Router:
 async def _report(outcome: AddOutcome, target: IndexRef, surface: Surface) -> None:
     """A document added is news for the conversation; one that failed, for the asker."""
     if outcome.result is None:
-        await surface.tell(_outcome_line(outcome, target))
+        await surface.tell(outcome_line(outcome, target))
     else:
-        await surface.say(_outcome_line(outcome, target))
+        await surface.say(outcome_line(outcome, target))
 
 
-def _outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
+def outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
     """What became of one document, as chat says it."""
     result = outcome.result
     if result is None:

@@ -19,6 +19,7 @@ from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
 from bot.slack.feedback import FeedbackFlow
+from bot.slack.home import AppHome
 from bot.slack.people import People, Who
 from bot.slack.slash import ResponseSurface, SlashCommand
 from bot.slack.surface import SlackSurface
@@ -56,6 +57,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
 
     FeedbackFlow(runtime).register(app)
     SlashCommand(runtime, events).register(app)
+    AppHome(runtime, events).register(app)
 
     @app.action(re.compile(r"^(confirm|cancel)_delete_index$"))
     async def confirm(

@@ -123,6 +123,14 @@ def _stream_text(params: Json) -> str:
     return str(params.get("markdown_text") or "") + "".join(texts)
 
 
+def _kind(channel: Json) -> str:
+    if channel.get("is_im"):
+        return "im"
+    if channel.get("is_mpim"):
+        return "mpim"
+    return "private_channel" if channel.get("is_private") else "public_channel"
+
+
 def _cursor(offset: int) -> str:
     return base64.b64encode(f"next_offset:{offset}".encode()).decode()
 
@@ -160,6 +168,8 @@ class FakeSlack(LoopbackServer):
         self._messages: dict[tuple[str, str], Json] = {}
         self._streaming: set[tuple[str, str]] = set()
         self._views: dict[str, Json] = {}
+        self._members: dict[str, set[str]] = {}
+        """Who is in each channel: whoever posted there, and whoever `join()` added."""
         self._rate_limits: dict[str, int] = {}
         self._response_urls: dict[str, int] = {}
         """Uses left of each response_url handed out (Slack allows five)."""
@@ -304,6 +314,7 @@ class FakeSlack(LoopbackServer):
         files: Sequence[str | Mapping[str, Any]] | None = None,
     ) -> Json:
         """Register a message; `files` are ids from `add_file` or whole file objects."""
+        self.join(channel, user)
         message: Json = {"type": "message", "user": user, "text": text, "ts": ts}
         if thread_ts is not None:
             message["thread_ts"] = thread_ts
@@ -319,6 +330,10 @@ class FakeSlack(LoopbackServer):
         key = f"R{next(self._serial):06d}"
         self._response_urls[key] = RESPONSE_URL_USES
         return f"{self.base_url}/response/{key}"
+
+    def join(self, channel: str, *users: str) -> None:
+        """Make `users` members of `channel` (users.conversations lists it for them)."""
+        self._members.setdefault(channel, set()).update(users)
 
     def rate_limit(self, method: str, times: int = 1) -> None:
         """Answer the next `times` calls to `method` with HTTP 429 and `Retry-After: 0`."""
@@ -416,6 +431,7 @@ class FakeSlack(LoopbackServer):
             "conversations.info": lambda p: {"channel": self._known(self._channels, p, "channel")},
             "conversations.replies": self._replies,
             "users.info": lambda p: {"user": self._known(self._users, p, "user")},
+            "users.conversations": self._user_conversations,
             "files.info": self._files_info,
             "views.open": self._open_view,
             "views.update": self._update_view,
@@ -544,6 +560,23 @@ class FakeSlack(LoopbackServer):
             "messages": page,
             "has_more": more,
             "response_metadata": {"next_cursor": next_cursor},
+        }
+
+    def _user_conversations(self, params: Json) -> Json:
+        """The known conversations `user` is a member of, of the kinds `types` asks for
+        (public_channel by default), paged like Slack's."""
+        user = _required(params, "user")
+        kinds = set(str(params.get("types") or "public_channel").split(","))
+        found = [
+            channel
+            for channel_id, channel in sorted(self._channels.items())
+            if user in self._members.get(channel_id, set()) and _kind(channel) in kinds
+        ]
+        start, limit = _offset(params.get("cursor")), int(params.get("limit") or 100)
+        more = start + limit < len(found)
+        return {
+            "channels": found[start : start + limit],
+            "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
         }
 
     def _files_info(self, params: Json) -> Json:

@@ -13,6 +13,7 @@ from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
+from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
@@ -28,6 +29,8 @@ __all__ = [
     "ConnectorActions",
     "DocumentActions",
     "FeedbackActions",
+    "Home",
+    "HomeActions",
     "IndexActions",
     "IndexReview",
     "SettingActions",
@@ -47,3 +50,4 @@ class Actions:
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
         self.feedback = FeedbackActions(services)
+        self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
