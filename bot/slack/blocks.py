@@ -141,6 +141,20 @@ def fallback_text(blocks: Sequence[Block]) -> str:
     return "Lore's answer"
 
 
+def page_text(blocks: Sequence[Block]) -> str:
+    """Everything a message's blocks say, as plain mrkdwn text (for when Slack refuses the
+    blocks themselves): the markdown, then the sections and context lines."""
+    lines: list[str] = []
+    for block in blocks:
+        if block["type"] == "markdown":
+            lines.append(block["text"])
+        elif block["type"] == "section":
+            lines.append(block["text"]["text"])
+        elif block["type"] == "context":
+            lines.extend(e.get("text", "") for e in block["elements"])
+    return "\n".join(line for line in lines if line) or "Lore's answer"
+
+
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
