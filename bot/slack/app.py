@@ -92,7 +92,7 @@ def _reply_surface(client: AsyncWebClient, respond: AsyncRespond, body: dict[str
         client,
         channel=who.channel or "",
         thread_ts=thread_ts,
-        message_ts=thread_ts,
+        message_ts=str(message.get("ts") or thread_ts),
         team_id=who.tenant,
         user_id=who.user,
     )

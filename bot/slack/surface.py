@@ -60,6 +60,9 @@ class SlackSurface:
         self._reacted = False
         self._private_place = channel.startswith("D")
         """A DM: everything said there is private already."""
+        self._thread_active = message_ts != thread_ts
+        """Whether the thread has replies: Slack shows an ephemeral message in a thread only
+        then, so a private reply to a message that starts no thread yet goes beside it."""
 
     async def working(self) -> None:
         if self._reacted:
@@ -93,7 +96,10 @@ class SlackSurface:
             return
         try:
             await self._client.chat_postEphemeral(
-                channel=self._channel, user=self._user_id, thread_ts=self._thread_ts, text=text
+                channel=self._channel,
+                user=self._user_id,
+                thread_ts=self._thread_ts if self._thread_active else None,
+                text=text,
             )
         except SlackApiError as exc:  # e.g. the asker left the channel: their DM with Lore
             log.info("could not reply ephemerally (%s); replying in a DM", exc.response.get("error"))
@@ -130,6 +136,7 @@ class SlackSurface:
             unfurl_links=False,
             unfurl_media=False,
         )
+        self._thread_active = True
         return str(response.get("ts"))
 
     async def answer(

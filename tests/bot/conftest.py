@@ -152,6 +152,8 @@ class SlackBot:
         self._calls_from = 0
         self._llm_from = 0
         self._downloads_from = 0
+        self._asked: dict[str, tuple[str, str, int]] = {}
+        """Top-level messages delivered: ts → (channel, user, calls made before it)."""
         self.last_response_url = ""
         """The key of the response_url the last `press_private` brought."""
 
@@ -192,7 +194,9 @@ class SlackBot:
                 and params.get("thread_ts") == thread_ts
             ):
                 parts[call.response["ts"]] = (call.method, [_markdown(params)], _other_blocks(params))
-            elif call.method == "chat.postEphemeral" and params.get("thread_ts") == thread_ts:
+            elif call.method == "chat.postEphemeral" and (
+                params.get("thread_ts") == thread_ts or self._beside(call, thread_ts)
+            ):
                 parts[call.response["message_ts"]] = (call.method, [_markdown(params)], _other_blocks(params))
             elif call.method in ("chat.appendStream", "chat.stopStream") and params.get("ts") in parts:
                 method, markdown, blocks = parts[params["ts"]]
@@ -203,6 +207,28 @@ class SlackBot:
             Reply(ts, thread_ts, method, "".join(markdown), blocks)
             for ts, (method, markdown, blocks) in parts.items()
         ]
+
+    def _remember(self, body: str) -> None:
+        """Note a top-level message delivered, for `_beside`."""
+        try:
+            event = json.loads(body).get("event") or {}
+        except (ValueError, AttributeError):
+            return
+        if event.get("user") and event.get("channel") and event.get("ts") and not event.get("thread_ts"):
+            self._asked[str(event["ts"])] = (str(event["channel"]), str(event["user"]), len(self.slack.calls))
+
+    def _beside(self, call: SlackCall, ts: str) -> bool:
+        """An ephemeral reply posted beside message `ts` rather than in its thread (Slack
+        shows ephemeral messages only in threads that have replies): to its author, in its
+        channel, after it was delivered and before their next message there."""
+        if "thread_ts" in call.params or ts not in self._asked:
+            return False
+        channel, user, start = self._asked[ts]
+        if call.params.get("channel") != channel or call.params.get("user") != user:
+            return False
+        later = [at for c, u, at in self._asked.values() if (c, u) == (channel, user) and at > start]
+        position = next(n for n, c in enumerate(self.slack.calls) if c is call or c == call)
+        return start <= position < min(later, default=len(self.slack.calls) + 1)
 
     def said(self, channel: str, thread_ts: str) -> str:
         """Everything Lore wrote in a thread, as one text."""
@@ -225,6 +251,8 @@ class SlackBot:
         headers: Mapping[str, str] | None = None,
     ) -> tuple[int, str]:
         """POST a signed body to /slack/events; the HTTP status and body Lore answered."""
+        if content_type == "application/json":
+            self._remember(body)
         signed = {"Content-Type": content_type, **signed_headers(body, secret, timestamp), **(headers or {})}
         response = await self.http.post("/slack/events", data=body.encode(), headers=signed)
         return response.status, await response.text()

@@ -26,7 +26,9 @@ async def test_missing_scopes_are_named_and_fail_the_check(tmp_path: Path) -> No
     granted = (*sorted(set(BOT_SCOPES) - {"mpim:read", "commands"}), "im:read")
     check = await slack_check(tmp_path, granted)
     assert not check.ok
-    assert check.detail.startswith("the bot token lacks commands, mpim:read: update the app from manifest.yml")
+    assert check.detail.startswith(
+        "the bot token lacks commands, mpim:read: update the app from manifest.yml"
+    )
 
 
 async def test_all_scopes_granted_pass_and_unused_ones_are_noted(tmp_path: Path) -> None:

@@ -36,8 +36,14 @@ async def test_listings_errors_and_refusals_go_to_the_asker_alone(bot: SlackBot)
         reply = only_reply(bot, "CPRIV1", asked)
         assert reply.private, (said, reply.method)
         [ephemeral] = bot.calls("chat.postEphemeral")
-        assert ephemeral.params["user"] == "UQUI" and ephemeral.params["thread_ts"] == asked
+        assert ephemeral.params["user"] == "UQUI" and ephemeral.params["channel"] == "CPRIV1"
+        assert "thread_ts" not in ephemeral.params  # no thread yet: Slack would hide it there
         assert bot.calls("chat.postMessage") == [], said
+    bot.begin()  # asked inside a thread, the private reply is in that thread
+    parent = await bot.mention("CPRIV1", "UQUI", "enable the quiet index")
+    asked = await bot.mention("CPRIV1", "UQUI", "list indexes", thread_ts=parent)
+    [ephemeral] = bot.calls("chat.postEphemeral")
+    assert ephemeral.params["thread_ts"] == parent and ephemeral.params["user"] == "UQUI"
     bot.begin()
     asked = await bot.mention("CPRIV1", "UQUI", "enable the quiet index")  # news for the channel
     assert not only_reply(bot, "CPRIV1", asked).private

@@ -50,6 +50,6 @@ async def test_a_mention_over_socket_mode_is_acked_and_answered(tmp_path: Path) 
             finally:
                 await handler.close_async()  # type: ignore[no-untyped-call]
                 await events.close()
-        assert posted[0].params["thread_ts"] == "1700000001.000100" and posted[0].params["user"] == "U1"
+        assert posted[0].params["channel"] == "C1" and posted[0].params["user"] == "U1"
         assert "Here's what I can do" in posted[0].params["text"]
         assert slack.calls_to("apps.connections.open")[0].ok
