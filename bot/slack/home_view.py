@@ -12,6 +12,7 @@ from bot.chat import messages
 from bot.chat.render import age
 from bot.chat.sources import pages_done
 from bot.slack.blocks import Block
+from storage.values import Scope
 
 VIEW_BLOCKS = 100
 SECTION_LIMIT = 3000
@@ -269,7 +270,7 @@ def _option(text: str, value: str) -> Block:
 
 def _target_label(target: AddTarget) -> str:
     index = target.index
-    if index.scope == "personal":
+    if index.scope == Scope.PERSONAL:
         return f"{index.name} (your personal index)"
     if target.channel is not None:
         return f"#{index.name} (the channel's index)"

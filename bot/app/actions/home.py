@@ -24,7 +24,7 @@ from bot.app.conversations import Actor, enter_channel, enter_dm, place_of
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
 from knowledge.sources.fetch import Fetcher
-from storage.access import Action, Place, allowed, may_manage_connectors
+from storage.access import Action, Place, allowed, may_change_settings, may_manage_connectors
 from storage.records import (
     ChannelRef,
     ConnectionRef,
@@ -200,7 +200,7 @@ class HomeActions:
             enabled = await services.catalog.enabled(conversation, place)
             candidates = await services.catalog.visible(place, Action.ENABLE)
             on = {i.id for i in enabled}
-            may_change = not place.partner and (place.user_is_admin or not conversation.settings_locked)
+            may_change = may_change_settings(place, locked=conversation.settings_locked)
             summaries.append(
                 ChannelSummary(
                     channel,
