@@ -73,6 +73,7 @@ class Citation:
     score: float
     index_name: str
     document_id: int
+    index_id: int | None = None
 
     @classmethod
     def from_hit(cls, n: int, hit: Hit, text: str | None = None) -> Citation:
@@ -87,6 +88,7 @@ class Citation:
             score=hit.score,
             index_name=hit.index.name,
             document_id=hit.document.id,
+            index_id=hit.index.id,
         )
 
 

@@ -44,6 +44,9 @@ class Action(enum.StrEnum):
     """Change the index's own settings (answers from its documents only)."""
     DELETE = "delete"
     """Delete the whole index."""
+    REVIEW = "review feedback"
+    """See the answers it gave that people found unhelpful, and the questions it could not
+    answer (with their comments)."""
 
 
 class Role(enum.StrEnum):
@@ -96,6 +99,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.MANAGE_SOURCES: _HOME,
         Action.CONFIGURE: frozenset({Role.CHANNEL_ADMIN}),
         Action.DELETE: frozenset({Role.CHANNEL_ADMIN}),
+        Action.REVIEW: _HOME | {Role.ADMIN},
     },
     IndexKind.PRIVATE_CHANNEL: {
         Action.LIST: _HOME_READ,
@@ -106,6 +110,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.MANAGE_SOURCES: _HOME,
         Action.CONFIGURE: frozenset({Role.CHANNEL_ADMIN}),
         Action.DELETE: frozenset({Role.CHANNEL_ADMIN}),
+        Action.REVIEW: _HOME | {Role.CHANNEL_ADMIN},
     },
     IndexKind.SHARED: {
         Action.LIST: _READ,
@@ -116,6 +121,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.MANAGE_SOURCES: _KEEPERS,
         Action.CONFIGURE: frozenset({Role.OWNER, Role.ADMIN}),
         Action.DELETE: frozenset({Role.OWNER, Role.ADMIN}),
+        Action.REVIEW: frozenset({Role.OWNER, Role.ADMIN}),
     },
 }
 """For each kind of index and action, the roles that may perform it."""

@@ -261,7 +261,8 @@ class ProcessedEvent(SQLModel, table=True):
 
 
 class AnswerLog(SQLModel, table=True):
-    """An answer Lore gave, with what it cited, and the feedback it got."""
+    """An answer Lore gave: the question, the answer's text, what it cited. The indexes it
+    searched are `AnswerIndex` rows; what people thought of it, `AnswerFeedback` rows."""
 
     __tablename__ = "answer_log"
 
@@ -270,14 +271,43 @@ class AnswerLog(SQLModel, table=True):
     conversation_id: int | None = Field(default=None, foreign_key="conversation.id")
     user_id: int | None = Field(default=None, foreign_key="user.id")
     question: str = Field(sa_column=Column(Text, nullable=False))
+    text: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """The answer as shown (None for answers recorded before it was kept)."""
     mode: str = Field(max_length=32)
     fallback: str | None = Field(default=None, max_length=32)
     abstained: bool = False
     cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
-    feedback: str | None = Field(default=None, max_length=16)
-    feedback_user_id: int | None = Field(default=None, foreign_key="user.id")
-    feedback_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class AnswerIndex(SQLModel, table=True):
+    """An index an answer searched (`cited`: and quoted), so the people who look after an
+    index can find the answers it gave or could not give."""
+
+    __tablename__ = "answer_index"
+
+    answer_id: int = Field(foreign_key="answer_log.id", primary_key=True)
+    index_id: int = Field(foreign_key="knowledge_index.id", primary_key=True, index=True)
+    cited: bool = False
+
+
+class AnswerFeedback(SQLModel, table=True):
+    """One person's verdict on one answer (pressing again changes it): helpful or not, and
+    for an unhelpful one what was wrong and a comment."""
+
+    __tablename__ = "answer_feedback"
+    __table_args__ = (UniqueConstraint("answer_id", "user_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    answer_id: int = Field(foreign_key="answer_log.id", index=True)
+    tenant_id: str = Field(foreign_key="tenant.id", max_length=64)
+    user_id: int = Field(foreign_key="user.id")
+    helpful: bool
+    reason: str | None = Field(default=None, max_length=32)
+    """wrong, outdated, missing source or other (`storage.values.FeedbackReason`)."""
+    comment: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class ApiKey(SQLModel, table=True):

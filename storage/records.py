@@ -232,3 +232,41 @@ class JobLine:
     at: datetime
     level: str
     message: str
+
+
+@dataclass(frozen=True)
+class AnswerRecord:
+    """An answer Lore gave, as recorded: `cited` holds `{n, name, url, index, index_id,
+    document_id}` per source; `index_ids` the indexes it searched."""
+
+    id: int
+    tenant_id: str
+    conversation_id: int | None
+    user_id: int | None
+    question: str
+    text: str | None
+    mode: str
+    abstained: bool
+    cited: list[dict[str, Any]]
+    created_at: datetime
+    index_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class FeedbackRecord:
+    """One person's verdict on an answer."""
+
+    answer_id: int
+    user_id: int
+    helpful: bool
+    reason: str | None
+    comment: str | None
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class ReviewItem:
+    """An answer worth a second look (unhelpful, or unanswered) and the verdicts on it."""
+
+    answer: AnswerRecord
+    feedback: tuple[FeedbackRecord, ...]

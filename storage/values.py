@@ -48,3 +48,12 @@ class JobState(enum.StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     INTERRUPTED = "interrupted"
+
+
+class FeedbackReason(enum.StrEnum):
+    """What was wrong with an unhelpful answer."""
+
+    WRONG = "wrong"
+    OUTDATED = "outdated"
+    MISSING_SOURCE = "missing source"
+    OTHER = "other"

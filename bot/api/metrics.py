@@ -98,7 +98,8 @@ class Metrics:
         self.requests = Counter("lore_http_requests_total", "HTTP API requests by method, route and status.")
         self.latency = Histogram("lore_http_request_duration_seconds", "HTTP API request latency by route.")
         self.answers = Counter(
-            "lore_answers_total", "Chat completions by endpoint, response mode and fallback used."
+            "lore_answers_total",
+            "Answers by endpoint (an API route, or slack), response mode and fallback used.",
         )
         self.ingested = Counter(
             "lore_ingested_documents_total", "Documents added through the API by outcome."

@@ -142,6 +142,14 @@ class DocumentsOnly:
 
 
 @dataclass(frozen=True)
+class ShowFeedback:
+    """“show feedback” (optionally “… for the eng index”): answers that did not help and
+    questions Lore could not answer, for the indexes the asker looks after."""
+
+    index: str | None = None
+
+
+@dataclass(frozen=True)
 class LockSettings:
     """“lock this channel's settings” / “unlock …”: only admins change them while locked."""
 
@@ -171,6 +179,7 @@ Command = (
     | ConnectSource
     | ListSpaces
     | AttachSpace
+    | ShowFeedback
 )
 
 _MEMORY = r"(?:(?:to|into|in)\s+(?:(?:your|the|my|our)\s+)?(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
@@ -351,6 +360,19 @@ def _strategy(said: Said) -> Command | None:
     return SetStrategy((found.group("s") or found.group("s2")).lower())
 
 
+_FEEDBACK = re.compile(
+    rf"^(?:show|list|see|review|what(?:'s| is)(?: the)?)(?: me)?(?: the| all| any)?"
+    rf" (?:feedback|unhelpful answers|unanswered questions)(?: (?:for|on|about|of) {_INDEX})?$",
+    re.I,
+)
+
+
+def _feedback(said: Said) -> Command | None:
+    if not (found := _FEEDBACK.match(said.text)):
+        return None
+    return ShowFeedback(found.group("name").strip() if found.group("name") else None)
+
+
 def _lock(said: Said) -> Command | None:
     return LockSettings(found.group("verb").lower() == "lock") if (found := _LOCK.match(said.text)) else None
 
@@ -453,6 +475,15 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         "its owner; a channel's index: an admin, from that channel; admins",
         Section.ANSWERS,
         _documents_only,
+    ),
+    Declaration(
+        ShowFeedback,
+        "Answers people found unhelpful and questions I couldn't answer, with their comments",
+        ("show feedback", "show feedback for the handbook index"),
+        "an index's keepers: its channel's members, a shared index's creator, your own "
+        "personal index; workspace admins",
+        Section.ANSWERS,
+        _feedback,
     ),
     Declaration(
         AddFiles,

@@ -23,38 +23,38 @@ class ConnectorCommands:
 
     async def connect(self, kind: str, turn: Turn, surface: Surface) -> None:
         if kind != CONFLUENCE:
-            await surface.say(messages.unknown_connector(kind))
+            await surface.tell(messages.unknown_connector(kind))
             return
         if not self._connectors.allowed(turn.actor.place):
-            await surface.say(messages.CONNECT_NOT_ALLOWED)
+            await surface.tell(messages.CONNECT_NOT_ALLOWED)
             return
         if not self._connectors.can_store_credentials:
-            await surface.say(messages.NEEDS_KEY_SETUP)
+            await surface.tell(messages.NEEDS_KEY_SETUP)
             return
         if not await surface.offer_form(messages.CONNECT_OFFER, CONNECT_FORM):
-            await surface.say(messages.CONNECT_WITH_CLI)
+            await surface.tell(messages.CONNECT_WITH_CLI)
 
     async def spaces(self, turn: Turn, surface: Surface) -> None:
         place = turn.actor.place
         if not self._connectors.allowed(place):
-            await surface.say(messages.CONNECT_NOT_ALLOWED)
+            await surface.tell(messages.CONNECT_NOT_ALLOWED)
             return
         await surface.working()
         connection = await self._connectors.find(place)
         folders = await self._connectors.spaces(place, connection)
-        await surface.say(messages.spaces(connection.name, [(f.key, f.name) for f in folders]))
+        await surface.tell(messages.spaces(connection.name, [(f.key, f.name) for f in folders]))
 
     async def attach(
         self, space: str, page: str | None, index_name: str, turn: Turn, surface: Surface
     ) -> None:
         actor = turn.actor
         if not self._connectors.allowed(actor.place):
-            await surface.say(messages.CONNECT_NOT_ALLOWED)
+            await surface.tell(messages.CONNECT_NOT_ALLOWED)
             return
         try:
             folder = FolderSpec.parse(f"{space}/{page}" if page else space)
         except ValueError as exc:
-            await surface.say(messages.failed_file(str(exc)))
+            await surface.tell(messages.failed_file(str(exc)))
             return
         await surface.working()
         connection = await self._connectors.find(actor.place)
@@ -62,7 +62,7 @@ class ConnectorCommands:
             actor.place, connection, index_name, [folder], conversation=actor.conversation
         )
         if attached.already_running:
-            await surface.say(messages.job_already_running(source_label(attached.source)))
+            await surface.tell(messages.job_already_running(source_label(attached.source)))
             return
         await surface.say(messages.space_queued(str(folder), attached.index.name, attached.created_index))
         await self._sites.follow(attached.job, source_label(attached.source), surface)

@@ -22,6 +22,17 @@ def help_text() -> str:
 
 
 WORKING = "Looking through my memory…"
+LOOKING_PRIVATELY = "Looking through my memory… (only you will see the answer)"
+NOT_SHAREABLE = "I can't share that answer any more."
+
+
+def shared_by(user: str, question: str) -> str:
+    """Above an answer someone shared from `/lore`."""
+    shown = question if len(question) <= 300 else question[:299] + "…"
+    shown = shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<@{user}> shared Lore's answer to “{shown}”"
+
+
 CONNECT_SLACK = (
     "Slack is not configured, so Lore runs in your terminal. "
     "To connect Slack, set SLACK_BOT_TOKEN and SLACK_APP_TOKEN (see README: Connect Slack)."
@@ -32,6 +43,7 @@ NO_FILES = (
 )
 NOTHING_TO_ASK = "What would you like to know? Ask me a question, or say “help”."
 INDEX_GONE = "That index no longer exists."
+ANSWER_FAILED_NOTE = "I couldn't answer this one; I've told the asker why."
 
 
 def added(name: str, index: str, chunks: int) -> str:
@@ -280,8 +292,94 @@ def fetching(url: str) -> str:
     return f"Reading {url}…"
 
 
-def feedback_thanks(helpful: bool) -> str:
-    return "Thanks! Glad it helped." if helpful else "Thanks for telling me. I'll use that to do better."
+def feedback_thanks(helpful: bool, indexes: Sequence[str], personal: bool) -> str:
+    """After 👍/👎: who will see it (never a promise of learning that does not happen)."""
+    lead = "Thanks! Glad it helped." if helpful else "Thanks for telling me."
+    if personal:
+        return f"{lead} It stays with you: say “show feedback” in your DM with me to see it."
+    if not indexes:
+        return f"{lead} Workspace admins will see it (“show feedback”)."
+    names = _and([f"*{name}*" for name in indexes])
+    return (
+        f"{lead} The people who look after the {names} {'index' if len(indexes) == 1 else 'indexes'} "
+        "and workspace admins will see it (“show feedback”)."
+    )
+
+
+FEEDBACK_FORM_TITLE = "What went wrong?"
+FEEDBACK_REASONS = {
+    "wrong": "It's wrong",
+    "outdated": "It's out of date",
+    "missing source": "A source is missing",
+    "other": "Something else",
+}
+FEEDBACK_COMMENT_LABEL = "Tell the people who look after these documents more (optional)"
+NO_FEEDBACK = (
+    "Nothing to review: no answer from the indexes you look after was marked unhelpful, "
+    "and none of their questions went unanswered."
+)
+REVIEW_LEAD = "Answers that didn't help and questions I couldn't answer, by index (newest first):"
+
+
+# --- App Home (Slack's Home tab) ---------------------------------------------------------
+
+HOME_TITLE = "Lore, your team's memory"
+HOME_INDEXES = "Indexes you can use"
+HOME_DOCUMENTS = "Added lately"
+HOME_NO_DOCUMENTS = "Nothing yet. Add a page here, or mention me with a file: “add this doc to your memory”."
+HOME_JOBS = "Indexing"
+HOME_CHANNELS = "Your channels with Lore"
+HOME_NO_CHANNELS = "None yet: invite me to a channel (`/invite @lore`) and mention me there."
+HOME_FEEDBACK = "Feedback on the indexes you look after"
+HOME_ADMIN = "For admins"
+HOME_CONNECTORS_NONE = "No connector yet. Say “connect confluence” in a DM with me."
+HOME_ADD_PAGE = "Add a page"
+HOME_ADD_PAGE_LABEL = "Add a web page to one of your indexes"
+HOME_REFRESH = "Refresh"
+HOME_STOP = "Stop"
+HOME_ENABLE = "Search another index here"
+HOME_DISABLE = "Stop searching an index"
+HOME_LOCKED = "settings locked by an admin"
+HOME_FORM_URL = "Page address"
+HOME_FORM_INDEX = "Add it to"
+HOME_FORM_SITE = "Crawl the whole site under it, and keep it fresh"
+HOME_FORM_BAD_URL = "Enter the page's address, starting with https://"
+
+
+def home_personal(name: str, documents: int, chunks: int) -> str:
+    return (
+        f"*Your personal index* (*{name}*): {plural(documents, 'document')}, {plural(chunks, 'passage')}. "
+        "Only you can search it, in your DM with me or here."
+    )
+
+
+def home_more_indexes(count: int) -> str:
+    return f"…and {count} more: say “list indexes” in a channel to see the ones it can use."
+
+
+def home_channel(name: str, enabled: Sequence[str], mode: str | None, locked: bool) -> str:
+    searched = _and([f"*{n}*" for n in enabled]) if enabled else "nothing (enable an index)"
+    facts = [f"searches {searched}"]
+    if enabled:
+        facts.append(f"new documents go to *{enabled[0]}*")
+    facts.append(f"answers: {mode.replace('_', ' ').lower() if mode else 'default mode'}")
+    if locked:
+        facts.append(HOME_LOCKED)
+    return f"*#{name}* — " + "; ".join(facts)
+
+
+def home_enabled(index: str, channel: str, on: bool, changed: bool) -> str:
+    if not changed:
+        return f"The *{index}* index was already {'on' if on else 'off'} in #{channel}."
+    return f"#{channel} {'now searches' if on else 'no longer searches'} the *{index}* index."
+
+
+def home_crawling(site: str, index: str) -> str:
+    return f"Crawling *{site}* into the *{index}* index; its progress shows here."
+
+
+def home_refreshing(site: str) -> str:
+    return f"Refreshing *{site}*; its progress shows here."
 
 
 def internal_error() -> str:

@@ -1,4 +1,5 @@
-"""Plain-text rendering of answers, index listings and documents (CLI and shell)."""
+"""Plain-text rendering of answers, index listings, documents and feedback (CLI and shell),
+and their Slack mrkdwn forms (`*_md`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from bot.app.actions.feedback import IndexReview
+from bot.chat import messages
 from bot.chat.messages import plural
 from knowledge.answer import Answer
 from knowledge.catalog import IndexListing
-from storage.records import DocumentRef, IndexRef
+from storage.records import DocumentRef, IndexRef, ReviewItem
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
@@ -98,3 +101,40 @@ def render_documents_md(index: IndexRef, documents: Sequence[DocumentRef]) -> st
         by = f" by {d.author}" if d.author else ""
         lines.append(f"• {name}{by} — {d.mime_type}, added {age(d.time_added)}")
     return "\n".join(lines)
+
+
+QUESTION_LIMIT = 200
+
+
+def render_review_md(reviews: Sequence[IndexReview]) -> str:
+    """`show feedback`: per index, its unhelpful answers (with what was wrong, the comments
+    and the sources cited) and the questions it could not answer."""
+    if not reviews:
+        return messages.NO_FEEDBACK
+    lines = [messages.REVIEW_LEAD]
+    for review in reviews:
+        counts = [
+            plural(len(review.unhelpful), "unhelpful answer"),
+            plural(len(review.unanswered), "unanswered question"),
+        ]
+        lines.append(f"*{review.index.name}* — {', '.join(counts)}")
+        lines.extend(f"• 👎 {_reviewed(item)}" for item in review.unhelpful)
+        lines.extend(f"• ❓ {_reviewed(item)}" for item in review.unanswered)
+    return "\n".join(lines)
+
+
+def _reviewed(item: ReviewItem) -> str:
+    answer = item.answer
+    question = (
+        answer.question if len(answer.question) <= QUESTION_LIMIT else answer.question[:QUESTION_LIMIT] + "…"
+    )
+    parts = [f"“{question}”, {age(answer.created_at)}"]
+    cited = sorted({str(c.get("name")) for c in answer.cited if c.get("name")})
+    if cited:
+        parts.append("cited " + ", ".join(cited))
+    for verdict in item.feedback:
+        if verdict.helpful:
+            continue
+        said = verdict.reason or "unhelpful"
+        parts.append(f"{said}: “{verdict.comment}”" if verdict.comment else said)
+    return " — ".join(parts)

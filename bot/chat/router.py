@@ -16,7 +16,7 @@ from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
-from bot.chat.render import render_documents_md, render_listing_md
+from bot.chat.render import render_documents_md, render_listing_md, render_review_md
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
@@ -59,18 +59,27 @@ class Router:
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.AttachSpace: self._attach_space,
+            c.ShowFeedback: self._show_feedback,
         }
+        self._answered: list[Callable[[Answer], None]] = []
+
+    def on_answer(self, observer: Callable[[Answer], None]) -> None:
+        """Call `observer` with every answer given (the entry point counts them)."""
+        self._answered.append(observer)
 
     async def handle(self, turn: Turn, surface: Surface) -> None:
         """Act on one message; never raises for anything a user could cause."""
         command = turn.command
+        # Errors and refusals go to the asker alone; a failed question leaves the thread a
+        # one-line note, since others there may be waiting for its answer.
+        note = messages.ANSWER_FAILED_NOTE if isinstance(command, c.Question) else None
         try:
             await self._handlers[type(command)](command, turn, surface)
         except KnowledgeError as exc:
-            await surface.say(messages.failed_file(str(exc)))
+            await surface.tell(messages.failed_file(str(exc)), note=note)
         except Exception:
             log.exception("failed to handle %s", type(command).__name__)
-            await surface.say(messages.internal_error())
+            await surface.tell(messages.internal_error(), note=note)
 
     async def add_files(self, turn: Turn, surface: Surface, files: Sequence[IncomingFile]) -> list[str]:
         """Download and add files to the conversation's default index; returns the names added.
@@ -79,7 +88,7 @@ class Router:
         outcomes = await self._add_files_to(target, files, turn, surface)
         for outcome in outcomes:
             if outcome.error:
-                await surface.say(messages.failed_file(outcome.error))
+                await surface.tell(messages.failed_file(outcome.error))
         return [o.name for o in outcomes if o.ok]
 
     async def confirmed(self, turn: Turn, surface: Surface, action: Confirmation, value: str) -> None:
@@ -91,7 +100,7 @@ class Router:
             index = await self._actions.indexes.get(place, int(value))
             await self._actions.indexes.delete(place, index)
         except KnowledgeError as exc:
-            await surface.say(messages.failed_file(str(exc)))
+            await surface.tell(messages.failed_file(str(exc)))
             return
         await surface.say(messages.deleted(index.name))
 
@@ -100,7 +109,7 @@ class Router:
 
     async def _question(self, command: c.Question, turn: Turn, surface: Surface) -> None:
         if not command.text.strip():
-            await surface.say(messages.NOTHING_TO_ASK)
+            await surface.tell(messages.NOTHING_TO_ASK)
             return
         await surface.working()
         actor = turn.actor
@@ -113,7 +122,9 @@ class Router:
         request = Request(indexes, chat, mode=mode, strategy=strategy)
 
         async def record(answer: Answer) -> int:
-            return await self._actions.answers.record(actor, command.text, answer)
+            for observer in self._answered:
+                observer(answer)
+            return await self._actions.answers.record(actor, command.text, answer, indexes)
 
         events = self._services.knowledge.ask_stream(request)
         try:
@@ -125,12 +136,12 @@ class Router:
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
         files = list(turn.files) or list(turn.thread_files)
         if not files:
-            await surface.say(messages.NO_FILES)
+            await surface.tell(messages.NO_FILES)
             return
         await surface.working()
         target = await self.default_index(turn)
         for outcome in await self._add_files_to(target, files, turn, surface):
-            await surface.say(_outcome_line(outcome, target))
+            await _report(outcome, target, surface)
 
     async def _add_files_to(
         self, target: IndexRef, files: Sequence[IncomingFile], turn: Turn, surface: Surface
@@ -163,10 +174,10 @@ class Router:
             return
         for url in command.urls:
             outcome = await self._actions.documents.add_page(turn.actor.place, target, url, self._fetcher)
-            await surface.say(_outcome_line(outcome, target))
+            await _report(outcome, target, surface)
 
     async def _list_indexes(self, command: c.ListIndexes, turn: Turn, surface: Surface) -> None:
-        await surface.say(render_listing_md(await self._actions.indexes.listing(turn.actor)))
+        await surface.tell(render_listing_md(await self._actions.indexes.listing(turn.actor)))
 
     async def _enable(self, command: c.EnableIndex, turn: Turn, surface: Surface) -> None:
         index, fresh = await self._actions.indexes.enable(turn.actor, command.name)
@@ -200,7 +211,7 @@ class Router:
     async def _list_docs(self, command: c.ListDocs, turn: Turn, surface: Surface) -> None:
         target = await self.default_index(turn)
         documents = await self._actions.documents.listing(turn.actor.place, target)
-        await surface.say(render_documents_md(target, documents))
+        await surface.tell(render_documents_md(target, documents))
 
     async def _forget(self, command: c.Forget, turn: Turn, surface: Surface) -> None:
         if await self._sites.forget(command.reference, turn, surface):
@@ -208,7 +219,7 @@ class Router:
         target = await self.default_index(turn)
         found = await self._actions.documents.forget(turn.actor.place, target, command.reference)
         if not found:
-            await surface.say(messages.nothing_to_forget(command.reference, target.name))
+            await surface.tell(messages.nothing_to_forget(command.reference, target.name))
             return
         await surface.say(messages.forgot([d.name for d in found], target.name))
 
@@ -230,14 +241,18 @@ class Router:
     async def _attach_space(self, command: c.AttachSpace, turn: Turn, surface: Surface) -> None:
         await self._connectors.attach(command.space, command.page, command.index, turn, surface)
 
+    async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
+        reviews = await self._actions.feedback.review(turn.actor.place, command.index)
+        await surface.tell(render_review_md(reviews))
+
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
-        await surface.say(messages.help_text())
+        await surface.tell(messages.help_text())
 
     async def _set_mode(self, command: c.SetMode, turn: Turn, surface: Surface) -> None:
         try:
             mode = ResponseMode.parse(command.mode)
         except ValueError:
-            await surface.say(messages.unknown_mode(command.mode))
+            await surface.tell(messages.unknown_mode(command.mode))
             return
         await self._actions.settings.set_mode(turn.actor, mode)
         await surface.say(messages.mode_set(mode.value))
@@ -255,7 +270,15 @@ class Router:
         await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
 
 
-def _outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
+async def _report(outcome: AddOutcome, target: IndexRef, surface: Surface) -> None:
+    """A document added is news for the conversation; one that failed, for the asker."""
+    if outcome.result is None:
+        await surface.tell(outcome_line(outcome, target))
+    else:
+        await surface.say(outcome_line(outcome, target))
+
+
+def outcome_line(outcome: AddOutcome, target: IndexRef) -> str:
     """What became of one document, as chat says it."""
     result = outcome.result
     if result is None:

@@ -18,6 +18,8 @@ from knowledge.sources.fetch import AllowList, Fetcher, Resolve, system_resolve
 class Runtime:
     services: Services
     router: Router
+    fetcher: Fetcher
+    """Fetches web pages safely (for surfaces that add them outside chat, e.g. App Home)."""
 
 
 @asynccontextmanager
@@ -31,7 +33,7 @@ async def open_runtime(settings: Settings, *, resolve: Resolve = system_resolve)
         fetcher = Fetcher(
             AllowList.parse(settings.lore_crawl_allow), resolve=resolve, max_bytes=settings.max_file_bytes
         )
-        runtime = Runtime(services, Router(services, fetcher))
+        runtime = Runtime(services, Router(services, fetcher), fetcher)
         if settings.lore_jobs_in_process:
             async with running_jobs(services):
                 yield runtime

@@ -32,7 +32,7 @@ class SiteCommands:
             actor.place, index, urls, conversation_id=actor.conversation.id
         )
         if attached.already_running:
-            await surface.say(messages.job_already_running(attached.source.name))
+            await surface.tell(messages.job_already_running(attached.source.name))
             return
         await surface.say(messages.job_queued(attached.source.name, index.name))
         await self.follow(attached.job, attached.source.name, surface)
@@ -62,7 +62,7 @@ class SiteCommands:
         recent = await self._sources.recent_jobs(turn.actor)
         sources = {s.id: s for s in await self._sources.here(turn.actor)}
         if not recent and not sources:
-            await surface.say(messages.no_jobs())
+            await surface.tell(messages.no_jobs())
             return
         lines = []
         for job in recent:
@@ -80,14 +80,14 @@ class SiteCommands:
                 else "not yet refreshed"
             )
             lines.append(f"• *{source_label(source)}* refreshes {source.schedule} ({refreshed})")
-        await surface.say("Indexing here:\n" + "\n".join(dict.fromkeys(lines)))
+        await surface.tell("Indexing here:\n" + "\n".join(dict.fromkeys(lines)))
 
     async def stop(self, reference: str, turn: Turn, surface: Surface) -> None:
         source = await self._find(reference, turn, surface)
         if source is None:
             return
         if await self._sources.stop(turn.actor.place, source) is None:
-            await surface.say(messages.nothing_running(source_label(source)))
+            await surface.tell(messages.nothing_running(source_label(source)))
             return
         await surface.say(messages.stop_requested(source_label(source)))
 
@@ -121,5 +121,5 @@ class SiteCommands:
     async def _find(self, reference: str, turn: Turn, surface: Surface) -> SourceConfigRef | None:
         source = await self._sources.find_here(turn.actor, reference)
         if source is None:
-            await surface.say(messages.no_site(reference))
+            await surface.tell(messages.no_site(reference))
         return source

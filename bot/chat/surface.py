@@ -59,7 +59,12 @@ class Surface(Protocol):
         """Show, within a second, that work has started."""
 
     async def say(self, text: str) -> None:
-        """A plain reply in the thread."""
+        """A plain reply in the thread, for everyone there."""
+
+    async def tell(self, text: str, *, note: str | None = None) -> None:
+        """A reply only the asker sees: listings, errors and refusals (where everything is
+        private already, as in a DM or the shell, it is simply said). `note` is a one-line
+        public sign for the thread, where others wait for something (a failed question)."""
 
     async def answer(
         self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]

@@ -106,11 +106,33 @@ async def _slack(settings: Settings) -> str:
     mode = "Socket Mode" if settings.slack_app_token else "HTTP mode"
     if settings.slack_app_token is None and settings.slack_signing_secret is None:
         raise RuntimeError("HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)")
-    return f"bot @{auth.get('user')} in {auth.get('team')} ({mode})"
+    found = f"bot @{auth.get('user')} in {auth.get('team')} ({mode})"
+    return found + _scopes_note(auth.headers.get("x-oauth-scopes") or auth.headers.get("X-OAuth-Scopes"))
+
+
+def _scopes_note(header: object) -> str:
+    """The scopes check: a failure naming what the token lacks, else a note."""
+    from bot.slack.scopes import missing, unused
+
+    if not isinstance(header, str):
+        return "; Slack did not say which scopes the token has"
+    granted = [scope.strip() for scope in header.split(",") if scope.strip()]
+    lacking = missing(granted)
+    if lacking:
+        raise MissingScopes(
+            f"the bot token lacks {', '.join(lacking)}: update the app from manifest.yml "
+            "(api.slack.com/apps → your app → App Manifest) and reinstall it"
+        )
+    extra = unused(granted)
+    return "; all the scopes Lore needs" + (f" (granted but unused: {', '.join(extra)})" if extra else "")
+
+
+class MissingScopes(Exception):
+    """The Slack app was installed without scopes Lore uses."""
 
 
 def _reason(exc: Exception) -> str:
-    if isinstance(exc, KnowledgeError):
+    if isinstance(exc, KnowledgeError | MissingScopes):
         return str(exc)
     return f"{type(exc).__name__}: {exc}"
 

@@ -82,7 +82,12 @@ async def _shell(settings: Settings) -> None:
 @app.command()
 def run(
     host: str = typer.Option("0.0.0.0", help="HTTP mode: interface to listen on."),  # noqa: S104
-    port: int = typer.Option(None, help="HTTP mode: port (default $PORT or 3000).", envvar="PORT"),
+    port: int = typer.Option(
+        None,
+        help="HTTP mode: port (default $PORT or 3000); Socket Mode: where /healthz, /readyz and "
+        "/metrics are served (only when set).",
+        envvar="PORT",
+    ),
 ) -> None:
     """Connect to Slack (Socket Mode with SLACK_APP_TOKEN, else HTTP); without Slack
     tokens, open the local shell."""
@@ -96,7 +101,7 @@ def run(
     from bot.cli.run import run_slack
 
     configure_logging("INFO")
-    asyncio.run(run_slack(settings, host=host, port=port or 3000))
+    asyncio.run(run_slack(settings, host=host, port=port))
 
 
 def _register_commands() -> None:

@@ -1,35 +1,48 @@
 """`lore run` with Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise HTTP mode on
 aiohttp at `/slack/events` (`bot.slack.http`), with the HTTP API (`bot.api`) served by the
-same application. Composing the two surfaces is the entry point's job, so neither imports
-the other."""
+same application. In Socket Mode, which needs no public URL, the operations routes
+(`/healthz`, `/readyz`, `/metrics`) are served on PORT when it is set. Either way Slack's
+answers are counted in `/metrics` beside the API's. Composing the surfaces is the entry
+point's job, so neither imports the other."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
+from bot.api import ops
 from bot.api.app import api_state, install_api
+from bot.api.metrics import Metrics
+from bot.api.state import ApiState
 from bot.app.services import Services
 from bot.app.settings import Settings
-from bot.chat.runtime import open_runtime
+from bot.chat.runtime import Runtime, open_runtime
 from bot.slack.app import build_app
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 
 log = logging.getLogger(__name__)
+HTTP_PORT = 3000
+"""HTTP mode's port when neither --port nor PORT says."""
+SLACK = "slack"
 
 
-def http_app(app: AsyncApp, services: Services | None = None) -> web.Application:
+def http_app(
+    app: AsyncApp, services: Services | None = None, *, api: ApiState | None = None
+) -> web.Application:
     """An aiohttp application serving Slack's events and interactivity at /slack/events,
-    and, given the services, the HTTP API beside them."""
+    and, given the services (or the API's state), the HTTP API beside them."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
-    api = api_state(services) if services is not None else None
+    if api is None and services is not None:
+        api = api_state(services)
     web_app = web.Application(client_max_size=api.limits.upload_bytes if api else SLACK_BODY_LIMIT)
     install_slack(web_app, app)
     if api is None:
@@ -39,20 +52,61 @@ def http_app(app: AsyncApp, services: Services | None = None) -> web.Application
     return web_app
 
 
-async def run_slack(settings: Settings, *, host: str, port: int) -> None:
+def ops_app(api: ApiState) -> web.Application:
+    """`/healthz`, `/readyz` and `/metrics` alone (what probes and Prometheus ask for)."""
+    web_app = web.Application()
+    install_api(web_app, api, ops.ROUTES)
+    return web_app
+
+
+def count_answers(runtime: Runtime, metrics: Metrics) -> None:
+    """Count each answer Slack gets in `lore_answers_total{endpoint="slack"}`."""
+    runtime.router.on_answer(
+        lambda answer: metrics.answer(
+            SLACK, answer.mode.value, answer.fallback.value if answer.fallback else None
+        )
+    )
+
+
+async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
     async with open_runtime(settings) as runtime:
         app, events = build_app(runtime, settings)
+        api = api_state(runtime.services)
+        count_answers(runtime, api.metrics)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         try:
             if settings.slack_app_token is not None:
-                await _socket_mode(app, settings, stop)
+                async with serving(ops_app(api), host, port):
+                    await _socket_mode(app, settings, stop)
             else:
-                await _http_mode(app, settings, host, port, stop, runtime.services)
+                if settings.slack_signing_secret is None:
+                    raise SystemExit(
+                        "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
+                    )
+                async with serving(http_app(app, api=api), host, port or HTTP_PORT):
+                    log.info("Lore listens for Slack at /slack/events, and serves its HTTP API there")
+                    await stop.wait()
         finally:
             await events.close()
+
+
+@asynccontextmanager
+async def serving(web_app: web.Application, host: str, port: int | None) -> AsyncIterator[None]:
+    """Serve `web_app` on host:port while the block runs (nothing when `port` is None)."""
+    if port is None:
+        yield
+        return
+    runner = web.AppRunner(web_app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        log.info("serving http://%s:%d", host, port)
+        yield
+    finally:
+        await runner.cleanup()
 
 
 async def _socket_mode(app: AsyncApp, settings: Settings, stop: asyncio.Event) -> None:
@@ -64,18 +118,3 @@ async def _socket_mode(app: AsyncApp, settings: Settings, stop: asyncio.Event) -
     log.info("Lore is connected to Slack (Socket Mode)")
     await stop.wait()
     await handler.close_async()  # type: ignore[no-untyped-call]
-
-
-async def _http_mode(
-    app: AsyncApp, settings: Settings, host: str, port: int, stop: asyncio.Event, services: Services
-) -> None:
-    if settings.slack_signing_secret is None:
-        raise SystemExit(
-            "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
-        )
-    runner = web.AppRunner(http_app(app, services))
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    log.info("Lore listens for Slack on http://%s:%d/slack/events, and serves its HTTP API there", host, port)
-    await stop.wait()
-    await runner.cleanup()

@@ -28,6 +28,9 @@ class ShellSurface:
     async def say(self, text: str) -> None:
         self.write(f"lore> {plain(text)}")
 
+    async def tell(self, text: str, *, note: str | None = None) -> None:
+        await self.say(text)  # a terminal has one reader
+
     async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         self.pending = (action, value)
         self.write(f"lore> {plain(text)} (yes/no)")

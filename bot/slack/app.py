@@ -8,17 +8,20 @@ import re
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.conversations import place_of
 from bot.app.settings import Settings
 from bot.chat import messages
 from bot.chat.runtime import Runtime
-from bot.chat.surface import Confirmation, Turn
+from bot.chat.surface import Confirmation, Surface, Turn
 from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
+from bot.slack.feedback import FeedbackFlow
+from bot.slack.home import AppHome
 from bot.slack.people import People, Who
+from bot.slack.slash import ResponseSurface, SlashCommand
 from bot.slack.surface import SlackSurface
 from knowledge.errors import KnowledgeError
 from storage.records import NotFound
@@ -52,30 +55,9 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("member_joined_channel")(events.on_member_joined)
     ConnectFlow(runtime, events).register(app)
 
-    @app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))
-    async def feedback(
-        ack: Any,
-        body: dict[str, Any],
-        action: dict[str, Any],
-        client: AsyncWebClient,
-        who: Who | None,
-        people: People,
-    ) -> None:
-        await ack()
-        if who is None:
-            return
-        helpful = action["action_id"] == "feedback_helpful"
-        place = place_of(runtime.services, await people.user(who))
-        try:
-            answer_id = int(action["value"])
-        except ValueError:
-            return
-        if not await runtime.services.actions.answers.feedback(place, answer_id, helpful):
-            return
-        if who.channel:
-            await client.chat_postEphemeral(
-                channel=who.channel, user=who.user, text=messages.feedback_thanks(helpful)
-            )
+    FeedbackFlow(runtime).register(app)
+    SlashCommand(runtime, events).register(app)
+    AppHome(runtime, events).register(app)
 
     @app.action(re.compile(rf"^(confirm|cancel)_{Confirmation.DELETE_INDEX}$"))
     async def confirm(
@@ -83,37 +65,47 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
         body: dict[str, Any],
         action: dict[str, Any],
         client: AsyncWebClient,
+        respond: AsyncRespond,
         who: Who | None,
         people: People,
     ) -> None:
         await ack()
         if who is not None:
-            events.spawn(_confirmed(runtime, client, body, action, who, people))
+            surface = _reply_surface(client, respond, body, who)
+            events.spawn(_confirmed(runtime, surface, action, who, people))
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:
         log.error("unhandled error in a Slack listener: %s", error, exc_info=error)
 
 
+def _reply_surface(client: AsyncWebClient, respond: AsyncRespond, body: dict[str, Any], who: Who) -> Surface:
+    """Where a button's outcome goes: privately for a button on a private (`/lore`)
+    message, else in the thread of the message with the button."""
+    if (body.get("container") or {}).get("is_ephemeral"):
+        return ResponseSurface(
+            respond, client, channel=who.channel or who.user, user_id=who.user, shareable=False
+        )
+    message = body.get("message", {})
+    thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
+    return SlackSurface(
+        client,
+        channel=who.channel or "",
+        thread_ts=thread_ts,
+        message_ts=str(message.get("ts") or thread_ts),
+        team_id=who.tenant,
+        user_id=who.user,
+    )
+
+
 async def _confirmed(
     runtime: Runtime,
-    client: AsyncWebClient,
-    body: dict[str, Any],
+    surface: Surface,
     action: dict[str, Any],
     who: Who,
     people: People,
 ) -> None:
-    """A yes/no button was pressed; the reply goes to the question's thread."""
-    message = body.get("message", {})
-    thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
-    surface = SlackSurface(
-        client,
-        channel=who.channel or "",
-        thread_ts=thread_ts,
-        message_ts=thread_ts,
-        team_id=who.tenant,
-        user_id=who.user,
-    )
+    """A yes/no button was pressed."""
     try:
         turn = Turn(actor=await people.actor(who), text="")
         if action["action_id"].startswith("cancel_"):

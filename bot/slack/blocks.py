@@ -17,7 +17,8 @@ MARKDOWN_LIMIT = 12_000
 SECTION_LIMIT = 3_000
 BLOCKS_PER_MESSAGE = 50
 QUOTE_LIMIT = 600
-FEEDBACK_ACTIONS = ("feedback_helpful", "feedback_not_helpful")
+FEEDBACK_ACTION = "answer_feedback"
+HELPFUL, NOT_HELPFUL = "helpful", "not_helpful"
 
 
 def split_text(text: str, limit: int) -> list[str]:
@@ -55,24 +56,36 @@ def source_block(citation: Citation, *, quote: bool) -> Block:
 
 
 def feedback_block(answer_id: int) -> Block:
+    """Slack's own 👍/👎 (`feedback_buttons`): each button's value is `helpful:<answer id>`
+    or `not_helpful:<answer id>`."""
     return {
-        "type": "actions",
+        "type": "context_actions",
         "block_id": f"feedback:{answer_id}",
         "elements": [
             {
-                "type": "button",
-                "action_id": FEEDBACK_ACTIONS[0],
-                "value": str(answer_id),
-                "text": {"type": "plain_text", "text": "👍 Helpful"},
-            },
-            {
-                "type": "button",
-                "action_id": FEEDBACK_ACTIONS[1],
-                "value": str(answer_id),
-                "text": {"type": "plain_text", "text": "👎 Not helpful"},
-            },
+                "type": "feedback_buttons",
+                "action_id": FEEDBACK_ACTION,
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "👍"},
+                    "value": f"{HELPFUL}:{answer_id}",
+                    "accessibility_label": "This answer helped",
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "👎"},
+                    "value": f"{NOT_HELPFUL}:{answer_id}",
+                    "accessibility_label": "This answer did not help: tell us why",
+                },
+            }
         ],
     }
+
+
+def read_feedback(value: str) -> tuple[bool, int] | None:
+    """(helpful, answer id) from a feedback button's value; None for anything else."""
+    verdict, _, answer = value.partition(":")
+    if verdict not in (HELPFUL, NOT_HELPFUL) or not answer.isdigit():
+        return None
+    return verdict == HELPFUL, int(answer)
 
 
 def tail_blocks(answer: Answer, answer_id: int | None) -> list[Block]:
@@ -126,6 +139,20 @@ def fallback_text(blocks: Sequence[Block]) -> str:
             text: str = block["text"]
             return text[:3000]
     return "Lore's answer"
+
+
+def page_text(blocks: Sequence[Block]) -> str:
+    """Everything a message's blocks say, as plain mrkdwn text (for when Slack refuses the
+    blocks themselves): the markdown, then the sections and context lines."""
+    lines: list[str] = []
+    for block in blocks:
+        if block["type"] == "markdown":
+            lines.append(block["text"])
+        elif block["type"] == "section":
+            lines.append(block["text"]["text"])
+        elif block["type"] == "context":
+            lines.extend(e.get("text", "") for e in block["elements"])
+    return "\n".join(line for line in lines if line) or "Lore's answer"
 
 
 def _escape(text: str) -> str:

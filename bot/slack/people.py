@@ -26,6 +26,8 @@ from storage.records import ChannelRef, UserRef
 
 log = logging.getLogger(__name__)
 CACHE_SECONDS = 300.0
+MEMBERSHIP_PAGE_SIZE = 200
+MEMBERSHIP_PAGES = 10
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,33 @@ class People:
 
     async def channel_name(self, channel_id: str) -> str:
         return str((await self.lookup("channel", channel_id)).get("name") or channel_id)
+
+    async def member_of(self, who: Who) -> list[str]:
+        """The channels (public and private) the user shares with Lore, by id, cached a few
+        minutes; [] when Slack says no (fail closed: nothing to act on from the Home)."""
+        cached = self._cache.get(("member_of", who.user))
+        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return list(cached[1]["ids"])
+        found: list[str] = []
+        cursor: str | None = None
+        try:
+            for _ in range(MEMBERSHIP_PAGES):
+                page = await self._client.users_conversations(
+                    user=who.user,
+                    types="public_channel,private_channel",
+                    exclude_archived=True,
+                    limit=MEMBERSHIP_PAGE_SIZE,
+                    cursor=cursor,
+                )
+                found.extend(str(c["id"]) for c in page.get("channels") or [] if c.get("id"))
+                cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
+                if cursor is None:
+                    break
+        except SlackApiError as exc:
+            log.warning("users.conversations %s failed: %s", who.user, exc.response.get("error"))
+            return []
+        self._cache[("member_of", who.user)] = (time.monotonic(), {"ids": tuple(found)})
+        return found
 
     async def lookup(self, kind: str, key: str) -> Mapping[str, Any]:
         """users.info / conversations.info, cached for a few minutes; {} when Slack says no

@@ -1,4 +1,6 @@
-"""`SlackSurface`: replies in the thread of the message that asked.
+"""`SlackSurface`: replies in the thread of the message that asked; what is for the asker
+alone (listings, errors, refusals) as an ephemeral message in that thread, or in their DM
+with Lore when Slack refuses the ephemeral one (never publicly).
 
 Work is shown at once with a reaction (removed when the answer lands). Generated answers
 stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
@@ -17,11 +19,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.chat.surface import Confirmation
 from bot.slack.blocks import (
+    BLOCKS_PER_MESSAGE,
+    Block,
     answer_messages,
     confirm_blocks,
     fallback_text,
     form_button_blocks,
     notice_blocks,
+    page_text,
+    paginate,
+    split_text,
     tail_blocks,
 )
 from knowledge.answer import Answer
@@ -30,6 +37,8 @@ from knowledge.llm import Delta
 log = logging.getLogger(__name__)
 WORKING_REACTION = "mag"
 UPDATE_INTERVAL = 1.0
+PLAIN_TEXT_LIMIT = 3_900
+"""Slack shows plain message text up to about 4,000 characters without truncating it."""
 
 
 class SlackSurface:
@@ -50,6 +59,11 @@ class SlackSurface:
         self._team_id = team_id
         self._user_id = user_id
         self._reacted = False
+        self._private_place = channel.startswith("D")
+        """A DM: everything said there is private already."""
+        self._thread_active = message_ts != thread_ts
+        """Whether the thread has replies: Slack shows an ephemeral message in a thread only
+        then, so a private reply to a message that starts no thread yet goes beside it."""
 
     async def working(self) -> None:
         if self._reacted:
@@ -75,6 +89,24 @@ class SlackSurface:
 
     async def say(self, text: str) -> None:
         await self.post(text, None)
+        await self.done()
+
+    async def tell(self, text: str, *, note: str | None = None) -> None:
+        if self._private_place:
+            await self.say(text)
+            return
+        try:
+            await self._client.chat_postEphemeral(
+                channel=self._channel,
+                user=self._user_id,
+                thread_ts=self._thread_ts if self._thread_active else None,
+                text=text,
+            )
+        except SlackApiError as exc:  # e.g. the asker left the channel: their DM with Lore
+            log.info("could not reply ephemerally (%s); replying in a DM", exc.response.get("error"))
+            await self._client.chat_postMessage(channel=self._user_id, text=text, unfurl_links=False)
+        if note:
+            await self.post(note, None)
         await self.done()
 
     async def confirm(self, text: str, action: Confirmation, value: str) -> None:
@@ -105,6 +137,7 @@ class SlackSurface:
             unfurl_links=False,
             unfurl_media=False,
         )
+        self._thread_active = True
         return str(response.get("ts"))
 
     async def answer(
@@ -123,13 +156,28 @@ class SlackSurface:
 
     async def _post_answer(self, answer: Answer, answer_id: int) -> None:
         for blocks in answer_messages(answer, answer_id):
-            await self.post(fallback_text(blocks), blocks)
+            await self._deliver(blocks)
         await self.done()
+
+    async def _deliver(self, blocks: list[Block]) -> None:
+        """One message of an answer. If Slack refuses it (blocks it can't show, a message
+        too long), the same words follow as plain text in pieces it takes: an answer is
+        never lost to its formatting."""
+        try:
+            await self.post(fallback_text(blocks), blocks)
+        except SlackApiError as exc:
+            log.warning(
+                "Slack refused an answer's blocks (%s); posting it as text", exc.response.get("error")
+            )
+            for piece in split_text(page_text(blocks), PLAIN_TEXT_LIMIT):
+                await self.post(piece, None)
 
     async def _stream(self, first: Delta, events: AsyncIterator[Delta | Answer]) -> Answer | None:
         self._streamed = ""
         self._streamer: Any = None
         self._placeholder: str | None = None
+        self._broken = False
+        """The stream (or the placeholder) failed half way: the answer is posted anew."""
         self._last_update = 0.0
         await self._append(first.text)
         final: Answer | None = None
@@ -142,6 +190,8 @@ class SlackSurface:
 
     async def _append(self, text: str) -> None:
         self._streamed += text
+        if self._broken:
+            return
         if self._placeholder is None and self._streamer is None:
             self._streamer = await self._client.chat_stream(
                 channel=self._channel,
@@ -153,20 +203,32 @@ class SlackSurface:
             try:
                 await self._streamer.append(markdown_text=text)
             except SlackApiError as exc:
-                self._unstreamable(exc)
+                if not self._unstreamable(exc):
+                    return
                 self._placeholder = await self.post(self._streamed, None)
                 self._last_update = time.monotonic()
         elif time.monotonic() - self._last_update >= UPDATE_INTERVAL:
-            await self._update(self._streamed, None)
+            try:
+                await self._update(self._streamed, None)
+            except SlackApiError as exc:
+                log.warning(
+                    "could not update the answer in place (%s); posting it anew", exc.response.get("error")
+                )
+                self._broken = True
 
-    def _unstreamable(self, exc: SlackApiError) -> None:
-        """The stream failed. Before it started (streaming unavailable here), drop it so the
-        caller posts instead; once started, re-raise. The streamer buffers its first 256
-        characters, so the failure shows on a later append or at stop, not at creation."""
-        if self._streamer is None or self._streamer.ts is not None:
-            raise exc
-        log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
+    def _unstreamable(self, exc: SlackApiError) -> bool:
+        """The stream failed: True when it never started (streaming unavailable here: the
+        caller posts and updates instead). The streamer buffers its first 256 characters, so
+        that shows on a later append or at stop, not at creation. Once started, the rest is
+        gathered and the whole answer posted anew at the end (False)."""
+        started = self._streamer is not None and self._streamer.ts is not None
         self._streamer = None
+        if started:
+            log.warning("the answer's stream broke (%s); posting it anew", exc.response.get("error"))
+            self._broken = True
+            return False
+        log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
+        return True
 
     async def _update(self, text: str, blocks: list[dict[str, Any]] | None) -> None:
         assert self._placeholder is not None
@@ -174,18 +236,33 @@ class SlackSurface:
         self._last_update = time.monotonic()
 
     async def _finish_stream(self, answer: Answer, answer_id: int) -> None:
-        """Close the stream (or the placeholder) with the final text, sources and buttons."""
-        tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
+        """Close the stream (or the placeholder) with the final text, sources and buttons;
+        what does not fit in one message (50 blocks) follows in more; if Slack refuses any
+        of that, the whole answer is posted anew."""
+        if self._broken:
+            await self._post_answer(answer, answer_id)
+            return
         if self._streamer is not None:
+            tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
+            first, rest = tail[:BLOCKS_PER_MESSAGE], tail[BLOCKS_PER_MESSAGE:]
             try:
-                await self._streamer.stop(blocks=tail[:50] or None)
+                await self._streamer.stop(blocks=first or None)
             except SlackApiError as exc:
                 self._unstreamable(exc)
                 await self._post_answer(answer, answer_id)
                 return
+            for blocks in paginate(rest):
+                await self._deliver(blocks)
         else:
             messages = answer_messages(answer, answer_id)
-            await self._update(fallback_text(messages[0]), messages[0])
+            try:
+                await self._update(fallback_text(messages[0]), messages[0])
+            except SlackApiError as exc:
+                log.warning(
+                    "could not finish the answer in place (%s); posting it anew", exc.response.get("error")
+                )
+                await self._post_answer(answer, answer_id)
+                return
             for blocks in messages[1:]:
-                await self.post(fallback_text(blocks), blocks)
+                await self._deliver(blocks)
         await self.done()

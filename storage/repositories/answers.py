@@ -1,15 +1,18 @@
-"""Answers given and the feedback on them (helpful / not helpful)."""
+"""Answers given, the indexes each searched, and what people thought of them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from storage.db import Database
-from storage.models import AnswerLog, utcnow
-from storage.records import NotFound
+from sqlmodel import Session, col, or_, select
 
-FEEDBACK_VALUES = ("helpful", "not_helpful")
+from storage.db import Database
+from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, utcnow
+from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
+from storage.repositories._rows import aware
+from storage.values import FeedbackReason
 
 
 @dataclass(frozen=True)
@@ -20,8 +23,12 @@ class AnswerEntry:
     fallback: str | None
     abstained: bool
     cited: list[dict[str, Any]]
+    """One dict per source; an `index_id` in it marks that index as cited."""
     conversation_id: int | None = None
     user_id: int | None = None
+    text: str | None = None
+    searched: Sequence[int] = field(default_factory=tuple)
+    """The ids of the indexes the question searched."""
 
 
 class AnswerRepository:
@@ -29,12 +36,14 @@ class AnswerRepository:
         self._db = db
 
     def record(self, entry: AnswerEntry) -> int:
+        cited = {int(c["index_id"]) for c in entry.cited if c.get("index_id") is not None}
         with self._db.session() as session:
             row = AnswerLog(
                 tenant_id=entry.tenant_id,
                 conversation_id=entry.conversation_id,
                 user_id=entry.user_id,
                 question=entry.question,
+                text=entry.text,
                 mode=entry.mode,
                 fallback=entry.fallback,
                 abstained=entry.abstained,
@@ -43,25 +52,122 @@ class AnswerRepository:
             session.add(row)
             session.flush()
             assert row.id is not None
+            for index_id in sorted({*entry.searched, *cited}):
+                session.add(AnswerIndex(answer_id=row.id, index_id=index_id, cited=index_id in cited))
             return row.id
 
-    def set_feedback(self, answer_id: int, tenant_id: str, user_id: int | None, value: str) -> None:
-        if value not in FEEDBACK_VALUES:
-            raise ValueError(f"feedback must be one of {FEEDBACK_VALUES}")
+    def get(self, answer_id: int, tenant_id: str) -> AnswerRecord:
+        """The answer, if it is of that workspace (NotFound otherwise)."""
         with self._db.session() as session:
             row = session.get(AnswerLog, answer_id)
             if row is None or row.tenant_id != tenant_id:
                 raise NotFound(f"answer {answer_id}")
-            row.feedback, row.feedback_user_id, row.feedback_at = value, user_id, utcnow()
-            session.add(row)
+            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()))
 
-    def feedback(self, answer_id: int) -> tuple[str | None, dict[str, Any]]:
+    def set_feedback(
+        self,
+        answer_id: int,
+        tenant_id: str,
+        user_id: int,
+        helpful: bool,
+        *,
+        reason: FeedbackReason | None = None,
+        comment: str | None = None,
+    ) -> FeedbackRecord:
+        """Record (or change) `user_id`'s verdict on the answer; a helpful one carries no
+        reason or comment."""
         with self._db.session() as session:
-            row = session.get(AnswerLog, answer_id)
-            if row is None:
+            answer = session.get(AnswerLog, answer_id)
+            if answer is None or answer.tenant_id != tenant_id:
                 raise NotFound(f"answer {answer_id}")
-            return row.feedback, {
-                "question": row.question,
-                "cited": row.cited,
-                "user_id": row.user_id,
-            }
+            query = select(AnswerFeedback).where(
+                AnswerFeedback.answer_id == answer_id, AnswerFeedback.user_id == user_id
+            )
+            row = session.exec(query).first() or AnswerFeedback(
+                answer_id=answer_id, tenant_id=tenant_id, user_id=user_id, helpful=helpful
+            )
+            row.helpful = helpful
+            row.reason = None if helpful else (reason.value if reason else row.reason)
+            row.comment = None if helpful else (comment if comment is not None else row.comment)
+            row.updated_at = utcnow()
+            session.add(row)
+            session.flush()
+            return _feedback(row)
+
+    def verdicts(self, answer_id: int) -> list[FeedbackRecord]:
+        with self._db.session() as session:
+            rows = session.exec(
+                select(AnswerFeedback)
+                .where(AnswerFeedback.answer_id == answer_id)
+                .order_by(col(AnswerFeedback.id))
+            ).all()
+            return [_feedback(r) for r in rows]
+
+    def review(self, tenant_id: str, index_ids: Sequence[int], *, limit: int = 50) -> list[ReviewItem]:
+        """Answers that searched one of `index_ids` and were judged unhelpful by someone or
+        could not be given (abstained), newest first."""
+        if not index_ids:
+            return []
+        with self._db.session() as session:
+            used = select(AnswerIndex.answer_id).where(col(AnswerIndex.index_id).in_(index_ids))
+            unhelpful = select(AnswerFeedback.answer_id).where(AnswerFeedback.helpful == False)  # noqa: E712
+            rows = session.exec(
+                select(AnswerLog)
+                .where(
+                    AnswerLog.tenant_id == tenant_id,
+                    col(AnswerLog.id).in_(used),
+                    or_(AnswerLog.abstained == True, col(AnswerLog.id).in_(unhelpful)),  # noqa: E712
+                )
+                .order_by(col(AnswerLog.created_at).desc(), col(AnswerLog.id).desc())
+                .limit(limit)
+            ).all()
+            ids = [r.id for r in rows if r.id is not None]
+            indexes = _index_ids(session, ids)
+            verdicts: dict[int, list[FeedbackRecord]] = {}
+            for verdict in session.exec(
+                select(AnswerFeedback)
+                .where(col(AnswerFeedback.answer_id).in_(ids))
+                .order_by(col(AnswerFeedback.id))
+            ).all():
+                verdicts.setdefault(verdict.answer_id, []).append(_feedback(verdict))
+            return [
+                ReviewItem(_record(r, indexes.get(r.id or 0, ())), tuple(verdicts.get(r.id or 0, [])))
+                for r in rows
+            ]
+
+
+def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    found: dict[int, list[int]] = {}
+    if answer_ids:
+        rows = session.exec(select(AnswerIndex).where(col(AnswerIndex.answer_id).in_(answer_ids))).all()
+        for row in rows:
+            found.setdefault(row.answer_id, []).append(row.index_id)
+    return {answer: tuple(sorted(ids)) for answer, ids in found.items()}
+
+
+def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
+    assert row.id is not None
+    return AnswerRecord(
+        id=row.id,
+        tenant_id=row.tenant_id,
+        conversation_id=row.conversation_id,
+        user_id=row.user_id,
+        question=row.question,
+        text=row.text,
+        mode=row.mode,
+        abstained=row.abstained,
+        cited=list(row.cited),
+        created_at=aware(row.created_at),
+        index_ids=index_ids,
+    )
+
+
+def _feedback(row: AnswerFeedback) -> FeedbackRecord:
+    return FeedbackRecord(
+        answer_id=row.answer_id,
+        user_id=row.user_id,
+        helpful=row.helpful,
+        reason=row.reason,
+        comment=row.comment,
+        updated_at=aware(row.updated_at),
+    )

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, SQLModel, select
+from sqlmodel import Session, SQLModel, col, select
 
 from storage.db import Database
 from storage.models import Channel, Conversation, ConversationKind, Tenant, User
@@ -110,6 +111,24 @@ class Directory:
                 row.settings_locked = settings_locked
             session.add(row)
             return conversation_ref(row)
+
+    def channel_conversations(
+        self, tenant_id: str, external_ids: Sequence[str]
+    ) -> list[tuple[ChannelRef, ConversationRef]]:
+        """The conversations Lore has in those channels (by Slack id), by channel name."""
+        if not external_ids:
+            return []
+        with self._db.session() as session:
+            rows = session.exec(
+                select(Channel, Conversation)
+                .where(
+                    Channel.tenant_id == tenant_id,
+                    col(Channel.external_id).in_(list(external_ids)),
+                    Conversation.channel_id == Channel.id,
+                )
+                .order_by(col(Channel.name), col(Channel.id))
+            ).all()
+            return [(channel_ref(channel), conversation_ref(conversation)) for channel, conversation in rows]
 
     def user(self, user_id: int) -> UserRef:
         with self._db.session() as session:

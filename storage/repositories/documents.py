@@ -154,6 +154,19 @@ class DocumentRepository:
             )
             return [document_ref(r) for r in session.exec(query).all()]
 
+    def recent(self, index_ids: Sequence[int], *, limit: int = 10) -> list[DocumentRef]:
+        """The ready documents of those indexes added last, newest first."""
+        if not index_ids:
+            return []
+        with self._db.session() as session:
+            query = select(Document).where(
+                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+            )
+            rows = session.exec(
+                query.order_by(col(Document.time_added).desc(), col(Document.id).desc()).limit(limit)
+            )
+            return [document_ref(r) for r in rows.all()]
+
     def unfinished(self, *, older_than: datetime | None = None) -> list[DocumentRef]:
         """Documents left `pending` or `deleting` by an ingest or removal that failed or
         was killed mid-way."""

@@ -8,6 +8,7 @@ from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
 from storage.models import (
+    AnswerIndex,
     Channel,
     Chunk,
     DocSourceConfig,
@@ -162,6 +163,7 @@ class IndexRepository:
             session.exec(delete(Document).where(col(Document.index_id) == index_id))
             session.exec(delete(DocSourceConfig).where(col(DocSourceConfig.index_id) == index_id))
             session.exec(delete(EnabledIndex).where(col(EnabledIndex.index_id) == index_id))
+            session.exec(delete(AnswerIndex).where(col(AnswerIndex.index_id) == index_id))
             session.exec(delete(KnowledgeIndex).where(col(KnowledgeIndex.id) == index_id))
 
     def set_documents_only(self, index_id: int, documents_only: bool) -> IndexRef:

@@ -19,7 +19,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -66,15 +66,38 @@ def lore_settings(home: Path, slack: FakeSlack, llm: FakeOpenAI | None = None, *
 
 
 @dataclass(frozen=True)
+class Slash:
+    """A `/lore` command sent: the HTTP status and body of Lore's acknowledgement, and the key
+    of the response_url that came with it."""
+
+    status: int
+    acked: str
+    url: str
+    seconds: float
+    """How long Lore took to acknowledge."""
+
+
+@dataclass(frozen=True)
 class Reply:
     """One message Lore posted in a thread, put together from the Web API calls that made it."""
 
     ts: str
     thread_ts: str
     method: str
+    """How it was posted: chat.postMessage, chat.startStream, or chat.postEphemeral (only
+    the asker sees it)."""
     markdown: str
     """The answer text: the markdown blocks, the streamed chunks, or the plain text."""
     blocks: list[Json]
+    params: Json = field(default_factory=dict)
+    """For a response_url reply, what was sent (`response_type`, `delete_original` …)."""
+
+    @property
+    def private(self) -> bool:
+        """Only the asker sees it: an ephemeral message, or an ephemeral response_url reply."""
+        if self.method == "response_url":
+            return self.params.get("response_type") == "ephemeral"
+        return self.method == "chat.postEphemeral"
 
     @property
     def text(self) -> str:
@@ -129,6 +152,10 @@ class SlackBot:
         self._calls_from = 0
         self._llm_from = 0
         self._downloads_from = 0
+        self._asked: dict[str, tuple[str, str, int]] = {}
+        """Top-level messages delivered: ts → (channel, user, calls made before it)."""
+        self.last_response_url = ""
+        """The key of the response_url the last `press_private` brought."""
 
     # -- what a test reads ------------------------------------------------------------
 
@@ -155,7 +182,8 @@ class SlackBot:
         return self.llm.chat_requests[self._llm_from :]
 
     def replies(self, channel: str, thread_ts: str) -> list[Reply]:
-        """Lore's messages in a thread, in order, as the recorded calls built them."""
+        """Lore's messages in a thread, in order, as the recorded calls built them (ephemeral
+        ones too: their `method` is chat.postEphemeral)."""
         parts: dict[str, tuple[str, list[str], list[Json]]] = {}
         for call in self.calls():
             params = call.params
@@ -166,6 +194,10 @@ class SlackBot:
                 and params.get("thread_ts") == thread_ts
             ):
                 parts[call.response["ts"]] = (call.method, [_markdown(params)], _other_blocks(params))
+            elif call.method == "chat.postEphemeral" and (
+                params.get("thread_ts") == thread_ts or self._beside(call, thread_ts)
+            ):
+                parts[call.response["message_ts"]] = (call.method, [_markdown(params)], _other_blocks(params))
             elif call.method in ("chat.appendStream", "chat.stopStream") and params.get("ts") in parts:
                 method, markdown, blocks = parts[params["ts"]]
                 parts[params["ts"]] = (method, [*markdown, _markdown(params)], blocks + _other_blocks(params))
@@ -175,6 +207,28 @@ class SlackBot:
             Reply(ts, thread_ts, method, "".join(markdown), blocks)
             for ts, (method, markdown, blocks) in parts.items()
         ]
+
+    def _remember(self, body: str) -> None:
+        """Note a top-level message delivered, for `_beside`."""
+        try:
+            event = json.loads(body).get("event") or {}
+        except (ValueError, AttributeError):
+            return
+        if event.get("user") and event.get("channel") and event.get("ts") and not event.get("thread_ts"):
+            self._asked[str(event["ts"])] = (str(event["channel"]), str(event["user"]), len(self.slack.calls))
+
+    def _beside(self, call: SlackCall, ts: str) -> bool:
+        """An ephemeral reply posted beside message `ts` rather than in its thread (Slack
+        shows ephemeral messages only in threads that have replies): to its author, in its
+        channel, after it was delivered and before their next message there."""
+        if "thread_ts" in call.params or ts not in self._asked:
+            return False
+        channel, user, start = self._asked[ts]
+        if call.params.get("channel") != channel or call.params.get("user") != user:
+            return False
+        later = [at for c, u, at in self._asked.values() if (c, u) == (channel, user) and at > start]
+        position = next(n for n, c in enumerate(self.slack.calls) if c is call or c == call)
+        return start <= position < min(later, default=len(self.slack.calls) + 1)
 
     def said(self, channel: str, thread_ts: str) -> str:
         """Everything Lore wrote in a thread, as one text."""
@@ -197,6 +251,8 @@ class SlackBot:
         headers: Mapping[str, str] | None = None,
     ) -> tuple[int, str]:
         """POST a signed body to /slack/events; the HTTP status and body Lore answered."""
+        if content_type == "application/json":
+            self._remember(body)
         signed = {"Content-Type": content_type, **signed_headers(body, secret, timestamp), **(headers or {})}
         response = await self.http.post("/slack/events", data=body.encode(), headers=signed)
         return response.status, await response.text()
@@ -319,6 +375,123 @@ class SlackBot:
         status, _ = await self.post(body, "application/x-www-form-urlencoded")
         await self.settle()
         return status
+
+    async def slash(
+        self, user: str, channel: str, text: str, *, channel_name: str = "", settle: bool = True
+    ) -> Slash:
+        """`/lore <text>` as Slack sends it (form-encoded, signed); what Lore acknowledged
+        with, and its response_url (with `settle`, once Lore is done)."""
+        response_url = self.slack.response_url()
+        form = {
+            "token": "legacy-verification-token",
+            "team_id": TEAM,
+            "team_domain": "lore-test",
+            "channel_id": channel,
+            "channel_name": channel_name or ("directmessage" if channel.startswith("D") else channel.lower()),
+            "user_id": user,
+            "user_name": user.lower(),
+            "command": "/lore",
+            "text": text,
+            "api_app_id": "A0001",
+            "is_enterprise_install": "false",
+            "response_url": response_url,
+            "trigger_id": f"{next(self._serial)}.trigger",
+        }
+        started = time.perf_counter()
+        status, acked = await self.post(urlencode(form), "application/x-www-form-urlencoded")
+        seconds = time.perf_counter() - started
+        if settle:
+            await self.settle()
+        return Slash(status, acked, response_url.rsplit("/", 1)[1], seconds)
+
+    def responses(self, slash: Slash | str) -> list[Reply]:
+        """What Lore sent through a response_url, in order, as replies."""
+        key = slash.url if isinstance(slash, Slash) else slash
+        return [
+            Reply("", "", "response_url", _markdown(c.params), _other_blocks(c.params), dict(c.params))
+            for c in self.calls("response_url")
+            if c.params.get("url") == key and c.ok
+        ]
+
+    async def press_feedback(self, user: str, channel: str, reply: Reply, *, helpful: bool) -> int:
+        """Press 👍 or 👎 of an answer's `feedback_buttons` (a signed `block_actions` payload)."""
+        element = reply.button("answer_feedback")
+        button = element["positive_button" if helpful else "negative_button"]
+        action = {
+            "type": "feedback_buttons",
+            "action_id": "answer_feedback",
+            "block_id": "feedback",
+            "value": button["value"],
+            "text": {"type": "plain_text", "text": "👍" if helpful else "👎"},
+            "action_ts": self.next_ts(),
+        }
+        return await self.interact(user, channel, reply, action)
+
+    async def press_private(self, user: str, channel: str, reply: Reply, action_id: str) -> int:
+        """Press a button of a private (`/lore`) reply: Slack sends no message then, says the
+        container is ephemeral, and brings a fresh response_url."""
+        button = reply.button(action_id)
+        action = {"type": "button", "action_id": action_id, "block_id": "b", "value": button["value"]}
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "api_app_id": "A0001",
+            "token": "legacy-verification-token",
+            "container": {
+                "type": "message",
+                "message_ts": self.next_ts(),
+                "channel_id": channel,
+                "is_ephemeral": True,
+            },
+            "trigger_id": f"{next(self._serial)}.trigger",
+            "channel": {"id": channel, "name": channel.lower()},
+            "response_url": self.slack.response_url(),
+            "actions": [{**action, "action_ts": self.next_ts()}],
+        }
+        self.last_response_url = payload["response_url"].rsplit("/", 1)[1]
+        body = urlencode({"payload": json.dumps(payload)})
+        status, _ = await self.post(body, "application/x-www-form-urlencoded")
+        await self.settle()
+        return status
+
+    async def interact(self, user: str, channel: str, reply: Reply, action: Json) -> int:
+        """A signed `block_actions` payload for `action` on one of Lore's messages."""
+        payload = {
+            "type": "block_actions",
+            "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "api_app_id": "A0001",
+            "token": "legacy-verification-token",
+            "container": {"type": "message", "message_ts": reply.ts, "channel_id": channel},
+            "trigger_id": f"{next(self._serial)}.trigger",
+            "channel": {"id": channel, "name": channel.lower()},
+            "message": {"type": "message", "ts": reply.ts, "thread_ts": reply.thread_ts, "user": BOT},
+            "response_url": self.slack.response_url(),
+            "actions": [action],
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        status, _ = await self.post(body, "application/x-www-form-urlencoded")
+        await self.settle()
+        return status
+
+    async def submit_view(self, user: str, view: Json, values: Json) -> tuple[int, str]:
+        """Submit a modal Lore opened (`view` as views.open received it) with `values`, in
+        Slack's `view_submission` shape (`{block_id: {action_id: value}}`); the HTTP answer."""
+        submitted = {**view, "id": "V0SUBMIT", "state": {"values": values}, "hash": "1.h"}
+        payload = {
+            "type": "view_submission",
+            "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM},
+            "api_app_id": "A0001",
+            "token": "legacy-verification-token",
+            "trigger_id": f"{next(self._serial)}.trigger",
+            "view": submitted,
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        answer = await self.post(body, "application/x-www-form-urlencoded")
+        await self.settle()
+        return answer
 
     async def settle(self) -> None:
         """Wait for Bolt's listeners (they run after the ack) and Lore's background work."""

@@ -153,8 +153,8 @@ def test_a_long_generated_answer_is_split_into_messages_with_nothing_lost() -> N
     assert visible(markdown) == visible(text)
     assert messages[0][0]["type"] == "context" and "keyword search only" in block_texts(messages[0])
     last = messages[-1]
-    assert last[-1]["type"] == "actions" and last[-1]["elements"][0]["action_id"] == "feedback_helpful"
-    assert last[-1]["elements"][0]["value"] == "7"
+    assert last[-1]["type"] == "context_actions" and last[-1]["elements"][0]["type"] == "feedback_buttons"
+    assert last[-1]["elements"][0]["negative_button"]["value"] == "not_helpful:7"
     assert "[1] *handbook.md*" in block_texts(last) and "[2] *oncall.md*" in block_texts(last)
     assert ">" not in block_texts(last).split("*Sources*")[1]  # a generated answer shows no quotes
 

@@ -179,9 +179,11 @@ async def test_the_modal_checks_its_fields_before_closing(bot: SlackBot) -> None
 
 async def test_only_admins_and_the_allowlist_may_connect(bot: SlackBot) -> None:
     asked = await bot.mention("CWIKI", MEMBER, "connect confluence")
-    assert bot.said("CWIKI", asked).startswith("Only workspace admins")
+    [refusal] = bot.replies("CWIKI", asked)
+    assert refusal.private and refusal.text.startswith("Only workspace admins")
     offered = await bot.mention("CWIKI", ADMIN, "connect confluence")
     [offer] = bot.replies("CWIKI", offered)
+    bot.begin()
     await bot.press(MEMBER, "CWIKI", offer, "connect_confluence")  # someone else presses it
     assert bot.calls("views.open") == []
     [ephemeral] = bot.calls("chat.postEphemeral")

@@ -69,8 +69,9 @@ async def test_a_bad_signature_or_a_stale_timestamp_is_refused_and_nothing_happe
     assert (await bot.post(challenge, secret="wrong"))[0] == 401
     await bot.settle()
     assert bot.calls() == []
-    assert (await bot.deliver(bot.mention_event("CDOOR", "UDOOR", "help"))) == 200  # the control
-    assert "Here's what I can do" in bot.said("CDOOR", bot.calls("chat.postMessage")[0].params["thread_ts"])
+    control = bot.mention_event("CDOOR", "UDOOR", "help")
+    assert (await bot.deliver(control)) == 200
+    assert "Here's what I can do" in bot.said("CDOOR", control["ts"])
 
 
 # --- adding documents and asking ------------------------------------------------------
@@ -94,7 +95,7 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     assert answer.markdown == "Here is what I found:"
     assert "[1] *deploy.md* — added just now, in docs" in answer.text
     assert ">We deploy the billing service every Tuesday with the blue-green pipeline." in answer.text
-    assert answer.button("feedback_helpful")["value"].isdigit()
+    assert answer.button("answer_feedback")["positive_button"]["value"].startswith("helpful:")
     [post] = bot.calls("chat.postMessage")
     assert post.params["unfurl_links"] is False and post.params["unfurl_media"] is False
 
@@ -372,32 +373,62 @@ async def test_help_status_mode_and_strategy_commands(bot: SlackBot) -> None:
     assert (await say("")) == "What would you like to know? Ask me a question, or say “help”."
 
 
-async def test_feedback_buttons_are_stored(bot: SlackBot) -> None:
+async def test_feedback_is_stored_per_person_and_says_who_will_see_it(bot: SlackBot) -> None:
     bot.slack.add_channel("CFEED", "feedback")
     bot.slack.add_user("UFAY", "fay")
+    bot.slack.add_user("UGUS", "gus")
     await bot.mention(
         "CFEED", "UFAY", "add this doc", files=[markdown_file(bot, "FFEED", "deploy.md", DEPLOY)]
     )
     asked = await bot.mention("CFEED", "UFAY", "which pipeline do billing deploys use?")
     answer = only_reply(bot, "CFEED", asked)
-    answer_id = int(answer.button("feedback_helpful")["value"])
+    [buttons] = [b for b in answer.blocks if b["type"] == "context_actions"]
+    feedback = buttons["elements"][0]
+    assert feedback["type"] == "feedback_buttons"
+    assert (
+        feedback["positive_button"]["accessibility_label"]
+        and feedback["negative_button"]["accessibility_label"]
+    )
+    answer_id = int(feedback["positive_button"]["value"].removeprefix("helpful:"))
     answers = AnswerRepository(bot.runtime.services.db)
-    assert answers.feedback(answer_id)[0] is None
+    assert answers.verdicts(answer_id) == []
+    record = answers.get(answer_id, TEAM)
+    assert record.question == "which pipeline do billing deploys use?"
+    assert record.cited[0]["name"] == "deploy.md" and "blue-green" in (record.text or "")
 
     bot.begin()
-    assert await bot.press("UFAY", "CFEED", answer, "feedback_helpful") == 200
-    feedback, facts = answers.feedback(answer_id)
-    assert feedback == "helpful" and facts["question"] == "which pipeline do billing deploys use?"
-    assert facts["cited"][0]["name"] == "deploy.md"
+    assert await bot.press_feedback("UFAY", "CFEED", answer, helpful=True) == 200
+    [verdict] = answers.verdicts(answer_id)
+    assert verdict.helpful
     [thanks] = bot.calls("chat.postEphemeral")
-    assert (
-        thanks.params | {"channel": "CFEED", "user": "UFAY", "text": "Thanks! Glad it helped."}
-        == thanks.params
+    assert thanks.params["user"] == "UFAY" and thanks.params["thread_ts"] == asked
+    assert thanks.params["text"] == (
+        "Thanks! Glad it helped. The people who look after the *feedback* index and workspace "
+        "admins will see it (“show feedback”)."
     )
+    assert "do better" not in thanks.params["text"]
 
-    await bot.press("UFAY", "CFEED", answer, "feedback_not_helpful")
-    assert answers.feedback(answer_id)[0] == "not_helpful"
-    assert bot.calls("chat.postEphemeral")[-1].params["text"].startswith("Thanks for telling me.")
+    bot.begin()
+    assert await bot.press_feedback("UGUS", "CFEED", answer, helpful=False) == 200
+    [opened] = bot.calls("views.open")
+    form = opened.params["view"]
+    assert form["callback_id"] == "feedback_form" and bot.calls("chat.postEphemeral") == []
+    reasons = [o["value"] for o in form["blocks"][0]["element"]["options"]]
+    assert reasons == ["wrong", "outdated", "missing source", "other"]
+    assert [(v.user_id, v.helpful) for v in answers.verdicts(answer_id)][1][1] is False  # kept at once
+    await bot.submit_view(
+        "UGUS",
+        form,
+        {
+            "reason": {"value": {"type": "radio_buttons", "selected_option": {"value": "outdated"}}},
+            "comment": {"value": {"type": "plain_text_input", "value": "We moved to canary deploys."}},
+        },
+    )
+    fay, gus = answers.verdicts(answer_id)
+    assert fay.helpful and not gus.helpful
+    assert (gus.reason, gus.comment) == ("outdated", "We moved to canary deploys.")
+    [thanks] = bot.calls("chat.postEphemeral")
+    assert thanks.params["user"] == "UGUS" and thanks.params["text"].startswith("Thanks for telling me.")
 
     bot.begin()
     forged = Reply(
@@ -405,10 +436,11 @@ async def test_feedback_buttons_are_stored(bot: SlackBot) -> None:
         answer.thread_ts,
         answer.method,
         "",
-        [{"type": "actions", "elements": [{"action_id": "feedback_helpful", "value": "987654"}]}],
-    )
-    assert await bot.press("UFAY", "CFEED", forged, "feedback_helpful") == 200
-    assert bot.calls("chat.postEphemeral") == []
+        [{"type": "context_actions", "elements": [{"type": "feedback_buttons", "action_id": "answer_feedback",
+          "positive_button": {"value": "helpful:987654"}, "negative_button": {"value": "not_helpful:987654"}}]}],
+    )  # fmt: skip
+    assert await bot.press_feedback("UFAY", "CFEED", forged, helpful=True) == 200
+    assert bot.calls("chat.postEphemeral") == [] and bot.calls("views.open") == []
 
 
 # --- the access policy ----------------------------------------------------------------
@@ -557,7 +589,7 @@ async def test_a_long_answer_is_streamed_whole(gpt: SlackBot) -> None:
     for call in gpt.calls():
         if call.method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
             assert sum(len(c["text"]) for c in call.params.get("chunks", [])) <= 12_000
-    assert answer.button("feedback_helpful")
+    assert answer.button("answer_feedback")
 
 
 async def test_without_streaming_a_long_answer_is_split_over_messages_with_nothing_lost(
@@ -577,7 +609,7 @@ async def test_without_streaming_a_long_answer_is_split_over_messages_with_nothi
         blocks = call.params.get("blocks") or []
         assert len(blocks) <= 50
         assert sum(len(b["text"]) for b in blocks if b["type"] == "markdown") <= 12_000
-    assert answers[-1].button("feedback_helpful")
+    assert answers[-1].button("answer_feedback")
 
     gpt.begin()
     gpt.llm.enqueue(LLMReply("Short and sweet."))

@@ -45,11 +45,11 @@ async def test_a_mention_over_socket_mode_is_acked_and_answered(tmp_path: Path) 
                 }
                 envelope = await slack.send_event(body)
                 await slack.wait_for_ack(envelope)
-                posted = await slack.wait_for("chat.postMessage", timeout=20)
+                posted = await slack.wait_for("chat.postEphemeral", timeout=20)  # help is for the asker
                 await events.drain()
             finally:
                 await handler.close_async()  # type: ignore[no-untyped-call]
                 await events.close()
-        assert posted[0].params["thread_ts"] == "1700000001.000100"
+        assert posted[0].params["channel"] == "C1" and posted[0].params["user"] == "U1"
         assert "Here's what I can do" in posted[0].params["text"]
         assert slack.calls_to("apps.connections.open")[0].ok

@@ -34,6 +34,8 @@ Handler = Callable[[Json], Json]
 # Form-encoded and query parameters carry these as JSON text; JSON bodies carry them as is.
 _STRUCTURED = frozenset({"blocks", "attachments", "chunks", "metadata", "view", "unfurls"})
 _FIRST_TS = 1_700_000_000
+RESPONSE_URL = "response_url"
+RESPONSE_URL_USES = 5
 _LOGIN_PAGE = (
     '<!DOCTYPE html><html lang="en"><head><title>Slack</title></head><body>'
     '<h1>Sign in to your workspace</h1><form action="/signin"></form></body></html>'
@@ -121,6 +123,14 @@ def _stream_text(params: Json) -> str:
     return str(params.get("markdown_text") or "") + "".join(texts)
 
 
+def _kind(channel: Json) -> str:
+    if channel.get("is_im"):
+        return "im"
+    if channel.get("is_mpim"):
+        return "mpim"
+    return "private_channel" if channel.get("is_private") else "public_channel"
+
+
 def _cursor(offset: int) -> str:
     return base64.b64encode(f"next_offset:{offset}".encode()).decode()
 
@@ -158,7 +168,13 @@ class FakeSlack(LoopbackServer):
         self._messages: dict[tuple[str, str], Json] = {}
         self._streaming: set[tuple[str, str]] = set()
         self._views: dict[str, Json] = {}
+        self._members: dict[str, set[str]] = {}
+        """Who is in each channel: whoever posted there, and whoever `join()` added."""
         self._rate_limits: dict[str, int] = {}
+        self._response_urls: dict[str, int] = {}
+        """Uses left of each response_url handed out (Slack allows five)."""
+        self.granted_scopes: tuple[str, ...] | None = None
+        """What auth.test reports in `x-oauth-scopes` (None: no header)."""
         self._failures: dict[str, list[str]] = {}
         self._serial = itertools.count(1)
         self._methods = self._handlers()
@@ -298,6 +314,7 @@ class FakeSlack(LoopbackServer):
         files: Sequence[str | Mapping[str, Any]] | None = None,
     ) -> Json:
         """Register a message; `files` are ids from `add_file` or whole file objects."""
+        self.join(channel, user)
         message: Json = {"type": "message", "user": user, "text": text, "ts": ts}
         if thread_ts is not None:
             message["thread_ts"] = thread_ts
@@ -306,6 +323,17 @@ class FakeSlack(LoopbackServer):
             message["files"] = [f if isinstance(f, str) else dict(f) for f in files]
         self._store(channel, message)
         return message
+
+    def response_url(self) -> str:
+        """A new response_url, as slash commands and interactions carry: POSTing a message
+        to it is recorded as a `response_url` call (its JSON body, and `url` naming it)."""
+        key = f"R{next(self._serial):06d}"
+        self._response_urls[key] = RESPONSE_URL_USES
+        return f"{self.base_url}/response/{key}"
+
+    def join(self, channel: str, *users: str) -> None:
+        """Make `users` members of `channel` (users.conversations lists it for them)."""
+        self._members.setdefault(channel, set()).update(users)
 
     def rate_limit(self, method: str, times: int = 1) -> None:
         """Answer the next `times` calls to `method` with HTTP 429 and `Retry-After: 0`."""
@@ -320,6 +348,7 @@ class FakeSlack(LoopbackServer):
     def build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/response/{key}", self._respond)
         app.router.add_get("/files/{file_id}/{name}", self._download)
         app.router.add_get("/files/{file_id}/download/{name}", self._download)
         return app
@@ -331,6 +360,8 @@ class FakeSlack(LoopbackServer):
         token = params.pop("token", None)
         auth = request.headers.get("Authorization", "")
         status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
+        if method == "auth.test" and status == 200 and self.granted_scopes is not None:
+            headers = {**headers, "x-oauth-scopes": ",".join(self.granted_scopes)}
         call = SlackCall(method, params, copy_headers(request), received, status, copy.deepcopy(body))
         self._calls.append(call)
         return web.json_response(body, status=status, headers=headers)
@@ -350,6 +381,26 @@ class FakeSlack(LoopbackServer):
             return 200, {"ok": True, **handler(params)}, {}
         except SlackError as err:
             return 200, {"ok": False, "error": err.error}, {}
+
+    async def _respond(self, request: web.Request) -> web.Response:
+        """A POST to a response_url: Slack answers `ok`, or 404 with `expired_url` /
+        `used_url` (five uses each), or what `fail("response_url", …)` scripted."""
+        received = time.monotonic()
+        key = request.match_info["key"]
+        params = await _read_params(request)
+        params["url"] = key
+        status, error = 200, ""
+        if self._failures.get(RESPONSE_URL):
+            status, error = 404, self._failures[RESPONSE_URL].pop(0)
+        elif key not in self._response_urls:
+            status, error = 404, "expired_url"
+        elif self._response_urls[key] <= 0:
+            status, error = 404, "used_url"
+        else:
+            self._response_urls[key] -= 1
+        body = {"ok": True} if status == 200 else {"ok": False, "error": error}
+        self._calls.append(SlackCall(RESPONSE_URL, params, copy_headers(request), received, status, body))
+        return web.Response(status=status, text="ok" if status == 200 else error)
 
     async def _download(self, request: web.Request) -> web.Response:
         file_id, name = request.match_info["file_id"], request.match_info["name"]
@@ -380,6 +431,7 @@ class FakeSlack(LoopbackServer):
             "conversations.info": lambda p: {"channel": self._known(self._channels, p, "channel")},
             "conversations.replies": self._replies,
             "users.info": lambda p: {"user": self._known(self._users, p, "user")},
+            "users.conversations": self._user_conversations,
             "files.info": self._files_info,
             "views.open": self._open_view,
             "views.update": self._update_view,
@@ -508,6 +560,23 @@ class FakeSlack(LoopbackServer):
             "messages": page,
             "has_more": more,
             "response_metadata": {"next_cursor": next_cursor},
+        }
+
+    def _user_conversations(self, params: Json) -> Json:
+        """The known conversations `user` is a member of, of the kinds `types` asks for
+        (public_channel by default), paged like Slack's."""
+        user = _required(params, "user")
+        kinds = set(str(params.get("types") or "public_channel").split(","))
+        found = [
+            channel
+            for channel_id, channel in sorted(self._channels.items())
+            if user in self._members.get(channel_id, set()) and _kind(channel) in kinds
+        ]
+        start, limit = _offset(params.get("cursor")), int(params.get("limit") or 100)
+        more = start + limit < len(found)
+        return {
+            "channels": found[start : start + limit],
+            "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
         }
 
     def _files_info(self, params: Json) -> Json:

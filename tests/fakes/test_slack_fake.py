@@ -317,3 +317,50 @@ def test_runs_in_a_thread_for_synchronous_callers() -> None:
 
         [call] = slack.wait_for_sync("chat.postMessage", timeout=1)
         assert call.params["text"] == "from a sync client"
+
+
+async def test_a_response_url_takes_five_messages_then_refuses(slack: FakeSlack) -> None:
+    from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+    url = slack.response_url()
+    webhook = AsyncWebhookClient(url)
+    for n in range(5):
+        sent = await webhook.send(text=f"reply {n}", response_type="ephemeral")
+        assert (sent.status_code, sent.body) == (200, "ok")
+    refused = await webhook.send(text="one too many")
+    assert (refused.status_code, refused.body) == (404, "used_url")
+    calls = slack.calls_to("response_url")
+    assert [c.params["text"] for c in calls if c.ok] == [f"reply {n}" for n in range(5)]
+    assert calls[0].params["response_type"] == "ephemeral" and calls[0].params["url"] == url.rsplit("/", 1)[1]
+    unknown = await AsyncWebhookClient(url.rsplit("/", 1)[0] + "/R999999").send(text="late")
+    assert (unknown.status_code, unknown.body) == (404, "expired_url")
+
+
+async def test_users_conversations_lists_a_members_channels_by_kind_in_pages(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    for n in range(3):
+        slack.add_channel(f"CPUB{n}", f"public-{n}")
+    slack.add_channel("CPRIV", "private", is_private=True)
+    slack.add_channel("CNOT", "not-a-member")
+    slack.join("CPUB0", "UMEM")
+    slack.join("CPUB1", "UMEM")
+    slack.add_message("CPUB2", "1690000000.000900", "hi", "UMEM")  # posting makes a member
+    slack.join("CPRIV", "UMEM")
+    first = await client.users_conversations(user="UMEM", types="public_channel,private_channel", limit=2)
+    cursor = first["response_metadata"]["next_cursor"]
+    rest = await client.users_conversations(
+        user="UMEM", types="public_channel,private_channel", cursor=cursor
+    )
+    ids = [c["id"] for c in first["channels"] + rest["channels"]]
+    assert ids == ["CPRIV", "CPUB0", "CPUB1", "CPUB2"] and rest["response_metadata"]["next_cursor"] == ""
+    public = await client.users_conversations(user="UMEM")
+    assert [c["id"] for c in public["channels"]] == ["CPUB0", "CPUB1", "CPUB2"]
+
+
+async def test_auth_test_reports_the_granted_scopes_when_told(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    assert "x-oauth-scopes" not in (await client.auth_test()).headers
+    slack.granted_scopes = ("chat:write", "users:read")
+    assert (await client.auth_test()).headers["x-oauth-scopes"] == "chat:write,users:read"

@@ -42,10 +42,11 @@ member_in_shared_home = Place(T, OTHER, channel_id=HOME, external=True)
 admin_in_shared_home = Place(T, OWNER, channel_id=HOME, external=True, user_is_admin=True)
 
 L, S, E, A = Action.LIST, Action.SEARCH, Action.ENABLE, Action.ADD
-F, M, D = Action.FORGET, Action.MANAGE_SOURCES, Action.DELETE
+F, M, D, R = Action.FORGET, Action.MANAGE_SOURCES, Action.DELETE, Action.REVIEW
 ALL = tuple(Action)
 READ = (L, S, E)
 KEEP = (L, S, E, A, F, M)
+MEMBER = (*KEEP, R)  # a channel's members also see the feedback on its answers
 
 # (index, place, actions allowed); every action not listed must be refused.
 TABLE = [
@@ -56,20 +57,20 @@ TABLE = [
     (personal, owner_elsewhere, ()),
     (personal, other_tenant_owner, ()),
     (personal, partner_dm, ()),
-    (public_channel, other_in_home, KEEP),
+    (public_channel, other_in_home, MEMBER),
     (public_channel, admin_in_home, ALL),
     (public_channel, owner_elsewhere, READ),
-    (public_channel, admin_elsewhere, READ),  # an admin deletes it from its channel
+    (public_channel, admin_elsewhere, (*READ, R)),  # an admin deletes it from its channel
     (public_channel, other_dm, READ),
     (public_channel, other_tenant_home, ()),
     (public_channel, partner_in_home, (L, S)),  # partners read their channel's index, change nothing
     (public_channel, partner_admin_in_home, (L, S)),  # an admin elsewhere is no admin here
     (public_channel, partner_dm, ()),
-    (public_channel, member_in_shared_home, KEEP),
-    (private_channel, other_in_home, KEEP),
+    (public_channel, member_in_shared_home, MEMBER),
+    (private_channel, other_in_home, MEMBER),
     (private_channel, admin_in_home, ALL),
     (private_channel, owner_elsewhere, ()),
-    (private_channel, admin_elsewhere, ()),
+    (private_channel, admin_elsewhere, ()),  # its feedback too is read only from there
     (private_channel, other_dm, ()),
     (private_channel, other_tenant_home, ()),
     (private_channel, partner_in_home, (L, S)),

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
+from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
+from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
@@ -26,9 +28,14 @@ __all__ = [
     "Attached",
     "ConnectorActions",
     "DocumentActions",
+    "FeedbackActions",
+    "Home",
+    "HomeActions",
     "IndexActions",
+    "IndexReview",
     "SettingActions",
     "SourceActions",
+    "Verdict",
 ]
 
 
@@ -42,3 +49,5 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
+        self.feedback = FeedbackActions(services)
+        self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)

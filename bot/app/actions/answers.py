@@ -1,50 +1,63 @@
-"""Use cases on answers: record what Lore answered (with what it cited), and the feedback
-people give on it."""
+"""Use cases on answers: record what Lore answered (the question, the answer, the indexes
+it searched and what it cited), and find an answer again for the person who asked it."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.app.conversations import Actor
 from knowledge.answer import Answer
-from storage.access import Place
-from storage.records import NotFound
+from knowledge.catalog import NotAllowed
+from storage.records import AnswerRecord, IndexRef, NotFound
 from storage.repositories.answers import AnswerEntry
 
 if TYPE_CHECKING:
     from bot.app.services import Services
+
+NOT_YOURS = "only the person who asked can share that answer, in the conversation where they asked"
 
 
 class AnswerActions:
     def __init__(self, services: Services) -> None:
         self._answers = services.answers
 
-    async def record(self, actor: Actor, question: str, answer: Answer) -> int:
+    async def record(
+        self, actor: Actor, question: str, answer: Answer, searched: Sequence[IndexRef] = ()
+    ) -> int:
         """Keep an answer; its id is what its feedback buttons carry."""
         entry = AnswerEntry(
             tenant_id=actor.place.tenant_id,
             question=question,
+            text=answer.text,
             mode=answer.mode.value,
             fallback=answer.fallback.value if answer.fallback else None,
             abstained=answer.abstained,
             cited=[
-                {"document_id": c.document_id, "name": c.name, "index": c.index_name}
+                {
+                    "n": c.n,
+                    "name": c.name,
+                    "url": c.url,
+                    "index": c.index_name,
+                    "index_id": c.index_id,
+                    "document_id": c.document_id,
+                }
                 for c in answer.citations
             ],
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
+            searched=[index.id for index in searched],
         )
         return await asyncio.to_thread(self._answers.record, entry)
 
-    async def feedback(self, place: Place, answer_id: int, helpful: bool) -> bool:
-        """Record whether answer `answer_id` (of the place's workspace) helped; False when
-        there is no such answer."""
-        value = "helpful" if helpful else "not_helpful"
+    async def own(self, actor: Actor, answer_id: int) -> AnswerRecord:
+        """An answer the actor was given in the conversation they are in (to share it
+        there); `NotAllowed` for anyone else's, or from anywhere else."""
         try:
-            await asyncio.to_thread(
-                self._answers.set_feedback, answer_id, place.tenant_id, place.user_id, value
-            )
+            found = await asyncio.to_thread(self._answers.get, answer_id, actor.place.tenant_id)
         except NotFound:
-            return False
-        return True
+            raise NotAllowed(NOT_YOURS) from None
+        if found.user_id != actor.user.id or found.conversation_id != actor.conversation.id:
+            raise NotAllowed(NOT_YOURS)
+        return found

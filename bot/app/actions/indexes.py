@@ -111,6 +111,15 @@ class IndexActions:
         index = await self.find(actor.place, name, Action.LIST)
         return index, await self._catalog.disable(actor.conversation, index)
 
+    async def set_enabled(self, actor: Actor, index_id: int, on: bool) -> tuple[IndexRef, bool]:
+        """Turn the index with that id on (or off) in the actor's conversation; whether that
+        changed anything."""
+        self._check_settings(actor.place, actor.conversation)
+        index = await self.get(actor.place, index_id, Action.ENABLE if on else Action.LIST)
+        if on:
+            return index, await self._catalog.enable(actor.conversation, index)
+        return index, await self._catalog.disable(actor.conversation, index)
+
     async def make_default(self, actor: Actor, name: str) -> IndexRef:
         self._check_settings(actor.place, actor.conversation)
         index = await self.find(actor.place, name, Action.ADD)
