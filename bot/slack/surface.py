@@ -2,7 +2,12 @@
 
 Work is shown at once with a reaction (removed when the answer lands). Generated answers
 stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
-to posting then updating in place; link previews are always off.
+to posting then updating in place; link previews are always off. The model's text is
+defused on the way (`bot.chat.mrkdwn`): it cannot mention or notify anyone.
+
+Rate limits (429 with Retry-After) are waited out by the Web API client's retry handler
+(`bot.slack.app`). What still fails is never dropped in silence: intermediate updates are
+skipped, and a stream or placeholder that broke is replaced by the answer posted whole.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.chat.mrkdwn import StreamDefuser, escape
 from bot.slack.blocks import (
     answer_messages,
     confirm_blocks,
@@ -121,14 +127,31 @@ class SlackSurface:
         return final
 
     async def _post_answer(self, answer: Answer, answer_id: int) -> None:
-        for blocks in answer_messages(answer, answer_id):
-            await self.post(fallback_text(blocks), blocks)
+        """The whole answer as new messages. Rate limits are waited out by the client's
+        retry handler; should Slack still refuse, the loss is logged with the answer's
+        opening, never dropped in silence."""
+        try:
+            for blocks in answer_messages(answer, answer_id):
+                await self.post(fallback_text(blocks), blocks)
+        except SlackApiError as exc:
+            log.error(
+                "could not post answer %s in %s (%s): %.200r",
+                answer_id,
+                self._channel,
+                exc.response.get("error"),
+                answer.text,
+            )
+            raise
         await self.done()
 
     async def _stream(self, first: Delta, events: AsyncIterator[Delta | Answer]) -> Answer | None:
         self._streamed = ""
         self._streamer: Any = None
         self._placeholder: str | None = None
+        self._lost = False
+        """The stream (or the placeholder) broke after it started: the answer is posted
+        again, whole, when it is complete."""
+        self._defuser = StreamDefuser()
         self._last_update = 0.0
         await self._append(first.text)
         final: Answer | None = None
@@ -141,6 +164,8 @@ class SlackSurface:
 
     async def _append(self, text: str) -> None:
         self._streamed += text
+        if self._lost:
+            return
         if self._placeholder is None and self._streamer is None:
             self._streamer = await self._client.chat_stream(
                 channel=self._channel,
@@ -150,22 +175,37 @@ class SlackSurface:
             )
         if self._streamer is not None:
             try:
-                await self._streamer.append(markdown_text=text)
+                await self._streamer.append(markdown_text=self._defuser.feed(text))
             except SlackApiError as exc:
-                self._unstreamable(exc)
-                self._placeholder = await self.post(self._streamed, None)
-                self._last_update = time.monotonic()
+                if not self._stream_broke(exc):
+                    await self._start_placeholder()
         elif time.monotonic() - self._last_update >= UPDATE_INTERVAL:
-            await self._update(self._streamed, None)
+            try:
+                await self._update(escape(self._streamed), None)
+            except SlackApiError as exc:  # the next update (or the final one) tries again
+                log.info("could not update the streamed answer: %s", exc.response.get("error"))
 
-    def _unstreamable(self, exc: SlackApiError) -> None:
-        """The stream failed. Before it started (streaming unavailable here), drop it so the
-        caller posts instead; once started, re-raise. The streamer buffers its first 256
-        characters, so the failure shows on a later append or at stop, not at creation."""
-        if self._streamer is None or self._streamer.ts is not None:
-            raise exc
-        log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
+    async def _start_placeholder(self) -> None:
+        try:
+            self._placeholder = await self.post(escape(self._streamed), None)
+        except SlackApiError as exc:
+            log.warning("could not post the answer's placeholder (%s)", exc.response.get("error"))
+            self._lost = True
+        self._last_update = time.monotonic()
+
+    def _stream_broke(self, exc: SlackApiError) -> bool:
+        """The stream failed. Before it started (streaming unavailable here): False, and the
+        caller posts instead. Once started (rate limited past the retries, expired): True,
+        and the complete answer is posted as a new message at the end. The streamer buffers
+        its first 256 characters, so a failure shows on a later append or at stop."""
+        started = self._streamer is not None and self._streamer.ts is not None
+        if started:
+            log.warning("the answer's stream broke (%s); posting it whole instead", exc.response.get("error"))
+            self._lost = True
+        else:
+            log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
         self._streamer = None
+        return started
 
     async def _update(self, text: str, blocks: list[dict[str, Any]] | None) -> None:
         assert self._placeholder is not None
@@ -173,18 +213,26 @@ class SlackSurface:
         self._last_update = time.monotonic()
 
     async def _finish_stream(self, answer: Answer, answer_id: int) -> None:
-        """Close the stream (or the placeholder) with the final text, sources and buttons."""
+        """Close the stream (or the placeholder) with the final text, sources and buttons;
+        if either broke, post the answer whole instead."""
         tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
-        if self._streamer is not None:
+        if self._streamer is not None and not self._lost:
             try:
-                await self._streamer.stop(blocks=tail[:50] or None)
+                await self._streamer.stop(markdown_text=self._defuser.flush() or None, blocks=tail[:50] or None)
             except SlackApiError as exc:
-                self._unstreamable(exc)
-                await self._post_answer(answer, answer_id)
-                return
-        else:
+                self._stream_broke(exc)
+                self._lost = True
+        elif self._placeholder is not None:
             messages = answer_messages(answer, answer_id)
-            await self._update(fallback_text(messages[0]), messages[0])
-            for blocks in messages[1:]:
-                await self.post(fallback_text(blocks), blocks)
+            try:
+                await self._update(fallback_text(messages[0]), messages[0])
+            except SlackApiError as exc:
+                log.warning("could not finish the answer in place (%s); posting it whole", exc.response.get("error"))
+                self._lost = True
+            else:
+                for blocks in messages[1:]:
+                    await self.post(fallback_text(blocks), blocks)
+        if self._lost or (self._streamer is None and self._placeholder is None):
+            await self._post_answer(answer, answer_id)
+            return
         await self.done()
