@@ -46,7 +46,9 @@ def added(name: str, index: str, chunks: int) -> str:
 
 
 def updated(name: str, index: str, chunks: int) -> str:
-    return f"Updated *{e(name)}* in the *{e(index)}* index with its new content ({plural(chunks, 'passage')})."
+    return (
+        f"Updated *{e(name)}* in the *{e(index)}* index with its new content ({plural(chunks, 'passage')})."
+    )
 
 
 def already(name: str, index: str) -> str:
@@ -78,6 +80,14 @@ def download_failed(name: str, detail: str) -> str:
     return f"I couldn't download {name}: {detail}."
 
 
+def foreign_file_refused(name: str, host: str, reason: str) -> str:
+    """A shared file whose link is not on Slack: Slack's credentials never go there."""
+    return (
+        f"I couldn't download {name}: it is stored at {host}, not on Slack, and I fetch such links "
+        f"only as public web pages, never with Slack credentials: {reason}."
+    )
+
+
 def enabled(index: str, what: str) -> str:
     return f"Enabled the *{e(index)}* index ({e(what)}) here. I'll search it for every question."
 
@@ -105,9 +115,7 @@ def settings_locked(locked: bool) -> str:
 
 
 def created(index: str) -> str:
-    return (
-        f"Created the shared *{e(index)}* index and enabled it here. Anyone in the workspace can enable it too."
-    )
+    return f"Created the shared *{e(index)}* index and enabled it here. Anyone in the workspace can enable it too."
 
 
 def confirm_delete(index: str, documents: int) -> str:
@@ -199,7 +207,9 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
 
 def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> str:
     pages = pages_indexed(counters)
-    return f"• *{e(site)}*: {state}, {plural(pages, 'page')} of {counters.get('pages_found', 0)} found — {when}"
+    return (
+        f"• *{e(site)}*: {state}, {plural(pages, 'page')} of {counters.get('pages_found', 0)} found — {when}"
+    )
 
 
 def source_line(site: str, schedule: str, refreshed: str) -> str:
@@ -265,7 +275,11 @@ def unknown_connector(kind: str) -> str:
 
 
 def connected(site: str, account: str, hint: str, spaces: Sequence[str]) -> str:
-    listed = ", ".join(e(s) for s in spaces[:20]) + (" …" if len(spaces) > 20 else "") if spaces else "none visible yet"
+    listed = (
+        ", ".join(e(s) for s in spaces[:20]) + (" …" if len(spaces) > 20 else "")
+        if spaces
+        else "none visible yet"
+    )
     return (
         f"Connected Confluence at *{e(site)}* as {e(account)} ({e(hint)}). Spaces this account can read: {listed}. "
         "Say “add the <KEY> space to the confluence index” to index one."

@@ -94,7 +94,9 @@ def render_listing_md(rows: Sequence[IndexListing]) -> str:
 
 def render_documents_md(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
     if not documents:
-        return f"The *{escape(index.name)}* index is empty. Attach a file and say “add this doc to your memory”."
+        return (
+            f"The *{escape(index.name)}* index is empty. Attach a file and say “add this doc to your memory”."
+        )
     lines = [f"Documents in the *{escape(index.name)}* index:"]
     for d in documents:
         name = link(d.url, d.name) if d.url else escape(d.name)

@@ -18,6 +18,8 @@ from knowledge.sources.fetch import AllowList, Fetcher, Resolve, system_resolve
 class Runtime:
     services: Services
     router: Router
+    fetcher: Fetcher
+    """The SSRF-safe fetcher (pages, and shared files that are not on Slack's hosts)."""
 
 
 @asynccontextmanager
@@ -31,7 +33,7 @@ async def open_runtime(settings: Settings, *, resolve: Resolve = system_resolve)
         fetcher = Fetcher(
             AllowList.parse(settings.lore_crawl_allow), resolve=resolve, max_bytes=settings.max_file_bytes
         )
-        runtime = Runtime(services, Router(services, fetcher))
+        runtime = Runtime(services, Router(services, fetcher), fetcher)
         if settings.lore_jobs_in_process:
             async with running_jobs(services):
                 yield runtime

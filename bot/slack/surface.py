@@ -218,7 +218,9 @@ class SlackSurface:
         tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
         if self._streamer is not None and not self._lost:
             try:
-                await self._streamer.stop(markdown_text=self._defuser.flush() or None, blocks=tail[:50] or None)
+                await self._streamer.stop(
+                    markdown_text=self._defuser.flush() or None, blocks=tail[:50] or None
+                )
             except SlackApiError as exc:
                 self._stream_broke(exc)
                 self._lost = True
@@ -227,7 +229,9 @@ class SlackSurface:
             try:
                 await self._update(fallback_text(messages[0]), messages[0])
             except SlackApiError as exc:
-                log.warning("could not finish the answer in place (%s); posting it whole", exc.response.get("error"))
+                log.warning(
+                    "could not finish the answer in place (%s); posting it whole", exc.response.get("error")
+                )
                 self._lost = True
             else:
                 for blocks in messages[1:]:

@@ -177,4 +177,3 @@ class LoopWatch:
         assert self._task is not None
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
-

@@ -42,7 +42,9 @@ def link_targets(text: str) -> list[str]:
 async def test_a_file_named_like_a_mention_is_posted_escaped(lore: Lore) -> None:
     lore.begin()
     lore.slack.add_user("UMAL", "mallory")
-    lore.slack.add_file("FMAL1", "<!channel> roadmap.md", b"# Roadmap\n\nShip the bridge in May.\n", "text/markdown")
+    lore.slack.add_file(
+        "FMAL1", "<!channel> roadmap.md", b"# Roadmap\n\nShip the bridge in May.\n", "text/markdown"
+    )
     await lore.dm("UMAL", files=["FMAL1"])
     lore.slack.add_channel("CMAL", "mal")
     lore.slack.add_file("FMAL2", "<!here> <@UBOSS> <#CGEN> plan.md", b"# Plan\n\nNothing.\n", "text/markdown")
