@@ -22,16 +22,17 @@ from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 log = logging.getLogger(__name__)
 
 
-def http_app(app: AsyncApp, services: Services | None = None) -> web.Application:
-    """An aiohttp application serving Slack's events and interactivity at /slack/events,
-    and, given the services, the HTTP API beside them."""
+def http_app(app: AsyncApp, signing_secret: str, services: Services | None = None) -> web.Application:
+    """An aiohttp application serving Slack's events and interactivity at /slack/events
+    (checked with `signing_secret`), and, given the services, the HTTP API beside them.
+    Slack's route reads at most `SLACK_BODY_LIMIT` whatever `client_max_size` allows."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
 
     api = api_state(services) if services is not None else None
     web_app = web.Application(client_max_size=api.limits.upload_bytes if api else SLACK_BODY_LIMIT)
-    install_slack(web_app, app)
+    install_slack(web_app, app, signing_secret)
     if api is None:
         web_app.router.add_get("/healthz", health)
     else:
@@ -73,7 +74,8 @@ async def _http_mode(
         raise SystemExit(
             "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
         )
-    runner = web.AppRunner(http_app(app, services))
+    secret = settings.slack_signing_secret.get_secret_value()
+    runner = web.AppRunner(http_app(app, secret, services))
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
     log.info("Lore listens for Slack on http://%s:%d/slack/events, and serves its HTTP API there", host, port)

@@ -29,7 +29,7 @@ from bot.chat.runtime import open_runtime
 from bot.cli.run import http_app
 from bot.slack.app import build_app
 from storage.repositories.api_keys import ApiKeyRepository
-from tests.bot.conftest import BOT, TEAM, SlackBot, lore_settings
+from tests.bot.conftest import BOT, SIGNING_SECRET, TEAM, SlackBot, lore_settings
 from tests.fakes import LoopbackServer, Recorder, copy_headers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
@@ -138,7 +138,7 @@ async def running_lore(
         runtime = await stack.enter_async_context(open_runtime(config, resolve=lookups))
         app, events = build_app(runtime, config)
         stack.push_async_callback(events.close)
-        server = TestServer(http_app(app, runtime.services), host="127.0.0.1")
+        server = TestServer(http_app(app, SIGNING_SECRET, runtime.services), host="127.0.0.1")
         http = await stack.enter_async_context(TestClient(server))
         runtime.services.directory.ensure_tenant(TEAM)
         key = ApiKeyRepository(runtime.services.db).create(TEAM, "security").secret
