@@ -59,7 +59,7 @@ def install_slack(web_app: web.Application, app: AsyncApp, signing_secret: str) 
             bolt_request = await checked_request(request, secret)
         except Refused as refused:
             log.info("refused a request to %s: %s (%d)", EVENTS_PATH, refused, refused.status)
-            return web.json_response({"ok": False, "error": str(refused)}, status=refused.status)
+            return web.json_response({"error": "invalid request"}, status=refused.status)  # as Bolt says it
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
 
     web_app.router.add_post(EVENTS_PATH, events)
