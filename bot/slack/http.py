@@ -20,7 +20,7 @@ import hashlib
 import hmac
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
@@ -68,9 +68,9 @@ def install_slack(web_app: web.Application, app: AsyncApp, signing_secret: str) 
 async def checked_request(request: web.Request, secret: bytes) -> AsyncBoltRequest:
     """The request for Bolt, once its size, signature and shape are known good (`Refused`)."""
     raw = await read_at_most(request, SLACK_BODY_LIMIT)
-    headers = {k.lower(): v for k, v in request.headers.items()}
-    if not is_signed(raw, headers, secret, time.time()):
+    if not is_signed(raw, request.headers, secret, time.time()):
         raise Refused(401, "invalid or missing signature, or a stale timestamp")
+    headers: dict[str, str | Sequence[str]] = {k.lower(): v for k, v in request.headers.items()}
     try:
         bolt_request = AsyncBoltRequest(body=raw.decode("utf-8"), query=request.query_string, headers=headers)
     except BODY_ERRORS as exc:  # Bolt reads fields of the body while building the request
@@ -83,9 +83,10 @@ async def checked_request(request: web.Request, secret: bytes) -> AsyncBoltReque
 
 def is_signed(raw: bytes, headers: Mapping[str, str], secret: bytes, now: float) -> bool:
     """Slack's v0 signature: HMAC-SHA256 of `v0:{timestamp}:{body}` over the raw bytes (so a
-    body that is not UTF-8 is judged too), with a timestamp within `MAX_AGE` of `now`."""
-    stamp = headers.get("x-slack-request-timestamp", "")
-    signature = headers.get("x-slack-signature", "")
+    body that is not UTF-8 is judged too), with a timestamp within `MAX_AGE` of `now`.
+    `headers` must ignore case, as aiohttp's do."""
+    stamp = headers.get("X-Slack-Request-Timestamp", "")
+    signature = headers.get("X-Slack-Signature", "")
     if not (stamp.isascii() and stamp.isdigit()) or abs(now - int(stamp)) > MAX_AGE:
         return False
     digest = hmac.new(secret, b"v0:" + stamp.encode() + b":" + raw, hashlib.sha256).hexdigest()
