@@ -29,6 +29,7 @@ from bot.chat.runtime import open_runtime
 from bot.cli.run import http_app
 from bot.slack.app import build_app
 from storage.repositories.api_keys import ApiKeyRepository
+from tests.api.conftest import api, offline_api  # noqa: F401  (fixtures: the seeded HTTP API)
 from tests.bot.conftest import BOT, SIGNING_SECRET, TEAM, SlackBot, lore_settings
 from tests.fakes import LoopbackServer, Recorder, copy_headers
 from tests.fakes.openai_server import FakeOpenAI
@@ -70,9 +71,13 @@ class HostileHost(LoopbackServer):
     """Another origin on loopback (its own port): serves whatever `pages` holds and records
     every request, headers included, so a test can prove what it never received."""
 
-    def __init__(self, pages: Mapping[str, tuple[bytes, str]] | None = None) -> None:
+    def __init__(
+        self, pages: Mapping[str, tuple[bytes, str]] | None = None, redirects: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__()
         self.pages: dict[str, tuple[bytes, str]] = dict(pages or {})
+        self.redirects: dict[str, str] = dict(redirects or {})
+        """Paths answered with a 302 to the given location."""
         self.hits: Recorder[Hit] = Recorder(lambda h: f"{h.method} {h.path}")
 
     def build_app(self) -> web.Application:
@@ -82,6 +87,8 @@ class HostileHost(LoopbackServer):
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         self.hits.append(Hit(request.method, request.path, copy_headers(request)))
+        if request.path in self.redirects:
+            raise web.HTTPFound(self.redirects[request.path])
         found = self.pages.get(request.path)
         if found is None:
             raise web.HTTPNotFound()
