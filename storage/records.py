@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import IndexFacts
-from storage.models import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
+from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
 
 
 class StorageError(Exception):
@@ -31,6 +31,7 @@ class UserRef:
     is_admin: bool
     home_team: str | None = None
     """Set for a Slack Connect partner: the organisation they belong to."""
+    is_guest: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class IndexRef:
     embedding_dimension: int
     content_version: int
     created_at: datetime
+    documents_only: bool = False
+    """Answers drawing on it use the documents alone (RAG_ONLY), whatever the conversation says."""
 
     @property
     def facts(self) -> IndexFacts:

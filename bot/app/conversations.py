@@ -23,18 +23,21 @@ class Actor:
 
 def place_of(services: Services, user: UserRef, channel: ChannelRef | None = None) -> Place:
     """Where `user` acts from (a channel, or a private place) and what they are there:
-    an admin, a connector admin, a Slack Connect partner (under `LORE_SLACK_CONNECT`)."""
+    an admin, a connector admin, or an outsider: a Slack Connect partner or a guest, who
+    (unless `LORE_SLACK_CONNECT=trusted`) reads only the channel's own index and changes
+    nothing."""
     settings = services.settings
     trusted = settings.lore_slack_connect == PartnerPolicy.TRUSTED
+    outsider = user.home_team is not None or user.is_guest
     return Place(
         user.tenant_id,
         user.id,
         channel_id=channel.id if channel else None,
         channel_is_private=channel.is_private if channel else False,
-        user_is_admin=user.is_admin and user.home_team is None,
-        partner=user.home_team is not None and not trusted,
+        user_is_admin=user.is_admin and not outsider,
+        partner=outsider and not trusted,
         external=channel is not None and channel.is_shared_externally and not trusted,
-        connector_admin=user.home_team is None and user.external_id in settings.connector_admins,
+        connector_admin=not outsider and user.external_id in settings.connector_admins,
     )
 
 

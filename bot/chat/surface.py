@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from bot.app.conversations import Actor
+from bot.chat.commands import Command, parse
 from knowledge.answer import Answer
 from knowledge.context import Message
 from knowledge.llm import Delta
+
+
+class Confirmation(enum.StrEnum):
+    """What a yes/no question asks to confirm (its value rides on the buttons)."""
+
+    DELETE_INDEX = "delete_index"
 
 
 @dataclass(frozen=True)
@@ -39,6 +48,11 @@ class Turn:
     thread_files: Sequence[IncomingFile] = field(default=())
     """Files of the thread's parent message, used when this message has none."""
 
+    @cached_property
+    def command(self) -> Command:
+        """What the message asks for (parsed once, whoever asks)."""
+        return parse(self.text)
+
 
 class Surface(Protocol):
     async def working(self) -> None:
@@ -53,7 +67,7 @@ class Surface(Protocol):
         """Render (streaming where possible) an answer; `answer_id` records it and gives the
         id its feedback buttons carry."""
 
-    async def confirm(self, text: str, action: str, value: str) -> None:
+    async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         """Ask a yes/no question whose yes calls the router's `confirmed(action, value)`."""
 
     async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:

@@ -3,7 +3,6 @@ any Slack-compatible server (`SLACK_API_URL`)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 from typing import Any
@@ -15,14 +14,17 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.conversations import enter_channel, enter_dm, place_of
+from bot.app.conversations import place_of
 from bot.app.settings import Settings
 from bot.chat import messages
 from bot.chat.runtime import Runtime
-from bot.chat.surface import Turn
+from bot.chat.surface import Confirmation, Turn
 from bot.slack.connect import ConnectFlow
+from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
+from bot.slack.people import People, Who
 from bot.slack.surface import SlackSurface
+from knowledge.errors import KnowledgeError
 from storage.records import NotFound
 
 log = logging.getLogger(__name__)
@@ -43,7 +45,9 @@ def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEven
         raise_error_for_unhandled_request=False,
         ignoring_self_events_enabled=True,
     )
-    events = SlackEvents(runtime, client, token)
+    people = People(runtime.services, client)
+    app.middleware(people_middleware(people))
+    events = SlackEvents(runtime, client, token, people)
     register_listeners(app, runtime, events)
     return app, events
 
@@ -56,29 +60,41 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
 
     @app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))
     async def feedback(
-        ack: Any, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
+        ack: Any,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        client: AsyncWebClient,
+        who: Who | None,
+        people: People,
     ) -> None:
         await ack()
+        if who is None:
+            return
         helpful = action["action_id"] == "feedback_helpful"
-        team = str(body.get("team", {}).get("id") or body.get("user", {}).get("team_id") or "")
-        user = await asyncio.to_thread(runtime.services.directory.ensure_user, team, body["user"]["id"])
-        place = place_of(runtime.services, user)
+        place = place_of(runtime.services, await people.user(who))
         try:
             answer_id = int(action["value"])
         except ValueError:
             return
         if not await runtime.services.actions.answers.feedback(place, answer_id, helpful):
             return
-        channel = body.get("channel", {}).get("id")
-        if channel:
+        if who.channel:
             await client.chat_postEphemeral(
-                channel=channel, user=body["user"]["id"], text=messages.feedback_thanks(helpful)
+                channel=who.channel, user=who.user, text=messages.feedback_thanks(helpful)
             )
 
-    @app.action(re.compile(r"^(confirm|cancel)_delete_index$"))
-    async def confirm(ack: Any, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient) -> None:
+    @app.action(re.compile(rf"^(confirm|cancel)_{Confirmation.DELETE_INDEX}$"))
+    async def confirm(
+        ack: Any,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        client: AsyncWebClient,
+        who: Who | None,
+        people: People,
+    ) -> None:
         await ack()
-        events.spawn(_confirmed(runtime, client, body, action))
+        if who is not None:
+            events.spawn(_confirmed(runtime, client, body, action, who, people))
 
     @app.error
     async def on_error(error: Exception, body: dict[str, Any]) -> None:
@@ -86,55 +102,33 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
 
 
 async def _confirmed(
-    runtime: Runtime, client: AsyncWebClient, body: dict[str, Any], action: dict[str, Any]
+    runtime: Runtime,
+    client: AsyncWebClient,
+    body: dict[str, Any],
+    action: dict[str, Any],
+    who: Who,
+    people: People,
 ) -> None:
     """A yes/no button was pressed; the reply goes to the question's thread."""
-    channel = str(body.get("channel", {}).get("id") or "")
     message = body.get("message", {})
     thread_ts = str(message.get("thread_ts") or message.get("ts") or "")
     surface = SlackSurface(
         client,
-        channel=channel,
+        channel=who.channel or "",
         thread_ts=thread_ts,
         message_ts=thread_ts,
-        team_id=str(body.get("team", {}).get("id") or ""),
-        user_id=body["user"]["id"],
+        team_id=who.tenant,
+        user_id=who.user,
     )
     try:
-        await _confirm(runtime, client, surface, body, action)
-    except NotFound:  # pressed again after the index was deleted
+        turn = Turn(actor=await people.actor(who), text="")
+        if action["action_id"].startswith("cancel_"):
+            index = await runtime.services.actions.indexes.get(turn.actor.place, int(action["value"]))
+            await surface.say(messages.delete_cancelled(index.name))
+            return
+        await runtime.router.confirmed(turn, surface, Confirmation.DELETE_INDEX, str(action["value"]))
+    except (NotFound, KnowledgeError):  # pressed again after the index was deleted
         await surface.say(messages.INDEX_GONE)
     except Exception:
-        log.exception("failed to handle %s in %s", action["action_id"], channel)
+        log.exception("failed to handle %s in %s", action["action_id"], who.channel)
         await surface.say(messages.internal_error())
-
-
-async def _confirm(
-    runtime: Runtime,
-    client: AsyncWebClient,
-    surface: SlackSurface,
-    body: dict[str, Any],
-    action: dict[str, Any],
-) -> None:
-    team = str(body.get("team", {}).get("id") or "")
-    channel = str(body.get("channel", {}).get("id") or "")
-    services = runtime.services
-    user = await asyncio.to_thread(services.directory.ensure_user, team, body["user"]["id"])
-    if channel.startswith("D"):
-        actor = await enter_dm(services, user)
-    else:
-        info = (await client.conversations_info(channel=channel)).get("channel") or {}
-        ref = await asyncio.to_thread(
-            services.directory.ensure_channel,
-            team,
-            channel,
-            str(info.get("name") or channel),
-            is_private=bool(info.get("is_private")),
-        )
-        actor = await enter_channel(services, user, ref)
-    turn = Turn(actor=actor, text="")
-    if action["action_id"].startswith("cancel_"):
-        index = await asyncio.to_thread(services.indexes.get, int(action["value"]))
-        await surface.say(messages.delete_cancelled(index.name))
-        return
-    await runtime.router.confirmed(turn, surface, "delete_index", str(action["value"]))

@@ -11,7 +11,6 @@ logs what the modal carries.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from typing import Any
@@ -25,8 +24,8 @@ from bot.chat import messages
 from bot.chat.connectors import CONNECT_FORM
 from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
+from bot.slack.people import People, Who
 from knowledge.sources.connectors import ConnectorError, Credentials
-from storage.access import Place
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -98,41 +97,49 @@ class ConnectFlow:
         app.action(CONNECT_FORM)(self.open)
         app.view(CONNECT_FORM)(self.submit)
 
-    async def open(self, ack: Any, body: Json, client: AsyncWebClient) -> None:
+    async def open(
+        self, ack: Any, body: Json, client: AsyncWebClient, who: Who | None, people: People
+    ) -> None:
         """The button was pressed: open the modal for an admin, explain to anyone else."""
         await ack()
-        user = body["user"]["id"]
-        channel = str((body.get("channel") or {}).get("id") or "")
-        if not await self._may_connect(client, _team(body), user):
+        if who is None:
+            return
+        channel = who.channel or ""
+        if not await self._may_connect(who, people):
             if channel:
-                await client.chat_postEphemeral(channel=channel, user=user, text=messages.CONNECT_NOT_ALLOWED)
+                await client.chat_postEphemeral(
+                    channel=channel, user=who.user, text=messages.CONNECT_NOT_ALLOWED
+                )
             return
         message = body.get("message") or {}
         metadata = {"channel": channel, "thread_ts": str(message.get("thread_ts") or message.get("ts") or "")}
         await client.views_open(trigger_id=body["trigger_id"], view=connect_modal(metadata))
 
-    async def submit(self, ack: Any, body: Json, view: Json, client: AsyncWebClient) -> None:
+    async def submit(
+        self, ack: Any, view: Json, client: AsyncWebClient, who: Who | None, people: People
+    ) -> None:
         fields = submitted(view)
         errors = field_errors(fields)
         if errors:
             await ack(response_action="errors", errors=errors)
             return
         await ack()
-        user, team = body["user"]["id"], _team(body)
+        if who is None:
+            return
         metadata = json.loads(view.get("private_metadata") or "{}")
-        self._events.spawn(self._connect(client, team, user, fields, metadata))
+        self._events.spawn(self._connect(client, who, people, fields, metadata))
 
     async def _connect(
-        self, client: AsyncWebClient, team: str, user: str, fields: dict[str, str], where: Json
+        self, client: AsyncWebClient, who: Who, people: People, fields: dict[str, str], where: Json
     ) -> None:
-        services = self._runtime.services
-        place = await self._place(client, team, user)
-        if place is None or not services.actions.connectors.allowed(place):
+        connectors = self._runtime.services.actions.connectors
+        place = place_of(self._runtime.services, await people.user(who))
+        if not connectors.allowed(place):
             text = messages.CONNECT_NOT_ALLOWED
         else:
             try:
                 credentials = Credentials(fields["token"], fields["email"] or None)
-                done = await services.actions.connectors.connect(place, fields["url"], credentials)
+                done = await connectors.connect(place, fields["url"], credentials)
                 text = messages.connected(
                     done.connection.name,
                     done.account,
@@ -144,7 +151,7 @@ class ConnectFlow:
             except Exception:
                 log.exception("connecting Confluence failed")
                 text = messages.connect_failed("something went wrong on my side")
-        await self._tell(client, user, where, text)
+        await self._tell(client, who.user, where, text)
 
     async def _tell(self, client: AsyncWebClient, user: str, where: Json, text: str) -> None:
         """In the thread the button was in; else in a DM with the user."""
@@ -154,28 +161,6 @@ class ConnectFlow:
         except SlackApiError as exc:
             log.warning("could not post the outcome of connecting Confluence: %s", exc.response.get("error"))
 
-    async def _may_connect(self, client: AsyncWebClient, team: str, user: str) -> bool:
-        place = await self._place(client, team, user)
-        return place is not None and self._runtime.services.actions.connectors.allowed(place)
-
-    async def _place(self, client: AsyncWebClient, team: str, user: str) -> Place | None:
-        """Where the person who pressed the button acts from (their admin rights looked up
-        afresh: an interaction may come long after the message); None if Slack can't say."""
-        try:
-            info = (await client.users_info(user=user)).get("user") or {}
-        except SlackApiError as exc:
-            log.warning("users.info %s failed: %s", user, exc.response.get("error"))
-            return None
-        services = self._runtime.services
-        person = await asyncio.to_thread(
-            services.directory.ensure_user,
-            team,
-            user,
-            str(info.get("real_name") or info.get("name") or ""),
-            is_admin=bool(info.get("is_admin") or info.get("is_owner")),
-        )
-        return place_of(services, person)
-
-
-def _team(body: Json) -> str:
-    return str((body.get("team") or {}).get("id") or body["user"].get("team_id") or "")
+    async def _may_connect(self, who: Who, people: People) -> bool:
+        place = place_of(self._runtime.services, await people.user(who))
+        return self._runtime.services.actions.connectors.allowed(place)

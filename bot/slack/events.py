@@ -10,18 +10,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.app.conversations import Actor, enter_channel, enter_dm
 from bot.chat import commands, messages
 from bot.chat.runtime import Runtime
 from bot.chat.surface import IncomingFile, Turn
 from bot.slack.files import FileHosts, SlackFiles
+from bot.slack.people import People, Who
 from bot.slack.surface import SlackSurface
 
 log = logging.getLogger(__name__)
@@ -40,7 +39,6 @@ IGNORED_SUBTYPES = {
 }
 MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 UNNAMED_CHANNEL = re.compile(r"<#([A-Z0-9]+)>")
-CACHE_SECONDS = 300.0
 HISTORY_LIMIT = 30
 THREAD_PAGE_SIZE = 200
 THREAD_PAGES = 5
@@ -49,8 +47,9 @@ THREAD_PAGES = 5
 class SlackEvents:
     """Turns Slack events into router turns; owns the background tasks and the caches."""
 
-    def __init__(self, runtime: Runtime, client: AsyncWebClient, token: str) -> None:
+    def __init__(self, runtime: Runtime, client: AsyncWebClient, token: str, people: People) -> None:
         self._runtime = runtime
+        self._people = people
         self._services = runtime.services
         self._client = client
         settings = runtime.services.settings
@@ -59,28 +58,27 @@ class SlackEvents:
         )
         self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
-        self._cache: dict[tuple[str, str], tuple[float, Mapping[str, Any]]] = {}
         self._gate = asyncio.Semaphore(runtime.services.settings.lore_answer_concurrency)
         """Bounds the messages worked on at once: on a small machine, fifty questions at a
         time would starve the event loop, and with it every acknowledgement."""
 
     # --- listener entry points (registered in bot.slack.app) ---
 
-    async def on_event(self, body: dict[str, Any], event: dict[str, Any], context: Any) -> None:
+    async def on_event(
+        self, body: dict[str, Any], event: dict[str, Any], context: Any, who: Who | None
+    ) -> None:
         """`app_mention` and `message`: ack now, work in the background."""
-        if self._ignored(event, context.get("bot_user_id")):
+        if who is None or self._ignored(event, context.get("bot_user_id")):
             return
         if event.get("type") == "message" and event.get("channel_type") != "im":
             return  # channel messages reach Lore as app_mention
-        self.spawn(self._handle(body, event, str(context.get("bot_user_id") or "")))
+        self.spawn(self._handle(body, event, who, str(context.get("bot_user_id") or "")))
 
-    async def on_member_joined(self, body: dict[str, Any], event: dict[str, Any], context: Any) -> None:
+    async def on_member_joined(self, event: dict[str, Any], context: Any, who: Who | None) -> None:
         """Lore was added to a channel: give the channel its index straight away."""
-        if event.get("user") != context.get("bot_user_id"):
+        if who is None or event.get("user") != context.get("bot_user_id"):
             return
-        self.spawn(
-            self._prepare_channel(str(body.get("team_id") or event.get("team")), str(event["channel"]))
-        )
+        self.spawn(self._prepare_channel(who))
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
@@ -104,7 +102,9 @@ class SlackEvents:
         user = event.get("user")
         return not user or user == bot_user_id
 
-    async def _handle(self, body: Mapping[str, Any], event: Mapping[str, Any], bot_user_id: str) -> None:
+    async def _handle(
+        self, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
+    ) -> None:
         channel, ts = str(event["channel"]), str(event["ts"])
         keys = [
             f"event:{body.get('event_id')}" if body.get("event_id") else "",
@@ -113,20 +113,19 @@ class SlackEvents:
         if not await asyncio.to_thread(self._events.first_sighting, keys):
             log.info("skipping a repeated delivery of %s", keys)
             return
-        team = str(body.get("team_id") or event.get("team") or "")
         surface = SlackSurface(
             self._client,
             channel=channel,
             thread_ts=str(event.get("thread_ts") or ts),
             message_ts=ts,
-            team_id=team,
-            user_id=str(event["user"]),
+            team_id=who.tenant,
+            user_id=who.user,
         )
         if _takes_a_while(event, bot_user_id):
             await surface.working()  # at once, even when other messages are ahead in line
         async with self._gate:
             try:
-                turn = await self._turn(team, event, bot_user_id)
+                turn = await self._turn(who, event, bot_user_id)
                 await self._dispatch(turn, event, surface)
             except Exception:
                 log.exception("failed to handle a Slack message in %s", channel)
@@ -134,7 +133,7 @@ class SlackEvents:
 
     async def _dispatch(self, turn: Turn, event: Mapping[str, Any], surface: SlackSurface) -> None:
         router = self._runtime.router
-        text_command = commands.parse(turn.text)
+        text_command = turn.command
         if turn.is_dm and turn.files and isinstance(text_command, (commands.Question, commands.AddFiles)):
             await surface.working()
             names = await router.add_files(turn, surface, turn.files)
@@ -144,10 +143,8 @@ class SlackEvents:
                 return
         await router.handle(turn, surface)
 
-    async def _turn(self, team: str, event: Mapping[str, Any], bot_user_id: str) -> Turn:
-        actor = await self._actor(
-            team, str(event["user"]), str(event["channel"]), event.get("channel_type") == "im"
-        )
+    async def _turn(self, who: Who, event: Mapping[str, Any], bot_user_id: str) -> Turn:
+        actor = await self._people.actor(who)
         files = self._files.incoming(event.get("files"))
         history: list[dict[str, str]] = []
         thread_files: list[IncomingFile] = []
@@ -162,62 +159,22 @@ class SlackEvents:
             text=" ".join((await self._spell_channels(text)).split()),
             files=files,
             history=history,
-            is_dm=event.get("channel_type") == "im",
+            is_dm=who.is_dm,
             thread_files=thread_files,
         )
-
-    async def _actor(self, team: str, user_id: str, channel_id: str, is_dm: bool) -> Actor:
-        info = await self._lookup("user", user_id)
-        name = str(info.get("real_name") or info.get("name") or user_id)
-        is_admin = bool(info.get("is_admin") or info.get("is_owner"))
-        user = await asyncio.to_thread(
-            self._services.directory.ensure_user, team, user_id, name, is_admin=is_admin
-        )
-        if is_dm:
-            return await enter_dm(self._services, user)
-        channel = await self._channel(team, channel_id)
-        return await enter_channel(self._services, user, channel)
 
     async def _spell_channels(self, text: str) -> str:
         """Channel links without a name (`<#C123>`) as `#name`, so commands can name them."""
         for channel_id in dict.fromkeys(UNNAMED_CHANNEL.findall(text)):
-            info = await self._lookup("channel", channel_id)
-            text = text.replace(f"<#{channel_id}>", f"#{info.get('name') or channel_id}")
+            text = text.replace(f"<#{channel_id}>", f"#{await self._people.channel_name(channel_id)}")
         return text
 
-    async def _channel(self, team: str, channel_id: str) -> Any:
-        info = await self._lookup("channel", channel_id)
-        private = bool(info.get("is_private") or info.get("is_group") or info.get("is_mpim"))
-        return await asyncio.to_thread(
-            self._services.directory.ensure_channel,
-            team,
-            channel_id,
-            str(info.get("name") or channel_id),
-            is_private=private,
-        )
-
-    async def _prepare_channel(self, team: str, channel_id: str) -> None:
+    async def _prepare_channel(self, who: Who) -> None:
         try:
-            channel = await self._channel(team, channel_id)
+            channel = await self._people.channel(who)
             await self._services.catalog.channel_index(channel)
         except Exception:
-            log.exception("could not prepare the index of channel %s", channel_id)
-
-    async def _lookup(self, kind: str, key: str) -> Mapping[str, Any]:
-        """users.info / conversations.info, cached for a few minutes; {} when Slack says no."""
-        cached = self._cache.get((kind, key))
-        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
-            return cached[1]
-        try:
-            if kind == "user":
-                found = (await self._client.users_info(user=key)).get("user") or {}
-            else:
-                found = (await self._client.conversations_info(channel=key)).get("channel") or {}
-        except SlackApiError as exc:
-            log.warning("%s.info %s failed: %s", kind, key, exc.response.get("error"))
-            found = {}
-        self._cache[(kind, key)] = (time.monotonic(), found)
-        return found
+            log.exception("could not prepare the index of channel %s", who.channel)
 
     async def _thread(
         self, channel: str, thread_ts: str, current_ts: str, bot_user_id: str

@@ -26,7 +26,9 @@ def _id(value: int | None) -> int:
 
 
 def user_ref(row: User) -> UserRef:
-    return UserRef(_id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin, row.home_team)
+    return UserRef(
+        _id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin, row.home_team, row.is_guest
+    )
 
 
 def channel_ref(row: Channel) -> ChannelRef:
@@ -62,6 +64,7 @@ def index_ref(row: KnowledgeIndex, channel_is_private: bool) -> IndexRef:
         embedding_dimension=row.embedding_dimension,
         content_version=row.content_version,
         created_at=aware(row.created_at),
+        documents_only=row.documents_only,
     )
 
 

@@ -38,6 +38,7 @@ class Directory:
         *,
         is_admin: bool | None = None,
         home_team: str | None = None,
+        is_guest: bool | None = None,
     ) -> UserRef:
         """The user, created on first sight; `name`, `is_admin` and `home_team` (a Slack
         Connect partner's organisation) refreshed when given."""
@@ -47,6 +48,8 @@ class Directory:
             updates["is_admin"] = is_admin
         if home_team is not None:
             updates["home_team"] = home_team or None
+        if is_guest is not None:
+            updates["is_guest"] = is_guest
         row = self._upsert(User, tenant_id, external_id, updates)
         return user_ref(row)
 

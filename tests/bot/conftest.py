@@ -339,6 +339,18 @@ def _is_listener(task: asyncio.Task[Any]) -> bool:
     return "run_ack_function_asynchronously" in getattr(task.get_coro(), "__qualname__", "")
 
 
+def markdown_file(bot: SlackBot, file_id: str, name: str, text: str) -> str:
+    """A Markdown file in the fake, to attach to a message; its id."""
+    bot.slack.add_file(file_id, name, text.encode(), "text/markdown", "markdown")
+    return file_id
+
+
+def only_reply(bot: SlackBot, channel: str, thread_ts: str) -> Reply:
+    replies = bot.replies(channel, thread_ts)
+    assert len(replies) == 1, [r.text for r in replies]
+    return replies[0]
+
+
 @asynccontextmanager
 async def running_bot(home: Path, *, llm: bool = False, **settings: Any) -> AsyncIterator[SlackBot]:
     """Lore's Slack app on loopback, with its own fakes, database and vectors under `home`."""

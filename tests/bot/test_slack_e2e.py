@@ -17,7 +17,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from storage.repositories.answers import AnswerRepository
-from tests.bot.conftest import BOT, TEAM, Reply, SlackBot
+from tests.bot.conftest import BOT, TEAM, Reply, SlackBot, markdown_file, only_reply
 from tests.fakes.openai_server import Reply as LLMReply
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -35,17 +35,6 @@ SIGN_IN = (
     '<!DOCTYPE html><html lang="en"><head><title>Slack</title></head><body>'
     "<h1>Sign in to your workspace</h1></body></html>"
 )
-
-
-def markdown_file(bot: SlackBot, file_id: str, name: str, text: str) -> str:
-    bot.slack.add_file(file_id, name, text.encode(), "text/markdown", "markdown")
-    return file_id
-
-
-def only_reply(bot: SlackBot, channel: str, thread_ts: str) -> Reply:
-    replies = bot.replies(channel, thread_ts)
-    assert len(replies) == 1, [r.text for r in replies]
-    return replies[0]
 
 
 # --- the HTTP door --------------------------------------------------------------------

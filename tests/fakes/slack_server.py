@@ -231,21 +231,44 @@ class FakeSlack(LoopbackServer):
 
     # -- what tests script ----------------------------------------------------------------
 
-    def add_channel(self, id: str, name: str, is_private: bool = False, is_im: bool = False) -> Json:
+    def add_channel(
+        self,
+        id: str,
+        name: str,
+        is_private: bool = False,
+        is_im: bool = False,
+        *,
+        is_mpim: bool = False,
+        is_ext_shared: bool = False,
+    ) -> Json:
+        """A conversation as conversations.info describes it (a group DM reports `is_mpim`
+        and, like Slack's, not `is_private`; a Slack Connect channel `is_ext_shared`)."""
         channel = {
-            "id": id, "name": name, "is_channel": not (is_private or is_im),
-            "is_group": is_private, "is_im": is_im, "is_private": is_private or is_im,
+            "id": id, "name": name, "is_channel": not (is_private or is_im or is_mpim),
+            "is_group": is_private, "is_im": is_im, "is_mpim": is_mpim, "is_private": is_private or is_im,
             "is_member": True, "is_archived": False, "context_team_id": self.team_id,
+            "is_ext_shared": is_ext_shared, "is_shared": is_ext_shared,
         }  # fmt: skip
         self._channels[id] = channel
         return channel
 
-    def add_user(self, id: str, name: str, is_admin: bool = False, is_bot: bool = False) -> Json:
+    def add_user(
+        self,
+        id: str,
+        name: str,
+        is_admin: bool = False,
+        is_bot: bool = False,
+        *,
+        team_id: str | None = None,
+        is_restricted: bool = False,
+    ) -> Json:
+        """A user; `team_id` another organisation's for a Slack Connect partner,
+        `is_restricted` for a guest."""
         profile = {"real_name": name, "display_name": name}
         user = {
-            "id": id, "team_id": self.team_id, "name": name, "real_name": name,
+            "id": id, "team_id": team_id or self.team_id, "name": name, "real_name": name,
             "deleted": False, "is_admin": is_admin, "is_owner": False, "is_bot": is_bot,
-            "tz": "UTC", "profile": profile,
+            "is_restricted": is_restricted, "is_ultra_restricted": False, "tz": "UTC", "profile": profile,
         }  # fmt: skip
         self._users[id] = user
         return user

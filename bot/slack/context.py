@@ -1,0 +1,66 @@
+"""The middleware that reads who and where once per request: `context["who"]` (a `Who`) and
+`context["people"]` (to turn it into an actor), which listeners receive by parameter name.
+
+The tenant is the workspace the app is installed in: Bolt's authorization (`auth.test` of the
+bot token, cached) names it, then `authorizations[0].team_id`; never the envelope's `team_id`
+or a partner's team, which in a Slack Connect channel belong to another organisation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from bot.slack.people import People, Who
+
+
+def read_who(body: Mapping[str, Any], context: AsyncBoltContext) -> Who | None:
+    """Who acts and where, or None for a request with no person behind it."""
+    event = body.get("event") or {}
+    user = context.actor_user_id or context.user_id
+    if not user:
+        return None
+    tenant = installation_team(body, context)
+    channel = context.channel_id or _str(event.get("channel"))
+    channel_type = event.get("channel_type") or (body.get("channel") or {}).get("name")
+    is_dm = channel_type == "im" or (channel or "").startswith("D")
+    user_team = (
+        context.actor_team_id or _str(event.get("user_team")) or _str((body.get("user") or {}).get("team_id"))
+    )
+    return Who(
+        tenant=tenant,
+        user=str(user),
+        channel=channel,
+        user_team=user_team,
+        is_dm=is_dm,
+        shared_externally=bool(
+            body.get("is_ext_shared_channel") or (body.get("channel") or {}).get("is_ext_shared")
+        ),
+    )
+
+
+def installation_team(body: Mapping[str, Any], context: AsyncBoltContext) -> str:
+    authorized = context.authorize_result
+    if authorized is not None and authorized.team_id:
+        return authorized.team_id
+    authorizations = body.get("authorizations") or []
+    if authorizations and authorizations[0].get("team_id"):
+        return str(authorizations[0]["team_id"])
+    return str(context.team_id or body.get("team_id") or "")
+
+
+def people_middleware(people: People) -> Callable[..., Awaitable[None]]:
+    async def attach_who(
+        body: dict[str, Any], context: AsyncBoltContext, next: Callable[[], Awaitable[None]]
+    ) -> None:
+        context["who"] = read_who(body, context)
+        context["people"] = people
+        await next()
+
+    return attach_who
+
+
+def _str(value: object) -> str | None:
+    return str(value) if value else None

@@ -1,0 +1,124 @@
+"""Who and where, as Slack says: the request's `Who` (read once per request by the middleware
+in `bot.slack.context`), and the people and channels behind it (users.info,
+conversations.info), turned into the `Actor` the use cases check.
+
+Privacy fails closed. A channel is private when Slack says it is private, a group, a group
+DM or a DM; a channel whose lookup fails is treated as private when first seen and keeps
+what is known otherwise (a failed or partial lookup never makes a private channel public).
+Only a successful lookup says a channel is public.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.app.conversations import Actor, enter_channel, enter_dm
+from bot.app.services import Services
+from storage.records import ChannelRef, UserRef
+
+log = logging.getLogger(__name__)
+CACHE_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Who:
+    """Who acts and where, read from a request once.
+
+    `tenant` is the workspace Lore is installed in (never a partner's team, so a Slack
+    Connect channel has one memory whoever speaks in it); `user_team` the actor's own team
+    when Slack says it."""
+
+    tenant: str
+    user: str
+    channel: str | None = None
+    user_team: str | None = None
+    is_dm: bool = False
+    shared_externally: bool = False
+    """The payload says the channel is shared with another organisation."""
+
+    @property
+    def partner(self) -> bool:
+        """Someone of another organisation; in a shared channel, someone whose team Slack does
+        not say counts as one (fail closed)."""
+        if self.user_team is not None:
+            return self.user_team != self.tenant
+        return self.shared_externally
+
+
+def is_private(info: Mapping[str, Any]) -> bool:
+    """The one rule for a conversation's privacy, from conversations.info."""
+    return bool(info.get("is_private") or info.get("is_group") or info.get("is_mpim") or info.get("is_im"))
+
+
+class People:
+    """Looks people and channels up in Slack (cached a few minutes; failures are not cached)
+    and keeps Lore's directory in step with what Slack says."""
+
+    def __init__(self, services: Services, client: AsyncWebClient) -> None:
+        self._services = services
+        self._client = client
+        self._cache: dict[tuple[str, str], tuple[float, Mapping[str, Any]]] = {}
+
+    async def actor(self, who: Who) -> Actor:
+        """The actor of a request, in its conversation (entered, with its index, on first use)."""
+        user = await self.user(who)
+        if who.is_dm or who.channel is None:
+            return await enter_dm(self._services, user)
+        return await enter_channel(self._services, user, await self.channel(who))
+
+    async def user(self, who: Who) -> UserRef:
+        info = await self.lookup("user", who.user)
+        guest = bool(info.get("is_restricted") or info.get("is_ultra_restricted"))
+        team = who.user_team if who.partner else ""
+        if who.partner and team is None:
+            team = str(info.get("team_id") or "unknown")
+        return await asyncio.to_thread(
+            self._services.directory.ensure_user,
+            who.tenant,
+            who.user,
+            str(info.get("real_name") or info.get("name") or ""),
+            is_admin=bool(info.get("is_admin") or info.get("is_owner")) if info else None,
+            home_team=team,
+            is_guest=guest if info else None,
+        )
+
+    async def channel(self, who: Who) -> ChannelRef:
+        assert who.channel is not None
+        info = await self.lookup("channel", who.channel)
+        shared = bool(info.get("is_ext_shared") or info.get("is_pending_ext_shared")) if info else None
+        return await asyncio.to_thread(
+            self._services.directory.ensure_channel,
+            who.tenant,
+            who.channel,
+            str(info.get("name") or ""),
+            is_private=is_private(info) if info else None,
+            is_shared_externally=True if who.shared_externally else shared,
+        )
+
+    async def channel_name(self, channel_id: str) -> str:
+        return str((await self.lookup("channel", channel_id)).get("name") or channel_id)
+
+    async def lookup(self, kind: str, key: str) -> Mapping[str, Any]:
+        """users.info / conversations.info, cached for a few minutes; {} when Slack says no
+        (not cached: the next message asks again)."""
+        cached = self._cache.get((kind, key))
+        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return cached[1]
+        try:
+            if kind == "user":
+                found = (await self._client.users_info(user=key)).get("user") or {}
+            else:
+                found = (await self._client.conversations_info(channel=key)).get("channel") or {}
+        except SlackApiError as exc:
+            log.warning("%s.info %s failed: %s", kind, key, exc.response.get("error"))
+            return {}
+        self._cache[(kind, key)] = (time.monotonic(), found)
+        return found
