@@ -23,7 +23,7 @@ def help_text() -> str:
     for section in Section:
         declared = [d for d in DECLARATIONS if d.section == section]
         if declared:
-            examples = "; ".join(" or ".join(f"“{e}”" for e in d.examples) for d in declared)
+            examples = "; ".join(" or ".join(f"“{x}”" for x in d.examples) for d in declared)
             lines.append(f"• *{section.value}*: {examples}.")
     return "\n".join(lines)
 
@@ -111,10 +111,10 @@ def made_default(index: str, what: str) -> str:
 def documents_only(index: str, what: str, on: bool) -> str:
     if on:
         return (
-            f"Answers that draw on the *{index}* index ({what}) now come from its documents alone, "
+            f"Answers that draw on the *{e(index)}* index ({e(what)}) now come from its documents alone, "
             "wherever it is enabled: when they don't say, I'll say I don't know."
         )
-    return f"Answers that draw on the *{index}* index ({what}) may use general knowledge again, labelled as such."
+    return f"Answers that draw on the *{e(index)}* index ({e(what)}) may use general knowledge again, labelled as such."
 
 
 def settings_locked(locked: bool) -> str:
