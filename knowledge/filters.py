@@ -22,6 +22,8 @@ from knowledge.metadata import PRIMARY_FIELDS, SECONDARY_FIELDS, normalise_label
 from storage.records import DocumentRef
 
 Filter = Mapping[str, Any]
+MAX_DEPTH = 16
+"""`$and` / `$or` inside one another, at most (deeper is a `FilterError`, not a RecursionError)."""
 
 
 class FilterError(ValueError):
@@ -41,14 +43,17 @@ def document_fields(document: DocumentRef) -> dict[str, Any]:
     }
 
 
-def matches(fields: Mapping[str, Any], condition: Filter) -> bool:
-    """True when the document's fields satisfy the filter."""
+def matches(fields: Mapping[str, Any], condition: Filter, depth: int = 0) -> bool:
+    """True when the document's fields satisfy the filter (`FilterError` if it is malformed
+    or nests `$and`/`$or` more than `MAX_DEPTH` deep)."""
+    if depth >= MAX_DEPTH:
+        raise FilterError(f"$and and $or nest at most {MAX_DEPTH} levels deep")
     for key, expected in condition.items():
         if key == "$and":
-            if not all(matches(fields, part) for part in _parts(key, expected)):
+            if not all(matches(fields, part, depth + 1) for part in _parts(key, expected)):
                 return False
         elif key == "$or":
-            if not any(matches(fields, part) for part in _parts(key, expected)):
+            if not any(matches(fields, part, depth + 1) for part in _parts(key, expected)):
                 return False
         elif not _field_matches(fields.get(key), expected, key):
             return False

@@ -29,6 +29,7 @@ from bot.api.routes import MAX_ID, Reply, Route
 from bot.api.sources import SCHEDULE_HELP, Attached, ScheduleText, source_out
 from bot.api.state import state
 from bot.chat import messages
+from bot.chat.render import plain
 from knowledge.sources.connectors import ConnectorUnavailable, Credentials, FolderSpec, NotConnected
 from knowledge.sources.jobs import Schedule
 from storage.access import Action, allowed
@@ -206,7 +207,7 @@ async def create_connector(request: web.Request) -> web.Response:
             name=body.name,
         )
     except ConnectorUnavailable as exc:  # the address the caller gave leads nowhere
-        raise BadRequest(f"{messages.failed_file(str(exc))} Check the url.") from None
+        raise BadRequest(f"{plain(messages.failed_file(str(exc)))} Check the url.") from None
     out = await _out(request, connected.connection)
     return web.json_response(
         Connected(**out.model_dump(), account=connected.account).model_dump(mode="json"), status=201

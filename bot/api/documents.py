@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -22,7 +21,7 @@ from multidict import MultiDictProxy
 from pydantic import BaseModel, Field
 
 from bot.api.auth import caller
-from bot.api.bodies import json_body, query_params
+from bot.api.bodies import json_body, loads, query_params
 from bot.api.errors import BadRequest, NotFound
 from bot.api.indexes import find_index
 from bot.api.routes import Reply, Route, find_row
@@ -302,10 +301,7 @@ def _cursor(cursor: str | None) -> int | None:
 def _json_object(text: str | None, *, field: str = "metadata") -> dict[str, Any]:
     if text is None or not text.strip():
         return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"{field} must be a JSON object: {exc}.") from None
+    value = loads(text, what=field)
     if not isinstance(value, dict):
         raise BadRequest(f"{field} must be a JSON object.")
     return value

@@ -1,9 +1,12 @@
 """Operations routes: `/healthz` (the process answers), `/readyz` (database, vector store and
-embedder work) and `/metrics` (Prometheus text). None needs an API key."""
+embedder work) and `/metrics` (Prometheus text). None needs an API key, so `/readyz` says
+only which component fails (`ok`, `failed`, `timed out`): what failed and where data lives
+go to the log, masked, never to an unauthenticated caller."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable
 from typing import Protocol, runtime_checkable
@@ -13,7 +16,9 @@ from pydantic import BaseModel
 
 from bot.api.routes import Reply, Route
 from bot.api.state import ApiState, state
+from bot.app.masking import mask_text
 
+log = logging.getLogger(__name__)
 TAG = "operations"
 CHECK_TIMEOUT = 10.0
 EMBEDDER_OK_FOR = 60.0
@@ -63,10 +68,11 @@ async def healthz(_request: web.Request) -> web.Response:
 
 async def readyz(request: web.Request) -> web.Response:
     api = state(request)
+    secrets = api.services.settings.secret_values()
     checks = {
-        "database": await _check(asyncio.to_thread(api.services.db.ping)),
-        "vector_store": await _check(_vectors(api)),
-        "embedder": await _check(request.app[EMBEDDER_CHECK].run(api)),
+        "database": await _check("database", asyncio.to_thread(api.services.db.ping), secrets),
+        "vector_store": await _check("vector store", _vectors(api), secrets),
+        "embedder": await _check("embedder", request.app[EMBEDDER_CHECK].run(api), secrets),
     }
     ready = all(c.ok for c in checks.values())
     body = Readiness(ready=ready, checks=checks)
@@ -89,15 +95,21 @@ async def _vectors(api: ApiState) -> str:
     return store.describe()
 
 
-async def _check(work: Awaitable[str]) -> Check:
+async def _check(component: str, work: Awaitable[str], secrets: list[str]) -> Check:
+    """Whether `work` succeeds; how it went is logged (masked), not returned."""
     try:
         async with asyncio.timeout(CHECK_TIMEOUT):
             detail = await work
     except TimeoutError:
-        return Check(ok=False, detail=f"no answer within {CHECK_TIMEOUT:.0f} s")
+        log.warning("readiness: the %s gave no answer within %.0f s", component, CHECK_TIMEOUT)
+        return Check(ok=False, detail="timed out")
     except Exception as exc:  # a readiness probe reports any failure, it does not raise
-        return Check(ok=False, detail=f"{type(exc).__name__}: {exc}")
-    return Check(ok=True, detail=detail)
+        log.warning(
+            "readiness: the %s failed: %s", component, mask_text(f"{type(exc).__name__}: {exc}", secrets)
+        )
+        return Check(ok=False, detail="failed")
+    log.debug("readiness: the %s works: %s", component, mask_text(detail, secrets))
+    return Check(ok=True, detail="ok")
 
 
 ROUTES = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
+from bot.app.masking import mask_text, mask_url, url_secrets
 from knowledge.settings import KnowledgeSettings
 from storage.access import PartnerPolicy
 
@@ -103,7 +104,8 @@ class Settings(KnowledgeSettings):
         return frozenset(item.strip() for item in self.lore_connector_admins.split(",") if item.strip())
 
     def masked(self) -> dict[str, str]:
-        """Every setting as text, secrets reduced to their first characters."""
+        """Every setting as text, secrets reduced to their first characters, URLs without
+        their passwords or secret query values (DATABASE_URL, OPENAI_BASE_URL …)."""
         shown: dict[str, str] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)
@@ -114,8 +116,14 @@ class Settings(KnowledgeSettings):
             elif name in SECRET_FIELDS:
                 shown[name.upper()] = mask_secret(value.get_secret_value())
             else:
-                shown[name.upper()] = str(value)
+                shown[name.upper()] = mask_url(str(value)) if "://" in str(value) else str(value)
         return shown
+
+    def secret_values(self) -> list[str]:
+        """Every secret this configuration holds, to be masked wherever text is printed:
+        the secret settings and the credentials inside DATABASE_URL and OPENAI_BASE_URL."""
+        found = [getattr(self, name).get_secret_value() for name in SECRET_FIELDS if getattr(self, name)]
+        return [*found, *url_secrets(self.database_url), *url_secrets(self.openai_base_url)]
 
 
 def mask_secret(secret: str) -> str:
@@ -133,11 +141,12 @@ def load_settings(env_file: str | None = ".env") -> Settings:
 
 
 def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem: `LORE_MAX_FILE_MB: Input should be a valid integer (got 'x')`."""
+    """One line per problem: `LORE_MAX_FILE_MB: Input should be a valid integer (got 'x')`;
+    secrets are never shown, and credentials in a URL are masked."""
     lines = []
     for error in exc.errors():
         variable = ".".join(str(part) for part in error["loc"]).upper() or "settings"
         value = error.get("input")
-        shown = "" if variable.lower() in SECRET_FIELDS else f" (got {value!r})"
+        shown = "" if variable.lower() in SECRET_FIELDS else f" (got {mask_text(repr(value))})"
         lines.append(f"{variable}: {error['msg']}{shown}")
     return "; ".join(lines)

@@ -1,10 +1,18 @@
-"""Every sentence Lore says in chat, in one place, so wording is easy to review and test."""
+"""Every sentence Lore says in chat, in one place, so wording is easy to review and test.
+
+Sentences are Slack mrkdwn. Every name, reference, link or reason in them that a user, a
+document or a site supplied is escaped here (`e`), so none can mention, link or format;
+the shell and the CLI show them through `bot.chat.render.plain`, which undoes it. The
+reasons that `too_big`, `login_page` and `download_failed` build are plain text: they
+travel in errors and are escaped once, by `failed_file`, when shown.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from bot.chat.commands import DECLARATIONS, Section
+from bot.chat.mrkdwn import escape as e
 from knowledge.sources.jobs.counters import Count, JobCounters
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
@@ -16,7 +24,7 @@ def help_text() -> str:
     for section in Section:
         declared = [d for d in DECLARATIONS if d.section == section]
         if declared:
-            examples = "; ".join(" or ".join(f"“{e}”" for e in d.examples) for d in declared)
+            examples = "; ".join(" or ".join(f"“{x}”" for x in d.examples) for d in declared)
             lines.append(f"• *{section.value}*: {examples}.")
     return "\n".join(lines)
 
@@ -47,22 +55,26 @@ ANSWER_FAILED_NOTE = "I couldn't answer this one; I've told the asker why."
 
 
 def added(name: str, index: str, chunks: int) -> str:
-    return f"Added *{name}* to the *{index}* index ({plural(chunks, 'passage')}). Ask me about it any time."
+    return f"Added *{e(name)}* to the *{e(index)}* index ({plural(chunks, 'passage')}). Ask me about it any time."
 
 
 def updated(name: str, index: str, chunks: int) -> str:
-    return f"Updated *{name}* in the *{index}* index with its new content ({plural(chunks, 'passage')})."
+    return (
+        f"Updated *{e(name)}* in the *{e(index)}* index with its new content ({plural(chunks, 'passage')})."
+    )
 
 
 def already(name: str, index: str) -> str:
-    return f"*{name}* is already in memory (the *{index}* index); nothing to do."
+    return f"*{e(name)}* is already in memory (the *{e(index)}* index); nothing to do."
 
 
 def dm_files_added(names: Sequence[str]) -> str:
-    return f"I added {_and(names)} to your personal index. Ask me about {'it' if len(names) == 1 else 'them'} here any time."
+    return f"I added {_and([e(n) for n in names])} to your personal index. Ask me about {'it' if len(names) == 1 else 'them'} here any time."
 
 
 def failed_file(reason: str) -> str:
+    """A plain-text reason (an error's) as a sentence, escaped."""
+    reason = e(reason)
     return reason[0].upper() + reason[1:] + ("" if reason.endswith((".", "?", "!")) else ".")
 
 
@@ -81,33 +93,41 @@ def download_failed(name: str, detail: str) -> str:
     return f"I couldn't download {name}: {detail}."
 
 
+def foreign_file_refused(name: str, host: str, reason: str) -> str:
+    """A shared file whose link is not on Slack: Slack's credentials never go there."""
+    return (
+        f"I couldn't download {name}: it is stored at {host}, not on Slack, and I fetch such links "
+        f"only as public web pages, never with Slack credentials: {reason}."
+    )
+
+
 def enabled(index: str, what: str) -> str:
-    return f"Enabled the *{index}* index ({what}) here. I'll search it for every question."
+    return f"Enabled the *{e(index)}* index ({e(what)}) here. I'll search it for every question."
 
 
 def already_enabled(index: str, what: str) -> str:
-    return f"The *{index}* index ({what}) is already enabled here."
+    return f"The *{e(index)}* index ({e(what)}) is already enabled here."
 
 
 def disabled(index: str, what: str) -> str:
-    return f"Disabled the *{index}* index ({what}) here."
+    return f"Disabled the *{e(index)}* index ({e(what)}) here."
 
 
 def not_enabled(index: str, what: str) -> str:
-    return f"The *{index}* index ({what}) wasn't enabled here."
+    return f"The *{e(index)}* index ({e(what)}) wasn't enabled here."
 
 
 def made_default(index: str, what: str) -> str:
-    return f"New documents here now go into the *{index}* index ({what})."
+    return f"New documents here now go into the *{e(index)}* index ({e(what)})."
 
 
 def documents_only(index: str, what: str, on: bool) -> str:
     if on:
         return (
-            f"Answers that draw on the *{index}* index ({what}) now come from its documents alone, "
+            f"Answers that draw on the *{e(index)}* index ({e(what)}) now come from its documents alone, "
             "wherever it is enabled: when they don't say, I'll say I don't know."
         )
-    return f"Answers that draw on the *{index}* index ({what}) may use general knowledge again, labelled as such."
+    return f"Answers that draw on the *{e(index)}* index ({e(what)}) may use general knowledge again, labelled as such."
 
 
 def settings_locked(locked: bool) -> str:
@@ -117,29 +137,27 @@ def settings_locked(locked: bool) -> str:
 
 
 def created(index: str) -> str:
-    return (
-        f"Created the shared *{index}* index and enabled it here. Anyone in the workspace can enable it too."
-    )
+    return f"Created the shared *{e(index)}* index and enabled it here. Anyone in the workspace can enable it too."
 
 
 def confirm_delete(index: str, documents: int) -> str:
-    return f"Delete the *{index}* index and its {plural(documents, 'document')}? This cannot be undone."
+    return f"Delete the *{e(index)}* index and its {plural(documents, 'document')}? This cannot be undone."
 
 
 def deleted(index: str) -> str:
-    return f"Deleted the *{index}* index."
+    return f"Deleted the *{e(index)}* index."
 
 
 def delete_cancelled(index: str) -> str:
-    return f"Kept the *{index}* index."
+    return f"Kept the *{e(index)}* index."
 
 
 def forgot(names: Sequence[str], index: str) -> str:
-    return f"Forgot {_and([f'*{n}*' for n in names])} (from the *{index}* index)."
+    return f"Forgot {_and([f'*{e(n)}*' for n in names])} (from the *{e(index)}* index)."
 
 
 def nothing_to_forget(reference: str, index: str) -> str:
-    return f"I couldn't find a document matching “{reference}” in the *{index}* index. Say “what's in your memory” to see its documents."
+    return f"I couldn't find a document matching “{e(reference)}” in the *{e(index)}* index. Say “what's in your memory” to see its documents."
 
 
 def no_index_here() -> str:
@@ -147,15 +165,15 @@ def no_index_here() -> str:
 
 
 def mode_set(mode: str) -> str:
-    return f"Answers here now use *{mode}* mode."
+    return f"Answers here now use *{e(mode)}* mode."
 
 
 def strategy_set(strategy: str) -> str:
-    return f"Retrieval strategy here is now *{strategy}*."
+    return f"Retrieval strategy here is now *{e(strategy)}*."
 
 
 def unknown_mode(mode: str) -> str:
-    return f"I don't know the {mode} mode. Try rag only, llm only, hybrid, smart fallback, rag priority or llm priority."
+    return f"I don't know the {e(mode)} mode. Try rag only, llm only, hybrid, smart fallback, rag priority or llm priority."
 
 
 def no_jobs() -> str:
@@ -163,20 +181,21 @@ def no_jobs() -> str:
 
 
 def indexing(site: str, done: int, found: int) -> str:
-    return f"Indexing {site}… {done}/{found} pages" if found else f"Indexing {site}…"
+    return f"Indexing {e(site)}… {done}/{found} pages" if found else f"Indexing {e(site)}…"
 
 
 def job_queued(site: str, index: str) -> str:
-    return f"Crawling *{site}* into the *{index}* index. I'll show progress here."
+    return f"Crawling *{e(site)}* into the *{e(index)}* index. I'll show progress here."
 
 
 def job_already_running(site: str) -> str:
-    return f"I'm already indexing *{site}*; progress is shown where it started. Say “status” to see it."
+    return f"I'm already indexing *{e(site)}*; progress is shown where it started. Say “status” to see it."
 
 
 def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None) -> str:
     c = JobCounters(counters)
     pages = c.pages_indexed
+    site, error = e(site), e(error) if error else None
     lines = []
     if state == "succeeded":
         lines.append(
@@ -191,7 +210,7 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
             f"Indexing *{site}* failed after {plural(pages, 'page')}: {error or 'an unexpected error'}."
         )
     if c.skipped:
-        lines.append("Skipped: " + "; ".join(f"{n} ({reason})" for reason, n in c.skipped.items()) + ".")
+        lines.append("Skipped: " + "; ".join(f"{n} ({e(reason)})" for reason, n in c.skipped.items()) + ".")
     if c[Count.PAGES_FAILED]:
         lines.append(
             f"{plural(c[Count.PAGES_FAILED], 'page')} could not be fetched; say “status” for details."
@@ -209,26 +228,33 @@ def job_summary(site: str, state: str, counters: Mapping[str, int], seconds: flo
 
 def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> str:
     c = JobCounters(counters)
-    return f"• *{site}*: {state}, {plural(c.pages_indexed, 'page')} of {c[Count.PAGES_FOUND]} found — {when}"
+    return (
+        f"• *{e(site)}*: {state}, {plural(c.pages_indexed, 'page')} of {c[Count.PAGES_FOUND]} found — {when}"
+    )
+
+
+def source_line(site: str, schedule: str, refreshed: str) -> str:
+    return f"• *{e(site)}* refreshes {e(schedule)} ({refreshed})"
 
 
 def no_site(reference: str) -> str:
-    return f"I'm not indexing a site called “{reference}” here. Say “status” to see the sites I know."
+    return f"I'm not indexing a site called “{e(reference)}” here. Say “status” to see the sites I know."
 
 
 def site_forgotten(site: str, documents: int) -> str:
-    return f"Forgot *{site}*: removed its {plural(documents, 'page')} and stopped refreshing it."
+    return f"Forgot *{e(site)}*: removed its {plural(documents, 'page')} and stopped refreshing it."
 
 
 def stop_requested(site: str) -> str:
-    return f"Stopping the indexing of *{site}*…"
+    return f"Stopping the indexing of *{e(site)}*…"
 
 
 def nothing_running(site: str) -> str:
-    return f"Nothing is being indexed for *{site}* right now."
+    return f"Nothing is being indexed for *{e(site)}* right now."
 
 
 def schedule_set(site: str, schedule: str) -> str:
+    site, schedule = e(site), e(schedule)
     if schedule == "never":
         return f"I won't refresh *{site}* on my own any more; say “refresh {site}” when you want to."
     return f"I'll refresh *{site}* {schedule}."
@@ -261,13 +287,17 @@ NEEDS_KEY_SETUP = (
 
 
 def unknown_connector(kind: str) -> str:
-    return f"I can't connect {kind} yet; I know Confluence (“connect confluence”)."
+    return f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”)."
 
 
 def connected(site: str, account: str, hint: str, spaces: Sequence[str]) -> str:
-    listed = ", ".join(spaces[:20]) + (" …" if len(spaces) > 20 else "") if spaces else "none visible yet"
+    listed = (
+        ", ".join(e(s) for s in spaces[:20]) + (" …" if len(spaces) > 20 else "")
+        if spaces
+        else "none visible yet"
+    )
     return (
-        f"Connected Confluence at *{site}* as {account} ({hint}). Spaces this account can read: {listed}. "
+        f"Connected Confluence at *{e(site)}* as {e(account)} ({e(hint)}). Spaces this account can read: {listed}. "
         "Say “add the <KEY> space to the confluence index” to index one."
     )
 
@@ -278,18 +308,18 @@ def connect_failed(reason: str) -> str:
 
 def spaces(site: str, found: Sequence[tuple[str, str]]) -> str:
     if not found:
-        return f"The account connected to *{site}* can't read any space."
-    lines = "\n".join(f"• *{key}* — {name}" for key, name in found)
-    return f"Spaces in *{site}*:\n{lines}\nSay “add the <KEY> space to the confluence index” to index one."
+        return f"The account connected to *{e(site)}* can't read any space."
+    lines = "\n".join(f"• *{e(key)}* — {e(name)}" for key, name in found)
+    return f"Spaces in *{e(site)}*:\n{lines}\nSay “add the <KEY> space to the confluence index” to index one."
 
 
 def space_queued(folder: str, index: str, created: bool) -> str:
-    made = f"I created the shared *{index}* index and enabled it here. " if created else ""
-    return f"{made}Syncing the Confluence space *{folder}* into the *{index}* index. I'll show progress here."
+    made = f"I created the shared *{e(index)}* index and enabled it here. " if created else ""
+    return f"{made}Syncing the Confluence space *{e(folder)}* into the *{e(index)}* index. I'll show progress here."
 
 
 def fetching(url: str) -> str:
-    return f"Reading {url}…"
+    return f"Reading {e(url)}…"
 
 
 def feedback_thanks(helpful: bool, indexes: Sequence[str], personal: bool) -> str:

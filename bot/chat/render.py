@@ -1,5 +1,5 @@
-"""Plain-text rendering of answers, index listings, documents and feedback (CLI and shell),
-and their Slack mrkdwn forms (`*_md`)."""
+"""Rendering of answers, index listings, documents and feedback: plain text for the CLI and
+the shell, Slack mrkdwn (`*_md`) with every name and link escaped (`bot.chat.mrkdwn`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import plural
+from bot.chat.mrkdwn import escape, link, unescape
 from knowledge.answer import Answer
 from knowledge.catalog import IndexListing
 from storage.records import DocumentRef, IndexRef, ReviewItem
@@ -19,8 +20,9 @@ _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
 
 
 def plain(mrkdwn: str) -> str:
-    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `*bold*` and `_it_` unmarked."""
-    return _EMPHASIS.sub(r"\2", _LINK.sub(r"\2 <\1>", mrkdwn))
+    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `*bold*` and `_it_`
+    unmarked, `&lt;` `&gt;` `&amp;` shown as the characters they stand for."""
+    return unescape(_EMPHASIS.sub(r"\2", _LINK.sub(r"\2 <\1>", mrkdwn)))
 
 
 def age(when: datetime, now: datetime | None = None) -> str:
@@ -86,7 +88,7 @@ def render_listing_md(rows: Sequence[IndexListing]) -> str:
     for row in rows:
         mark = "⭐" if row.default else ("✅" if row.enabled else "▫️")
         lines.append(
-            f"{mark} *{row.index.name}* ({row.index.scope}) — "
+            f"{mark} *{escape(row.index.name)}* ({row.index.scope}) — "
             f"{plural(row.stats.documents, 'document')}, {plural(row.stats.chunks, 'passage')}"
         )
     return "\n".join(lines)
@@ -94,12 +96,14 @@ def render_listing_md(rows: Sequence[IndexListing]) -> str:
 
 def render_documents_md(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
     if not documents:
-        return f"The *{index.name}* index is empty. Attach a file and say “add this doc to your memory”."
-    lines = [f"Documents in the *{index.name}* index:"]
+        return (
+            f"The *{escape(index.name)}* index is empty. Attach a file and say “add this doc to your memory”."
+        )
+    lines = [f"Documents in the *{escape(index.name)}* index:"]
     for d in documents:
-        name = f"<{d.url}|{d.name}>" if d.url else d.name
-        by = f" by {d.author}" if d.author else ""
-        lines.append(f"• {name}{by} — {d.mime_type}, added {age(d.time_added)}")
+        name = link(d.url, d.name) if d.url else escape(d.name)
+        by = f" by {escape(d.author)}" if d.author else ""
+        lines.append(f"• {name}{by} — {escape(d.mime_type)}, added {age(d.time_added)}")
     return "\n".join(lines)
 
 

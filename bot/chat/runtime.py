@@ -19,7 +19,8 @@ class Runtime:
     services: Services
     router: Router
     fetcher: Fetcher
-    """Fetches web pages safely (for surfaces that add them outside chat, e.g. App Home)."""
+    """The SSRF-safe fetcher (pages added from chat or App Home, and shared files that are
+    not on Slack's hosts)."""
 
 
 @asynccontextmanager

@@ -79,7 +79,7 @@ class SiteCommands:
                 if source.last_refresh_at
                 else "not yet refreshed"
             )
-            lines.append(f"• *{source_label(source)}* refreshes {source.schedule} ({refreshed})")
+            lines.append(messages.source_line(source_label(source), str(source.schedule), refreshed))
         await surface.tell("Indexing here:\n" + "\n".join(dict.fromkeys(lines)))
 
     async def stop(self, reference: str, turn: Turn, surface: Surface) -> None:

@@ -1,4 +1,8 @@
-"""`lore doctor`: the effective configuration (secrets masked) and a check of each component."""
+"""`lore doctor`: the effective configuration (secrets masked) and a check of each component.
+
+Nothing it prints holds a secret: settings are shown masked (`Settings.masked`) and every
+detail or failure reason goes through `mask_text` with the configuration's secret values,
+since a driver's error may quote the URL it was given."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from bot.app.masking import mask_text, mask_url
 from bot.app.services import build_llm_client, build_vector_store
 from bot.app.settings import Settings
 from knowledge.embedding import build_embedder
@@ -34,11 +39,12 @@ async def run_checks(settings: Settings) -> list[Check]:
         ("Slack", _slack),
     ]
     results = []
+    secrets = settings.secret_values()
     for name, check in checks:
         try:
-            results.append(Check(name, True, await check(settings)))
+            results.append(Check(name, True, mask_text(await check(settings), secrets)))
         except Exception as exc:
-            results.append(Check(name, False, _reason(exc)))
+            results.append(Check(name, False, mask_text(_reason(exc), secrets)))
     return results
 
 
@@ -89,7 +95,7 @@ async def _llm(settings: Settings) -> str:
             if settings.llm_model in names or not names
             else f" (LLM_MODEL {settings.llm_model} not listed)"
         )
-        return f"{llm.base_url} answers, {len(names)} models{note}"
+        return f"{mask_url(str(llm.base_url))} answers, {len(names)} models{note}"
     finally:
         await llm.close()
 

@@ -33,10 +33,12 @@ SLACK = "slack"
 
 
 def http_app(
-    app: AsyncApp, services: Services | None = None, *, api: ApiState | None = None
+    app: AsyncApp, signing_secret: str, services: Services | None = None, *, api: ApiState | None = None
 ) -> web.Application:
-    """An aiohttp application serving Slack's events and interactivity at /slack/events,
-    and, given the services (or the API's state), the HTTP API beside them."""
+    """An aiohttp application serving Slack's events and interactivity at /slack/events
+    (checked with `signing_secret`), and, given the services (or the API's state), the HTTP
+    API beside them. Slack's route reads at most `SLACK_BODY_LIMIT` whatever
+    `client_max_size` allows."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -44,7 +46,7 @@ def http_app(
     if api is None and services is not None:
         api = api_state(services)
     web_app = web.Application(client_max_size=api.limits.upload_bytes if api else SLACK_BODY_LIMIT)
-    install_slack(web_app, app)
+    install_slack(web_app, app, signing_secret)
     if api is None:
         web_app.router.add_get("/healthz", health)
     else:
@@ -86,7 +88,8 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
                     raise SystemExit(
                         "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
                     )
-                async with serving(http_app(app, api=api), host, port or HTTP_PORT):
+                secret = settings.slack_signing_secret.get_secret_value()
+                async with serving(http_app(app, secret, api=api), host, port or HTTP_PORT):
                     log.info("Lore listens for Slack at /slack/events, and serves its HTTP API there")
                     await stop.wait()
         finally:

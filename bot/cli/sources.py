@@ -223,5 +223,5 @@ def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
     try:
         return asyncio.run(main())
     except (ConnectorError, KnowledgeError) as exc:
-        typer.secho(f"lore: {messages.failed_file(str(exc))}", fg="red", err=True)
+        typer.secho(f"lore: {plain(messages.failed_file(str(exc)))}", fg="red", err=True)
         raise typer.Exit(1) from None

@@ -9,6 +9,10 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.settings import Settings
@@ -33,7 +37,9 @@ def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEven
     """The Bolt app and the event handler behind it (closed by the caller)."""
     assert settings.slack_bot_token is not None
     token = settings.slack_bot_token.get_secret_value()
-    client = AsyncWebClient(token=token, base_url=settings.slack_api_url)
+    # A 429 waits out its Retry-After and a dropped connection is retried: no answer lost to either
+    retries = [AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=2)]
+    client = AsyncWebClient(token=token, base_url=settings.slack_api_url, retry_handlers=retries)
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
     app = AsyncApp(
         client=client,

@@ -1,7 +1,9 @@
 """Block Kit for answers: the text, numbered sources, feedback buttons; split to fit Slack.
 
 Limits: a `markdown` block holds 12,000 characters, a `section` 3,000, a message 50 blocks.
-Long answers become several messages; no text is ever cut.
+Long answers become several messages; no text is ever cut. Nothing a document, a user or
+the model wrote goes out raw (`bot.chat.mrkdwn`): the answer's markdown cannot mention
+anyone, and names, authors, quotes and links are escaped.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.chat.mrkdwn import defuse, escape, link
 from bot.chat.render import age
 from knowledge.answer import Answer, Citation
 
@@ -38,20 +41,21 @@ def split_text(text: str, limit: int) -> list[str]:
 
 
 def markdown_blocks(text: str) -> list[Block]:
-    return [{"type": "markdown", "text": piece} for piece in split_text(text, MARKDOWN_LIMIT)]
+    """The model's (or Lore's) markdown, defused, in blocks that fit."""
+    return [{"type": "markdown", "text": piece} for piece in split_text(defuse(text), MARKDOWN_LIMIT)]
 
 
 def source_block(citation: Citation, *, quote: bool) -> Block:
-    title = f"<{citation.url}|{_escape(citation.name)}>" if citation.url else f"*{_escape(citation.name)}*"
-    facts = [f"added {age(citation.time_added)}", f"in {citation.index_name}"]
+    title = link(citation.url, citation.name) if citation.url else f"*{escape(citation.name)}*"
+    facts = [f"added {age(citation.time_added)}", f"in {escape(citation.index_name)}"]
     if citation.author:
-        facts.insert(0, f"by {_escape(citation.author)}")
+        facts.insert(0, f"by {escape(citation.author)}")
     text = f"[{citation.n}] {title} — {', '.join(facts)}"
     if quote and citation.text:
         snippet = (
             citation.text if len(citation.text) <= QUOTE_LIMIT else citation.text[: QUOTE_LIMIT - 1] + "…"
         )
-        text += "\n>" + _escape(snippet).replace("\n", "\n>")
+        text += "\n>" + escape(snippet).replace("\n", "\n>")
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}}
 
 
@@ -102,7 +106,7 @@ def tail_blocks(answer: Answer, answer_id: int | None) -> list[Block]:
 def notice_blocks(answer: Answer) -> list[Block]:
     if not answer.notices:
         return []
-    text = "\n".join(f"_{_escape(n)}_" for n in answer.notices)
+    text = "\n".join(f"_{escape(n)}_" for n in answer.notices)
     return [{"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_LIMIT]}]}]
 
 
@@ -133,11 +137,12 @@ def paginate(blocks: Sequence[Block]) -> list[list[Block]]:
 
 
 def fallback_text(blocks: Sequence[Block]) -> str:
-    """Plain text for notifications and clients without Block Kit."""
+    """The message's `text` (mrkdwn) for notifications and clients without Block Kit: the
+    first markdown block's text, escaped."""
     for block in blocks:
         if block["type"] == "markdown":
             text: str = block["text"]
-            return text[:3000]
+            return escape(text.replace("&lt;", "<"))[:3000]
     return "Lore's answer"
 
 
@@ -153,10 +158,6 @@ def page_text(blocks: Sequence[Block]) -> str:
         elif block["type"] == "context":
             lines.extend(e.get("text", "") for e in block["elements"])
     return "\n".join(line for line in lines if line) or "Lore's answer"
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def confirm_blocks(text: str, action: str, value: str) -> list[Block]:

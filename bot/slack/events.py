@@ -13,14 +13,13 @@ import re
 from collections.abc import Coroutine, Mapping
 from typing import Any
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.chat import commands, messages
 from bot.chat.runtime import Runtime
 from bot.chat.surface import IncomingFile, Turn
-from bot.slack.files import incoming_files
+from bot.slack.files import FileHosts, SlackFiles
 from bot.slack.people import People, Who
 from bot.slack.surface import SlackSurface
 
@@ -53,10 +52,12 @@ class SlackEvents:
         self._people = people
         self._services = runtime.services
         self._client = client
-        self._token = token
+        settings = runtime.services.settings
+        self._files = SlackFiles(
+            token, FileHosts.for_api(settings.slack_api_url), runtime.fetcher, settings.max_file_bytes
+        )
         self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
-        self._session: aiohttp.ClientSession | None = None
         self._gate = asyncio.Semaphore(runtime.services.settings.lore_answer_concurrency)
         """Bounds the messages worked on at once: on a small machine, fifty questions at a
         time would starve the event loop, and with it every acknowledgement."""
@@ -91,8 +92,7 @@ class SlackEvents:
 
     async def close(self) -> None:
         await self.drain()
-        if self._session is not None:
-            await self._session.close()
+        await self._files.close()
 
     # --- the work ---
 
@@ -145,24 +145,14 @@ class SlackEvents:
 
     async def _turn(self, who: Who, event: Mapping[str, Any], bot_user_id: str) -> Turn:
         actor = await self._people.actor(who)
-        files = incoming_files(
-            event.get("files"),
-            await self._http(),
-            self._token,
-            self._services.settings.max_file_bytes,
-        )
+        files = self._files.incoming(event.get("files"))
         history: list[dict[str, str]] = []
         thread_files: list[IncomingFile] = []
         if event.get("thread_ts") and event.get("thread_ts") != event.get("ts"):
             history, parent_files = await self._thread(
                 str(event["channel"]), str(event["thread_ts"]), str(event["ts"]), bot_user_id
             )
-            thread_files = incoming_files(
-                parent_files,
-                await self._http(),
-                self._token,
-                self._services.settings.max_file_bytes,
-            )
+            thread_files = self._files.incoming(parent_files)
         text = _addressed_text(event, bot_user_id)
         return Turn(
             actor=actor,
@@ -223,11 +213,6 @@ class SlackEvents:
             if cursor is None:
                 break
         return found
-
-    async def _http(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
-        return self._session
 
 
 def _addressed_text(event: Mapping[str, Any], bot_user_id: str) -> str:

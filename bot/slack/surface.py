@@ -4,7 +4,12 @@ with Lore when Slack refuses the ephemeral one (never publicly).
 
 Work is shown at once with a reaction (removed when the answer lands). Generated answers
 stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
-to posting then updating in place; link previews are always off.
+to posting then updating in place; link previews are always off. The model's text is
+defused on the way (`bot.chat.mrkdwn`): it cannot mention or notify anyone.
+
+Rate limits (429 with Retry-After) are waited out by the Web API client's retry handler
+(`bot.slack.app`). What still fails is never dropped in silence: intermediate updates are
+skipped, and a stream or placeholder that broke is replaced by the answer posted whole.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.chat.mrkdwn import StreamDefuser, escape
 from bot.chat.surface import Confirmation
 from bot.slack.blocks import (
     BLOCKS_PER_MESSAGE,
@@ -155,8 +161,21 @@ class SlackSurface:
         return final
 
     async def _post_answer(self, answer: Answer, answer_id: int) -> None:
-        for blocks in answer_messages(answer, answer_id):
-            await self._deliver(blocks)
+        """The whole answer as new messages, each as plain text if Slack refuses its blocks.
+        Rate limits are waited out by the client's retry handler; should Slack still refuse,
+        the loss is logged with the answer's opening, never dropped in silence."""
+        try:
+            for blocks in answer_messages(answer, answer_id):
+                await self._deliver(blocks)
+        except SlackApiError as exc:
+            log.error(
+                "could not post answer %s in %s (%s): %.200r",
+                answer_id,
+                self._channel,
+                exc.response.get("error"),
+                answer.text,
+            )
+            raise
         await self.done()
 
     async def _deliver(self, blocks: list[Block]) -> None:
@@ -176,8 +195,10 @@ class SlackSurface:
         self._streamed = ""
         self._streamer: Any = None
         self._placeholder: str | None = None
-        self._broken = False
-        """The stream (or the placeholder) failed half way: the answer is posted anew."""
+        self._lost = False
+        """The stream (or the placeholder) broke after it started: the answer is posted
+        again, whole, when it is complete."""
+        self._defuser = StreamDefuser()
         self._last_update = 0.0
         await self._append(first.text)
         final: Answer | None = None
@@ -190,7 +211,7 @@ class SlackSurface:
 
     async def _append(self, text: str) -> None:
         self._streamed += text
-        if self._broken:
+        if self._lost:
             return
         if self._placeholder is None and self._streamer is None:
             self._streamer = await self._client.chat_stream(
@@ -201,34 +222,37 @@ class SlackSurface:
             )
         if self._streamer is not None:
             try:
-                await self._streamer.append(markdown_text=text)
+                await self._streamer.append(markdown_text=self._defuser.feed(text))
             except SlackApiError as exc:
-                if not self._unstreamable(exc):
-                    return
-                self._placeholder = await self.post(self._streamed, None)
-                self._last_update = time.monotonic()
+                if not self._stream_broke(exc):
+                    await self._start_placeholder()
         elif time.monotonic() - self._last_update >= UPDATE_INTERVAL:
             try:
-                await self._update(self._streamed, None)
-            except SlackApiError as exc:
-                log.warning(
-                    "could not update the answer in place (%s); posting it anew", exc.response.get("error")
-                )
-                self._broken = True
+                await self._update(escape(self._streamed), None)
+            except SlackApiError as exc:  # the next update (or the final one) tries again
+                log.info("could not update the streamed answer: %s", exc.response.get("error"))
 
-    def _unstreamable(self, exc: SlackApiError) -> bool:
-        """The stream failed: True when it never started (streaming unavailable here: the
-        caller posts and updates instead). The streamer buffers its first 256 characters, so
-        that shows on a later append or at stop, not at creation. Once started, the rest is
-        gathered and the whole answer posted anew at the end (False)."""
+    async def _start_placeholder(self) -> None:
+        try:
+            self._placeholder = await self.post(escape(self._streamed), None)
+        except SlackApiError as exc:
+            log.warning("could not post the answer's placeholder (%s)", exc.response.get("error"))
+            self._lost = True
+        self._last_update = time.monotonic()
+
+    def _stream_broke(self, exc: SlackApiError) -> bool:
+        """The stream failed. Before it started (streaming unavailable here): False, and the
+        caller posts instead. Once started (rate limited past the retries, expired): True,
+        and the complete answer is posted as a new message at the end. The streamer buffers
+        its first 256 characters, so a failure shows on a later append or at stop."""
         started = self._streamer is not None and self._streamer.ts is not None
-        self._streamer = None
         if started:
-            log.warning("the answer's stream broke (%s); posting it anew", exc.response.get("error"))
-            self._broken = True
-            return False
-        log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
-        return True
+            log.warning("the answer's stream broke (%s); posting it whole instead", exc.response.get("error"))
+            self._lost = True
+        else:
+            log.info("streaming unavailable (%s); posting and updating instead", exc.response.get("error"))
+        self._streamer = None
+        return started
 
     async def _update(self, text: str, blocks: list[dict[str, Any]] | None) -> None:
         assert self._placeholder is not None
@@ -237,32 +261,32 @@ class SlackSurface:
 
     async def _finish_stream(self, answer: Answer, answer_id: int) -> None:
         """Close the stream (or the placeholder) with the final text, sources and buttons;
-        what does not fit in one message (50 blocks) follows in more; if Slack refuses any
-        of that, the whole answer is posted anew."""
-        if self._broken:
-            await self._post_answer(answer, answer_id)
-            return
-        if self._streamer is not None:
-            tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
-            first, rest = tail[:BLOCKS_PER_MESSAGE], tail[BLOCKS_PER_MESSAGE:]
+        what does not fit in one message (50 blocks) follows in more; if either broke, post
+        the answer whole instead."""
+        tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
+        first, rest = tail[:BLOCKS_PER_MESSAGE], tail[BLOCKS_PER_MESSAGE:]
+        if self._streamer is not None and not self._lost:
             try:
-                await self._streamer.stop(blocks=first or None)
+                await self._streamer.stop(markdown_text=self._defuser.flush() or None, blocks=first or None)
             except SlackApiError as exc:
-                self._unstreamable(exc)
-                await self._post_answer(answer, answer_id)
-                return
-            for blocks in paginate(rest):
-                await self._deliver(blocks)
-        else:
+                self._stream_broke(exc)
+                self._lost = True
+            else:
+                for blocks in paginate(rest):
+                    await self._deliver(blocks)
+        elif self._placeholder is not None and not self._lost:
             messages = answer_messages(answer, answer_id)
             try:
                 await self._update(fallback_text(messages[0]), messages[0])
             except SlackApiError as exc:
                 log.warning(
-                    "could not finish the answer in place (%s); posting it anew", exc.response.get("error")
+                    "could not finish the answer in place (%s); posting it whole", exc.response.get("error")
                 )
-                await self._post_answer(answer, answer_id)
-                return
-            for blocks in messages[1:]:
-                await self._deliver(blocks)
+                self._lost = True
+            else:
+                for blocks in messages[1:]:
+                    await self._deliver(blocks)
+        if self._lost or (self._streamer is None and self._placeholder is None):
+            await self._post_answer(answer, answer_id)
+            return
         await self.done()

@@ -40,7 +40,7 @@ from knowledge.sources.fetch import (
     size_text,
     user_agent,
 )
-from knowledge.sources.robots import Pacer, Robots, read_robots, retry_after
+from knowledge.sources.robots import MAX_ROBOTS_BYTES, Pacer, Robots, read_robots, retry_after
 from knowledge.sources.sitemaps import sitemap_pages
 
 if TYPE_CHECKING:
@@ -577,13 +577,14 @@ class _Job:
         *,
         within: Callable[[str], bool] | None = None,
         types: Collection[str] | None = None,
+        head: int | None = None,
     ) -> Page:
         """A paced GET; a 429 or 503 is retried after its Retry-After, up to `retries` times."""
         host = URL(url).host_port_subcomponent or ""
         for attempt in range(self.limits.retries + 1):
             await self.pacer.wait(host)
             try:
-                return await self.session.get(url, headers, within=within, types=types)
+                return await self.session.get(url, headers, within=within, types=types, head=head)
             except HttpStatus as exc:
                 wait = _retry_wait(exc, attempt, self.limits)
                 if wait is None:
@@ -593,7 +594,7 @@ class _Job:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def _read_robots(self, origin: str) -> None:
-        robots = await read_robots(lambda url: self._get(url, self.headers), origin)
+        robots = await read_robots(lambda url: self._get(url, self.headers, head=MAX_ROBOTS_BYTES), origin)
         self.robots[origin] = robots
         if robots.unreadable:
             self.log(f"{origin}/robots.txt could not be read ({robots.unreadable}): nothing will be fetched")
@@ -620,8 +621,12 @@ class _Job:
         if not roots:
             prefixes = [prefix for prefix in self.scope.prefixes if here(prefix)]
             roots = list(dict.fromkeys([f"{origin}/sitemap.xml", *(f"{p}sitemap.xml" for p in prefixes)]))
-        listed = await sitemap_pages(body, roots, follow=here, log=self.log)
-        return [url for url in map(canonical, listed) if url is not None and url in self.scope]
+        return await sitemap_pages(body, roots, follow=here, keep=self._in_scope, log=self.log)
+
+    def _in_scope(self, url: str) -> str | None:
+        """The URL as the crawl knows it, if it is in scope (called from a worker thread)."""
+        found = canonical(url)
+        return found if found is not None and found in self.scope else None
 
 
 def _retry_wait(exc: HttpStatus, attempt: int, limits: CrawlLimits) -> float | None:

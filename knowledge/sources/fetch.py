@@ -328,13 +328,16 @@ class FetchSession:
         timeout: float | None = None,  # noqa: ASYNC109 - aiohttp's, per request; named in the error
         within: Callable[[str], bool] | None = None,
         types: Collection[str] | None = None,
+        head: int | None = None,
     ) -> Page:
         """The page at `url`, after at most `rules.max_redirects` redirects, each checked and,
         given `within`, kept inside it (`OffSite`). A 304 is a page, not an error. With
-        `types`, a body of any other declared type is not downloaded (`UnsupportedType`)."""
+        `types`, a body of any other declared type is not downloaded (`UnsupportedType`).
+        With `head`, only the body's first `head` bytes are read, and a longer body is cut
+        there instead of refused (robots.txt: RFC 9309 reads the first 500 KiB)."""
         for _ in range(self.rules.max_redirects + 1):
             target = parse_url(url, self._allow)
-            page = await self._request(target, headers, timeout or self.rules.timeout, types)
+            page = await self._request(target, headers, timeout or self.rules.timeout, types, head)
             location = page.headers.get("Location") if page.status in REDIRECTS else None
             if not location:
                 return page
@@ -344,13 +347,18 @@ class FetchSession:
         raise TooManyRedirects(f"it redirected more than {self.rules.max_redirects} times")
 
     async def _request(
-        self, url: URL, headers: Mapping[str, str] | None, seconds: float, types: Collection[str] | None
+        self,
+        url: URL,
+        headers: Mapping[str, str] | None,
+        seconds: float,
+        types: Collection[str] | None,
+        head: int | None = None,
     ) -> Page:
         try:
             async with self._http.get(
                 url, allow_redirects=False, headers=headers, timeout=aiohttp.ClientTimeout(total=seconds)
             ) as response:
-                return await self._page(response, types)
+                return await self._page(response, types, head)
         except FetchError:
             raise
         except TimeoutError as exc:
@@ -362,7 +370,9 @@ class FetchSession:
         except aiohttp.ClientError as exc:
             raise FetchError(f"the connection failed ({type(exc).__name__})") from exc
 
-    async def _page(self, response: aiohttp.ClientResponse, types: Collection[str] | None) -> Page:
+    async def _page(
+        self, response: aiohttp.ClientResponse, types: Collection[str] | None, head: int | None = None
+    ) -> Page:
         headers = CIMultiDictProxy(CIMultiDict(response.headers))
         mime = response.content_type if "Content-Type" in headers else None
         page = Page(str(response.url), response.status, b"", mime, headers)
@@ -372,6 +382,8 @@ class FetchSession:
             raise HttpStatus(response.status, response.reason, headers.get("Retry-After"))
         if types is not None and mime is not None and mime not in types:
             raise UnsupportedType(mime)
+        if head is not None:
+            return replace(page, body=await _read_head(response, min(head, self.rules.max_bytes)))
         return replace(page, body=await _read_limited(response, self.rules.max_bytes))
 
 
@@ -458,6 +470,18 @@ def size_text(size: int) -> str:
         if size >= scale:
             return f"{size / scale:.3g} {unit}"
     return f"{size} bytes"
+
+
+async def _read_head(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body's first `limit` bytes; the rest is never read."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_chunked(65536):
+        chunks.append(chunk[: limit - size])
+        size += len(chunks[-1])
+        if size >= limit:
+            break
+    return b"".join(chunks)
 
 
 async def _read_limited(response: aiohttp.ClientResponse, limit: int) -> bytes:

@@ -1,13 +1,16 @@
 """Politeness toward a site: what its robots.txt lets LoreBot fetch, and how fast.
 
 `read_robots` follows RFC 9309: a robots.txt that is missing (4xx) allows everything; one
-that cannot be read (5xx, 429, a network error) allows nothing until it can. `Pacer` spaces
+that cannot be read (5xx, 429, a network error) allows nothing until it can; only its first
+`MAX_ROBOTS_BYTES` (500 KiB, the RFC's minimum) are read, and parsed in a worker thread, so
+a huge file can neither fill memory nor hold up the event loop. `Pacer` spaces
 requests to each host (the crawl's delay, or the site's longer Crawl-delay) and holds a
 host back when it answers 429 or 503 with Retry-After.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import time
 from collections.abc import Awaitable, Callable
@@ -22,6 +25,7 @@ from knowledge.sources.fetch import ROBOT_NAME, FetchError, HttpStatus, Page
 DISALLOWED = "robots.txt disallows it"
 UNREADABLE = "robots.txt could not be read"
 MAX_CRAWL_DELAY = 30.0  # seconds; a site asking for more would never finish a crawl
+MAX_ROBOTS_BYTES = 500 * 1024
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,8 @@ def robots_url(url: str) -> str:
 
 
 async def read_robots(get: Callable[[str], Awaitable[Page]], url: str) -> Robots:
-    """The rules of the site `url` is on, read with `get`."""
+    """The rules of the site `url` is on, read with `get` (which should read no more than
+    `MAX_ROBOTS_BYTES`; more is cut here)."""
     try:
         page = await get(robots_url(url))
     except HttpStatus as exc:
@@ -66,7 +71,8 @@ async def read_robots(get: Callable[[str], Awaitable[Page]], url: str) -> Robots
         return Robots(unreadable=str(exc))
     except FetchError as exc:
         return Robots(unreadable=str(exc))
-    return Robots(Protego.parse(page.body.decode("utf-8", errors="replace")))
+    text = page.body[:MAX_ROBOTS_BYTES].decode("utf-8", errors="replace")
+    return Robots(await asyncio.to_thread(Protego.parse, text))
 
 
 def retry_after(value: str | None, now: datetime | None = None) -> float | None:

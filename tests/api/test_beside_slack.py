@@ -26,7 +26,7 @@ async def test_slack_events_and_the_api_share_one_server(tmp_path: Path) -> None
             runtime.services.directory.ensure_tenant(TEAM)
             secret = ApiKeyRepository(runtime.services.db).create(TEAM, "beside-slack").secret
             app, events = build_app(runtime, settings)
-            server = TestServer(http_app(app, runtime.services), host="127.0.0.1")
+            server = TestServer(http_app(app, SIGNING_SECRET, runtime.services), host="127.0.0.1")
             try:
                 await server.start_server()
                 async with aiohttp.ClientSession(base_url=str(server.make_url("/"))) as http:

@@ -20,8 +20,7 @@ async def test_ready_when_every_component_works(api: LoreApi) -> None:
     assert status == 200, body
     assert body["ready"] is True
     assert set(body["checks"]) == {"database", "vector_store", "embedder"}
-    assert body["checks"]["database"]["detail"].startswith("SQLite")
-    assert "Chroma" in body["checks"]["vector_store"]["detail"]
+    assert all(check == {"ok": True, "detail": "ok"} for check in body["checks"].values())
 
 
 async def test_not_ready_when_the_embedder_fails(tmp_path: Path) -> None:

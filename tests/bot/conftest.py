@@ -534,7 +534,9 @@ async def running_bot(home: Path, *, llm: bool = False, **settings: Any) -> Asyn
         runtime = await stack.enter_async_context(open_runtime(config))
         app, events = build_app(runtime, config)
         stack.push_async_callback(events.close)
-        http = await stack.enter_async_context(TestClient(TestServer(http_app(app), host="127.0.0.1")))
+        http = await stack.enter_async_context(
+            TestClient(TestServer(http_app(app, SIGNING_SECRET), host="127.0.0.1"))
+        )
         yield SlackBot(slack, fake_llm, runtime, events, http)
 
 

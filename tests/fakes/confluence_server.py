@@ -56,6 +56,9 @@ class FakeAttachment:
     data: bytes
     media_type: str
     version: int = 1
+    download_link: str | None = None
+    """An absolute `_links.download` to use instead of the usual relative one (another
+    origin, say, to check where credentials go)."""
 
 
 @dataclass
@@ -332,7 +335,8 @@ class FakeConfluence(LoopbackServer):
                 "extensions": {"mediaType": a.media_type, "fileSize": len(a.data)},
                 "version": {"number": a.version},
                 "_links": {
-                    "download": f"/download/attachments/{page_id}/{quote(a.title)}?version={a.version}&api=v2",
+                    "download": a.download_link
+                    or f"/download/attachments/{page_id}/{quote(a.title)}?version={a.version}&api=v2",
                     "webui": f"/pages/viewpageattachments.action?pageId={page_id}&preview={quote(a.title)}",
                 },
             }

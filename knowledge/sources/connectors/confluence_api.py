@@ -6,9 +6,10 @@ thread, and it hides what this layer must control: Retry-After on 429, paginatio
 address checks of `knowledge.sources.fetch` (private and loopback addresses refused unless
 `LORE_CRAWL_ALLOW` says otherwise, DNS answers pinned). Lore already speaks aiohttp.
 
-Credentials travel only to the base URL's origin: a redirect elsewhere is refused for API
-calls, and for attachment downloads (Cloud hands those to a media host with a signed link)
-followed without them. Nothing here logs a header.
+Credentials travel only to the base URL's origin, checked before every request, the first
+one included: a link or redirect elsewhere is refused for API calls, and for attachment
+downloads (Cloud hands those to a media host with a signed link; a listing may name any
+absolute link) fetched without them. Nothing here logs a header.
 """
 
 from __future__ import annotations
@@ -40,10 +41,12 @@ class NotFound(ConnectorError):
 
 
 class LeftOrigin(ConnectorError):
-    """A redirect pointed away from the base URL's origin (`url`), where credentials never go."""
+    """A link or redirect pointed away from the base URL's origin (`url`), where credentials never go."""
 
     def __init__(self, url: str) -> None:
-        super().__init__(f"Confluence redirected to another site ({URL(url).host})")
+        super().__init__(
+            f"Confluence pointed to another site ({URL(url).host}), where its credentials never go"
+        )
         self.url = url
 
 
@@ -124,6 +127,8 @@ class ConfluenceApi:
         return page.body
 
     async def _get(self, url: str, *, max_bytes: int | None = None, signed: bool = True) -> Page:
+        if signed and not self._same_origin(url):
+            raise LeftOrigin(url)  # before any request: the credentials never leave the origin
         headers = self._headers if signed else {"Accept": "*/*"}
         within = self._same_origin if signed else None
         for attempt in range(self._retries + 1):
@@ -150,7 +155,10 @@ class ConfluenceApi:
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _same_origin(self, url: str) -> bool:
-        return URL(url).origin() == self._origin
+        try:
+            return URL(url).origin() == self._origin
+        except ValueError:  # no host, or not absolute: not this origin
+            return False
 
     def _wait(self, exc: HttpStatus, attempt: int) -> float | None:
         """Seconds to wait before trying again, or None to give up."""

@@ -1,0 +1,174 @@
+"""The real `lore run` (HTTP mode, a process of its own) against the fake Slack Web API and a
+second loopback host: no token and no content from a foreign file host, no raw `<!channel>`
+posted, an unsigned chunked 8 MB body refused with 413 within seconds, and an answer that
+still arrives after a 429 on posting it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from tests.fakes.slack_server import FakeSlack, SlackCall, signed_headers
+from tests.security.conftest import HostileHost, raw_mentions
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
+
+SECRET = "run-secret"
+TOKEN = "xoxb-run"
+TEAM = "T0RUN"
+BOT = "UBOTRUN"
+LEAK = b"# Internal\n\nThe vault combination is 31-41-59.\n"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack`; its base URL once /healthz answers."""
+    port = free_port()
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
+    env.update(
+        LORE_HOME=str(home),
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=slack.api_url,
+        ANONYMIZED_TELEMETRY="False",
+    )
+    lore = str(Path(sys.executable).with_name("lore"))
+    with (home / "lore-run.log").open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            lore, "run", "--host", "127.0.0.1", "--port", str(port), env=env, stdout=log, stderr=log, cwd=home
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with asyncio.timeout(60), aiohttp.ClientSession() as http:
+                while process.returncode is None:
+                    try:
+                        async with http.get(f"{base}/healthz") as response:
+                            if response.status == 200:
+                                break
+                    except aiohttp.ClientConnectionError:
+                        await asyncio.sleep(0.2)
+            assert process.returncode is None, (home / "lore-run.log").read_text()
+            yield base
+        finally:
+            if process.returncode is None:
+                process.terminate()
+                await asyncio.wait_for(process.wait(), 60)
+
+
+async def deliver(http: aiohttp.ClientSession, base: str, event: dict[str, object], n: int) -> None:
+    body = json.dumps(
+        {
+            "team_id": TEAM,
+            "api_app_id": "A0RUN",
+            "event": event,
+            "type": "event_callback",
+            "event_id": f"EvRUN{n:04d}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM, "user_id": BOT, "is_bot": True}],
+        }
+    )
+    headers = {"Content-Type": "application/json", **signed_headers(body, SECRET)}
+    async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
+        assert response.status == 200
+
+
+def dm(
+    slack: FakeSlack, user: str, text: str, files: list[dict[str, object]] | None = None
+) -> dict[str, object]:
+    channel = f"D{user}"
+    slack.add_channel(channel, "", is_im=True)
+    ts = slack._next_ts()
+    slack.add_message(channel, ts, text, user, files=files)
+    event: dict[str, object] = {
+        "type": "message", "channel_type": "im", "user": user, "text": text, "ts": ts,
+        "channel": channel, "event_ts": ts, "team": TEAM,
+    }  # fmt: skip
+    if files:
+        event.update(subtype="file_share", files=files)
+    return event
+
+
+async def reply_to(slack: FakeSlack, ts: str) -> SlackCall:
+    def answered(call: SlackCall) -> bool:
+        return call.method == "chat.postMessage" and call.ok and call.params.get("thread_ts") == ts
+
+    return await slack.wait_until(answered, timeout=60, what=f"a reply to {ts}")
+
+
+async def chunked_unsigned(base: str, total: int) -> tuple[int, float]:
+    port = int(base.rsplit(":", 1)[1])
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = b"POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    started = time.monotonic()
+    piece = b"x" * 65536
+
+    async def pump() -> None:
+        writer.write(head)
+        for _ in range(total // len(piece)):
+            writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
+            await writer.drain()
+
+    sending = asyncio.create_task(pump())
+    try:
+        line = await asyncio.wait_for(reader.readline(), 30)
+    finally:
+        sending.cancel()
+        await asyncio.gather(sending, return_exceptions=True)
+        writer.close()
+    return int(line.split()[1]), time.monotonic() - started
+
+
+async def test_lore_run_holds(tmp_path: Path) -> None:
+    async with (
+        FakeSlack(TOKEN, TEAM, BOT) as slack,
+        HostileHost({"/files/vault.md": (LEAK, "text/markdown")}) as foreign,
+        lore_run(tmp_path, slack) as base,
+        aiohttp.ClientSession() as http,
+    ):
+        slack.add_user("URUN", "runner")
+        url = foreign.url("/files/vault.md")
+        remote = {"id": "FREMOTE", "name": "vault.md", "mimetype": "text/markdown", "is_external": True,
+                  "url_private": url, "url_private_download": url}  # fmt: skip
+        event = dm(slack, "URUN", "", [remote])
+        await deliver(http, base, event, 1)
+        said = json.dumps((await reply_to(slack, str(event["ts"]))).params)
+        assert "LORE_CRAWL_ALLOW" in said and "31-41-59" not in said
+        assert foreign.hits.snapshot() == [] and foreign.authorizations == []
+
+        slack.add_file(
+            "FLOUD", "<!channel> minutes.md", b"# Minutes\n\nThe kiwi launch is on Friday.\n", "text/markdown"
+        )
+        event = dm(slack, "URUN", "", [slack.file("FLOUD")])
+        await deliver(http, base, event, 2)
+        await reply_to(slack, str(event["ts"]))
+
+        status, seconds = await chunked_unsigned(base, 8 * 1024 * 1024)
+        assert status == 413 and seconds < 5
+
+        slack.rate_limit("chat.postMessage")
+        event = dm(slack, "URUN", "when is the kiwi launch?")
+        await deliver(http, base, event, 3)
+        answer = await reply_to(slack, str(event["ts"]))
+        assert "Friday" in json.dumps(answer.params)
+        assert any(c.status == 429 for c in slack.calls_to("chat.postMessage"))
+
+        posted = "\n".join(json.dumps(c.params) for c in slack.calls if c.method.startswith("chat."))
+        assert raw_mentions(posted) == []
