@@ -54,7 +54,7 @@ class SlackEvents:
         self._client = client
         settings = runtime.services.settings
         self._files = SlackFiles(
-            token, FileHosts.for_api(settings.slack_api_url), runtime.fetcher, settings.max_file_bytes
+            token, FileHosts.for_api(settings.slack_api_url), runtime.fetcher, settings.max_file_bytes, client
         )
         self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
@@ -145,14 +145,14 @@ class SlackEvents:
 
     async def _turn(self, who: Who, event: Mapping[str, Any], bot_user_id: str) -> Turn:
         actor = await self._people.actor(who)
-        files = self._files.incoming(event.get("files"))
+        files = await self._files.incoming(event.get("files"))
         history: list[dict[str, str]] = []
         thread_files: list[IncomingFile] = []
         if event.get("thread_ts") and event.get("thread_ts") != event.get("ts"):
             history, parent_files = await self._thread(
                 str(event["channel"]), str(event["thread_ts"]), str(event["ts"]), bot_user_id
             )
-            thread_files = self._files.incoming(parent_files)
+            thread_files = await self._files.incoming(parent_files)
         text = _addressed_text(event, bot_user_id)
         return Turn(
             actor=actor,

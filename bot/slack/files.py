@@ -12,16 +12,21 @@ a sign-in page instead of the file, or a file over the limit, is an error fit fo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 from yarl import URL
 
 from bot.chat import messages
 from bot.chat.surface import DownloadError, IncomingFile
 from knowledge.sources.fetch import REDIRECTS, Fetcher, FetchError, Refused
+
+log = logging.getLogger(__name__)
 
 UNREADABLE_PREFIXES = ("image/", "video/", "audio/")
 SLACK_FILE_ORIGIN = ("https", "files.slack.com", 443)
@@ -61,15 +66,42 @@ class SlackFiles:
     """Turns a message's `files` into `IncomingFile`s that download lazily, the token sent
     only where `FileHosts` trusts; owns the HTTP session for Slack's hosts."""
 
-    def __init__(self, token: str, hosts: FileHosts, fetcher: Fetcher, max_bytes: int) -> None:
+    def __init__(
+        self,
+        token: str,
+        hosts: FileHosts,
+        fetcher: Fetcher,
+        max_bytes: int,
+        client: AsyncWebClient | None = None,
+    ) -> None:
         self._token = token
+        self._client = client
+        """For files.info: Slack Connect shares files as stubs without a URL."""
         self._hosts = hosts
         self._fetcher = fetcher
         self._max_bytes = max_bytes
         self._session: aiohttp.ClientSession | None = None
 
-    def incoming(self, files: list[Mapping[str, Any]] | None) -> list[IncomingFile]:
-        return [self._incoming(f) for f in files or [] if f.get("mode") != "tombstone"]
+    async def incoming(self, files: list[Mapping[str, Any]] | None) -> list[IncomingFile]:
+        """The message's files; stubs (a Slack Connect share says only `"file_access":
+        "check_file_info"`, and some files come without a URL) are completed by files.info."""
+        found = []
+        for file in files or []:
+            if file.get("mode") == "tombstone":
+                continue
+            if self._client is not None and _stub(file):
+                file = await self._file_info(file)
+            found.append(self._incoming(file))
+        return found
+
+    async def _file_info(self, stub: Mapping[str, Any]) -> Mapping[str, Any]:
+        assert self._client is not None
+        try:
+            info = (await self._client.files_info(file=str(stub["id"]))).get("file") or {}
+        except SlackApiError as exc:  # the fetch then says why (no link)
+            log.warning("files.info %s failed: %s", stub.get("id"), exc.response.get("error"))
+            return stub
+        return {**stub, **info}
 
     async def close(self) -> None:
         if self._session is not None:
@@ -147,6 +179,12 @@ class SlackFiles:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120))
         return self._session
+
+
+def _stub(file: Mapping[str, Any]) -> bool:
+    if file.get("file_access") == "check_file_info":
+        return True
+    return bool(file.get("id")) and not (file.get("url_private_download") or file.get("url_private"))
 
 
 def _host(url: str) -> str:
