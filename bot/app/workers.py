@@ -15,7 +15,7 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.app.services import Services
 from bot.app.settings import Settings
-from knowledge.sources.connectors.confluence import KIND as CONFLUENCE
+from knowledge.sources.connectors.registry import CONNECTORS
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
 from knowledge.sources.fetch import AllowList, Fetcher
 from knowledge.sources.jobs import JobRunner, JobWorker, SourceSync, worker_name
@@ -81,7 +81,7 @@ def connector_syncs(services: Services) -> dict[str, SourceSync]:
     sync = ConnectorSync(
         services.connections, services.sources, services.documents, services.ingestor, policy
     )
-    return {CONFLUENCE: sync}
+    return dict.fromkeys(CONNECTORS, sync)
 
 
 @asynccontextmanager

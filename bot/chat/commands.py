@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from knowledge.sources.connectors.registry import CONNECTORS
+
 URL = re.compile(r"<?(https?://[^\s<>|]+)(?:\|[^>]*)?>?")
 _POLITE = re.compile(
     r"^(?:(?:hey|hi|hello|ok|okay|so)[,!\s]+)?(?:lore[,:!]?\s+)?(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will) you(?: please)?\s+)*",
@@ -211,7 +213,8 @@ _STOP = re.compile(
 )
 _REFRESH = re.compile(r"^(?:refresh|re-?crawl|re-?index|update) (?P<ref>.+)$", re.I)
 _CONNECT = re.compile(
-    r"^(?:connect|link|set up|setup|hook up|integrate)(?: (?:to|with|up|our|the|a|my))* (?P<kind>confluence)"
+    r"^(?:connect|link|set up|setup|hook up|integrate)(?: (?:to|with|up|our|the|a|my))* "
+    rf"(?P<kind>{'|'.join(map(re.escape, CONNECTORS))})"
     r"(?: (?:cloud|data center|site|wiki|instance|account))?(?: (?:to lore|here))?$",
     re.I,
 )

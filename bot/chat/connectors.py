@@ -11,7 +11,7 @@ from bot.chat import messages
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Surface, Turn
 from knowledge.sources.connectors import FolderSpec
-from knowledge.sources.connectors.confluence import KIND as CONFLUENCE
+from knowledge.sources.connectors.registry import CONNECTORS
 
 CONNECT_FORM = "connect_confluence"
 
@@ -22,7 +22,7 @@ class ConnectorCommands:
         self._sites = sites
 
     async def connect(self, kind: str, turn: Turn, surface: Surface) -> None:
-        if kind != CONFLUENCE:
+        if kind not in CONNECTORS:
             await surface.tell(messages.unknown_connector(kind))
             return
         if not self._connectors.allowed(turn.actor.place):

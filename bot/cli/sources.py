@@ -26,7 +26,7 @@ from bot.chat.render import age, plain
 from bot.cli.jobs import follow_with_bar
 from knowledge.errors import KnowledgeError
 from knowledge.sources.connectors import ConnectorError, Credentials, FolderSpec
-from knowledge.sources.connectors.confluence import KIND as CONFLUENCE
+from knowledge.sources.connectors.registry import CONNECTORS
 from storage.access import Place
 from storage.records import ConnectionRef
 from storage.values import LOCAL_TENANT
@@ -63,8 +63,10 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
     ) -> None:
         """Connect Confluence: the credentials are checked against it, then kept encrypted
         (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
-        if kind.lower() != CONFLUENCE:
-            raise typer.BadParameter(f"Lore can connect confluence, not {kind}", param_hint="KIND")
+        if kind.lower() not in CONNECTORS:
+            raise typer.BadParameter(
+                f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND"
+            )
         credentials = _credentials(email, token_env, pat_env)
 
         async def work(services: Services) -> str:

@@ -54,7 +54,7 @@ class ConnectorActions:
         url: str,
         credentials: Credentials,
         *,
-        kind: str = "confluence",
+        kind: str = "confluence",  # the registry's only kind today
         name: str | None = None,
     ) -> Connected:
         """Check the credentials against the site, then keep them sealed."""

@@ -9,12 +9,16 @@ their text and facts, and their attachments.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from knowledge.errors import KnowledgeError
+
+if TYPE_CHECKING:
+    from knowledge.sources.connectors.credentials import Credentials
+    from knowledge.sources.fetch import FetchSession
 
 _FOLDER = re.compile(r"^(?P<space>~?[A-Za-z0-9_.-]{1,255})(?:/(?P<page>\d{1,20}))?$")
 
@@ -106,6 +110,29 @@ class AttachmentRef:
     download_url: str
     url: str
     size: int | None = None
+
+
+@dataclass(frozen=True)
+class ApiOptions:
+    """How a connector's client behaves: retries of rate-limited calls, the longest wait,
+    how to sleep (tests pass a fake), and who hears of waits."""
+
+    retries: int
+    max_wait: float
+    sleep: Callable[[float], Awaitable[object]]
+    note: Callable[[str], Awaitable[None]] | None = None
+
+
+@dataclass(frozen=True)
+class ConnectorKind:
+    """One kind of connector, as the registry (`knowledge.sources.connectors.registry`) lists
+    it: its name in commands and rows, how people call it, how many items to fetch at once,
+    and how to open a client over an address-checked HTTP session."""
+
+    kind: str
+    label: str
+    fetch_batch: int
+    open: Callable[[FetchSession, str, Credentials, ApiOptions], Connector]
 
 
 class Connector(Protocol):

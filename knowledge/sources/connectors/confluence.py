@@ -12,9 +12,20 @@ from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from knowledge.sources.connectors.base import AttachmentRef, BadCredentials, Folder, FolderSpec, Item, ItemRef
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    AttachmentRef,
+    BadCredentials,
+    ConnectorKind,
+    Folder,
+    FolderSpec,
+    Item,
+    ItemRef,
+)
 from knowledge.sources.connectors.confluence_api import ConfluenceApi, Json
+from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.storage_format import storage_to_markdown
+from knowledge.sources.fetch import FetchSession
 
 KIND = "confluence"
 PAGE_SIZE = 50
@@ -177,3 +188,21 @@ class ConfluenceConnector:
 
     async def download(self, attachment: AttachmentRef, max_bytes: int) -> bytes:
         return await self._api.download(attachment.download_url, max_bytes)
+
+
+def open_confluence(
+    session: FetchSession, base_url: str, credentials: Credentials, options: ApiOptions
+) -> ConfluenceConnector:
+    api = ConfluenceApi(
+        session,
+        base_url,
+        credentials,
+        retries=options.retries,
+        max_wait=options.max_wait,
+        sleep=options.sleep,
+        note=options.note,
+    )
+    return ConfluenceConnector(api)
+
+
+CONFLUENCE = ConnectorKind(kind=KIND, label="Confluence", fetch_batch=FETCH_BATCH, open=open_confluence)

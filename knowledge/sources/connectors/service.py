@@ -12,16 +12,23 @@ from dataclasses import dataclass
 
 from yarl import URL
 
-from knowledge.sources.connectors.base import ConnectorError, Folder, FolderSpec, UnknownFolder
-from knowledge.sources.connectors.confluence import KIND, ConfluenceConnector
-from knowledge.sources.connectors.confluence_api import ConfluenceApi, Sleep
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    Connector,
+    ConnectorError,
+    Folder,
+    FolderSpec,
+    UnknownFolder,
+)
+from knowledge.sources.connectors.confluence import KIND
+from knowledge.sources.connectors.confluence_api import Sleep
 from knowledge.sources.connectors.credentials import Credentials
+from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.fetch import AllowList, Fetcher, Refused, Resolve, check_url, system_resolve
 from storage.records import ConnectionRef, IndexRef, NotFound, SourceConfigRef, StorageError
 from storage.repositories.connections import ConnectionRepository
 from storage.secrets import MissingSecretKey
 
-KINDS = (KIND,)
 MB = 1024 * 1024
 
 
@@ -90,12 +97,11 @@ class Connections:
     ) -> tuple[ConnectionRef, str]:
         """Check the credentials against the site, then store them sealed; the connection and
         the account's name. Nothing is stored when the check fails."""
-        if kind not in KINDS:
-            raise ConnectorError(f"Lore can't connect {kind} sources yet; it knows {', '.join(KINDS)}")
+        connector_kind(kind)
         if not self.repository.can_store_credentials:
             raise NotConfigured(str(MissingSecretKey()))
         base = normalise_base_url(base_url, self._allow)
-        async with self.client(base, credentials) as connector:
+        async with self.client(base, credentials, kind=kind) as connector:
             account = await connector.account()
         label = name or (URL(base).host or base)
         ref = await asyncio.to_thread(
@@ -172,7 +178,7 @@ class Connections:
     @asynccontextmanager
     async def open(
         self, connection: ConnectionRef, *, note: Callable[[str], Awaitable[None]] | None = None
-    ) -> AsyncIterator[ConfluenceConnector]:
+    ) -> AsyncIterator[Connector]:
         """A connector for a stored connection (its credentials opened for this use only)."""
         try:
             stored = await asyncio.to_thread(self.repository.credentials, connection.id)
@@ -180,25 +186,27 @@ class Connections:
             raise NotConfigured(str(exc)) from exc
         except StorageError as exc:
             raise NotConfigured(f"the credentials of {connection.name} can't be used: {exc}") from exc
-        async with self.client(connection.base_url, Credentials.from_mapping(stored), note=note) as connector:
+        credentials = Credentials.from_mapping(stored)
+        async with self.client(
+            connection.base_url, credentials, kind=connection.kind, note=note
+        ) as connector:
             yield connector
 
     @asynccontextmanager
     async def client(
-        self, base_url: str, credentials: Credentials, *, note: Callable[[str], Awaitable[None]] | None = None
-    ) -> AsyncIterator[ConfluenceConnector]:
+        self,
+        base_url: str,
+        credentials: Credentials,
+        *,
+        kind: str = KIND,
+        note: Callable[[str], Awaitable[None]] | None = None,
+    ) -> AsyncIterator[Connector]:
+        """A client of the `kind` connector over an address-checked session."""
+        connector = connector_kind(kind)
         limits = self._limits
         fetcher = Fetcher(
             self._allow, resolve=self._resolve, max_bytes=limits.max_bytes, timeout=limits.timeout
         )
+        options = ApiOptions(retries=limits.retries, max_wait=limits.max_wait, sleep=self._sleep, note=note)
         async with fetcher.session(max_redirects=3) as session:
-            api = ConfluenceApi(
-                session,
-                base_url,
-                credentials,
-                retries=limits.retries,
-                max_wait=limits.max_wait,
-                sleep=self._sleep,
-                note=note,
-            )
-            yield ConfluenceConnector(api)
+            yield connector.open(session, base_url, credentials, options)

@@ -38,7 +38,7 @@ from knowledge.sources.connectors.base import (
     Item,
     ItemRef,
 )
-from knowledge.sources.connectors.confluence import FETCH_BATCH, KIND
+from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
 from knowledge.sources.jobs.counters import Count, JobCounters
@@ -81,7 +81,7 @@ def supported(attachment: AttachmentRef) -> bool:
 
 
 class ConnectorSync:
-    """The `SourceSync` for Confluence attachments (kind `confluence`)."""
+    """The `SourceSync` of connector attachments (every kind in the registry)."""
 
     def __init__(
         self,
@@ -186,7 +186,7 @@ class _SyncRun:
                 await self._unchanged(connector, ref, stored, complete=complete)
             else:
                 batch.append(ref)
-            if len(batch) >= FETCH_BATCH:
+            if len(batch) >= connector_kind(self.connection.kind).fetch_batch:
                 await self._fetch(connector, batch)
                 batch = []
             if context.stopped():
@@ -229,7 +229,7 @@ class _SyncRun:
             path=item.path,
             context=DocumentContext(relevance_tags=normalise_labels(item.labels)),
             extra=_extra(
-                connector=KIND,
+                connector=self.connection.kind,
                 version=item.version,
                 space=item.folder,
                 space_name=item.folder_name,
@@ -301,7 +301,7 @@ class _SyncRun:
             url=attachment.url or page_url,
             external_id=ATTACHMENT + attachment.id,
             path=path,
-            extra=_extra(connector=KIND, version=attachment.version, page_id=page_id),
+            extra=_extra(connector=self.connection.kind, version=attachment.version, page_id=page_id),
         )
         source = Source(
             name=attachment.title,
