@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.app.actions.threads import SLACK_CHANNEL
 from bot.app.services import Services
 from bot.app.settings import Settings
 from knowledge.sources.connectors.confluence import KIND as CONFLUENCE
@@ -81,7 +82,14 @@ def connector_syncs(services: Services) -> dict[str, SourceSync]:
     sync = ConnectorSync(
         services.connections, services.sources, services.documents, services.ingestor, policy
     )
-    return {CONFLUENCE: sync}
+    syncs: dict[str, SourceSync] = {CONFLUENCE: sync}
+    if settings.slack_bot_token is not None:  # learned Slack channels are read with the bot's token
+        from bot.slack.history import ChannelSync
+        from bot.slack.reader import ChannelReader, build_client
+
+        client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+        syncs[SLACK_CHANNEL] = ChannelSync(ChannelReader(client), services.actions.threads)
+    return syncs
 
 
 @asynccontextmanager

@@ -15,10 +15,12 @@ from bot.app.settings import Settings
 from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.chat.surface import Turn
+from bot.slack.assistant import register_assistant
 from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
+from bot.slack.shortcut import MemoryShortcut
 from bot.slack.surface import SlackSurface
 from knowledge.errors import KnowledgeError
 from storage.records import NotFound
@@ -50,6 +52,8 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("app_mention")(events.on_event)
     app.event("message")(events.on_event)
     app.event("member_joined_channel")(events.on_member_joined)
+    register_assistant(app, events.viewing)
+    MemoryShortcut(runtime, events).register(app)
     ConnectFlow(runtime, events).register(app)
 
     @app.action(re.compile(r"^feedback_(helpful|not_helpful)$"))

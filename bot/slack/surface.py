@@ -1,6 +1,8 @@
 """`SlackSurface`: replies in the thread of the message that asked.
 
-Work is shown at once with a reaction (removed when the answer lands). Generated answers
+Work is shown at once with the thread's status (`assistant.threads.setStatus` with loading
+messages; Slack clears it when the reply lands), or where Slack refuses that, with a
+reaction (removed when the answer lands). Generated answers
 stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
 to posting then updating in place; link previews are always off.
 """
@@ -15,8 +17,10 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.chat import messages
 from bot.slack.blocks import (
     answer_messages,
+    answer_text,
     confirm_blocks,
     fallback_text,
     form_button_blocks,
@@ -49,9 +53,14 @@ class SlackSurface:
         self._team_id = team_id
         self._user_id = user_id
         self._reacted = False
+        self._status = False
+        self._posted = False
 
     async def working(self) -> None:
-        if self._reacted:
+        if self._reacted or self._status:
+            return
+        if await self._set_status(messages.STATUS, list(messages.LOADING_MESSAGES)):
+            self._status = True
             return
         try:
             await self._client.reactions_add(
@@ -61,7 +70,21 @@ class SlackSurface:
         except SlackApiError as exc:
             log.info("could not add the working reaction: %s", exc.response.get("error"))
 
+    async def _set_status(self, status: str, loading: list[str] | None = None) -> bool:
+        try:
+            await self._client.assistant_threads_setStatus(
+                channel_id=self._channel, thread_ts=self._thread_ts, status=status, loading_messages=loading
+            )
+        except SlackApiError as exc:
+            log.info("could not set the thread's status: %s", exc.response.get("error"))
+            return False
+        return True
+
     async def done(self) -> None:
+        if self._status:
+            self._status = False
+            if not self._posted:  # a reply clears the status; without one, clear it here
+                await self._set_status("")
         if not self._reacted:
             return
         self._reacted = False
@@ -104,6 +127,7 @@ class SlackSurface:
             unfurl_links=False,
             unfurl_media=False,
         )
+        self._posted = True
         return str(response.get("ts"))
 
     async def answer(
@@ -121,8 +145,8 @@ class SlackSurface:
         return final
 
     async def _post_answer(self, answer: Answer, answer_id: int) -> None:
-        for blocks in answer_messages(answer, answer_id):
-            await self.post(fallback_text(blocks), blocks)
+        for n, blocks in enumerate(answer_messages(answer, answer_id)):
+            await self.post(answer_text(answer) if n == 0 else fallback_text(blocks), blocks)
         await self.done()
 
     async def _stream(self, first: Delta, events: AsyncIterator[Delta | Answer]) -> Answer | None:
@@ -148,6 +172,7 @@ class SlackSurface:
                 recipient_team_id=self._team_id,
                 recipient_user_id=self._user_id,
             )
+            self._posted = True
         if self._streamer is not None:
             try:
                 await self._streamer.append(markdown_text=text)
@@ -184,7 +209,7 @@ class SlackSurface:
                 return
         else:
             messages = answer_messages(answer, answer_id)
-            await self._update(fallback_text(messages[0]), messages[0])
+            await self._update(answer_text(answer), messages[0])
             for blocks in messages[1:]:
                 await self.post(fallback_text(blocks), blocks)
         await self.done()

@@ -15,6 +15,7 @@ from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
+from bot.app.actions.threads import ThreadActions
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -29,6 +30,7 @@ __all__ = [
     "IndexActions",
     "SettingActions",
     "SourceActions",
+    "ThreadActions",
 ]
 
 
@@ -42,3 +44,4 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
+        self.threads = ThreadActions(services, self.indexes, self.sources)
