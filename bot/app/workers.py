@@ -84,11 +84,12 @@ def connector_syncs(services: Services) -> dict[str, SourceSync]:
     )
     syncs: dict[str, SourceSync] = {CONFLUENCE: sync}
     if settings.slack_bot_token is not None:  # learned Slack channels are read with the bot's token
+        from bot.chat.commands import is_command
         from bot.slack.history import ChannelSync
         from bot.slack.reader import ChannelReader, build_client
 
         client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
-        syncs[SLACK_CHANNEL] = ChannelSync(ChannelReader(client), services.actions.threads)
+        syncs[SLACK_CHANNEL] = ChannelSync(ChannelReader(client, is_command), services.actions.threads)
     return syncs
 
 

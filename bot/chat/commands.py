@@ -628,6 +628,11 @@ def parse(message: str) -> Command:
     return Question(_strip_mentions(raw))
 
 
+def is_command(message: str) -> bool:
+    """Whether `message` asks Lore to do something rather than asks it a question."""
+    return not isinstance(parse(message), Question)
+
+
 def _strip_mentions(text: str) -> str:
     """Mentions removed and Slack's channel links (`<#C123|eng>`) spelled `#eng`."""
     return " ".join(_CHANNEL.sub(r"#\1", _MENTION.sub(" ", text)).split())

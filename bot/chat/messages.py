@@ -105,25 +105,29 @@ def learning(label: str, index: str) -> str:
 
 
 def reading_history(label: str, done: int, found: int) -> str:
-    return f"Reading {label}… {done}/{found} threads and days" if found else f"Reading {label}…"
+    return f"Reading {label}… {done}/{found} threads and hours of chat" if found else f"Reading {label}…"
 
 
-def history_summary(label: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None) -> str:
+def history_summary(
+    label: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None
+) -> str:
     read = pages_indexed(counters)
     if state == "succeeded":
         return (
-            f"Done reading *{label}* in {_duration(seconds)}: {plural(read, 'thread or day', 'threads and days')} "
+            f"Done reading *{label}* in {_duration(seconds)}: {plural(read, 'thread or hour of chat', 'threads and hours of chat')} "
             f"({counters.get('documents_added', 0)} new, {counters.get('documents_updated', 0)} updated, "
             f"{counters.get('documents_unchanged', 0)} unchanged), {plural(counters.get('chunks', 0), 'new passage')}. "
             "Ask me about what was said here."
         )
     if state == "cancelled":
-        return f"Stopped reading *{label}* after {plural(read, 'thread or day', 'threads and days')}; what was read stays."
-    return f"Reading *{label}* failed after {plural(read, 'thread or day', 'threads and days')}: {error or 'an unexpected error'}."
+        return f"Stopped reading *{label}* after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}; what was read stays."
+    return f"Reading *{label}* failed after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}: {error or 'an unexpected error'}."
 
 
 def history_forgotten(label: str, documents: int) -> str:
-    return f"Forgot *{label}*: removed {plural(documents, 'document')} and stopped learning from this channel."
+    return (
+        f"Forgot *{label}*: removed {plural(documents, 'document')} and stopped learning from this channel."
+    )
 
 
 NOT_LEARNED = "I haven't learned this channel's history; say “learn this channel” if you'd like me to."

@@ -66,7 +66,10 @@ async def suggest(client: AsyncWebClient, channel: str, thread_ts: str | None = 
 def register_assistant(app: AsyncApp, viewing: Viewing) -> None:
     """Listeners for the Messages tab, assistant threads and the agent view's context."""
 
-    @app.event("app_home_opened", matchers=[lambda event: event.get("tab") == "messages"])
+    async def messages_tab_opened(event: dict[str, Any]) -> bool:
+        return event.get("tab") == "messages"
+
+    @app.event("app_home_opened", matchers=[messages_tab_opened])
     async def messages_tab(event: dict[str, Any], client: AsyncWebClient) -> None:
         if event.get("channel"):
             await suggest(client, str(event["channel"]))

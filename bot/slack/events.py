@@ -87,7 +87,7 @@ class SlackEvents:
         self._ingest_gate = asyncio.Semaphore(settings.lore_ingest_concurrency)
         """Uploads have their own places, so a big file never holds up a question."""
         self._recent: OrderedDict[str, None] = OrderedDict()
-        self.reader = ChannelReader(client)
+        self.reader = ChannelReader(client, commands.is_command)
         self.viewing = viewing or Viewing()
         self._threads = Threads(self.reader)
         self._freshener = Freshener(
@@ -218,7 +218,9 @@ class SlackEvents:
         """Name a DM thread after its question (Slack's agent view lists threads by title)."""
         title = question if len(question) <= TITLE_LIMIT else question[: TITLE_LIMIT - 1] + "…"
         try:
-            await self._client.assistant_threads_setTitle(channel_id=channel, thread_ts=thread_ts, title=title)
+            await self._client.assistant_threads_setTitle(
+                channel_id=channel, thread_ts=thread_ts, title=title
+            )
         except SlackApiError as exc:
             log.info("could not title the thread: %s", exc.response.get("error"))
 
@@ -261,6 +263,7 @@ class SlackEvents:
 
     def _thread_reader(self, channel: str, thread_ts: str, asking_ts: str) -> ReadThread:
         """Reads the thread when a command needs it (without the message that asked)."""
+
         async def read() -> ThreadRead:
             try:
                 text, files = await self.reader.thread(channel, thread_ts, skip=[asking_ts], exact_link=True)

@@ -2,12 +2,13 @@
 `SourceSync` of source kind `slack-channel`) and the freshener that keeps it in step with
 new messages, edits and deletions as their events arrive (`Freshener`).
 
-Each thread is one document, and so is each UTC day of the channel's top-level messages;
-both are keyed by where they are (`bot.slack.reader`), so reading one again replaces it and
-an unchanged one costs no embedding. The first sync, and any refresh someone asks for,
-lists the whole history (newest first, paged) and removes documents of threads and days
-that are gone; a scheduled sync lists only the last day before the newest message it read
-and re-reads the days and threads that changed. The documents go only into the channel's
+Each thread is one document, and so is each UTC hour of the channel's top-level messages
+(an hour, not a day, so that a new message in a busy channel costs re-reading an hour, not
+a day); both are keyed by where they are (`bot.slack.reader`), so reading one again
+replaces it and an unchanged one costs no embedding. The first sync, and any refresh
+someone asks for, lists the whole history (newest first, paged) and removes documents of
+threads and hours that are gone; a scheduled sync lists only the day before the newest
+message it read and re-reads the hours and threads that changed. The documents go only into the channel's
 own index (`ThreadActions.check_learnable`).
 """
 
@@ -16,13 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from datetime import date
+from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
 from bot.app.actions.threads import Learned, ThreadActions, ThreadText
-from bot.slack.reader import ChannelReader, Message, day_key, thread_key, when
+from bot.slack.reader import ChannelReader, Message, hour_key, hour_of, thread_key
 from knowledge.errors import IngestError
 from knowledge.ingest import Outcome
 from knowledge.sources.jobs import JobContext
@@ -51,23 +52,25 @@ class ChannelSync:
         done = await context.done_before()
         what = "the whole history" if full else "what changed since the last sync"
         await context.say(f"running on {context.worker}: reading {source.name}, {what}")
-        days: dict[date, list[Message]] = {}
+        hours: dict[datetime, list[Message]] = {}
         threads: list[str] = []
         latest = float(str(newest)) if newest else 0.0
         async for message in self._reader.history(channel, oldest=oldest):
-            days.setdefault(when(str(message["ts"])).date(), []).append(message)
+            hours.setdefault(hour_of(str(message["ts"])), []).append(message)
             if message.get("reply_count") and (full or float(message.get("latest_reply") or 0) > latest):
                 threads.append(str(message["ts"]))
             latest = max(latest, float(message["ts"]), float(message.get("latest_reply") or 0))
-            context.counters["pages_found"] = len(days) + len(threads)
+            context.counters["pages_found"] = len(hours) + len(threads)
             if context.stopped():
                 return
         kept: set[str] = set()
-        for day, found in sorted(days.items()):
-            key = day_key(channel, day)
+        for hour, found in sorted(hours.items()):
+            key = hour_key(channel, hour)
             kept.add(key)
-            if key not in done:
-                text = await (self._reader.day_text(channel, day, found) if full else self._reader.day(channel, day))
+            if key not in done:  # a listing from `oldest` may hold only part of its first hour
+                text = await (
+                    self._reader.hour_text(channel, hour, found) if full else self._reader.hour(channel, hour)
+                )
                 await self._keep(context, learned, key, text)
             if context.stopped():
                 return
@@ -92,10 +95,11 @@ class ChannelSync:
             if exc.response.get("error") in GONE:
                 return None
             raise
-        return text if len(text.messages) > 1 else None  # a lone message lives in its day
+        return text if len(text.messages) > 1 else None  # a lone message lives in its hour
 
     async def _keep(self, context: JobContext, learned: Learned, key: str, text: ThreadText | None) -> None:
-        if text is None or not text.messages:
+        if text is None or not text.messages:  # gone, or nothing but Lore and commands to it
+            context.count("pages_gone")
             context.count("documents_removed", await self._threads.drop(learned, [key]))
             await context.handled(key, "gone")
             return
@@ -125,7 +129,7 @@ Spawn = Callable[[Coroutine[Any, Any, None]], None]
 
 
 class Freshener:
-    """Re-reads the thread or day a message event touched in a learned channel, a moment
+    """Re-reads the thread or hour a message event touched in a learned channel, a moment
     later (`delay`), so a burst of messages or a series of edits is read once."""
 
     def __init__(
@@ -152,11 +156,11 @@ class Freshener:
         learned = await self._threads.learned(tenant, channel)
         if learned is None:
             return
-        for thread_ts, day in touched(event):
+        for thread_ts, hour in touched(event):
             if thread_ts is not None:
                 self._later(thread_key(channel, thread_ts), self._thread(learned, thread_ts))
-            if day is not None:
-                self._later(day_key(channel, day), self._day(learned, day))
+            if hour is not None:
+                self._later(hour_key(channel, hour), self._hour(learned, hour))
 
     def _later(self, key: str, work: Coroutine[Any, Any, None]) -> None:
         if key in self._pending:
@@ -187,12 +191,15 @@ class Freshener:
             text = None
         await self._store(learned, key, text, thread=True)
 
-    async def _day(self, learned: Learned, day: date) -> None:
-        await self._store(learned, day_key(learned.channel, day), await self._reader.day(learned.channel, day))
+    async def _hour(self, learned: Learned, hour: datetime) -> None:
+        text = await self._reader.hour(learned.channel, hour)
+        await self._store(learned, hour_key(learned.channel, hour), text)
 
-    async def _store(self, learned: Learned, key: str, text: ThreadText | None, *, thread: bool = False) -> None:
+    async def _store(
+        self, learned: Learned, key: str, text: ThreadText | None, *, thread: bool = False
+    ) -> None:
         """Keep the text, or drop its document when nothing is left (a thread needs replies:
-        a lone message lives in its day)."""
+        a lone message lives in its hour)."""
         if text is None or not text.messages or (thread and len(text.messages) < 2):
             await self._threads.drop(learned, [key])
             return
@@ -202,9 +209,9 @@ class Freshener:
             log.warning("could not keep %s: %s", key, exc)
 
 
-def touched(event: Mapping[str, Any]) -> list[tuple[str | None, date | None]]:
-    """The threads and days a message event changes: (thread ts, None) for a thread,
-    (None, day) for a day of top-level messages."""
+def touched(event: Mapping[str, Any]) -> list[tuple[str | None, datetime | None]]:
+    """The threads and hours a message event changes: (thread ts, None) for a thread,
+    (None, hour) for an hour of top-level messages."""
     subtype = event.get("subtype")
     if subtype == "message_deleted":
         message: Mapping[str, Any] = event.get("previous_message") or {"ts": event.get("deleted_ts")}
@@ -216,13 +223,13 @@ def touched(event: Mapping[str, Any]) -> list[tuple[str | None, date | None]]:
     if not ts:
         return []
     thread_ts = str(message.get("thread_ts") or "")
-    found: list[tuple[str | None, date | None]] = []
+    found: list[tuple[str | None, datetime | None]] = []
     if thread_ts and thread_ts != ts:  # a reply
         found.append((thread_ts, None))
         if subtype == "thread_broadcast" or message.get("subtype") == "thread_broadcast":
-            found.append((None, when(ts).date()))
+            found.append((None, hour_of(ts)))
         return found
-    found.append((None, when(ts).date()))
+    found.append((None, hour_of(ts)))
     if thread_ts or message.get("reply_count"):  # a thread's parent
         found.append((ts, None))
     return found

@@ -1,10 +1,10 @@
-"""Reading conversations out of Slack as text Lore can keep: a thread, or one day of a
+"""Reading conversations out of Slack as text Lore can keep: a thread, or one hour of a
 channel's top-level messages, with who said what and when and a permalink.
 
 Messages are spelled as people read them: `<@U123>` becomes `@Ada`, `<#C1|eng>` `#eng`,
 `<https://x|the doc>` `the doc (https://x)`; files are named. Lore's own messages (its
 answers, which quote documents already kept) and Slack's notices (joins, topic changes) are
-left out. Reads page through Slack's cursors; 429s are waited out by the client's retry
+left out, and so are commands to Lore. Reads page through Slack's cursors; 429s are waited out by the client's retry
 handler (`build_client`).
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import html
 import logging
 import re
-from collections.abc import AsyncIterator, Mapping, Sequence
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -63,26 +63,42 @@ def thread_key(channel: str, thread_ts: str) -> str:
     return f"slack:{channel}:{thread_ts}"
 
 
-def day_key(channel: str, day: date) -> str:
-    return f"slack:{channel}:day:{day.isoformat()}"
+def hour_key(channel: str, hour: datetime) -> str:
+    return f"slack:{channel}:hour:{hour:%Y-%m-%dT%H}"
+
+
+def hour_of(ts: str) -> datetime:
+    """The start of the UTC hour a message was posted in."""
+    return when(ts).replace(minute=0, second=0, microsecond=0)
 
 
 def when(ts: str) -> datetime:
     return datetime.fromtimestamp(float(ts), UTC)
 
 
-def is_content(message: Message, bot_user_id: str) -> bool:
-    """A message people wrote (or another bot posted), not Lore's own and not a notice."""
+IsCommand = Callable[[str], bool]
+"""Whether a message to Lore (its text without the mention) is a command rather than a question."""
+
+
+def is_content(message: Message, bot_user_id: str, is_command: IsCommand) -> bool:
+    """A message people wrote (or another bot posted): not Lore's own, not a notice, not a
+    command to Lore ("@lore remember this thread")."""
+    text = str(message.get("text") or "")
     if message.get("subtype") in NOTICES or message.get("user") == bot_user_id:
         return False
-    return bool(str(message.get("text") or "").strip() or message.get("files"))
+    if f"<@{bot_user_id}>" in text and is_command(text.replace(f"<@{bot_user_id}>", " ").strip()):
+        return False
+    return bool(text.strip() or message.get("files"))
 
 
 class ChannelReader:
-    """Reads threads and channel days; names people and channels (cached for its life)."""
+    """Reads threads and channel hours; names people and channels (cached for its life)."""
 
-    def __init__(self, client: AsyncWebClient, *, bot_user_id: str | None = None) -> None:
+    def __init__(
+        self, client: AsyncWebClient, is_command: IsCommand, *, bot_user_id: str | None = None
+    ) -> None:
         self._client = client
+        self._is_command = is_command
         self._bot_user_id = bot_user_id
         self._names: dict[str, str] = {}
         self._channels: dict[str, str] = {}
@@ -142,29 +158,26 @@ class ChannelReader:
         files = [f for m in kept if m.get("user") != await self.bot_user_id() for f in m.get("files") or []]
         return ThreadText(text.key, text.where, link, text.messages), files
 
-    async def day(self, channel: str, day: date) -> ThreadText:
-        """One UTC day of the channel's top-level messages (no messages: an empty text)."""
-        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-        end = start + timedelta(days=1) - timedelta(microseconds=1)
-        found = [m async for m in self.history(channel, oldest=_ts(start), latest=_ts(end))]
-        return await self.day_text(channel, day, found)
+    async def hour(self, channel: str, hour: datetime) -> ThreadText:
+        """One UTC hour of the channel's top-level messages (no messages: an empty text)."""
+        end = hour + timedelta(hours=1) - timedelta(microseconds=1)
+        found = [m async for m in self.history(channel, oldest=_ts(hour), latest=_ts(end))]
+        return await self.hour_text(channel, hour, found)
 
-    async def day_text(self, channel: str, day: date, found: Sequence[Message]) -> ThreadText:
+    async def hour_text(self, channel: str, hour: datetime, found: Sequence[Message]) -> ThreadText:
         ordered = sorted(found, key=lambda m: float(m["ts"]))
-        text = await self.as_text(channel, ordered, key=day_key(channel, day), day=True)
+        text = await self.as_text(channel, ordered, key=hour_key(channel, hour))
         link = await self.permalink(channel, text_ts(ordered, text)) if text.messages else None
-        return ThreadText(text.key, text.where, link, text.messages, day=True)
+        return ThreadText(text.key, text.where, link, text.messages, hour=hour)
 
-    async def as_text(
-        self, channel: str, messages: Sequence[Message], *, key: str, day: bool = False
-    ) -> ThreadText:
+    async def as_text(self, channel: str, messages: Sequence[Message], *, key: str) -> ThreadText:
         bot = await self.bot_user_id()
         said = [
             ThreadMessage(await self._author(m), when(str(m["ts"])), await self.plain(m))
             for m in messages
-            if is_content(m, bot)
+            if is_content(m, bot, self._is_command)
         ]
-        return ThreadText(key, await self.where(channel), None, tuple(said), day=day)
+        return ThreadText(key, await self.where(channel), None, tuple(said))
 
     async def plain(self, message: Message) -> str:
         """The message as people read it; its files named."""
@@ -216,7 +229,9 @@ class ChannelReader:
         `exact`; otherwise made the way Slack makes them, from the workspace's address."""
         if self._permalink_base is None or exact:
             try:
-                link = str((await self._client.chat_getPermalink(channel=channel, message_ts=ts))["permalink"])
+                link = str(
+                    (await self._client.chat_getPermalink(channel=channel, message_ts=ts))["permalink"]
+                )
             except SlackApiError as exc:
                 log.info("chat.getPermalink failed: %s", exc.response.get("error"))
                 return None

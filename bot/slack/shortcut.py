@@ -75,7 +75,9 @@ class MemoryShortcut:
             return
         await client.views_open(trigger_id=body["trigger_id"], view=pick_modal(where, indexes, actor))
 
-    async def submit(self, ack: Any, view: Json, client: AsyncWebClient, who: Who | None, people: People) -> None:
+    async def submit(
+        self, ack: Any, view: Json, client: AsyncWebClient, who: Who | None, people: People
+    ) -> None:
         await ack()
         chosen = _chosen(view)
         if who is None or chosen is None:
@@ -108,7 +110,9 @@ class MemoryShortcut:
                 reply = messages.failed_file(saved.error or "I couldn't save it")
             else:
                 unchanged = saved.result.outcome == Outcome.UNCHANGED
-                reply = messages.shortcut_saved(target.name, describe(target, place), len(text.messages), unchanged)
+                reply = messages.shortcut_saved(
+                    target.name, describe(target, place), len(text.messages), unchanged
+                )
                 blocks = confirm_blocks(reply, where) if first else None
         except SlackApiError as exc:
             reply = messages.thread_unreadable(str(exc.response.get("error")))

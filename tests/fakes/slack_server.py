@@ -33,7 +33,9 @@ Json = dict[str, Any]
 Handler = Callable[[Json], Json]
 
 # Form-encoded and query parameters carry these as JSON text; JSON bodies carry them as is.
-_STRUCTURED = frozenset({"blocks", "attachments", "chunks", "metadata", "view", "unfurls", "prompts", "loading_messages"})
+_STRUCTURED = frozenset(
+    {"blocks", "attachments", "chunks", "metadata", "view", "unfurls", "prompts", "loading_messages"}
+)
 _FIRST_TS = 1_700_000_000
 _LOGIN_PAGE = (
     '<!DOCTYPE html><html lang="en"><head><title>Slack</title></head><body>'
@@ -397,7 +399,7 @@ class FakeSlack(LoopbackServer):
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.delete": self._delete,
-            "chat.postEphemeral": lambda p: {"message_ts": self._next_ts()},
+            "chat.postEphemeral": self._post_ephemeral,
             "chat.startStream": self._start_stream,
             "chat.appendStream": self._append_stream,
             "chat.stopStream": self._stop_stream,
@@ -569,6 +571,13 @@ class FakeSlack(LoopbackServer):
             "pin_count": 0,
             "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
         }
+
+    def _post_ephemeral(self, params: Json) -> Json:
+        """Only in a conversation the fake knows (Slack: `channel_not_found` where the bot
+        is not a member)."""
+        _required(params, "user")
+        self._known(self._channels, params, "channel")
+        return {"message_ts": self._next_ts()}
 
     def _set_status(self, params: Json) -> Json:
         """An empty status clears it (as posting a reply does)."""

@@ -277,6 +277,7 @@ async def test_reactions_status_ephemeral_and_unknown_methods(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
     slack.add_message(CHANNEL, PARENT_TS, "question", "U0001")
+    slack.add_channel(CHANNEL, "general")
 
     await client.reactions_add(channel=CHANNEL, timestamp=PARENT_TS, name="eyes")
     with pytest.raises(SlackApiError, match="already_reacted"):
@@ -284,6 +285,8 @@ async def test_reactions_status_ephemeral_and_unknown_methods(
     await client.reactions_remove(channel=CHANNEL, timestamp=PARENT_TS, name="eyes")
     await client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts=PARENT_TS, status="is thinking…")
     ephemeral = await client.chat_postEphemeral(channel=CHANNEL, user="U0001", text="psst")
+    with pytest.raises(SlackApiError, match="channel_not_found"):  # not a member there
+        await client.chat_postEphemeral(channel="DOTHERS", user="U0001", text="psst")
     unknown = await client.api_call("bookmarks.list", params={"channel_id": CHANNEL})
 
     assert ephemeral["message_ts"]

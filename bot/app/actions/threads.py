@@ -2,7 +2,7 @@
 "Add to Lore's memory" shortcut), learn a channel's history and forget it again, and keep a
 learned channel's documents in step with what is said, edited and deleted there.
 
-A thread (or, for a learned channel, a thread or one day of its top-level messages) is one
+A thread (or, for a learned channel, a thread or one hour of its top-level messages) is one
 document whose key says where it came from, so saving it again replaces the copy. Saving
 is `Action.ADD` on the target index. Learning a channel writes only into that channel's own
 index (a private channel's history never leaves it): `Action.ADD` there, which only its
@@ -56,7 +56,7 @@ class ThreadMessage:
 
 @dataclass(frozen=True)
 class ThreadText:
-    """A stretch of conversation as Lore keeps it: a thread, or one day of a channel's
+    """A stretch of conversation as Lore keeps it: a thread, or one hour of a channel's
     top-level messages. `key` is its identity (saving it again replaces the copy), `url` its
     link (a permalink), `where` the conversation it is in ("#eng")."""
 
@@ -64,13 +64,13 @@ class ThreadText:
     where: str
     url: str | None
     messages: tuple[ThreadMessage, ...]
-    day: bool = False
-    """One day of a channel's top-level messages rather than a thread."""
+    hour: datetime | None = None
+    """For one hour of a channel's top-level messages (rather than a thread): its start."""
 
     @property
     def title(self) -> str:
-        if self.day and self.messages:
-            return f"{self.where} on {self.messages[0].at:%Y-%m-%d}"
+        if self.hour is not None:
+            return f"{self.where}, {self.hour:%Y-%m-%d %H}:00 UTC"
         opening = " ".join(self.messages[0].text.split()) if self.messages else ""
         if len(opening) > TITLE_WORDS:
             opening = opening[: TITLE_WORDS - 1].rsplit(" ", 1)[0] + "…"
@@ -81,10 +81,9 @@ class ThreadText:
         return list(dict.fromkeys(m.author for m in self.messages))
 
     def render(self) -> str:
-        """Markdown: the title, the link, then each message under its author and time."""
-        lines = [f"# {self.title}", ""]
-        if self.url:
-            lines += [self.url, ""]
+        """Markdown: each message under its author and time (the title and the link are the
+        document's own, not part of its text)."""
+        lines: list[str] = []
         for message in self.messages:
             lines += [f"**{message.author}** · {message.at:%Y-%m-%d %H:%M} UTC", message.text.strip(), ""]
         return "\n".join(lines).strip() + "\n"
