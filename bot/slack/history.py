@@ -84,8 +84,7 @@ class ChannelSync:
         if full:
             removed = await self._threads.drop(learned, sorted(await self._threads.kept(learned) - kept))
             context.count("documents_removed", removed)
-        if latest:
-            await self._threads.note(learned, newest=f"{latest:.6f}")
+        await self._threads.synced(learned, f"{latest:.6f}" if latest else None)
         await context.say(_summary(context.counters))
 
     async def _thread(self, channel: str, thread_ts: str) -> ThreadText | None:

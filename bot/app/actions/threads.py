@@ -219,9 +219,12 @@ class ThreadActions:
         documents = await asyncio.to_thread(self._services.sources.documents, learned.source.id)
         return {d.source_key for d in documents}
 
-    async def note(self, learned: Learned, **options: object) -> None:
-        """Remember a sync's bookkeeping (the newest message it read) on the attachment."""
-        await asyncio.to_thread(self._services.sources.set_options, learned.source.id, options)
+    async def synced(self, learned: Learned, newest: str | None) -> None:
+        """A sync finished: remember the newest message it read (the next one starts there)
+        and when, so the schedule knows when the next is due."""
+        if newest is not None:
+            await asyncio.to_thread(self._services.sources.set_options, learned.source.id, {"newest": newest})
+        await asyncio.to_thread(self._services.sources.mark_refreshed, learned.source.id)
 
     async def _ingest(
         self,
