@@ -221,6 +221,8 @@ async def test_learn_this_channel_reads_its_history_with_progress_and_keeps_it_f
     assert [c.status for c in history] == [429, 200, 200]
 
     bot.begin()
+    status = only_reply(bot, "CHIST", await bot.mention("CHIST", "UIRIS", "status")).text
+    assert "• *#platform's history* refreshes daily (last refreshed just now)" in status
     asked = await bot.mention("CHIST", "UIRIS", "which region hosts the search cluster?")
     answer = only_reply(bot, "CHIST", asked).text
     assert "eu-north-1" in answer and f"<{permalink('CHIST', fact)}|Thread in #platform" in answer

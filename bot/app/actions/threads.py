@@ -42,6 +42,7 @@ __all__ = ["SLACK_CHANNEL", "Learned", "ThreadActions", "ThreadMessage", "Thread
 LEARNED_CACHE_SECONDS = 30.0
 TITLE_WORDS = 60
 ONLY_IN_A_CHANNEL = "I can learn a channel's history only from that channel: say it there."
+ONLY_IN_SLACK = "I can learn a channel's history only in Slack, where I can read it."
 LEARN_OWN_INDEX = "a channel's history goes only into that channel's own index"
 
 
@@ -135,6 +136,8 @@ class ThreadActions:
     async def learn(self, actor: Actor) -> Attached:
         """Attach the actor's channel's history to the channel's own index and queue the job
         that reads it (the one under way, if there is one)."""
+        if self._services.settings.slack_bot_token is None:
+            raise KnowledgeError(ONLY_IN_SLACK)
         index = await self._own_index(actor)
         channel = await asyncio.to_thread(self._services.directory.channel, index.channel_id or 0)
         if not allowed(Action.ADD, index.facts, actor.place):
