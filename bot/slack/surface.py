@@ -2,9 +2,10 @@
 
 Work is shown at once with the thread's status (`assistant.threads.setStatus` with loading
 messages; Slack clears it when the reply lands), or where Slack refuses that, with a
-reaction (removed when the answer lands). Generated answers
-stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
-to posting then updating in place; link previews are always off.
+reaction (removed when the answer lands). Generated answers stream into the thread with
+`chat.startStream`/`appendStream`/`stopStream`, falling back to posting then updating in
+place; link previews are always off. An answer's top-level text (notifications, screen
+readers) is the answer itself (`answer_text`).
 """
 
 from __future__ import annotations

@@ -40,9 +40,7 @@ async def test_a_question_is_answered_while_a_slow_upload_is_still_coming_in(one
     bot.begin()
     drop = bot.dm_event("UYAN", files=["FCSV"])
     assert await bot.deliver(drop, settle=False) == 200
-    async with asyncio.timeout(5):
-        while not bot.downloads():  # the upload is coming in, and holds its download open
-            await asyncio.sleep(0.01)
+    await bot.slack.wait_for_download("FCSV")  # the upload is coming in, and holds its download open
     question = bot.mention_event("CASK", "UZED", "when do we deploy the billing service?")
     sent = asyncio.get_running_loop().time()
     assert await bot.deliver(question, settle=False) == 200
@@ -64,7 +62,9 @@ async def test_one_broken_file_is_named_and_the_good_one_added(one_slot_bot: Sla
     bot.slack.add_user("UXIA", "xia")
     bot.slack.add_channel("CMIX", "mix")
     good = markdown_file(bot, "FGOOD", "deploy.md", DEPLOY)
-    bot.slack.add_file("FBROKEN", "q3-report.pdf", b"%PDF-1.7\n\x00\x01 not really a pdf", "application/pdf", "pdf")
+    bot.slack.add_file(
+        "FBROKEN", "q3-report.pdf", b"%PDF-1.7\n\x00\x01 not really a pdf", "application/pdf", "pdf"
+    )
 
     dropped = await bot.dm("UXIA", files=["FBROKEN", good])
     said = bot.said("DUXIA", dropped)

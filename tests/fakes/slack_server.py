@@ -235,6 +235,15 @@ class FakeSlack(LoopbackServer):
         """Wait for the first call that `match` accepts; return it."""
         return (await self._calls.wait_for(match, 1, timeout, what))[0]
 
+    async def wait_for_download(
+        self,
+        file_id: str,
+        timeout: float = 5.0,  # noqa: ASYNC109 - on expiry, the error lists what did arrive
+    ) -> Download:
+        """Wait until a download of `file_id` has begun (it is recorded as it arrives)."""
+        what = f"a download of {file_id}"
+        return (await self._downloads.wait_for(lambda d: d.file_id == file_id, 1, timeout, what))[0]
+
     def wait_for_sync(self, method: str, count: int = 1, timeout: float = 5.0) -> list[SlackCall]:
         """Blocking `wait_for`, for a server started with `with` / `start_in_thread()`."""
         what = f"call(s) to {method}"

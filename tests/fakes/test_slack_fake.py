@@ -387,4 +387,5 @@ async def test_a_slow_download_is_held(slack: FakeSlack) -> None:
         started = asyncio.get_running_loop().time()
         async with http.get(url, headers={"Authorization": "Bearer xoxb-test"}) as response:
             assert await response.read() == b"a,b\n1,2\n"
+        assert (await slack.wait_for_download("FSLOW")).name == "big.csv"
         assert asyncio.get_running_loop().time() - started >= 0.3
