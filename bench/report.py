@@ -27,6 +27,8 @@ class Target:
         value: Any = report
         try:
             for step in self.path:
+                if isinstance(value, dict) and "skipped" in value:  # an optional section said why
+                    return None, f"skipped: {value['skipped']}"
                 value = value[step]
         except (KeyError, IndexError, TypeError):
             return None, "not measured"
@@ -223,7 +225,11 @@ def _quality(section: Json) -> str:
         "**Quality** (BEIR SciFact"
         + (", a subset" if scifact.get("subset") else "")
         + "; Lore as BM25-only, dense-only and hybrid)\n\n"
-        + _table(["retrieval", "nDCG@10", "Recall@100"], rows)
+        + (
+            _table(["retrieval", "nDCG@10", "Recall@100"], rows)
+            if rows
+            else f"Skipped: {scifact.get('skipped')}."
+        )
     )
     return text + (
         f"\n\nAnswers over a generated handbook ({answers['answerable']} answerable, "

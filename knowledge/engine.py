@@ -102,6 +102,11 @@ class Request:
     """Overrides `AnswerSpec.min_confidence` (SMART_FALLBACK) for this request."""
     fallback: FallbackStrategy = FallbackStrategy.LLM_KNOWLEDGE
 
+    def __post_init__(self) -> None:
+        # An index locked to its documents answers from them alone, whoever asks and however.
+        if any(index.documents_only for index in self.indexes):
+            object.__setattr__(self, "mode", ResponseMode.RAG_ONLY)
+
 
 @dataclass(frozen=True)
 class _Plan:

@@ -85,7 +85,7 @@ def check_model(index: IndexRef, embedder: Embedder) -> None:
         raise EmbeddingMismatch(
             f"the {index.name} index was built with {index.embedding_model}, but Lore now "
             f"embeds with {embedder.model_id}; set EMBEDDING_MODEL={index.embedding_model} "
-            f"or re-embed the index with `lore reindex {index.name}`"
+            "to use it, or create a new index and add its documents again"
         )
 
 

@@ -24,8 +24,12 @@ class KnowledgeSettings(StorageSettings):
     )
     llm_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
     llm_context_window: int = Field(default=128_000, ge=1024, description="Tokens the chat model accepts.")
-    llm_timeout_seconds: float = Field(default=60.0, gt=0)
-    llm_max_retries: int = Field(default=2, ge=0, le=10)
+    llm_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="Longest wait for the LLM endpoint, in seconds."
+    )
+    llm_max_retries: int = Field(
+        default=2, ge=0, le=10, description="Retries of a failed LLM request (connection errors, 429, 5xx)."
+    )
     lore_max_file_mb: int = Field(
         default=50, ge=1, le=2048, description="Largest file Lore will ingest, in MB."
     )

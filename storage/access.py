@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from storage.models import Scope
+from storage.values import Scope
 
 
 class Action(enum.StrEnum):
@@ -40,6 +40,8 @@ class Action(enum.StrEnum):
     """Remove documents."""
     MANAGE_SOURCES = "manage sources"
     """Refresh, stop, reschedule or detach an attached site."""
+    CONFIGURE = "configure"
+    """Change the index's own settings (answers from its documents only)."""
     DELETE = "delete"
     """Delete the whole index."""
 
@@ -92,6 +94,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.ADD: _HOME,
         Action.FORGET: _HOME,
         Action.MANAGE_SOURCES: _HOME,
+        Action.CONFIGURE: frozenset({Role.CHANNEL_ADMIN}),
         Action.DELETE: frozenset({Role.CHANNEL_ADMIN}),
     },
     IndexKind.PRIVATE_CHANNEL: {
@@ -101,6 +104,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.ADD: _HOME,
         Action.FORGET: _HOME,
         Action.MANAGE_SOURCES: _HOME,
+        Action.CONFIGURE: frozenset({Role.CHANNEL_ADMIN}),
         Action.DELETE: frozenset({Role.CHANNEL_ADMIN}),
     },
     IndexKind.SHARED: {
@@ -110,6 +114,7 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
         Action.ADD: _READ,
         Action.FORGET: _KEEPERS,
         Action.MANAGE_SOURCES: _KEEPERS,
+        Action.CONFIGURE: frozenset({Role.OWNER, Role.ADMIN}),
         Action.DELETE: frozenset({Role.OWNER, Role.ADMIN}),
     },
 }

@@ -72,6 +72,9 @@ class KnowledgeIndex(SQLModel, table=True):
     embedding_model: str = Field(max_length=120)
     embedding_dimension: int
     content_version: int = Field(default=0, description="Bumped on every content change.")
+    documents_only: bool = Field(
+        default=False, description="Answers drawing on it never use the model's general knowledge."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import IndexFacts
-from storage.models import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
+from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
 
 
 class StorageError(Exception):
@@ -72,6 +72,8 @@ class IndexRef:
     embedding_dimension: int
     content_version: int
     created_at: datetime
+    documents_only: bool = False
+    """Answers drawing on it use the documents alone (RAG_ONLY), whatever the conversation says."""
 
     @property
     def facts(self) -> IndexFacts:

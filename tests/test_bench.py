@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
 
 def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
@@ -33,7 +34,11 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         for run_ in slack[kind]["runs"].values():
             assert 0 < run_["ack"]["p50_ms"] <= run_["answer"]["p50_ms"]
         assert slack[kind]["memory"]["idle_mb"] > 0
-    assert 0 < report["quality"]["scifact"]["hybrid"]["ndcg@10"] <= 1
+    scifact = report["quality"]["scifact"]
+    if SCIFACT.joinpath("corpus.jsonl").exists():
+        assert 0 < scifact["hybrid"]["ndcg@10"] <= 1
+    else:  # SciFact is not redistributable here (CC BY-NC): optional, and said to be skipped
+        assert scifact == {"skipped": f"no BEIR corpus at {SCIFACT}"}
 
     table = (tmp_path / "latest.md").read_text()
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table

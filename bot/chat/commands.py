@@ -137,6 +137,14 @@ class AttachSpace:
 
 
 @dataclass(frozen=True)
+class DocumentsOnly:
+    """“make the handbook index documents only” / “let the handbook index use general knowledge”."""
+
+    name: str
+    on: bool = True
+
+
+@dataclass(frozen=True)
 class SaveThread:
     """“remember this thread”: the thread's messages, as one document."""
 
@@ -182,6 +190,7 @@ Command = (
     | SetMode
     | SetStrategy
     | LockSettings
+    | DocumentsOnly
     | StopIndexing
     | Refresh
     | ConnectSource
@@ -243,6 +252,16 @@ _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]+)>")  # how Slack sends "#eng"
 _SITE_WORDS = re.compile(r"\b(?:site|website|docs site|whole|all pages|crawl)\b", re.I)
 
 
+_DOCUMENTS_ONLY = (
+    re.compile(rf"^(?:make|set|keep|lock) {_INDEX} (?:to )?(?:documents?|docs|rag)[ -]only$", re.I),
+    re.compile(rf"^(?:answer|use) (?:only )?(?:from )?{_INDEX_WORD} (?:documents|docs) only$", re.I),
+)
+_GENERAL_KNOWLEDGE = (
+    re.compile(
+        rf"^(?:let|allow) {_INDEX} (?:to )?use (?:general|the model's|model) knowledge(?: again)?$", re.I
+    ),
+    re.compile(rf"^unlock {_INDEX_WORD}$", re.I),
+)
 _LOCK = re.compile(
     r"^(?P<verb>lock|unlock) (?:the |this |our )?(?:channel(?:'s)? |conversation(?:'s)? )?settings(?: here| (?:of|for|in) this channel)?$",
     re.I,
@@ -403,6 +422,16 @@ def _lock(said: Said) -> Command | None:
     return LockSettings(found.group("verb").lower() == "lock") if (found := _LOCK.match(said.text)) else None
 
 
+def _documents_only(said: Said) -> Command | None:
+    for pattern in _DOCUMENTS_ONLY:
+        if found := pattern.match(said.text):
+            return DocumentsOnly(found.group("name").strip(), True)
+    for pattern in _GENERAL_KNOWLEDGE:
+        if found := pattern.match(said.text):
+            return DocumentsOnly(found.group("name").strip(), False)
+    return None
+
+
 def _stop(said: Said) -> Command | None:
     return StopIndexing(_reference(said, found.group("ref"))) if (found := _STOP.match(said.text)) else None
 
@@ -479,7 +508,7 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         RequireMentions,
-        "Whether I answer follow-ups in my threads without a mention (on by default), or only when mentioned",
+        "Whether Lore answers follow-ups in threads it answered in without a mention (the default), or only when mentioned",
         ("require mentions here", "answer follow-ups without a mention"),
         ADMINS,
         Section.ANSWERS,
@@ -492,6 +521,14 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         ADMINS,
         Section.ANSWERS,
         _lock,
+    ),
+    Declaration(
+        DocumentsOnly,
+        "Answers that draw on an index use its documents alone (rag only, wherever it is enabled), or may use general knowledge again",
+        ("make the handbook index documents only", "let the handbook index use general knowledge"),
+        "its owner; a channel's index: an admin, from that channel; admins",
+        Section.ANSWERS,
+        _documents_only,
     ),
     Declaration(
         SaveThread,
@@ -513,7 +550,7 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         ForgetChannelHistory,
         "Stop learning this channel and remove its history from its index",
         ("forget this channel's history",),
-        LEARNERS,
+        "the channel's members, from the channel (never partners)",
         Section.HISTORY,
         _fixed(_FORGET_HISTORY, ForgetChannelHistory),
     ),

@@ -176,6 +176,15 @@ def made_default(index: str, what: str) -> str:
     return f"New documents here now go into the *{index}* index ({what})."
 
 
+def documents_only(index: str, what: str, on: bool) -> str:
+    if on:
+        return (
+            f"Answers that draw on the *{index}* index ({what}) now come from its documents alone, "
+            "wherever it is enabled: when they don't say, I'll say I don't know."
+        )
+    return f"Answers that draw on the *{index}* index ({what}) may use general knowledge again, labelled as such."
+
+
 def settings_locked(locked: bool) -> str:
     if locked:
         return "Locked this channel's settings: only workspace admins can change its indexes and answer mode now."

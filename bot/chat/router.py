@@ -20,7 +20,7 @@ from bot.chat.connectors import ConnectorCommands
 from bot.chat.history import HistoryCommands
 from bot.chat.render import render_documents_md, render_listing_md
 from bot.chat.sources import SiteCommands
-from bot.chat.surface import DownloadError, IncomingFile, Surface, Turn
+from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
 from knowledge.answer import Answer, ResponseMode
 from knowledge.engine import Request, Strategy
 from knowledge.errors import KnowledgeError
@@ -58,6 +58,7 @@ class Router:
             c.SetMode: self._set_mode,
             c.SetStrategy: self._set_strategy,
             c.LockSettings: self._lock,
+            c.DocumentsOnly: self._documents_only,
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.AttachSpace: self._attach_space,
@@ -69,7 +70,7 @@ class Router:
 
     async def handle(self, turn: Turn, surface: Surface) -> None:
         """Act on one message; never raises for anything a user could cause."""
-        command = c.parse(turn.text)
+        command = turn.command
         try:
             await self._handlers[type(command)](command, turn, surface)
         except KnowledgeError as exc:
@@ -88,9 +89,9 @@ class Router:
                 await surface.say(messages.failed_file(outcome.error))
         return [o.name for o in outcomes if o.ok]
 
-    async def confirmed(self, turn: Turn, surface: Surface, action: str, value: str) -> None:
-        """A confirmation button was pressed (only `delete_index` asks for one)."""
-        if action != "delete_index":
+    async def confirmed(self, turn: Turn, surface: Surface, action: Confirmation, value: str) -> None:
+        """A confirmation was given (only deleting an index asks for one)."""
+        if action != Confirmation.DELETE_INDEX:
             return
         place = turn.actor.place
         try:
@@ -221,7 +222,7 @@ class Router:
     async def _delete(self, command: c.DeleteIndex, turn: Turn, surface: Surface) -> None:
         index, stats = await self._actions.indexes.check_delete(turn.actor.place, command.name)
         await surface.confirm(
-            messages.confirm_delete(index.name, stats.documents), "delete_index", str(index.id)
+            messages.confirm_delete(index.name, stats.documents), Confirmation.DELETE_INDEX, str(index.id)
         )
 
     async def _list_docs(self, command: c.ListDocs, turn: Turn, surface: Surface) -> None:
@@ -286,6 +287,10 @@ class Router:
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
+
+    async def _documents_only(self, command: c.DocumentsOnly, turn: Turn, surface: Surface) -> None:
+        index = await self._actions.indexes.set_documents_only(turn.actor.place, command.name, command.on)
+        await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
 
 
 def _thread_line(outcome: AddOutcome, thread: ThreadText, target: IndexRef) -> str:

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from bot.app.actions.threads import ThreadText
 from bot.app.conversations import Actor
+from bot.chat.commands import Command, parse
 from knowledge.answer import Answer
 from knowledge.context import Message
 from knowledge.llm import Delta
 from storage.records import ChannelRef
+
+
+class Confirmation(enum.StrEnum):
+    """What a yes/no question asks to confirm (its value rides on the buttons)."""
+
+    DELETE_INDEX = "delete_index"
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,11 @@ class Turn:
     """The channel the person is looking at while they ask in a DM (Slack's agent view):
     its index is searched too, when they may search it from there."""
 
+    @cached_property
+    def command(self) -> Command:
+        """What the message asks for (parsed once, whoever asks)."""
+        return parse(self.text)
+
 
 class Surface(Protocol):
     async def working(self) -> None:
@@ -72,7 +86,7 @@ class Surface(Protocol):
         """Render (streaming where possible) an answer; `answer_id` records it and gives the
         id its feedback buttons carry."""
 
-    async def confirm(self, text: str, action: str, value: str) -> None:
+    async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         """Ask a yes/no question whose yes calls the router's `confirmed(action, value)`."""
 
     async def progress(self, text: str) -> Callable[[str], Awaitable[None]]:

@@ -20,11 +20,9 @@ from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from knowledge.answer import ResponseMode
 from knowledge.engine import Request
-from knowledge.errors import IngestError, KnowledgeError
+from knowledge.errors import KnowledgeError
 from knowledge.ingest import Outcome, Source
-from knowledge.metadata import DocumentFacts
-from knowledge.sources.fetch import AllowList, Fetcher, FetchError
-from storage.values import SourceKind
+from knowledge.sources.fetch import AllowList, Fetcher
 
 T = TypeVar("T")
 URL = re.compile(r"^https?://", re.I)
@@ -57,31 +55,6 @@ async def file_sources(files: list[Path]) -> AsyncIterator[Source]:
         yield Source(name=path.name, data=data, source_key=str(path.resolve()))
 
 
-async def page_sources(
-    services: Services, urls: list[str], unfetched: list[AddOutcome], report: Callable[[AddOutcome], None]
-) -> AsyncIterator[Source]:
-    """Single web pages, fetched safely; one that cannot be fetched is reported and skipped."""
-    settings = services.settings
-    fetcher = Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
-    for url in urls:
-        try:
-            page = await fetcher.get(url)
-        except FetchError as exc:
-            unfetched.append(AddOutcome(url, error=str(IngestError(url, str(exc)))))
-            report(unfetched[-1])
-            continue
-        facts = DocumentFacts(url=page.url)
-        yield Source(
-            name=page.url, data=page.body, kind=SourceKind.URL, mime_type=page.mime_type, facts=facts
-        )
-
-
-async def _chain(*streams: AsyncIterator[Source]) -> AsyncIterator[Source]:
-    for stream in streams:
-        async for source in stream:
-            yield source
-
-
 def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
     @app.command()
     def ingest(
@@ -91,7 +64,10 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
     ) -> None:
         """Add files, folders, web pages or whole sites to an index, with a progress bar."""
         urls = [t for t in targets if URL.match(t)]
-        files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=_missing))
+        missing: list[Path] = []
+        files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=missing.append))
+        for path in missing:
+            typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
 
         async def work(services: Services, actor: Actor) -> list[AddOutcome]:
             target = await index_for_cli(services, actor, index, create=True)
@@ -106,14 +82,17 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
                     bar.advance(task)
                     bar.console.print(_result_line(outcome))
 
-                unfetched: list[AddOutcome] = []
-                pages = page_sources(services, [] if site else urls, unfetched, report)
-                sources = _chain(file_sources(files), pages)
-                outcomes = await services.actions.documents.add(actor.place, target, sources, report=report)
-                return [*outcomes, *unfetched]
+                documents = services.actions.documents
+                outcomes = await documents.add(actor.place, target, file_sources(files), report=report)
+                for url in [] if site else urls:
+                    outcomes.append(await documents.add_page(actor.place, target, url, _fetcher(services)))
+                    report(outcomes[-1])
+                return outcomes
 
         outcomes = run_with_services(settings_or_exit(), work)
         _summarise(outcomes, quiet=site and not outcomes)
+        if missing:
+            raise typer.Exit(1)
 
     @app.command()
     def ask(
@@ -212,10 +191,6 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
                 )
 
 
-def _missing(path: Path) -> None:
-    typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
-
-
 def _mode(mode: str | None) -> ResponseMode | None:
     if mode is None:
         return None
@@ -223,6 +198,11 @@ def _mode(mode: str | None) -> ResponseMode | None:
         return ResponseMode.parse(mode)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _fetcher(services: Services) -> Fetcher:
+    settings = services.settings
+    return Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
 
 
 def _result_line(outcome: AddOutcome) -> str:

@@ -6,14 +6,23 @@ Settings are read once here and passed down; errors end as one clear line, never
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 import typer
 
 from bot.app.logs import configure_logging
 from bot.app.settings import Settings, SettingsError, load_settings
+from knowledge.errors import KnowledgeError
+from storage.records import StorageError
 
-app = typer.Typer(help="Lore: a team's shared memory, in Slack and in your shell.", no_args_is_help=True)
+log = logging.getLogger(__name__)
+
+app = typer.Typer(
+    help="Lore: a team's shared memory, in Slack and in your shell.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
 db_app = typer.Typer(help="The SQL database.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
@@ -103,8 +112,25 @@ _register_commands()
 
 
 def main() -> None:
+    """The one error boundary of the command line: whatever goes wrong ends as one line on
+    stderr and a non-zero exit, never a traceback (the log at DEBUG keeps the details)."""
     configure_logging("WARNING")
     try:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except (KnowledgeError, StorageError) as exc:
+        typer.secho(f"lore: {_sentence(str(exc))}", fg="red", err=True)
+        sys.exit(1)
+    except Exception as exc:
+        log.debug("lore failed", exc_info=exc)
+        typer.secho(
+            f"lore: something went wrong: {type(exc).__name__}: {_sentence(str(exc))}", fg="red", err=True
+        )
+        sys.exit(1)
+
+
+def _sentence(text: str) -> str:
+    """The first line of an error's text, as a sentence."""
+    line = (text.strip().splitlines() or [""])[0][:300]
+    return line[:1].upper() + line[1:] if line else "no details"

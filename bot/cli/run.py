@@ -16,6 +16,7 @@ from bot.api.app import api_state, install_api
 from bot.app.services import Services
 from bot.app.settings import Settings
 from bot.chat.runtime import open_runtime
+from bot.slack.history import channel_syncs
 from bot.slack.app import build_app
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 
@@ -40,7 +41,7 @@ def http_app(app: AsyncApp, services: Services | None = None) -> web.Application
 
 
 async def run_slack(settings: Settings, *, host: str, port: int) -> None:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, more_syncs=channel_syncs) as runtime:
         app, events = build_app(runtime, settings)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TextIO
 
 from bot.chat.render import plain, render_answer
+from bot.chat.surface import Confirmation
 from knowledge.answer import Answer
 from knowledge.llm import Delta
 
@@ -15,7 +16,7 @@ class ShellSurface:
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
-        self.pending: tuple[str, str] | None = None
+        self.pending: tuple[Confirmation, str] | None = None
 
     def write(self, text: str) -> None:
         self._out.write(text + "\n")
@@ -27,7 +28,7 @@ class ShellSurface:
     async def say(self, text: str) -> None:
         self.write(f"lore> {plain(text)}")
 
-    async def confirm(self, text: str, action: str, value: str) -> None:
+    async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         self.pending = (action, value)
         self.write(f"lore> {plain(text)} (yes/no)")
 

@@ -14,7 +14,7 @@ from bot.app.conversations import place_of
 from bot.app.settings import Settings
 from bot.chat import messages
 from bot.chat.runtime import Runtime
-from bot.chat.surface import Turn
+from bot.chat.surface import Confirmation, Turn
 from bot.slack.assistant import register_assistant
 from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
@@ -81,7 +81,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
                 channel=who.channel, user=who.user, text=messages.feedback_thanks(helpful)
             )
 
-    @app.action(re.compile(r"^(confirm|cancel)_delete_index$"))
+    @app.action(re.compile(rf"^(confirm|cancel)_{Confirmation.DELETE_INDEX}$"))
     async def confirm(
         ack: Any,
         body: dict[str, Any],
@@ -124,7 +124,7 @@ async def _confirmed(
             index = await runtime.services.actions.indexes.get(turn.actor.place, int(action["value"]))
             await surface.say(messages.delete_cancelled(index.name))
             return
-        await runtime.router.confirmed(turn, surface, "delete_index", str(action["value"]))
+        await runtime.router.confirmed(turn, surface, Confirmation.DELETE_INDEX, str(action["value"]))
     except (NotFound, KnowledgeError):  # pressed again after the index was deleted
         await surface.say(messages.INDEX_GONE)
     except Exception:

@@ -226,7 +226,7 @@ class SlackEvents:
 
     async def _dispatch(self, turn: Turn, event: Mapping[str, Any], surface: SlackSurface) -> None:
         router = self._runtime.router
-        text_command = commands.parse(turn.text)
+        text_command = turn.command
         if turn.is_dm and turn.files and isinstance(text_command, (commands.Question, commands.AddFiles)):
             await surface.working()
             names = await router.add_files(turn, surface, turn.files)

@@ -22,17 +22,28 @@ from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.app.actions.threads import Learned, ThreadActions, ThreadText
-from bot.slack.reader import ChannelReader, Message, hour_key, hour_of, thread_key
+from bot.app.actions.threads import SLACK_CHANNEL, Learned, ThreadActions, ThreadText
+from bot.app.services import Services
+from bot.chat.commands import is_command
+from bot.slack.reader import ChannelReader, Message, build_client, hour_key, hour_of, thread_key
 from knowledge.errors import IngestError
 from knowledge.ingest import Outcome
-from knowledge.sources.jobs import JobContext
+from knowledge.sources.jobs import JobContext, SourceSync
 from storage.records import IndexRef, SourceConfigRef
 
 log = logging.getLogger(__name__)
 OVERLAP_SECONDS = 86_400.0
 """A scheduled sync reaches back this far before the newest message the last one read."""
 GONE = ("thread_not_found", "message_not_found", "channel_not_found")
+
+
+def channel_syncs(services: Services) -> dict[str, SourceSync]:
+    """The sync of learned channels, for a job worker (none without a Slack bot token)."""
+    settings = services.settings
+    if settings.slack_bot_token is None:
+        return {}
+    client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
+    return {SLACK_CHANNEL: ChannelSync(ChannelReader(client, is_command), services.actions.threads)}
 
 
 class ChannelSync:

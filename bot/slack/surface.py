@@ -19,6 +19,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.chat import messages
+from bot.chat.surface import Confirmation
 from bot.slack.blocks import (
     answer_messages,
     answer_text,
@@ -100,7 +101,7 @@ class SlackSurface:
         await self.post(text, None)
         await self.done()
 
-    async def confirm(self, text: str, action: str, value: str) -> None:
+    async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         await self.post(text, confirm_blocks(text, action, value))
 
     async def offer_form(self, text: str, form: str) -> bool:

@@ -65,6 +65,7 @@ def index_ref(row: KnowledgeIndex, channel_is_private: bool) -> IndexRef:
         embedding_dimension=row.embedding_dimension,
         content_version=row.content_version,
         created_at=aware(row.created_at),
+        documents_only=row.documents_only,
     )
 
 

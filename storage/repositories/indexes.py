@@ -164,6 +164,17 @@ class IndexRepository:
             session.exec(delete(EnabledIndex).where(col(EnabledIndex.index_id) == index_id))
             session.exec(delete(KnowledgeIndex).where(col(KnowledgeIndex.id) == index_id))
 
+    def set_documents_only(self, index_id: int, documents_only: bool) -> IndexRef:
+        """Lock (or unlock) an index to answers from its documents alone."""
+        with self._db.session() as session:
+            row = session.get(KnowledgeIndex, index_id)
+            if row is None:
+                raise NotFound(f"index {index_id}")
+            row.documents_only = documents_only
+            session.add(row)
+            session.flush()
+            return _ref(session, row)
+
     def bump_version(self, index_id: int) -> None:
         """Mark the index's content as changed (invalidates cached answers)."""
         with self._db.session() as session:

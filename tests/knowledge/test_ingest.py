@@ -88,7 +88,7 @@ async def test_an_index_of_another_model_is_refused_with_directions(stack: Stack
     index = stack.indexes.create(
         "T1", "old", Scope.SHARED, embedding_model="openai:text-embedding-3-small", embedding_dimension=1536
     )
-    with pytest.raises(EmbeddingMismatch, match="lore reindex old"):
+    with pytest.raises(EmbeddingMismatch, match=r"set EMBEDDING_MODEL=.* to use it"):
         await stack.ingestor.add(index, md("handbook.md", HANDBOOK))
 
 

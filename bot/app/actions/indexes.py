@@ -125,6 +125,12 @@ class IndexActions:
         await self._catalog.enable(actor.conversation, index, as_default=True)
         return index
 
+    async def set_documents_only(self, place: Place, name: str, documents_only: bool) -> IndexRef:
+        """Lock an index to answers from its documents alone (RAG_ONLY wherever it is
+        searched), or unlock it: its owner's or an admin's call."""
+        index = await self.find(place, name, Action.CONFIGURE)
+        return await asyncio.to_thread(self._services.indexes.set_documents_only, index.id, documents_only)
+
     def _check_settings(self, place: Place, conversation: ConversationRef) -> None:
         if not may_change_settings(place, locked=conversation.settings_locked):
             from bot.app.actions.errors import PARTNERS

@@ -20,7 +20,7 @@ from knowledge.errors import KnowledgeError
 from knowledge.sources.fetch import Refused
 from knowledge.sources.jobs import Schedule
 from storage.access import Action, Place, allowed, may_manage_connectors
-from storage.records import IndexRef, JobRef, SourceConfigRef
+from storage.records import IndexRef, JobRef, NotFound, SourceConfigRef
 from storage.repositories.sources import SITE, SLACK_CHANNEL
 
 if TYPE_CHECKING:
@@ -130,7 +130,10 @@ class SourceActions:
 
     async def cancel_job(self, place: Place, job_id: int) -> JobRef:
         """Stop a job by id, if `place` may manage its source."""
-        job = await self._jobs.get_indexing_job_status(job_id)
+        try:
+            job = await self._jobs.get_indexing_job_status(job_id)
+        except NotFound:
+            raise KnowledgeError(f"there is no indexing job {job_id}; `lore jobs` lists them") from None
         if job.source_config_id is not None:
             await self.check(place, await asyncio.to_thread(self._services.sources.get, job.source_config_id))
         return await self._jobs.cancel(job_id)

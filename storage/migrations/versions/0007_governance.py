@@ -1,5 +1,5 @@
 """governance: who added a document, a conversation's settings lock, channels shared with
-another organisation, a partner user's own organisation, guests
+another organisation, a partner user's own organisation, guests, documents-only indexes
 
 Revision ID: 0007
 Revises: 0006
@@ -32,6 +32,9 @@ def upgrade() -> None:
     with op.batch_alter_table('conversation', schema=None) as batch_op:
         batch_op.add_column(sa.Column('settings_locked', sa.Boolean(), nullable=False, server_default=sa.false()))
 
+    with op.batch_alter_table('knowledge_index', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('documents_only', sa.Boolean(), nullable=False, server_default=sa.false()))
+
     with op.batch_alter_table('document', schema=None) as batch_op:
         batch_op.add_column(sa.Column('added_by', sa.Integer(), nullable=True))
         batch_op.create_foreign_key('fk_document_added_by_user', 'user', ['added_by'], ['id'])
@@ -41,6 +44,9 @@ def downgrade() -> None:
     with op.batch_alter_table('document', schema=None) as batch_op:
         batch_op.drop_constraint('fk_document_added_by_user', type_='foreignkey')
         batch_op.drop_column('added_by')
+
+    with op.batch_alter_table('knowledge_index', schema=None) as batch_op:
+        batch_op.drop_column('documents_only')
 
     with op.batch_alter_table('conversation', schema=None) as batch_op:
         batch_op.drop_column('settings_locked')

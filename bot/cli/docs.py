@@ -1,0 +1,144 @@
+"""The README's reference tables, generated from the code so they cannot drift: settings (from
+`Settings`), the command line (from the typer app), chat commands (from their declarations)
+and who may do what (from the permission table).
+
+`python -m bot.cli.docs --write` rewrites the generated parts of README.md (between
+`<!-- generated: NAME -->` and `<!-- /generated -->`); a test fails when they are stale.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from bot.app.settings import Settings
+from bot.chat.commands import DECLARATIONS
+from storage.access import PERMISSIONS, Action, Role
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+MARKER = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
+
+
+def settings_table() -> str:
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    for name, field in Settings.model_fields.items():
+        rows.append(f"| `{name.upper()}` | {_default(field.default)} | {_cell(field.description or '')} |")
+    return "\n".join(rows)
+
+
+def commands_table() -> str:
+    rows = ["| say | does | who may |", "|---|---|---|"]
+    for declaration in DECLARATIONS:
+        said = ", ".join(f"`{example}`" for example in declaration.examples)
+        rows.append(f"| {said} | {_cell(declaration.summary)} | {_cell(declaration.who)} |")
+    return "\n".join(rows)
+
+
+def permissions_table() -> str:
+    actions = list(Action)
+    rows = ["| index | " + " | ".join(a.value for a in actions) + " |", "|---" * (len(actions) + 1) + "|"]
+    for kind, table in PERMISSIONS.items():
+        cells = [_roles(table[action]) for action in actions]
+        rows.append(f"| {kind.value} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def cli_reference() -> str:
+    from bot.cli.main import app
+
+    lines = ["```"]
+    for path, command in _commands(typer.main.get_command(app), ["lore"]):
+        usage = " ".join([*path, *_params(command)])
+        paragraph = " ".join((command.help or "").strip().split("\n\n")[0].split())
+        summary = re.split(r"(?<=\.)\s", paragraph)[0].rstrip(".")
+        lines.append(f"{usage:<60} # {summary}" if len(usage) < 60 else f"{usage}\n{'':<60} # {summary}")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+GENERATED: dict[str, Callable[[], str]] = {
+    "settings": settings_table,
+    "commands": commands_table,
+    "permissions": permissions_table,
+    "cli": cli_reference,
+}
+
+
+def render(readme: str) -> str:
+    """`readme` with every generated part made anew."""
+
+    def fill(match: re.Match[str]) -> str:
+        return f"{match.group(1)}{GENERATED[match.group('name')]()}\n{match.group(4)}"
+
+    return MARKER.sub(fill, readme)
+
+
+def _commands(command: Any, path: list[str]) -> Iterator[tuple[list[str], Any]]:
+    """Every command under `command` (typer's click objects), depth first, by name."""
+    subcommands = getattr(command, "commands", None)
+    if subcommands is None:
+        yield path, command
+        return
+    if command.invoke_without_command and command.callback is not None and len(path) > 1:
+        yield path, command
+    for name in sorted(subcommands):
+        if not subcommands[name].hidden:
+            yield from _commands(subcommands[name], [*path, name])
+
+
+def _params(command: Any) -> list[str]:
+    shown = []
+    for param in command.params:
+        name = (param.name or "").upper()
+        if param.param_type_name == "argument":
+            shown.append(f"{name}…" if param.nargs == -1 else name)
+        elif param.param_type_name == "option" and param.name != "help":
+            flag = max(param.opts, key=len)
+            spelled = flag if param.is_flag else f"{flag} {name}"
+            shown.append(spelled if param.required else f"[{spelled}]")
+    return shown
+
+
+def _default(value: object) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if value == "":
+        return "empty"
+    if isinstance(value, Path):
+        return f"`./{value}`"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    return f"`{value}`"
+
+
+def _roles(roles: frozenset[Role]) -> str:
+    order = list(Role)
+    return ", ".join(role.value for role in sorted(roles, key=order.index)) or "nobody"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def main(argv: list[str]) -> int:
+    current = README.read_text()
+    fresh = render(current)
+    if "--write" in argv:
+        README.write_text(fresh)
+        return 0
+    if fresh != current:
+        print("README.md is stale: run `python -m bot.cli.docs --write`", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

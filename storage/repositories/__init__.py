@@ -1,0 +1,1 @@
+"""Repositories: the only code that reads and writes the tables, handing out frozen records."""
