@@ -16,8 +16,8 @@ from bot.api.app import api_state, install_api
 from bot.app.services import Services
 from bot.app.settings import Settings
 from bot.chat.runtime import open_runtime
-from bot.slack.history import channel_syncs
 from bot.slack.app import build_app
+from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 
 log = logging.getLogger(__name__)

@@ -105,7 +105,7 @@ class SlackEvents:
     ) -> None:
         """`app_mention` and `message`: ack now, work in the background."""
         bot_user_id = str(context.get("bot_user_id") or "")
-        if event.get("type") == "message":
+        if event.get("type") == "message" and event.get("channel_type") != "im":
             self.spawn(self._freshener.on_message(installation_team(body, context), event))
         if who is None or self._ignored(event, bot_user_id):
             return
