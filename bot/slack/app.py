@@ -7,6 +7,7 @@ import logging
 import re
 from typing import Any
 
+import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -26,13 +27,17 @@ from knowledge.errors import KnowledgeError
 from storage.records import NotFound
 
 log = logging.getLogger(__name__)
+API_TIMEOUT_SECONDS = 30
 
 
 def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEvents]:
     """The Bolt app and the event handler behind it (closed by the caller)."""
     assert settings.slack_bot_token is not None
     token = settings.slack_bot_token.get_secret_value()
-    client = AsyncWebClient(token=token, base_url=settings.slack_api_url)
+    # One connection pool for every Web API call: without it each call opens (and, against
+    # slack.com, handshakes) a connection of its own, which the first signal would wait on.
+    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=API_TIMEOUT_SECONDS))
+    client = AsyncWebClient(token=token, base_url=settings.slack_api_url, session=session)
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
     app = AsyncApp(
         client=client,
@@ -43,7 +48,7 @@ def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEven
     )
     people = People(runtime.services, client)
     app.middleware(people_middleware(people))
-    events = SlackEvents(runtime, client, token, people)
+    events = SlackEvents(runtime, client, token, people, api_session=session)
     register_listeners(app, runtime, events)
     return app, events
 

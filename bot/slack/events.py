@@ -71,6 +71,7 @@ class SlackEvents:
         token: str,
         people: People,
         viewing: Viewing | None = None,
+        api_session: aiohttp.ClientSession | None = None,
     ) -> None:
         self._runtime = runtime
         self._people = people
@@ -80,6 +81,8 @@ class SlackEvents:
         self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
         self._session: aiohttp.ClientSession | None = None
+        self._api_session = api_session
+        """The Web API client's connection pool, closed with the rest."""
         settings = runtime.services.settings
         self._gate = asyncio.Semaphore(settings.lore_answer_concurrency)
         """Bounds the messages worked on at once: on a small machine, fifty questions at a
@@ -133,8 +136,9 @@ class SlackEvents:
 
     async def close(self) -> None:
         await self.drain()
-        if self._session is not None:
-            await self._session.close()
+        for session in (self._session, self._api_session):
+            if session is not None:
+                await session.close()
 
     # --- the work ---
 
