@@ -161,6 +161,9 @@ class SlackEvents:
         except SlackApiError as exc:
             log.info("could not tell whether Lore is in thread %s: %s", thread_ts, exc.response.get("error"))
             return
+        except Exception:
+            log.exception("could not look at a reply in thread %s of %s", thread_ts, channel)
+            return
         if actor.conversation.require_mention:
             return
         await self._handle(body, event, who, bot_user_id)

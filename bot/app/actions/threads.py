@@ -212,7 +212,8 @@ class ThreadActions:
     async def drop(self, learned: Learned, keys: Sequence[str]) -> int:
         """Remove the learned channel's documents with these keys; how many there were."""
         documents = await asyncio.to_thread(self._services.sources.documents, learned.source.id)
-        gone = [d for d in documents if d.source_key in set(keys)]
+        wanted = set(keys)
+        gone = [d for d in documents if d.source_key in wanted]
         if gone:
             await self._services.ingestor.remove(learned.index, [d.id for d in gone])
         return len(gone)
