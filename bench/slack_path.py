@@ -3,7 +3,7 @@ Bolt endpoint (aiohttp on a loopback port), the fake Slack Web API recording wha
 calls back and when.
 
 For each mention: the HTTP acknowledgement, the first Web API call it causes, the
-"working" signal (the reaction) and the answer in its thread (the posted message, or the
+"working" signal (the thread's status) and the answer in its thread (the posted message, or the
 end of the stream when a model answers). The channel has three enabled indexes, filled
 with synthetic chunks (`bench.scale`) to the size measured; Lore runs as in production,
 `lore run` in HTTP mode in a process of its own (the fakes and the driver stay out of it),
@@ -40,6 +40,8 @@ from tests.support.ports import free_port
 SECRET = "bench-signing-secret"
 TEAM, BOT, USER, CHANNEL = "TBENCH", "UBOT", "UBENCH", "CBENCH"
 ANSWER_TIMEOUT = 120.0
+WORKING_SIGNALS = ("assistant.threads.setStatus", "reactions.add")
+"""The "working" signal: the thread's status, or the reaction where Slack refuses a status."""
 START_TIMEOUT = 120.0
 
 
@@ -243,7 +245,7 @@ class _Driver:
             lambda call: self._answers(call, ts), ANSWER_TIMEOUT, f"answer to {question!r}"
         )
         calls = [c for c in self._slack.calls if c.received_at >= sent and _about(c, ts)]
-        working = next((c for c in calls if c.method == "reactions.add"), answer)
+        working = next((c for c in calls if c.method in WORKING_SIGNALS), answer)
         return Timing(
             ack=_ms(acked - sent),
             first_call=_ms(min(c.received_at for c in calls) - sent),

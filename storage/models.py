@@ -92,6 +92,9 @@ class Conversation(SQLModel, table=True):
     response_mode: str | None = Field(default=None, max_length=32)
     rag_strategy: str | None = Field(default=None, max_length=32)
     settings_locked: bool = Field(default=False, description="Only admins change its settings.")
+    require_mention: bool = Field(
+        default=False, description="Lore answers only when mentioned, not follow-ups in its threads."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 

@@ -55,6 +55,8 @@ class ConversationRef:
     response_mode: str | None
     rag_strategy: str | None
     settings_locked: bool = False
+    require_mention: bool = False
+    """Lore answers only when mentioned (not follow-ups in threads it answered in)."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,19 @@ class Settings(KnowledgeSettings):
         le=64,
         description="Messages worked on at once; more wait their turn, acknowledged and marked as being worked on.",
     )
+    lore_ingest_concurrency: int = Field(
+        default=2,
+        ge=1,
+        le=16,
+        description="Uploads (files, saved threads) ingested at once in Slack, apart from answers: "
+        "a big upload never holds up a question.",
+    )
+    lore_slack_freshen_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        description="How long after a message, edit or deletion in a learned channel its thread "
+        "(or day) is read again, so a burst of messages is read once.",
+    )
     lore_jobs_in_process: bool = Field(
         default=True,
         description="Run indexing jobs inside the bot; false when `lore worker` processes run them.",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FIRST_CHECK_AFTER = timedelta(seconds=10)
+MoreSyncs = Callable[[Services], Mapping[str, SourceSync]]
+"""Source kinds a surface knows how to sync (a learned Slack channel is read with the bot's
+token, `bot.slack.history.channel_syncs`); the entry point passes them in, since the app
+core knows no surface."""
 
 
 def crawl_limits(settings: Settings, options: Mapping[str, object]) -> CrawlLimits:
@@ -41,7 +45,9 @@ def crawl_limits(settings: Settings, options: Mapping[str, object]) -> CrawlLimi
     return replace(limits, **overrides)
 
 
-def build_worker(services: Services, *, worker: str | None = None) -> tuple[JobWorker, str]:
+def build_worker(
+    services: Services, *, worker: str | None = None, more: MoreSyncs | None = None
+) -> tuple[JobWorker, str]:
     settings = services.settings
     allow = AllowList.parse(settings.lore_crawl_allow)
 
@@ -63,7 +69,7 @@ def build_worker(services: Services, *, worker: str | None = None) -> tuple[JobW
         make_crawler,
         worker=name,
         heartbeat_seconds=min(5.0, settings.lore_job_stale_seconds / 4),
-        syncs=connector_syncs(services),
+        syncs={**connector_syncs(services), **(more(services) if more else {})},
     )
     stale_after = timedelta(seconds=settings.lore_job_stale_seconds)
     worker_ = JobWorker(services.jobs, runner, concurrency=settings.lore_job_workers, stale_after=stale_after)
@@ -85,9 +91,11 @@ def connector_syncs(services: Services) -> dict[str, SourceSync]:
 
 
 @asynccontextmanager
-async def running_jobs(services: Services, *, schedule: bool = True) -> AsyncIterator[None]:
+async def running_jobs(
+    services: Services, *, schedule: bool = True, more: MoreSyncs | None = None
+) -> AsyncIterator[None]:
     """Run a job worker (and the refresh scheduler) in this process while the block runs."""
-    worker, name = build_worker(services)
+    worker, name = build_worker(services, more=more)
     stop = asyncio.Event()
     task = asyncio.create_task(worker.run(stop, name), name="lore-job-worker")
     scheduler = refresh_scheduler(services) if schedule else None

@@ -37,6 +37,9 @@ class Question:
 class AddFiles:
     """“add this doc to your memory”, “remember this”."""
 
+    thread_too: bool = False
+    """Said without naming documents (“remember this”): in a thread, the thread is saved too."""
+
 
 @dataclass(frozen=True)
 class AddUrls:
@@ -152,6 +155,28 @@ class ShowFeedback:
 
 
 @dataclass(frozen=True)
+class SaveThread:
+    """“remember this thread”: the thread's messages, as one document."""
+
+
+@dataclass(frozen=True)
+class RequireMentions:
+    """“require mentions here” / “answer follow-ups without a mention”."""
+
+    required: bool
+
+
+@dataclass(frozen=True)
+class LearnChannel:
+    """“learn this channel”: read its history into its index and keep it fresh."""
+
+
+@dataclass(frozen=True)
+class ForgetChannelHistory:
+    """“forget this channel's history”."""
+
+
+@dataclass(frozen=True)
 class LockSettings:
     """“lock this channel's settings” / “unlock …”: only admins change them while locked."""
 
@@ -182,6 +207,10 @@ Command = (
     | ListSpaces
     | AttachSpace
     | ShowFeedback
+    | SaveThread
+    | RequireMentions
+    | LearnChannel
+    | ForgetChannelHistory
 )
 
 _MEMORY = r"(?:(?:to|into|in)\s+(?:(?:your|the|my|our)\s+)?(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
@@ -255,6 +284,34 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.I)
 
 
+_SAVE_THREAD = _regex(
+    rf"^(?:remember|save|store|keep|memori[sz]e|add|index) (?:this|the|that|our) (?:whole )?(?:thread|conversation|discussion)\s*{_MEMORY}?$"
+)
+_REQUIRE_MENTIONS = _regex(
+    r"^(?:require|need) (?:an? )?(?:@?mentions?|@lore)(?: here| in this (?:channel|conversation))?$"
+    r"|^(?:only )?(?:answer|reply|respond)(?: only)? when (?:i )?(?:@?mentioned|mention you|you(?:['’]re| are) mentioned)(?: here)?$"
+)
+_NO_MENTIONS = _regex(
+    r"^(?:don['’]?t|do not|stop|no longer) (?:require|requiring|need|needing) (?:an? )?(?:@?mentions?|@lore)(?: here| in this (?:channel|conversation))?$"
+    r"|^(?:answer|reply to|respond to) follow[- ]?ups(?: here)?(?: without (?:an? )?@?mentions?)?$"
+)
+_LEARN_CHANNEL = _regex(
+    r"^(?:learn|read|index|remember|ingest)(?: from)? (?:this|the) channel(?:['’]s)?(?: (?:history|messages|conversations?))?$"
+    r"|^(?:learn|read|index) (?:the )?(?:history|messages) of this channel$"
+)
+_FORGET_HISTORY = _regex(
+    r"^(?:forget|remove|delete|unlearn) (?:this|the) channel(?:['’]s)?(?: (?:history|messages))?$"
+    r"|^(?:forget|remove|delete) (?:the )?(?:history|messages) of this channel$"
+    r"|^stop learning (?:this|the) channel$"
+)
+
+
+def _require_mentions(said: Said) -> Command | None:
+    if _REQUIRE_MENTIONS.match(said.text):
+        return RequireMentions(True)
+    return RequireMentions(False) if _NO_MENTIONS.match(said.text) else None
+
+
 _HELP = _regex(r"^(?:help|what can you do|how do (?:i|you) use (?:you|this|lore))$")
 _STATUS = _regex(r"^(?:status|indexing status|(?:what(?:'s| is) )?the status|show (?:the )?jobs)$")
 _LIST_INDEXES = _regex(
@@ -285,6 +342,7 @@ class Section(enum.StrEnum):
     DOCUMENTS = "Documents"
     SITES = "Sites"
     INDEXES = "Indexes"
+    HISTORY = "Slack threads and channels"
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
     LORE = "Lore"
@@ -332,6 +390,15 @@ def _add_urls(said: Said) -> Command | None:
         whole = bool(_SITE_WORDS.search(said.text)) or "these docs" in said.text.lower()
         return AddUrls(said.urls, whole_site=whole)
     return None
+
+
+_DOCUMENT_WORDS = re.compile(r"\b(?:docs?|documents?|files?|attachments?|pdf)\b", re.I)
+
+
+def _add_files(said: Said) -> Command | None:
+    if not _ADD_FILES.match(said.text):
+        return None
+    return AddFiles(thread_too=not _DOCUMENT_WORDS.search(said.text))
 
 
 def _connect(said: Said) -> Command | None:
@@ -410,6 +477,7 @@ SETTINGS = "in a DM, you; in a channel, its members (admins only once an admin l
 ADMINS = "in a DM, you; in a channel, workspace admins"
 KEEPERS = "channel indexes: their channel's members; shared indexes: their creator, whoever added it, admins"
 CONNECTOR_ADMINS = "workspace admins and LORE_CONNECTOR_ADMINS"
+LEARNERS = "the channel's members, from the channel (never partners); only into the channel's own index"
 
 DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     Declaration(
@@ -464,6 +532,14 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         _strategy,
     ),
     Declaration(
+        RequireMentions,
+        "Whether Lore answers follow-ups in threads it answered in without a mention (the default), or only when mentioned",
+        ("require mentions here", "answer follow-ups without a mention"),
+        ADMINS,
+        Section.ANSWERS,
+        _require_mentions,
+    ),
+    Declaration(
         LockSettings,
         "Lock (or unlock) this channel's settings so only admins change them",
         ("lock this channel's settings", "unlock settings"),
@@ -489,12 +565,36 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         _feedback,
     ),
     Declaration(
+        SaveThread,
+        "Save this thread (every message, who said it and when, its link) to this conversation's default index, with its files; saving again updates it (“remember this” in a thread does too)",
+        ("remember this thread", "save this thread"),
+        "where documents may be added (see who may see what)",
+        Section.HISTORY,
+        _fixed(_SAVE_THREAD, SaveThread),
+    ),
+    Declaration(
+        LearnChannel,
+        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete",
+        ("learn this channel",),
+        LEARNERS,
+        Section.HISTORY,
+        _fixed(_LEARN_CHANNEL, LearnChannel),
+    ),
+    Declaration(
+        ForgetChannelHistory,
+        "Stop learning this channel and remove its history from its index",
+        ("forget this channel's history",),
+        "the channel's members, from the channel (never partners)",
+        Section.HISTORY,
+        _fixed(_FORGET_HISTORY, ForgetChannelHistory),
+    ),
+    Declaration(
         AddFiles,
         "Add the files on this message (or on the thread's parent) to this conversation's default index; in a DM, just drop files",
         ("add this doc to your memory", "remember this"),
         "where documents may be added (see who may see what)",
         Section.DOCUMENTS,
-        _fixed(_ADD_FILES, AddFiles),
+        _add_files,
     ),
     Declaration(Help, "What Lore can do", ("help",), ANYONE, Section.LORE, _fixed(_HELP, Help)),
     Declaration(
@@ -597,6 +697,11 @@ def parse(message: str) -> Command:
         if (command := declaration.match(said)) is not None:
             return command
     return Question(_strip_mentions(raw))
+
+
+def is_command(message: str) -> bool:
+    """Whether `message` asks Lore to do something rather than asks it a question."""
+    return not isinstance(parse(message), Question)
 
 
 def _strip_mentions(text: str) -> str:

@@ -41,6 +41,21 @@ def shared_by(user: str, question: str) -> str:
     return f"<@{user}> shared Lore's answer to “{shown}”"
 
 
+STATUS = "is looking through its memory…"
+LOADING_MESSAGES = (
+    "Looking through my memory…",
+    "Reading the passages that match…",
+    "Checking my sources…",
+)
+PROMPTS_TITLE = "Ask me about what your team knows"
+SUGGESTED_PROMPTS = (
+    ("What can you do?", "help"),
+    ("What do you remember?", "what's in your memory?"),
+    ("Which indexes can I use?", "list indexes"),
+    ("Ask about the channel I'm in", "What has been decided in the channel I'm looking at?"),
+)
+
+
 CONNECT_SLACK = (
     "Slack is not configured, so Lore runs in your terminal. "
     "To connect Slack, set SLACK_BOT_TOKEN and SLACK_APP_TOKEN (see README: Connect Slack)."
@@ -48,6 +63,10 @@ CONNECT_SLACK = (
 NO_FILES = (
     "I don't see any files on this message or on the message it replies to. "
     "Attach the files and mention me again, or reply “remember this” under the message that has them."
+)
+NOT_IN_A_THREAD = (
+    "Say “remember this thread” as a reply in the thread you want me to save, and I'll keep "
+    "every message in it, who wrote it and when, with a link back to it."
 )
 NOTHING_TO_ASK = "What would you like to know? Ask me a question, or say “help”."
 INDEX_GONE = "That index no longer exists."
@@ -66,6 +85,78 @@ def updated(name: str, index: str, chunks: int) -> str:
 
 def already(name: str, index: str) -> str:
     return f"*{e(name)}* is already in memory (the *{e(index)}* index); nothing to do."
+
+
+def thread_saved(index: str, count: int, authors: Sequence[str], chunks: int, *, updated: bool) -> str:
+    who = _and(list(authors[:5]) + ([f"{len(authors) - 5} more"] if len(authors) > 5 else []))
+    what = f"{plural(count, 'message')} from {who}" if who else plural(count, "message")
+    if updated:
+        return f"Updated this thread in the *{index}* index: now {what} ({plural(chunks, 'passage')})."
+    return f"Saved this thread to the *{index}* index: {what} ({plural(chunks, 'passage')}). Ask me about it any time; I'll link back here."
+
+
+def shortcut_saved(index: str, what: str, count: int, unchanged: bool) -> str:
+    if unchanged:
+        return f"That thread is already in the *{index}* index ({what}) as it is now."
+    return f"Saved that thread ({plural(count, 'message')}) to the *{index}* index ({what}). Only you can see this note."
+
+
+PICK_ANOTHER = "Save it to another index"
+PICK_ANOTHER_LABEL = "Choose another index to save this thread to"
+PICK_LABEL = "Save the thread to"
+
+
+def thread_unreadable(error: str) -> str:
+    return f"I couldn't read this thread: Slack said {error}. Check that I'm a member of this channel."
+
+
+def thread_unchanged(index: str) -> str:
+    return f"This thread is already in the *{index}* index as it is now; nothing to do."
+
+
+def mentions_required(required: bool, is_dm: bool) -> str:
+    if is_dm:
+        return "In a DM I always answer; this setting matters in channels."
+    if required:
+        return "From now on I answer here only when mentioned, also in threads I've answered in."
+    return "From now on I also answer follow-ups in threads I've answered in here, without a mention."
+
+
+def learning(label: str, index: str) -> str:
+    return (
+        f"Reading *{label}* into the *{index}* index. I'll show progress here, then keep it up to date "
+        "as people write, edit and delete messages."
+    )
+
+
+def reading_history(label: str, done: int, found: int) -> str:
+    return f"Reading {label}… {done}/{found} threads and hours of chat" if found else f"Reading {label}…"
+
+
+def history_summary(
+    label: str, state: str, counters: Mapping[str, int], seconds: float, error: str | None
+) -> str:
+    c = JobCounters(counters)
+    read = c.pages_indexed
+    if state == "succeeded":
+        return (
+            f"Done reading *{label}* in {_duration(seconds)}: {plural(read, 'thread or hour of chat', 'threads and hours of chat')} "
+            f"({c[Count.DOCUMENTS_ADDED]} new, {c[Count.DOCUMENTS_UPDATED]} updated, "
+            f"{c[Count.DOCUMENTS_UNCHANGED]} unchanged), {plural(c[Count.CHUNKS], 'new passage')}. "
+            "Ask me about what was said here."
+        )
+    if state == "cancelled":
+        return f"Stopped reading *{label}* after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}; what was read stays."
+    return f"Reading *{label}* failed after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}: {error or 'an unexpected error'}."
+
+
+def history_forgotten(label: str, documents: int) -> str:
+    return (
+        f"Forgot *{label}*: removed {plural(documents, 'document')} and stopped learning from this channel."
+    )
+
+
+NOT_LEARNED = "I haven't learned this channel's history; say “learn this channel” if you'd like me to."
 
 
 def dm_files_added(names: Sequence[str]) -> str:
@@ -416,9 +507,9 @@ def internal_error() -> str:
     return "Something went wrong on my side while handling that; nothing you sent was lost. Please try again in a moment."
 
 
-def plural(count: int, noun: str) -> str:
-    """`1 passage`, `3 passages`."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """`1 passage`, `3 passages` (or the plural given)."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
 
 
 def _and(items: Sequence[str]) -> str:

@@ -12,10 +12,12 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
 from bot.app.actions.indexes import describe
+from bot.app.actions.threads import ThreadText
 from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
+from bot.chat.history import HistoryCommands
 from bot.chat.render import render_documents_md, render_listing_md, render_review_md
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
@@ -36,6 +38,7 @@ class Router:
         self._fetcher = fetcher
         self._sites = SiteCommands(services)
         self._connectors = ConnectorCommands(services, self._sites)
+        self._history = HistoryCommands(services, self._sites)
         self._handlers: dict[type, Callable[..., Awaitable[None]]] = {
             c.Question: self._question,
             c.AddFiles: self._add_files,
@@ -60,6 +63,10 @@ class Router:
             c.ListSpaces: self._spaces,
             c.AttachSpace: self._attach_space,
             c.ShowFeedback: self._show_feedback,
+            c.SaveThread: self._save_thread,
+            c.RequireMentions: self._require_mentions,
+            c.LearnChannel: self._learn_channel,
+            c.ForgetChannelHistory: self._forget_history,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -114,6 +121,10 @@ class Router:
         await surface.working()
         actor = turn.actor
         indexes = await self._actions.indexes.enabled(actor)
+        if turn.viewing is not None:
+            seen = await self._actions.indexes.viewed(actor, turn.viewing)
+            if seen is not None and seen.id not in {i.id for i in indexes}:
+                indexes.append(seen)
         mode = (
             ResponseMode.parse(actor.conversation.response_mode) if actor.conversation.response_mode else None
         )
@@ -134,6 +145,9 @@ class Router:
                 await events.aclose()
 
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
+        if command.thread_too and turn.thread is not None:
+            await self._save_thread(c.SaveThread(), turn, surface)
+            return
         files = list(turn.files) or list(turn.thread_files)
         if not files:
             await surface.tell(messages.NO_FILES)
@@ -165,6 +179,20 @@ class Router:
         if sources:
             outcomes.extend(await self._actions.documents.add(turn.actor.place, target, sources))
         return outcomes
+
+    async def _save_thread(self, command: c.SaveThread, turn: Turn, surface: Surface) -> None:
+        """The thread's text as one document, and its files, into the default index; one reply."""
+        if turn.thread is None:
+            await surface.say(messages.NOT_IN_A_THREAD)
+            return
+        await surface.working()
+        read = await turn.thread()
+        target = await self.default_index(turn)
+        saved = await self._actions.threads.save(turn.actor.place, target, read.text)
+        lines = [_thread_line(saved, read.text, target)]
+        files = list({f.id: f for f in [*turn.files, *read.files]}.values())
+        lines += [outcome_line(o, target) for o in await self._add_files_to(target, files, turn, surface)]
+        await surface.say("\n".join(lines))
 
     async def _add_urls(self, command: c.AddUrls, turn: Turn, surface: Surface) -> None:
         await surface.working()
@@ -261,6 +289,16 @@ class Router:
         strategy = await self._actions.settings.set_strategy(turn.actor, Strategy(command.strategy))
         await surface.say(messages.strategy_set(strategy.rag_strategy or command.strategy))
 
+    async def _require_mentions(self, command: c.RequireMentions, turn: Turn, surface: Surface) -> None:
+        await self._actions.settings.require_mention(turn.actor, command.required)
+        await surface.say(messages.mentions_required(command.required, turn.is_dm))
+
+    async def _learn_channel(self, command: c.LearnChannel, turn: Turn, surface: Surface) -> None:
+        await self._history.learn(turn, surface)
+
+    async def _forget_history(self, command: c.ForgetChannelHistory, turn: Turn, surface: Surface) -> None:
+        await self._history.forget(turn, surface)
+
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
@@ -268,6 +306,22 @@ class Router:
     async def _documents_only(self, command: c.DocumentsOnly, turn: Turn, surface: Surface) -> None:
         index = await self._actions.indexes.set_documents_only(turn.actor.place, command.name, command.on)
         await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
+
+
+def _thread_line(outcome: AddOutcome, thread: ThreadText, target: IndexRef) -> str:
+    """What became of a saved thread, as chat says it."""
+    result = outcome.result
+    if result is None:
+        return messages.failed_file(outcome.error or "I couldn't save this thread")
+    if result.outcome == Outcome.UNCHANGED:
+        return messages.thread_unchanged(target.name)
+    return messages.thread_saved(
+        target.name,
+        len(thread.messages),
+        thread.authors,
+        result.chunks,
+        updated=result.outcome == Outcome.UPDATED,
+    )
 
 
 async def _report(outcome: AddOutcome, target: IndexRef, surface: Surface) -> None:

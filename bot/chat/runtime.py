@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from bot.app.workers import running_jobs
+from bot.app.workers import MoreSyncs, running_jobs
 from bot.chat.router import Router
 from knowledge.sources.fetch import AllowList, Fetcher, Resolve, system_resolve
 
@@ -24,9 +24,12 @@ class Runtime:
 
 
 @asynccontextmanager
-async def open_runtime(settings: Settings, *, resolve: Resolve = system_resolve) -> AsyncIterator[Runtime]:
+async def open_runtime(
+    settings: Settings, *, resolve: Resolve = system_resolve, more_syncs: MoreSyncs | None = None
+) -> AsyncIterator[Runtime]:
     """Build everything, repair what a crash left half done, and close it all at the end.
-    `resolve` looks host names up for fetches and connectors (tests keep DNS out with it)."""
+    `resolve` looks host names up for fetches and connectors (tests keep DNS out with it);
+    `more_syncs`, the source kinds the surfaces sync themselves, for the in-process worker."""
     services = await asyncio.to_thread(lambda: build_services(settings, resolve=resolve))
     try:
         indexes = await asyncio.to_thread(services.indexes.list_all)
@@ -36,7 +39,7 @@ async def open_runtime(settings: Settings, *, resolve: Resolve = system_resolve)
         )
         runtime = Runtime(services, Router(services, fetcher), fetcher)
         if settings.lore_jobs_in_process:
-            async with running_jobs(services):
+            async with running_jobs(services, more=more_syncs):
                 yield runtime
         else:
             yield runtime

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from bot.app.actions.sources import label as source_label
 from bot.app.services import Services
@@ -37,16 +37,24 @@ class SiteCommands:
         await surface.say(messages.job_queued(attached.source.name, index.name))
         await self.follow(attached.job, attached.source.name, surface)
 
-    async def follow(self, job: JobRef, site: str, surface: Surface) -> JobRef:
+    async def follow(
+        self,
+        job: JobRef,
+        site: str,
+        surface: Surface,
+        *,
+        line: Callable[[str, int, int], str] = messages.indexing,
+        summary: Callable[[str, str, Mapping[str, int], float, str | None], str] = messages.job_summary,
+    ) -> JobRef:
         """Keep a progress line up to date until the job ends, then post its summary."""
         interval = self._services.settings.lore_progress_seconds
-        update = await surface.progress(messages.indexing(site, 0, 0))
+        update = await surface.progress(line(site, 0, 0))
         shown = ""
         deadline = time.monotonic() + FOLLOW_AT_MOST
         while time.monotonic() < deadline:
             job = await self._services.jobs.get_indexing_job_status(job.id)
             counted = JobCounters(job.counters)
-            text = messages.indexing(site, counted.pages_done, counted[Count.PAGES_FOUND])
+            text = line(site, counted.pages_done, counted[Count.PAGES_FOUND])
             if text != shown:
                 await update(text)
                 shown = text
@@ -55,7 +63,7 @@ class SiteCommands:
             await asyncio.sleep(interval)
         else:
             return job
-        await surface.say(messages.job_summary(site, job.state.value, job.counters, job.seconds, job.error))
+        await surface.say(summary(site, job.state.value, job.counters, job.seconds, job.error))
         return job
 
     async def status(self, turn: Turn, surface: Surface) -> None:

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
+from bot.app.actions.threads import ThreadText
 from bot.app.conversations import Actor
 from bot.chat.commands import Command, parse
 from knowledge.answer import Answer
 from knowledge.context import Message
 from knowledge.llm import Delta
+from storage.records import ChannelRef
 
 
 class Confirmation(enum.StrEnum):
@@ -37,6 +39,18 @@ class DownloadError(Exception):
 
 
 @dataclass(frozen=True)
+class ThreadRead:
+    """The thread a message is in, read when a command needs it: its text and its files."""
+
+    text: ThreadText
+    files: Sequence[IncomingFile] = ()
+
+
+ReadThread = Callable[[], Awaitable[ThreadRead]]
+"""Reads the thread (raising a `KnowledgeError` that says why it could not)."""
+
+
+@dataclass(frozen=True)
 class Turn:
     """One message to Lore: who, where, what they wrote, their files, the thread so far."""
 
@@ -47,6 +61,11 @@ class Turn:
     is_dm: bool = False
     thread_files: Sequence[IncomingFile] = field(default=())
     """Files of the thread's parent message, used when this message has none."""
+    thread: ReadThread | None = None
+    """Reads the thread this message is a reply in (None outside a thread, or in the shell)."""
+    viewing: ChannelRef | None = None
+    """The channel the person is looking at while they ask in a DM (Slack's agent view):
+    its index is searched too, when they may search it from there."""
 
     @cached_property
     def command(self) -> Command:

@@ -31,7 +31,9 @@ async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: l
         )
     except KnowledgeError as exc:
         raise typer.BadParameter(str(exc)) from None
-    async with running_jobs(services, schedule=False):
+    from bot.slack.history import channel_syncs
+
+    async with running_jobs(services, schedule=False, more=channel_syncs):
         job = await follow_with_bar(services.jobs, done.job, done.source.name)
     typer.echo(
         plain(messages.job_summary(done.source.name, job.state.value, job.counters, job.seconds, job.error))
@@ -104,7 +106,9 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.add_signal_handler(sig, stop.set)
-            job_worker, name = build_worker(services)
+            from bot.slack.history import channel_syncs
+
+            job_worker, name = build_worker(services, more=channel_syncs)
             typer.echo(f"worker {name} waiting for indexing jobs (Ctrl-C to stop)")
             scheduler = refresh_scheduler(services)
             try:

@@ -24,6 +24,7 @@ from bot.app.services import Services
 from bot.app.settings import Settings
 from bot.chat.runtime import Runtime, open_runtime
 from bot.slack.app import build_app
+from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 
 log = logging.getLogger(__name__)
@@ -71,7 +72,7 @@ def count_answers(runtime: Runtime, metrics: Metrics) -> None:
 
 
 async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, more_syncs=channel_syncs) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
         count_answers(runtime, api.metrics)

@@ -141,7 +141,9 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
             label = source_label(done.source)
             if not follow:
                 return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
-            async with running_jobs(services, schedule=False):
+            from bot.slack.history import channel_syncs
+
+            async with running_jobs(services, schedule=False, more=channel_syncs):
                 job = await follow_with_bar(services.jobs, job, label)
             return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
 

@@ -7,6 +7,7 @@ import logging
 import re
 from typing import Any
 
+import aiohttp
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.http_retry.builtin_async_handlers import (
@@ -19,27 +20,35 @@ from bot.app.settings import Settings
 from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.chat.surface import Confirmation, Surface, Turn
+from bot.slack.assistant import register_assistant
 from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
 from bot.slack.feedback import FeedbackFlow
 from bot.slack.home import AppHome
 from bot.slack.people import People, Who
+from bot.slack.shortcut import MemoryShortcut
 from bot.slack.slash import ResponseSurface, SlashCommand
 from bot.slack.surface import SlackSurface
 from knowledge.errors import KnowledgeError
 from storage.records import NotFound
 
 log = logging.getLogger(__name__)
+API_TIMEOUT_SECONDS = 30
 
 
 def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEvents]:
     """The Bolt app and the event handler behind it (closed by the caller)."""
     assert settings.slack_bot_token is not None
     token = settings.slack_bot_token.get_secret_value()
-    # A 429 waits out its Retry-After and a dropped connection is retried: no answer lost to either
+    # One connection pool for every Web API call: without it each call opens (and, against
+    # slack.com, handshakes) a connection of its own, which the first signal would wait on.
+    # A 429 waits out its Retry-After and a dropped connection is retried: no answer lost to either.
+    session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=API_TIMEOUT_SECONDS))
     retries = [AsyncConnectionErrorRetryHandler(), AsyncRateLimitErrorRetryHandler(max_retry_count=2)]
-    client = AsyncWebClient(token=token, base_url=settings.slack_api_url, retry_handlers=retries)
+    client = AsyncWebClient(
+        token=token, base_url=settings.slack_api_url, session=session, retry_handlers=retries
+    )
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
     app = AsyncApp(
         client=client,
@@ -50,7 +59,7 @@ def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEven
     )
     people = People(runtime.services, client)
     app.middleware(people_middleware(people))
-    events = SlackEvents(runtime, client, token, people)
+    events = SlackEvents(runtime, client, token, people, api_session=session)
     register_listeners(app, runtime, events)
     return app, events
 
@@ -59,6 +68,8 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("app_mention")(events.on_event)
     app.event("message")(events.on_event)
     app.event("member_joined_channel")(events.on_member_joined)
+    register_assistant(app, events.viewing)
+    MemoryShortcut(runtime, events).register(app)
     ConnectFlow(runtime, events).register(app)
 
     FeedbackFlow(runtime).register(app)

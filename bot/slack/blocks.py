@@ -136,9 +136,32 @@ def paginate(blocks: Sequence[Block]) -> list[list[Block]]:
     return [m for m in messages if m]
 
 
+NOTIFICATION_LIMIT = 1_500
+SOURCE_NAMES = 5
+
+
+def answer_text(answer: Answer) -> str:
+    """The answer as plain text for notifications, screen readers and clients without Block
+    Kit: the answer itself (an extractive answer's quotes, not its lead-in), then the names
+    of its sources."""
+    if is_extractive(answer):
+        body = "\n".join(escape(" ".join(c.text.split())) for c in answer.citations[:2])
+    else:
+        body = escape(answer.text.strip())
+    if len(body) > NOTIFICATION_LIMIT:
+        body = body[: NOTIFICATION_LIMIT - 1].rsplit(" ", 1)[0] + "…"
+    names = list(dict.fromkeys(escape(c.name) for c in answer.citations))
+    if names:
+        shown = ", ".join(names[:SOURCE_NAMES]) + (
+            f" and {len(names) - SOURCE_NAMES} more" if len(names) > SOURCE_NAMES else ""
+        )
+        body += f"\nSources: {shown}"
+    return body or "Lore's answer"
+
+
 def fallback_text(blocks: Sequence[Block]) -> str:
-    """The message's `text` (mrkdwn) for notifications and clients without Block Kit: the
-    first markdown block's text, escaped."""
+    """The message's `text` (mrkdwn, escaped) for notifications and clients without Block
+    Kit: the first markdown block's text (an answer's first message uses `answer_text`)."""
     for block in blocks:
         if block["type"] == "markdown":
             text: str = block["text"]
@@ -173,12 +196,14 @@ def confirm_blocks(text: str, action: str, value: str) -> list[Block]:
                     "action_id": f"confirm_{action}",
                     "value": value,
                     "text": {"type": "plain_text", "text": "Yes, delete"},
+                    "accessibility_label": "Yes, delete it for good",
                 },
                 {
                     "type": "button",
                     "action_id": f"cancel_{action}",
                     "value": value,
                     "text": {"type": "plain_text", "text": "Cancel"},
+                    "accessibility_label": "Cancel and keep it",
                 },
             ],
         },
@@ -203,6 +228,7 @@ def form_button_blocks(text: str, form: str) -> list[Block]:
                     "action_id": form,
                     "value": form,
                     "text": {"type": "plain_text", "text": FORM_LABELS.get(form, "Open")},
+                    "accessibility_label": f"{FORM_LABELS.get(form, 'Open')}: opens a private form",
                 }
             ],
         },

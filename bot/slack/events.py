@@ -1,8 +1,15 @@
 """Slack events to router turns: who and where, de-duplicated, with files and thread history.
 
 Listeners return at once (Slack needs an ack within 3 s); the work runs in a background
-task. Retries and double deliveries (an `app_mention` and a `message` for one post) are
-recognised by event id and by channel + ts, persisted so a restart does not answer twice.
+task. The first thing Slack sees is the "working" signal (the thread's status), before any
+lookup. Retries and double deliveries (an `app_mention` and a `message` for one post) are
+recognised by event id and by channel + ts: in memory at once, then persisted so a restart
+does not answer twice.
+
+Besides mentions and DMs, Lore answers follow-ups in threads it answered in without a
+mention (`bot.slack.followups`), and message events of a learned channel keep its history
+fresh (`bot.slack.history`). Uploads (files, saved threads) are ingested under their own
+concurrency (`LORE_INGEST_CONCURRENCY`), so a big one never holds an answer's place.
 """
 
 from __future__ import annotations
@@ -10,18 +17,27 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Coroutine, Mapping
+from collections import OrderedDict
+from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.chat import commands, messages
 from bot.chat.runtime import Runtime
-from bot.chat.surface import IncomingFile, Turn
+from bot.chat.surface import IncomingFile, ReadThread, ThreadRead, Turn
+from bot.slack.assistant import Viewing
+from bot.slack.context import installation_team
 from bot.slack.files import FileHosts, SlackFiles
+from bot.slack.followups import Threads, is_follow_up
+from bot.slack.history import Freshener
 from bot.slack.people import People, Who
+from bot.slack.reader import ChannelReader
 from bot.slack.surface import SlackSurface
+from knowledge.errors import KnowledgeError
+from storage.records import ChannelRef
 
 log = logging.getLogger(__name__)
 IGNORED_SUBTYPES = {
@@ -40,14 +56,23 @@ IGNORED_SUBTYPES = {
 MENTION = re.compile(r"<@([A-Z0-9]+)(?:\|[^>]*)?>")
 UNNAMED_CHANNEL = re.compile(r"<#([A-Z0-9]+)>")
 HISTORY_LIMIT = 30
-THREAD_PAGE_SIZE = 200
 THREAD_PAGES = 5
+RECENT_DELIVERIES = 5_000
+TITLE_LIMIT = 80
 
 
 class SlackEvents:
     """Turns Slack events into router turns; owns the background tasks and the caches."""
 
-    def __init__(self, runtime: Runtime, client: AsyncWebClient, token: str, people: People) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        client: AsyncWebClient,
+        token: str,
+        people: People,
+        viewing: Viewing | None = None,
+        api_session: aiohttp.ClientSession | None = None,
+    ) -> None:
         self._runtime = runtime
         self._people = people
         self._services = runtime.services
@@ -58,9 +83,24 @@ class SlackEvents:
         )
         self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
-        self._gate = asyncio.Semaphore(runtime.services.settings.lore_answer_concurrency)
+        self._api_session = api_session
+        """The Web API client's connection pool, closed with the rest."""
+        self._gate = asyncio.Semaphore(settings.lore_answer_concurrency)
         """Bounds the messages worked on at once: on a small machine, fifty questions at a
         time would starve the event loop, and with it every acknowledgement."""
+        self._ingest_gate = asyncio.Semaphore(settings.lore_ingest_concurrency)
+        """Uploads have their own places, so a big file never holds up a question."""
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self.reader = ChannelReader(client, commands.is_command)
+        self.viewing = viewing or Viewing()
+        self._threads = Threads(self.reader)
+        self._freshener = Freshener(
+            self.reader,
+            runtime.services.actions.threads,
+            self.spawn,
+            self._ingest_gate,
+            delay=settings.lore_slack_freshen_seconds,
+        )
 
     # --- listener entry points (registered in bot.slack.app) ---
 
@@ -68,11 +108,16 @@ class SlackEvents:
         self, body: dict[str, Any], event: dict[str, Any], context: Any, who: Who | None
     ) -> None:
         """`app_mention` and `message`: ack now, work in the background."""
-        if who is None or self._ignored(event, context.get("bot_user_id")):
+        bot_user_id = str(context.get("bot_user_id") or "")
+        if event.get("type") == "message" and event.get("channel_type") != "im":
+            self.spawn(self._freshener.on_message(installation_team(body, context), event))
+        if who is None or self._ignored(event, bot_user_id):
             return
         if event.get("type") == "message" and event.get("channel_type") != "im":
-            return  # channel messages reach Lore as app_mention
-        self.spawn(self._handle(body, event, who, str(context.get("bot_user_id") or "")))
+            if is_follow_up(event, bot_user_id):
+                self.spawn(self._follow_up(body, event, who, bot_user_id))
+            return  # other channel messages reach Lore as app_mention
+        self.spawn(self._handle(body, event, who, bot_user_id))
 
     async def on_member_joined(self, event: dict[str, Any], context: Any, who: Who | None) -> None:
         """Lore was added to a channel: give the channel its index straight away."""
@@ -93,6 +138,8 @@ class SlackEvents:
     async def close(self) -> None:
         await self.drain()
         await self._files.close()
+        if self._api_session is not None:
+            await self._api_session.close()
 
     # --- the work ---
 
@@ -102,6 +149,26 @@ class SlackEvents:
         user = event.get("user")
         return not user or user == bot_user_id
 
+    async def _follow_up(
+        self, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
+    ) -> None:
+        """A reply in a channel thread without a mention: answered when Lore took part in
+        the thread and the conversation does not require mentions."""
+        channel, thread_ts = str(event["channel"]), str(event["thread_ts"])
+        try:
+            if not await self._threads.takes_part(channel, thread_ts):
+                return
+            actor = await self._people.actor(who)
+        except SlackApiError as exc:
+            log.info("could not tell whether Lore is in thread %s: %s", thread_ts, exc.response.get("error"))
+            return
+        except Exception:
+            log.exception("could not look at a reply in thread %s of %s", thread_ts, channel)
+            return
+        if actor.conversation.require_mention:
+            return
+        await self._handle(body, event, who, bot_user_id)
+
     async def _handle(
         self, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
     ) -> None:
@@ -110,26 +177,60 @@ class SlackEvents:
             f"event:{body.get('event_id')}" if body.get("event_id") else "",
             f"message:{channel}:{ts}",
         ]
-        if not await asyncio.to_thread(self._events.first_sighting, keys):
-            log.info("skipping a repeated delivery of %s", keys)
+        if not self._first_here(keys):
             return
+        thread_ts = str(event.get("thread_ts") or ts)
         surface = SlackSurface(
             self._client,
             channel=channel,
-            thread_ts=str(event.get("thread_ts") or ts),
+            thread_ts=thread_ts,
             message_ts=ts,
             team_id=who.tenant,
             user_id=who.user,
         )
-        if _takes_a_while(event, bot_user_id):
-            await surface.working()  # at once, even when other messages are ahead in line
-        async with self._gate:
+        command = commands.parse(_said(event, bot_user_id))
+        signal = _takes_a_while(event, command)
+        if signal:
+            await surface.working()  # first, even when other messages are ahead in line
+        if not await asyncio.to_thread(self._events.first_sighting, keys):
+            log.info("skipping a repeated delivery of %s", keys)
+            if signal:
+                await surface.done()
+            return
+        if who.is_dm and thread_ts == ts and isinstance(command, commands.Question) and command.text:
+            self.spawn(self._title(channel, ts, command.text))
+        gate = self._ingest_gate if _ingests(event, command, who) else self._gate
+        async with gate:
             try:
                 turn = await self._turn(who, event, bot_user_id)
                 await self._dispatch(turn, event, surface)
             except Exception:
                 log.exception("failed to handle a Slack message in %s", channel)
                 await surface.say(messages.internal_error())
+        if not who.is_dm:
+            self._threads.joined(channel, thread_ts)
+
+    def _first_here(self, keys: Sequence[str]) -> bool:
+        """Whether this process sees the delivery for the first time (at once, in memory)."""
+        keys = [k for k in keys if k]
+        if any(k in self._recent for k in keys):
+            log.info("skipping a repeated delivery of %s", keys)
+            return False
+        for key in keys:
+            self._recent[key] = None
+        while len(self._recent) > RECENT_DELIVERIES:
+            self._recent.popitem(last=False)
+        return True
+
+    async def _title(self, channel: str, thread_ts: str, question: str) -> None:
+        """Name a DM thread after its question (Slack's agent view lists threads by title)."""
+        title = question if len(question) <= TITLE_LIMIT else question[: TITLE_LIMIT - 1] + "…"
+        try:
+            await self._client.assistant_threads_setTitle(
+                channel_id=channel, thread_ts=thread_ts, title=title
+            )
+        except SlackApiError as exc:
+            log.info("could not title the thread: %s", exc.response.get("error"))
 
     async def _dispatch(self, turn: Turn, event: Mapping[str, Any], surface: SlackSurface) -> None:
         router = self._runtime.router
@@ -148,10 +249,10 @@ class SlackEvents:
         files = await self._files.incoming(event.get("files"))
         history: list[dict[str, str]] = []
         thread_files: list[IncomingFile] = []
-        if event.get("thread_ts") and event.get("thread_ts") != event.get("ts"):
-            history, parent_files = await self._thread(
-                str(event["channel"]), str(event["thread_ts"]), str(event["ts"]), bot_user_id
-            )
+        in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
+        channel, ts = str(event["channel"]), str(event["ts"])
+        if in_thread:
+            history, parent_files = await self._thread(channel, str(event["thread_ts"]), ts, bot_user_id)
             thread_files = await self._files.incoming(parent_files)
         text = _addressed_text(event, bot_user_id)
         return Turn(
@@ -161,7 +262,28 @@ class SlackEvents:
             history=history,
             is_dm=who.is_dm,
             thread_files=thread_files,
+            thread=self._thread_reader(channel, str(event["thread_ts"]), ts) if in_thread else None,
+            viewing=await self._viewing(who),
         )
+
+    def _thread_reader(self, channel: str, thread_ts: str, asking_ts: str) -> ReadThread:
+        """Reads the thread when a command needs it (without the message that asked)."""
+
+        async def read() -> ThreadRead:
+            try:
+                text, files = await self.reader.thread(channel, thread_ts, skip=[asking_ts], exact_link=True)
+            except SlackApiError as exc:
+                raise KnowledgeError(messages.thread_unreadable(str(exc.response.get("error")))) from exc
+            return ThreadRead(text, await self._files.incoming(files))
+
+        return read
+
+    async def _viewing(self, who: Who) -> ChannelRef | None:
+        """In a DM, the channel the person is looking at (Slack's agent view), if known."""
+        seen = self.viewing.seen(who.tenant, who.user) if who.is_dm else None
+        if seen is None:
+            return None
+        return await self._people.channel(Who(tenant=who.tenant, user=who.user, channel=seen))
 
     async def _spell_channels(self, text: str) -> str:
         """Channel links without a name (`<#C123>`) as `#name`, so commands can name them."""
@@ -182,13 +304,14 @@ class SlackEvents:
         """The thread's latest messages as chat history (if Lore took part) and the parent's
         files. Only Lore's own messages are the assistant's; other bots speak as users."""
         try:
-            found = await self._replies(channel, thread_ts)
+            found = await self.reader.replies(channel, thread_ts, pages=THREAD_PAGES)
         except SlackApiError as exc:
             log.warning("conversations.replies failed: %s", exc.response.get("error"))
             return [], []
         parent_files = list(found[0].get("files") or []) if found else []
         if not any(m.get("user") == bot_user_id for m in found):
             return [], parent_files
+        self._threads.joined(channel, thread_ts)
         history = []
         for message in found:
             if message.get("ts") == current_ts:
@@ -199,21 +322,6 @@ class SlackEvents:
                 history.append({"role": role, "content": text})
         return history[-HISTORY_LIMIT:], parent_files
 
-    async def _replies(self, channel: str, thread_ts: str) -> list[Mapping[str, Any]]:
-        """The thread, oldest first. Slack pages a thread from its start, so reaching its
-        latest messages means reading every page (up to `THREAD_PAGES`)."""
-        found: list[Mapping[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(THREAD_PAGES):
-            page = await self._client.conversations_replies(
-                channel=channel, ts=thread_ts, limit=THREAD_PAGE_SIZE, cursor=cursor
-            )
-            found.extend(page.get("messages") or [])
-            cursor = (page.get("response_metadata") or {}).get("next_cursor") or None
-            if cursor is None:
-                break
-        return found
-
 
 def _addressed_text(event: Mapping[str, Any], bot_user_id: str) -> str:
     """The message's text without the mention of Lore (other mentions stay)."""
@@ -222,12 +330,23 @@ def _addressed_text(event: Mapping[str, Any], bot_user_id: str) -> str:
     )
 
 
-def _takes_a_while(event: Mapping[str, Any], bot_user_id: str) -> bool:
+def _said(event: Mapping[str, Any], bot_user_id: str) -> str:
+    return " ".join(_addressed_text(event, bot_user_id).split())
+
+
+def _takes_a_while(event: Mapping[str, Any], command: commands.Command) -> bool:
     """Whether the message asks for work worth a "working" signal (a question, files or
-    links to add) rather than a command answered at once."""
+    links to add, a thread to save) rather than a command answered at once."""
     if event.get("files"):
         return True
-    command = commands.parse(" ".join(_addressed_text(event, bot_user_id).split()))
     if isinstance(command, commands.Question):
         return bool(command.text.strip())
-    return isinstance(command, commands.AddFiles | commands.AddUrls)
+    return isinstance(command, commands.AddFiles | commands.AddUrls | commands.SaveThread)
+
+
+def _ingests(event: Mapping[str, Any], command: commands.Command, who: Who) -> bool:
+    """Whether the message is an upload (files to add, a thread to save): it waits for an
+    upload's place, not an answer's."""
+    if isinstance(command, commands.AddFiles | commands.SaveThread):
+        return True
+    return who.is_dm and bool(event.get("files"))

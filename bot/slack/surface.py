@@ -2,10 +2,13 @@
 alone (listings, errors, refusals) as an ephemeral message in that thread, or in their DM
 with Lore when Slack refuses the ephemeral one (never publicly).
 
-Work is shown at once with a reaction (removed when the answer lands). Generated answers
-stream into the thread with `chat.startStream`/`appendStream`/`stopStream`, falling back
-to posting then updating in place; link previews are always off. The model's text is
-defused on the way (`bot.chat.mrkdwn`): it cannot mention or notify anyone.
+Work is shown at once with the thread's status (`assistant.threads.setStatus` with loading
+messages; Slack clears it when the reply lands), or where Slack refuses that, with a
+reaction (removed when the answer lands). Generated answers stream into the thread with
+`chat.startStream`/`appendStream`/`stopStream`, falling back to posting then updating in
+place; link previews are always off. An answer's top-level text (notifications, screen
+readers) is the answer itself (`answer_text`). The model's text is defused on the way
+(`bot.chat.mrkdwn`): it cannot mention or notify anyone.
 
 Rate limits (429 with Retry-After) are waited out by the Web API client's retry handler
 (`bot.slack.app`). What still fails is never dropped in silence: intermediate updates are
@@ -22,12 +25,14 @@ from typing import Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.chat import messages
 from bot.chat.mrkdwn import StreamDefuser, escape
 from bot.chat.surface import Confirmation
 from bot.slack.blocks import (
     BLOCKS_PER_MESSAGE,
     Block,
     answer_messages,
+    answer_text,
     confirm_blocks,
     fallback_text,
     form_button_blocks,
@@ -70,9 +75,14 @@ class SlackSurface:
         self._thread_active = message_ts != thread_ts
         """Whether the thread has replies: Slack shows an ephemeral message in a thread only
         then, so a private reply to a message that starts no thread yet goes beside it."""
+        self._status = False
+        self._posted = False
 
     async def working(self) -> None:
-        if self._reacted:
+        if self._reacted or self._status:
+            return
+        if await self._set_status(messages.STATUS, list(messages.LOADING_MESSAGES)):
+            self._status = True
             return
         try:
             await self._client.reactions_add(
@@ -82,7 +92,21 @@ class SlackSurface:
         except SlackApiError as exc:
             log.info("could not add the working reaction: %s", exc.response.get("error"))
 
+    async def _set_status(self, status: str, loading: list[str] | None = None) -> bool:
+        try:
+            await self._client.assistant_threads_setStatus(
+                channel_id=self._channel, thread_ts=self._thread_ts, status=status, loading_messages=loading
+            )
+        except SlackApiError as exc:
+            log.info("could not set the thread's status: %s", exc.response.get("error"))
+            return False
+        return True
+
     async def done(self) -> None:
+        if self._status:
+            self._status = False
+            if not self._posted:  # a reply clears the status; without one, clear it here
+                await self._set_status("")
         if not self._reacted:
             return
         self._reacted = False
@@ -144,6 +168,7 @@ class SlackSurface:
             unfurl_media=False,
         )
         self._thread_active = True
+        self._posted = True
         return str(response.get("ts"))
 
     async def answer(
@@ -165,8 +190,8 @@ class SlackSurface:
         Rate limits are waited out by the client's retry handler; should Slack still refuse,
         the loss is logged with the answer's opening, never dropped in silence."""
         try:
-            for blocks in answer_messages(answer, answer_id):
-                await self._deliver(blocks)
+            for n, blocks in enumerate(answer_messages(answer, answer_id)):
+                await self._deliver(blocks, answer_text(answer) if n == 0 else None)
         except SlackApiError as exc:
             log.error(
                 "could not post answer %s in %s (%s): %.200r",
@@ -178,12 +203,12 @@ class SlackSurface:
             raise
         await self.done()
 
-    async def _deliver(self, blocks: list[Block]) -> None:
-        """One message of an answer. If Slack refuses it (blocks it can't show, a message
-        too long), the same words follow as plain text in pieces it takes: an answer is
-        never lost to its formatting."""
+    async def _deliver(self, blocks: list[Block], text: str | None = None) -> None:
+        """One message of an answer (`text` its notification text, else its blocks' own).
+        If Slack refuses it (blocks it can't show, a message too long), the same words
+        follow as plain text in pieces it takes: an answer is never lost to its formatting."""
         try:
-            await self.post(fallback_text(blocks), blocks)
+            await self.post(text or fallback_text(blocks), blocks)
         except SlackApiError as exc:
             log.warning(
                 "Slack refused an answer's blocks (%s); posting it as text", exc.response.get("error")
@@ -220,6 +245,7 @@ class SlackSurface:
                 recipient_team_id=self._team_id,
                 recipient_user_id=self._user_id,
             )
+            self._posted = True
         if self._streamer is not None:
             try:
                 await self._streamer.append(markdown_text=self._defuser.feed(text))
@@ -277,7 +303,7 @@ class SlackSurface:
         elif self._placeholder is not None and not self._lost:
             messages = answer_messages(answer, answer_id)
             try:
-                await self._update(fallback_text(messages[0]), messages[0])
+                await self._update(answer_text(answer), messages[0])
             except SlackApiError as exc:
                 log.warning(
                     "could not finish the answer in place (%s); posting it whole", exc.response.get("error")

@@ -65,6 +65,7 @@ class DocumentReader:
     def __init__(self, limits: ExtractionLimits | None = None) -> None:
         self.limits = limits or ExtractionLimits()
         self._idle: list[_Worker] = []
+        self._busy: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
 
@@ -81,19 +82,9 @@ class DocumentReader:
             ok, payload = worker.ask(
                 (data, name, mime_type, limits.max_bytes, limits.max_chars), limits.seconds
             )
-        except _Timeout:
-            worker.kill()
-            raise ExtractionLimit(
-                name,
-                f"reading it took longer than {limits.seconds:g} seconds (LORE_EXTRACT_TIMEOUT_SECONDS); "
-                "split it into smaller files or save it in a simpler format",
-            ) from None
-        except _Died:
-            code = worker.kill()
-            log.warning("the reader of %s died (exit code %s)", name, code)
-            if limits.memory_mb is not None:
-                raise ExtractionLimit(name, memory_reason(limits.memory_mb)) from None
-            raise UnreadableContent(name, "reading it crashed the reader (the file looks damaged)") from None
+        except BaseException as exc:
+            self._lose(worker)
+            raise self._refusal(exc, worker, name) from None
         self._give_back(worker)
         if ok:
             assert isinstance(payload, Extracted)
@@ -101,26 +92,53 @@ class DocumentReader:
         assert isinstance(payload, IngestError)
         raise payload
 
+    def _refusal(self, exc: BaseException, worker: _Worker, name: str) -> BaseException:
+        """What the caller hears when the worker did not reply (it has been stopped)."""
+        limits = self.limits
+        if isinstance(exc, _Timeout):
+            return ExtractionLimit(
+                name,
+                f"reading it took longer than {limits.seconds:g} seconds (LORE_EXTRACT_TIMEOUT_SECONDS); "
+                "split it into smaller files or save it in a simpler format",
+            )
+        if isinstance(exc, _Died):
+            log.warning("the reader of %s died (exit code %s)", name, worker.exit_code)
+            if limits.memory_mb is not None:
+                return ExtractionLimit(name, memory_reason(limits.memory_mb))
+            return UnreadableContent(name, "reading it crashed the reader (the file looks damaged)")
+        return exc
+
     def close(self) -> None:
-        """Stop the idle workers (a busy one stops when its caller is done with it)."""
+        """Stop every worker: the idle ones end, a busy one is killed (its caller hears the
+        reader stopped). No process outlives the reader."""
         with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
+            busy, self._busy = set(self._busy), set()
         for worker in idle:
             worker.close()
+        for worker in busy:
+            worker.kill()
 
     def _take(self) -> _Worker:
         with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        return _Worker(self.limits.memory_mb or 0)
+            worker = self._idle.pop() if self._idle else None
+        worker = worker or _Worker(self.limits.memory_mb or 0)
+        with self._lock:
+            self._busy.add(worker)
+        return worker
+
+    def _lose(self, worker: _Worker) -> None:
+        with self._lock:
+            self._busy.discard(worker)
+        worker.kill()
 
     def _give_back(self, worker: _Worker) -> None:
-        if worker.alive and not worker.bloated and not worker.retiring:
-            with self._lock:
-                if not self._closed and len(self._idle) < IDLE_WORKERS:
-                    self._idle.append(worker)
-                    return
+        with self._lock:
+            self._busy.discard(worker)
+            if not self._closed and worker.reusable and len(self._idle) < IDLE_WORKERS:
+                self._idle.append(worker)
+                return
         worker.close()
 
 
@@ -158,6 +176,14 @@ class _Worker:
     @property
     def alive(self) -> bool:
         return self._process.poll() is None
+
+    @property
+    def reusable(self) -> bool:
+        return self.alive and not self.bloated and not self.retiring
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.returncode
 
     @property
     def bloated(self) -> bool:

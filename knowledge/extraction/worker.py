@@ -73,7 +73,16 @@ def _last_reply(replies: IO[bytes], name: str, memory_mb: int) -> None:
 
 
 def _peak_resident() -> int:
-    """The most resident memory this process has had, in bytes (Linux reports KB)."""
+    """The most resident memory this process has had since it started this program, in
+    bytes. `VmHWM` belongs to the current memory map, so it starts afresh at exec; the
+    rusage peak (the fallback) also counts the parent's memory the child was forked with."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -48,6 +48,7 @@ def conversation_ref(row: Conversation) -> ConversationRef:
         response_mode=row.response_mode,
         rag_strategy=row.rag_strategy,
         settings_locked=row.settings_locked,
+        require_mention=row.require_mention,
     )
 
 

@@ -97,8 +97,10 @@ class Directory:
         response_mode: str | None = None,
         rag_strategy: str | None = None,
         settings_locked: bool | None = None,
+        require_mention: bool | None = None,
     ) -> ConversationRef:
-        """Change a conversation's response mode, retrieval strategy or settings lock."""
+        """Change a conversation's response mode, retrieval strategy, settings lock or whether
+        Lore needs a mention there."""
         with self._db.session() as session:
             row = session.get(Conversation, conversation_id)
             if row is None:
@@ -109,6 +111,8 @@ class Directory:
                 row.rag_strategy = rag_strategy
             if settings_locked is not None:
                 row.settings_locked = settings_locked
+            if require_mention is not None:
+                row.require_mention = require_mention
             session.add(row)
             return conversation_ref(row)
 

@@ -16,6 +16,10 @@ from storage.records import DocumentRef, NotFound, SourceConfigRef
 from storage.repositories._rows import aware, document_ref
 
 SITE = "site"
+SLACK_CHANNEL = "slack-channel"
+"""A Slack channel's history, learned into the channel's own index (read by the bot)."""
+OWNED = "owned_by_attachment"
+"""In a source's config: it belongs to its one attachment and goes with it (like a site's)."""
 
 
 class SourceRepository:
@@ -53,6 +57,51 @@ class SourceRepository:
             session.add(config)
             session.flush()
             return source_config_ref(config, source)
+
+    def attach_owned(
+        self,
+        tenant_id: str,
+        index_id: int,
+        kind: str,
+        name: str,
+        folders: Sequence[str],
+        *,
+        options: dict[str, Any] | None = None,
+        schedule: str = "daily",
+        created_by: int | None = None,
+    ) -> SourceConfigRef:
+        """Attach a source of `kind` that belongs to this attachment alone (a learned Slack
+        channel), or return the one of that kind and folders the index already has."""
+        for existing in self.for_index(index_id):
+            if existing.kind == kind and existing.folders == list(folders):
+                return existing
+        with self._db.session() as session:
+            source = DocSource(
+                tenant_id=tenant_id, kind=kind, name=name, created_by=created_by, config={OWNED: True}
+            )
+            session.add(source)
+            session.flush()
+            assert source.id is not None
+            config = DocSourceConfig(
+                index_id=index_id,
+                source_id=source.id,
+                folders=list(folders),
+                options=dict(options or {}),
+                schedule=schedule,
+            )
+            session.add(config)
+            session.flush()
+            return source_config_ref(config, source)
+
+    def set_options(self, config_id: int, updates: dict[str, Any]) -> SourceConfigRef:
+        """Merge `updates` into an attachment's options (a sync's own bookkeeping)."""
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            if config is None:
+                raise NotFound(f"no source attachment {config_id}")
+            config.options = {**config.options, **updates}
+            session.add(config)
+        return self.get(config_id)
 
     def get(self, config_id: int) -> SourceConfigRef:
         with self._db.session() as session:
@@ -95,8 +144,8 @@ class SourceRepository:
             return [document_ref(row) for row in rows]
 
     def detach(self, config_id: int) -> None:
-        """Remove the attachment, and its source if that is a site's (a connection stays for its
-        other attachments); the caller removes its documents first. Jobs keep their history
+        """Remove the attachment, and its source if that belongs to it alone (a site's, a
+        learned channel's; a connection stays for its other attachments); the caller removes its documents first. Jobs keep their history
         but no longer point at it."""
         with self._db.session() as session:
             config = session.get(DocSourceConfig, config_id)
@@ -111,7 +160,7 @@ class SourceRepository:
             source = session.get(DocSource, config.source_id)
             session.delete(config)
             session.flush()
-            if source is not None and source.kind == SITE:
+            if source is not None and (source.kind == SITE or source.config.get(OWNED)):
                 session.delete(source)
 
     def _listed(self, where: Any) -> list[SourceConfigRef]:

@@ -33,6 +33,7 @@ from bot.chat.runtime import Runtime, open_runtime
 from bot.cli.run import http_app
 from bot.slack.app import build_app
 from bot.slack.events import SlackEvents
+from bot.slack.history import channel_syncs
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest
 from tests.fakes.slack_server import Download, FakeSlack, SlackCall, signed_headers
 
@@ -531,7 +532,7 @@ async def running_bot(home: Path, *, llm: bool = False, **settings: Any) -> Asyn
         slack = await stack.enter_async_context(FakeSlack(BOT_TOKEN, TEAM, BOT))
         fake_llm = await stack.enter_async_context(FakeOpenAI()) if llm else None
         config = lore_settings(home, slack, fake_llm, **settings)
-        runtime = await stack.enter_async_context(open_runtime(config))
+        runtime = await stack.enter_async_context(open_runtime(config, more_syncs=channel_syncs))
         app, events = build_app(runtime, config)
         stack.push_async_callback(events.close)
         http = await stack.enter_async_context(

@@ -11,12 +11,15 @@ import pytest
 from bot.slack.blocks import (
     BLOCKS_PER_MESSAGE,
     MARKDOWN_LIMIT,
+    NOTIFICATION_LIMIT,
     QUOTE_LIMIT,
     SECTION_LIMIT,
     Block,
     answer_messages,
+    answer_text,
     confirm_blocks,
     fallback_text,
+    form_button_blocks,
     markdown_blocks,
     paginate,
     source_block,
@@ -224,3 +227,48 @@ def test_the_delete_confirmation_has_a_danger_button_and_a_cancel_button() -> No
     buttons = blocks[1]["elements"]
     assert [b["action_id"] for b in buttons] == ["confirm_delete_index", "cancel_delete_index"]
     assert [b["value"] for b in buttons] == ["12", "12"] and buttons[0]["style"] == "danger"
+
+
+def test_the_notification_text_is_the_answer_itself_with_its_source_names() -> None:
+    extractive = Answer(
+        text="Here is what I found:\n> We deploy every Tuesday. [1]\n> The pager rotates on Monday. [2]",
+        citations=[
+            citation(1, "deploy.md", "We deploy\nevery Tuesday."),
+            citation(2, "oncall.md", "The pager rotates on Monday."),
+            citation(3, "deploy.md", "Rollbacks take five minutes."),
+        ],
+        mode=ResponseMode.SMART_FALLBACK,
+    )
+    assert answer_text(extractive) == (
+        "We deploy every Tuesday.\nThe pager rotates on Monday.\nSources: deploy.md, oncall.md"
+    )
+    generated = Answer(
+        text=words(3_000, seed=4),
+        citations=[citation(n, f"doc-{n}.md") for n in range(1, 9)],
+        mode=ResponseMode.HYBRID,
+        model="gpt",
+    )
+    text = answer_text(generated)
+    lead, sources = text.rsplit("\n", 1)
+    assert generated.text.startswith(lead.removesuffix("…")) and len(lead) <= NOTIFICATION_LIMIT
+    assert sources == "Sources: doc-1.md, doc-2.md, doc-3.md, doc-4.md, doc-5.md and 3 more"
+    abstained = Answer(
+        text="I couldn't find anything.", citations=[], mode=ResponseMode.RAG_ONLY, abstained=True
+    )
+    assert answer_text(abstained) == "I couldn't find anything."
+    assert "Here is what I found" not in answer_text(extractive)
+
+
+def test_every_button_has_an_accessibility_label() -> None:
+    answer = Answer(text="Tuesdays.", citations=[citation(1)], mode=ResponseMode.HYBRID, model="gpt")
+    blocks = [
+        *answer_messages(answer, answer_id=7)[0],
+        *confirm_blocks("Delete the *eng* index?", "delete_index", "12"),
+        *form_button_blocks("Connect it.", "connect_confluence"),
+    ]
+    buttons = [e for b in blocks if b["type"] == "actions" for e in b["elements"] if e["type"] == "button"]
+    feedback = [e for b in blocks if b["type"] == "context_actions" for e in b["elements"]]
+    buttons += [f[side] for f in feedback for side in ("positive_button", "negative_button")]
+    assert len(buttons) == 5
+    for button in buttons:
+        assert 0 < len(button["accessibility_label"]) <= 75, button

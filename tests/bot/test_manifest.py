@@ -26,9 +26,6 @@ from tests.bot.conftest import TEAM, SlackBot
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 
 ROOT = Path(__file__).parents[2]
-LANDING_WITH_SLACK_TALK = {"assistant_thread_started", "assistant_thread_context_changed", "add_to_memory"}
-"""Declared for the conversations work (branch slack-talk), not handled on this branch yet:
-once it is, this test fails until the name is removed from here."""
 NOT_SUBSCRIBED = ("reaction_added", "channel_created", "team_join", "file_shared")
 """Events Lore does not handle: the probe must find them unhandled, or it proves nothing."""
 
@@ -131,7 +128,7 @@ async def test_the_manifest_subscribes_to_exactly_the_events_the_app_handles(bot
         assert not await handled(bot, name), f"the probe says {name} is handled: it can't tell"
     found = {name for name in scopes.EVENT_SCOPES if await handled(bot, name)}
     assert found <= declared, f"handled but not subscribed in manifest.yml: {sorted(found - declared)}"
-    assert declared - found == LANDING_WITH_SLACK_TALK - {"add_to_memory"}, sorted(declared - found)
+    assert declared == found, sorted(set(declared) ^ set(found))
     assert not set(declared) - set(scopes.EVENT_SCOPES)
 
 
@@ -147,12 +144,7 @@ async def test_the_manifest_declares_the_slash_command_and_the_shortcut(bot: Sla
         "callback_id": "add_to_memory",
         "name": "Add to Lore's memory",
     }
-    if "add_to_memory" in LANDING_WITH_SLACK_TALK:
-        assert not await handled_shortcut(bot, "add_to_memory"), (
-            "handled now: remove it from LANDING_WITH_SLACK_TALK"
-        )
-    else:
-        assert await handled_shortcut(bot, "add_to_memory")
+    assert await handled_shortcut(bot, "add_to_memory")
     assert (
         features["app_home"]["home_tab_enabled"] is True
         and features["app_home"]["messages_tab_enabled"] is True

@@ -123,3 +123,12 @@ async def test_delete_asks_yes_or_no_and_quit_stops_reading(terminal: Terminal) 
     assert (await terminal.type("/nonsense")).startswith(
         "Shell commands: /in #channel, /dm, /as NAME, /quit."
     )
+
+
+async def test_slack_only_commands_say_so_in_the_shell(terminal: Terminal) -> None:
+    printed = await terminal.type(
+        "/as ana", "/in #eng", "remember this thread", "learn this channel", "forget this channel's history"
+    )
+    assert "lore> Say “remember this thread” as a reply in the thread you want me to save" in printed
+    assert "lore> I can learn a channel's history only in Slack, where I can read it." in printed
+    assert "lore> I haven't learned this channel's history" in printed

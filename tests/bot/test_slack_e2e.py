@@ -98,15 +98,16 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     assert answer.button("answer_feedback")["positive_button"]["value"].startswith("helpful:")
     [post] = bot.calls("chat.postMessage")
     assert post.params["unfurl_links"] is False and post.params["unfurl_media"] is False
+    assert post.params["text"] == (  # what a notification and a screen reader say: the answer
+        "We deploy the billing service every Tuesday with the blue-green pipeline.\nSources: deploy.md"
+    )
 
     methods = bot.methods()
-    assert (
-        methods.index("reactions.add") < methods.index("chat.postMessage") < methods.index("reactions.remove")
-    )
-    [react] = bot.calls("reactions.add")
-    [unreact] = bot.calls("reactions.remove")
-    assert react.params == {"channel": "CDOCS", "timestamp": asked, "name": "mag"}
-    assert unreact.params == react.params
+    assert methods.index("assistant.threads.setStatus") < methods.index("chat.postMessage")
+    [status] = bot.calls("assistant.threads.setStatus")
+    assert status.params["channel_id"] == "CDOCS" and status.params["thread_ts"] == asked
+    assert status.params["status"] and status.params["loading_messages"]
+    assert "reactions.add" not in methods  # the reply clears the status; no reaction needed
 
     listed = await bot.mention("CDOCS", "UADA", "list indexes")
     assert "⭐ *docs* (channel) — 1 document, 1 passage" in only_reply(bot, "CDOCS", listed).text.splitlines()
@@ -117,13 +118,21 @@ async def test_a_question_is_marked_as_being_worked_on_before_anything_else(bot:
     bot.slack.add_user("UNEW", "newcomer")
     asked = await bot.mention("CFIRST", "UNEW", "who reviews the quarterly budget?")
     methods = [m for m in bot.methods() if m != "auth.test"]  # Bolt's, on its first request
-    assert methods[0] == "reactions.add", methods  # before the user and channel are looked up
-    assert methods.index("reactions.add") < methods.index("users.info") < methods.index("chat.postMessage")
-    assert methods[-1] == "reactions.remove" and only_reply(bot, "CFIRST", asked).thread_ts == asked
+    signal = "assistant.threads.setStatus"
+    assert methods[0] == signal, methods  # before the user and channel are looked up
+    assert methods.index(signal) < methods.index("users.info") < methods.index("chat.postMessage")
+    assert methods[-1] == "chat.postMessage" and only_reply(bot, "CFIRST", asked).thread_ts == asked
 
     bot.begin()
     await bot.mention("CFIRST", "UNEW", "help")
-    assert "reactions.add" not in bot.methods(), "a command answered at once gets no working signal"
+    assert signal not in bot.methods(), "a command answered at once gets no working signal"
+
+    bot.begin()  # where Slack refuses a status, a reaction shows the work instead
+    bot.slack.fail(signal, "missing_scope")
+    asked = await bot.mention("CFIRST", "UNEW", "who signs off the travel budget?")
+    methods = [m for m in bot.methods() if m != "auth.test"]
+    assert methods[:2] == [signal, "reactions.add"], methods
+    assert methods[-1] == "reactions.remove" and bot.calls("reactions.add")[0].params["timestamp"] == asked
 
 
 async def test_a_file_dropped_in_a_dm_goes_into_the_personal_index_without_a_command(bot: SlackBot) -> None:
@@ -150,7 +159,7 @@ async def test_a_sign_in_page_instead_of_the_file_gets_a_polite_answer(bot: Slac
         "I couldn't download q3-report.pdf: Slack sent a sign-in page instead of the file. "
         "Check that I have the files:read scope and am a member of this channel."
     )
-    assert bot.calls("reactions.remove")  # the working signal is cleared
+    assert bot.calls("assistant.threads.setStatus")  # the working signal, cleared by the reply
 
 
 async def test_remember_this_under_a_message_adds_the_parent_files(bot: SlackBot) -> None:
@@ -534,8 +543,7 @@ async def test_a_follow_up_in_a_thread_sends_the_thread_to_the_model(gpt: SlackB
     first = await gpt.mention("CTHREAD", "UTESS", "who approves billing deploys?")
     assert only_reply(gpt, "CTHREAD", first).markdown == "Dana approves billing deploys."
     methods = gpt.methods()
-    assert methods.index("reactions.add") < methods.index("chat.startStream")
-    assert methods.index("chat.stopStream") < methods.index("reactions.remove")
+    assert methods.index("assistant.threads.setStatus") < methods.index("chat.startStream")
 
     gpt.begin()
     await gpt.mention("CTHREAD", "UTESS", "and on weekends?", thread_ts=first)

@@ -12,6 +12,7 @@ token get `invalid_auth`, exactly as Slack answers them: HTTP 200 with `ok: fals
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import hashlib
@@ -32,7 +33,9 @@ Json = dict[str, Any]
 Handler = Callable[[Json], Json]
 
 # Form-encoded and query parameters carry these as JSON text; JSON bodies carry them as is.
-_STRUCTURED = frozenset({"blocks", "attachments", "chunks", "metadata", "view", "unfurls"})
+_STRUCTURED = frozenset(
+    {"blocks", "attachments", "chunks", "metadata", "view", "unfurls", "prompts", "loading_messages"}
+)
 _FIRST_TS = 1_700_000_000
 RESPONSE_URL = "response_url"
 RESPONSE_URL_USES = 5
@@ -117,6 +120,13 @@ def _recorded_only(params: Json) -> Json:
     return {}
 
 
+def _needs(params: Json, *names: str) -> Json:
+    """Answer `{}` once the required arguments are there (`invalid_arguments` otherwise)."""
+    for name in names:
+        _required(params, name)
+    return {}
+
+
 def _stream_text(params: Json) -> str:
     chunks = params.get("chunks") or []
     texts = [c.get("text", "") for c in chunks if c.get("type") == "markdown_text"]
@@ -176,6 +186,7 @@ class FakeSlack(LoopbackServer):
         self.granted_scopes: tuple[str, ...] | None = None
         """What auth.test reports in `x-oauth-scopes` (None: no header)."""
         self._failures: dict[str, list[str]] = {}
+        self._download_delays: dict[str, float] = {}
         self._serial = itertools.count(1)
         self._methods = self._handlers()
         self.add_user(bot_user_id, bot_name, is_bot=True)
@@ -239,6 +250,15 @@ class FakeSlack(LoopbackServer):
     ) -> SlackCall:
         """Wait for the first call that `match` accepts; return it."""
         return (await self._calls.wait_for(match, 1, timeout, what))[0]
+
+    async def wait_for_download(
+        self,
+        file_id: str,
+        timeout: float = 5.0,  # noqa: ASYNC109 - on expiry, the error lists what did arrive
+    ) -> Download:
+        """Wait until a download of `file_id` has begun (it is recorded as it arrives)."""
+        what = f"a download of {file_id}"
+        return (await self._downloads.wait_for(lambda d: d.file_id == file_id, 1, timeout, what))[0]
 
     def wait_for_sync(self, method: str, count: int = 1, timeout: float = 5.0) -> list[SlackCall]:
         """Blocking `wait_for`, for a server started with `with` / `start_in_thread()`."""
@@ -335,6 +355,22 @@ class FakeSlack(LoopbackServer):
         """Make `users` members of `channel` (users.conversations lists it for them)."""
         self._members.setdefault(channel, set()).update(users)
 
+    def edit_message(self, channel: str, ts: str, text: str, editor: str | None = None) -> Json:
+        """Change a stored message's text as its author's edit would (Slack marks it `edited`)."""
+        message = self._messages[(channel, ts)]
+        message["text"] = text
+        message["edited"] = {"user": editor or message.get("user", ""), "ts": self._next_ts()}
+        return self._public(message)
+
+    def delete_message(self, channel: str, ts: str) -> Json:
+        """Remove a stored message; the message as it was."""
+        return self._public(self._messages.pop((channel, ts)))
+
+    def slow_download(self, file_id: str, seconds: float) -> None:
+        """Hold every download of `file_id` for `seconds` before answering (a big file on a
+        slow link)."""
+        self._download_delays[file_id] = seconds
+
     def rate_limit(self, method: str, times: int = 1) -> None:
         """Answer the next `times` calls to `method` with HTTP 429 and `Retry-After: 0`."""
         self._rate_limits[method] = self._rate_limits.get(method, 0) + times
@@ -412,6 +448,8 @@ class FakeSlack(LoopbackServer):
             return web.Response(text=_LOGIN_PAGE, content_type="text/html")
         if file_id not in self._files:
             raise web.HTTPNotFound()
+        if delay := self._download_delays.get(file_id):
+            await asyncio.sleep(delay)
         file, content = self._files[file_id]
         return web.Response(body=content, content_type=file["mimetype"])
 
@@ -421,13 +459,17 @@ class FakeSlack(LoopbackServer):
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.delete": self._delete,
-            "chat.postEphemeral": lambda p: {"message_ts": self._next_ts()},
+            "chat.postEphemeral": self._post_ephemeral,
             "chat.startStream": self._start_stream,
             "chat.appendStream": self._append_stream,
             "chat.stopStream": self._stop_stream,
             "reactions.add": lambda p: self._react(p, adding=True),
             "reactions.remove": lambda p: self._react(p, adding=False),
-            "assistant.threads.setStatus": _recorded_only,
+            "assistant.threads.setStatus": self._set_status,
+            "assistant.threads.setTitle": lambda p: _needs(p, "channel_id", "thread_ts", "title"),
+            "assistant.threads.setSuggestedPrompts": self._suggested_prompts,
+            "chat.getPermalink": self._permalink,
+            "conversations.history": self._history,
             "conversations.info": lambda p: {"channel": self._known(self._channels, p, "channel")},
             "conversations.replies": self._replies,
             "users.info": lambda p: {"user": self._known(self._users, p, "user")},
@@ -578,6 +620,67 @@ class FakeSlack(LoopbackServer):
             "channels": found[start : start + limit],
             "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
         }
+
+    def _history(self, params: Json) -> Json:
+        """conversations.history: the channel's top-level messages (and thread broadcasts),
+        newest first, between `oldest` and `latest` (exclusive unless `inclusive`), paged."""
+        channel = _required(params, "channel")
+        if channel not in self._channels:
+            raise SlackError("channel_not_found")
+        inclusive = str(params.get("inclusive", "")).lower() in ("1", "true")
+        oldest, latest = float(params.get("oldest") or 0), float(params.get("latest") or 10**12)
+
+        def within(ts: float) -> bool:
+            return oldest <= ts <= latest if inclusive else oldest < ts < latest
+
+        found = [
+            m
+            for (c, ts), m in list(self._messages.items())
+            if c == channel
+            and within(float(ts))
+            and (m.get("thread_ts") in (None, ts) or m.get("subtype") == "thread_broadcast")
+        ]
+        ordered = sorted(found, key=lambda m: float(m["ts"]), reverse=True)
+        start, limit = _offset(params.get("cursor")), int(params.get("limit") or 100)
+        more = start + limit < len(ordered)
+        return {
+            "messages": [self._public(m) for m in ordered[start : start + limit]],
+            "has_more": more,
+            "pin_count": 0,
+            "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
+        }
+
+    def _post_ephemeral(self, params: Json) -> Json:
+        """Only in a conversation the fake knows (Slack: `channel_not_found` where the bot
+        is not a member)."""
+        _required(params, "user")
+        self._known(self._channels, params, "channel")
+        return {"message_ts": self._next_ts()}
+
+    def _set_status(self, params: Json) -> Json:
+        """An empty status clears it (as posting a reply does)."""
+        _needs(params, "channel_id", "thread_ts")
+        if not isinstance(params.get("status"), str):
+            raise SlackError("invalid_arguments")
+        return {}
+
+    def _permalink(self, params: Json) -> Json:
+        message = self._existing(params, "message_ts")
+        channel = params["channel"]
+        domain = self.team_name.lower().replace(" ", "-")
+        link = f"https://{domain}.slack.com/archives/{channel}/p{message['ts'].replace('.', '')}"
+        if message.get("thread_ts") not in (None, message["ts"]):
+            link += f"?thread_ts={message['thread_ts']}&cid={channel}"
+        return {"channel": channel, "permalink": link}
+
+    def _suggested_prompts(self, params: Json) -> Json:
+        _required(params, "channel_id")
+        prompts = params.get("prompts")
+        if not isinstance(prompts, list) or not prompts or len(prompts) > 4:
+            raise SlackError("invalid_arguments")
+        if not all(isinstance(p, dict) and p.get("title") and p.get("message") for p in prompts):
+            raise SlackError("invalid_arguments")
+        return {}
 
     def _files_info(self, params: Json) -> Json:
         file_id = _required(params, "file")

@@ -277,6 +277,7 @@ async def test_reactions_status_ephemeral_and_unknown_methods(
     slack: FakeSlack, client: AsyncWebClient
 ) -> None:
     slack.add_message(CHANNEL, PARENT_TS, "question", "U0001")
+    slack.add_channel(CHANNEL, "general")
 
     await client.reactions_add(channel=CHANNEL, timestamp=PARENT_TS, name="eyes")
     with pytest.raises(SlackApiError, match="already_reacted"):
@@ -284,6 +285,8 @@ async def test_reactions_status_ephemeral_and_unknown_methods(
     await client.reactions_remove(channel=CHANNEL, timestamp=PARENT_TS, name="eyes")
     await client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts=PARENT_TS, status="is thinking…")
     ephemeral = await client.chat_postEphemeral(channel=CHANNEL, user="U0001", text="psst")
+    with pytest.raises(SlackApiError, match="channel_not_found"):  # not a member there
+        await client.chat_postEphemeral(channel="DOTHERS", user="U0001", text="psst")
     unknown = await client.api_call("bookmarks.list", params={"channel_id": CHANNEL})
 
     assert ephemeral["message_ts"]
@@ -364,3 +367,72 @@ async def test_auth_test_reports_the_granted_scopes_when_told(
     assert "x-oauth-scopes" not in (await client.auth_test()).headers
     slack.granted_scopes = ("chat:write", "users:read")
     assert (await client.auth_test()).headers["x-oauth-scopes"] == "chat:write,users:read"
+
+
+async def test_history_lists_top_level_messages_newest_first_in_pages(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.add_channel(CHANNEL, "general")
+    for n in range(5):
+        slack.add_message(CHANNEL, f"16900000{n + 1}0.000100", f"message {n}", "U0001")
+    slack.add_message(CHANNEL, "1690000015.000100", "a reply", "U0002", thread_ts="1690000010.000100")
+
+    first = await client.conversations_history(channel=CHANNEL, limit=3)
+    second = await client.conversations_history(
+        channel=CHANNEL, limit=3, cursor=first["response_metadata"]["next_cursor"]
+    )
+    window = await client.conversations_history(
+        channel=CHANNEL, oldest="1690000020.000100", latest="1690000040.000100", inclusive=True
+    )
+
+    assert [m["text"] for m in first["messages"]] == ["message 4", "message 3", "message 2"]
+    assert first["has_more"] is True
+    assert [m["text"] for m in second["messages"]] == ["message 1", "message 0"]
+    assert second["messages"][1]["reply_count"] == 1  # the reply stays in its thread
+    assert second["has_more"] is False and second["response_metadata"]["next_cursor"] == ""
+    assert [m["text"] for m in window["messages"]] == ["message 3", "message 2", "message 1"]
+    with pytest.raises(SlackApiError, match="channel_not_found"):
+        await client.conversations_history(channel="CNOPE")
+
+
+async def test_permalinks_edits_and_deletions(slack: FakeSlack, client: AsyncWebClient) -> None:
+    slack.add_message(CHANNEL, PARENT_TS, "parent", "U0001")
+    slack.add_message(CHANNEL, "1690000001.000200", "reply", "U0002", thread_ts=PARENT_TS)
+
+    parent = await client.chat_getPermalink(channel=CHANNEL, message_ts=PARENT_TS)
+    reply = await client.chat_getPermalink(channel=CHANNEL, message_ts="1690000001.000200")
+    edited = slack.edit_message(CHANNEL, "1690000001.000200", "reply, edited")
+    gone = slack.delete_message(CHANNEL, PARENT_TS)
+
+    assert parent["permalink"] == "https://lore-test.slack.com/archives/C0001/p1690000000000100"
+    assert reply["permalink"].endswith(f"/p1690000001000200?thread_ts={PARENT_TS}&cid={CHANNEL}")
+    assert edited["text"] == "reply, edited" and edited["edited"]["user"] == "U0002"
+    assert gone["text"] == "parent" and slack.message(CHANNEL, PARENT_TS) is None
+    with pytest.raises(SlackApiError, match="message_not_found"):
+        await client.chat_getPermalink(channel=CHANNEL, message_ts=PARENT_TS)
+
+
+async def test_assistant_methods_check_their_arguments(slack: FakeSlack, client: AsyncWebClient) -> None:
+    prompts = [{"title": "Ask", "message": "What do you know?"}]
+    await client.assistant_threads_setSuggestedPrompts(channel_id="D0001", prompts=prompts, title="Try")
+    await client.assistant_threads_setTitle(channel_id="D0001", thread_ts=PARENT_TS, title="Deploys")
+    await client.assistant_threads_setStatus(channel_id="D0001", thread_ts=PARENT_TS, status="")
+    with pytest.raises(SlackApiError, match="invalid_arguments"):
+        await client.assistant_threads_setSuggestedPrompts(channel_id="D0001", prompts=[{"title": "x"}])
+    with pytest.raises(SlackApiError, match="invalid_arguments"):
+        await client.assistant_threads_setSuggestedPrompts(channel_id="D0001", prompts=prompts * 5)
+
+    [call] = slack.calls_to("assistant.threads.setSuggestedPrompts")[:1]
+    assert call.params["prompts"] == prompts and call.params["title"] == "Try"
+
+
+async def test_a_slow_download_is_held(slack: FakeSlack) -> None:
+    slack.add_file("FSLOW", "big.csv", b"a,b\n1,2\n", "text/csv", "csv")
+    slack.slow_download("FSLOW", 0.3)
+    url = slack.file("FSLOW")["url_private_download"]
+    async with aiohttp.ClientSession() as http:
+        started = asyncio.get_running_loop().time()
+        async with http.get(url, headers={"Authorization": "Bearer xoxb-test"}) as response:
+            assert await response.read() == b"a,b\n1,2\n"
+        assert (await slack.wait_for_download("FSLOW")).name == "big.csv"
+        assert asyncio.get_running_loop().time() - started >= 0.3

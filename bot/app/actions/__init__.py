@@ -17,6 +17,7 @@ from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
+from bot.app.actions.threads import ThreadActions
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -35,6 +36,7 @@ __all__ = [
     "IndexReview",
     "SettingActions",
     "SourceActions",
+    "ThreadActions",
     "Verdict",
 ]
 
@@ -51,3 +53,4 @@ class Actions:
         self.answers = AnswerActions(services)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
+        self.threads = ThreadActions(services, self.indexes, self.sources)

@@ -11,7 +11,7 @@ from bot.app.conversations import Actor
 from knowledge.catalog import IndexListing, IndexNotFound, NotAllowed
 from knowledge.errors import KnowledgeError
 from storage.access import Action, Place, allowed, may_change_settings
-from storage.records import ConversationRef, IndexRef, IndexStats
+from storage.records import ChannelRef, ConversationRef, IndexRef, IndexStats
 from storage.values import Scope
 
 if TYPE_CHECKING:
@@ -56,6 +56,14 @@ class IndexActions:
     async def enabled(self, actor: Actor) -> list[IndexRef]:
         """What the conversation searches (only what the actor may search)."""
         return await self._catalog.enabled(actor.conversation, actor.place)
+
+    async def viewed(self, actor: Actor, channel: ChannelRef) -> IndexRef | None:
+        """The index of a channel the actor is looking at (Slack's agent view), if it has one
+        and the actor may search it from where they ask (a private channel's, never from a DM)."""
+        for index in await self._catalog.visible(actor.place, Action.SEARCH):
+            if index.scope == Scope.CHANNEL and index.channel_id == channel.id:
+                return index
+        return None
 
     async def default(self, actor: Actor) -> IndexRef:
         """Where new documents go in this conversation: its first enabled index the actor may

@@ -1,5 +1,5 @@
 """Use cases on a conversation's settings: how Lore answers there (response mode, retrieval
-strategy) and whether its settings are locked to admins."""
+strategy, whether Lore needs a mention) and whether its settings are locked to admins."""
 
 from __future__ import annotations
 
@@ -39,6 +39,13 @@ class SettingActions:
         self._check(actor)
         return await asyncio.to_thread(
             self._directory.set_conversation_options, actor.conversation.id, settings_locked=locked
+        )
+
+    async def require_mention(self, actor: Actor, required: bool) -> ConversationRef:
+        """Whether Lore answers here only when mentioned, or also follow-ups in its threads."""
+        self._check(actor)
+        return await asyncio.to_thread(
+            self._directory.set_conversation_options, actor.conversation.id, require_mention=required
         )
 
     def _check(self, actor: Actor) -> None:

@@ -21,7 +21,7 @@ from knowledge.sources.fetch import Refused
 from knowledge.sources.jobs import Schedule
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import IndexRef, JobRef, NotFound, SourceConfigRef
-from storage.repositories.sources import SITE
+from storage.repositories.sources import SITE, SLACK_CHANNEL
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -143,7 +143,7 @@ class SourceActions:
         index = await asyncio.to_thread(self._services.indexes.get, source.index_id)
         if not allowed(Action.LIST, index.facts, place):
             raise refused(Action.LIST, index)
-        if source.kind != SITE:
+        if source.kind not in (SITE, SLACK_CHANNEL):
             if not may_manage_connectors(place):
                 raise NotAllowed(CONNECTORS)
         elif not allowed(Action.MANAGE_SOURCES, index.facts, place, contributor=source.created_by):
@@ -156,6 +156,8 @@ def label(source: SourceConfigRef) -> str:
     by its kind and folders ("Confluence ENG, OPS")."""
     if source.kind == SITE:
         return source.name
+    if source.kind == SLACK_CHANNEL:
+        return f"{source.name}'s history"
     return f"{source.kind.capitalize()} {', '.join(source.folders)}"
 
 
@@ -183,4 +185,6 @@ def _names(source: SourceConfigRef) -> list[str]:
     """What a reference to the source may say: its name, start URLs or folders, its label,
     and for a connector its kind ("refresh confluence")."""
     names = [_plain(source.name), *map(_plain, source.start_urls), _plain(label(source))]
+    if source.kind == SLACK_CHANNEL:
+        return [*names, "this channel", "this channel's history", "channel history", "history"]
     return names if source.kind == SITE else [*names, source.kind]
