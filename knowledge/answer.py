@@ -102,6 +102,8 @@ class Answer:
     model: str | None = None
     context: list[Citation] = field(default_factory=list)
     """Every passage the model was given, numbered as in its prompt (cited or not)."""
+    confidence: float | None = None
+    """How sure Lore is that the documents answer the question, in [0, 1] (None: not judged)."""
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape scripts and benchmarks rely on."""

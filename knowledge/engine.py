@@ -137,6 +137,11 @@ class Knowledge:
     def generative(self) -> bool:
         return self._chat is not None
 
+    @property
+    def model(self) -> str | None:
+        """The chat model answers are generated with; None when answers are extractive."""
+        return self._chat.model if self._chat is not None else None
+
     async def ask(self, request: Request) -> Answer:
         """Answer the conversation's latest question (no streaming)."""
         answer: Answer | None = None
