@@ -104,6 +104,8 @@ class Answer:
     """Every passage the model was given, numbered as in its prompt (cited or not)."""
     confidence: float | None = None
     """How sure Lore is that the documents answer the question, in [0, 1] (None: not judged)."""
+    closest: list[Citation] = field(default_factory=list)
+    """For an abstention: the documents closest to the question, as places to look."""
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape scripts and benchmarks rely on."""
@@ -116,6 +118,12 @@ class Answer:
                 {"n": c.n, "name": c.name, "url": c.url, "text": c.text, "score": round(c.score, 6)}
                 for c in self.citations
             ],
+            "confidence": None if self.confidence is None else round(self.confidence, 4),
+            **(
+                {"closest": [{"name": c.name, "url": c.url, "index": c.index_name} for c in self.closest]}
+                if self.abstained
+                else {}
+            ),
         }
 
 

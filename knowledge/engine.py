@@ -22,6 +22,7 @@ from knowledge.answer import (
     map_citations,
 )
 from knowledge.cache import TTLCache, normalise_query, stable_key
+from knowledge.abstain import CALIBRATION, Calibration, evidence
 from knowledge.context import (
     DEFAULT_RATIO,
     Budget,
@@ -33,7 +34,9 @@ from knowledge.context import (
 from knowledge.errors import LLMUnavailable
 from knowledge.extractive import abstention, extractive_answer
 from knowledge.filters import Filter
+from knowledge.followup import standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
+from knowledge.ranking import Ranker, Ranking
 from knowledge.retrieval import Retrieval, Retriever
 from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
@@ -55,11 +58,14 @@ class AnswerSpec:
     """When documents count as relevant, calibrated for the local MiniLM embedder."""
 
     relevance_floor: float = 0.30
-    """Below this best cosine similarity nothing found is relevant: abstain."""
+    """Below this best cosine similarity nothing found is relevant: abstain without
+    looking further. Above it, the calibrated confidence (`knowledge.abstain`) decides."""
     confident_similarity: float = 0.55
     """The similarity at which retrieval confidence reaches 1.0."""
     min_confidence: float = 0.7
     generative_top_k: int = 12
+    extractive_top_k: int = 12
+    """Passages retrieved for the second stage to rank when answering without a model."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
 
 
@@ -116,6 +122,8 @@ class _Plan:
     fallback: Fallback | None = None
     notices: list[str] = field(default_factory=list)
     instructions: str = ""
+    ranking: Ranking | None = None
+    confidence: float | None = None
 
 
 class Knowledge:
@@ -126,11 +134,15 @@ class Knowledge:
         *,
         window: int,
         spec: AnswerSpec | None = None,
+        ranker: Ranker | None = None,
+        calibration: Calibration = CALIBRATION,
     ) -> None:
         self._retriever = retriever
         self._chat = chat
         self._window = window
         self._spec = spec or AnswerSpec()
+        self._ranker = ranker or Ranker(retriever.embedder, retriever.term_frequencies)
+        self._calibration = calibration
         self._answers: TTLCache[Answer] = TTLCache()
 
     @property
@@ -180,10 +192,25 @@ class Knowledge:
         return min(1.0, max(0.0, (best - floor) / (top - floor)))
 
     def relevant(self, retrieval: Retrieval) -> bool:
+        """Whether anything found is close enough to the question to be worth ranking."""
         if not retrieval.hits:
             return False
         best = retrieval.best_similarity
         return best is None or best >= self._spec.relevance_floor
+
+    async def judge(self, question: str, retrieval: Retrieval) -> tuple[Ranking, float]:
+        """The second stage's ranking of what was found, and the calibrated confidence that
+        it answers the question (0.0 when nothing relevant was found)."""
+        if not self.relevant(retrieval):
+            return Ranking(question, []), 0.0
+        ranking = await self._ranker.rank(question, retrieval.hits)
+        found = evidence(ranking, retrieval.hits)
+        if found is None:
+            return ranking, 0.5 if retrieval.hits else 0.0  # keyword hits only: nothing to weigh
+        return ranking, self._calibration.confidence(found)
+
+    def answers(self, confidence: float) -> bool:
+        return confidence >= self._calibration.threshold
 
     async def _plan(self, request: Request) -> _Plan | Answer:
         conversation = split_conversation(request.messages)
@@ -218,24 +245,28 @@ class Knowledge:
                 budget,
                 instructions=request.instructions,
             )
-        retrieval = await self._search(request, conversation.question, budget)
+        query = standalone_question(conversation.question, conversation.history)
+        retrieval = await self._search(request, query, budget)
+        ranking, confidence = await self.judge(query, retrieval)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
-            return self._offline(conversation.question, retrieval, mode, fallback)
-        rule = self._rule(mode, retrieval, request)
+            return self._offline(ranking, confidence, retrieval, mode, fallback)
+        rule = self._rule(mode, retrieval, request, confidence)
         if rule is None:
-            return abstention(retrieval, mode, fallback=fallback)
+            return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
         return _Plan(
             conversation.question,
             conversation.history,
-            retrieval,
+            replace(retrieval, hits=ranking.hits or retrieval.hits),
             rule,
             mode,
             budget,
             fallback,
             instructions=request.instructions,
+            ranking=ranking,
+            confidence=confidence,
         )
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
@@ -243,7 +274,7 @@ class Knowledge:
         retrieval = await self._retriever.search(
             request.indexes,
             question,
-            top_k=self._spec.generative_top_k if self._chat else None,
+            top_k=self._spec.generative_top_k if self._chat else self._spec.extractive_top_k,
             candidates=budget.candidates,
             where=request.where,
             context=request.context,
@@ -254,9 +285,11 @@ class Knowledge:
                 return replace(retrieval, hits=[])
         return retrieval
 
-    def _rule(self, mode: ResponseMode, retrieval: Retrieval, request: Request) -> str | None:
+    def _rule(
+        self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float
+    ) -> str | None:
         """Which knowledge the model may use; None means abstain without calling it."""
-        relevant = self.relevant(retrieval)
+        relevant = self.answers(confidence)
         general = None if request.fallback == FallbackStrategy.NONE else "general"
         if mode == ResponseMode.RAG_ONLY:
             return "documents" if relevant else None
@@ -273,21 +306,23 @@ class Knowledge:
         return "documents" if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
 
     def _offline(
-        self, question: str, retrieval: Retrieval, mode: ResponseMode, fallback: Fallback | None
+        self,
+        ranking: Ranking,
+        confidence: float,
+        retrieval: Retrieval,
+        mode: ResponseMode,
+        fallback: Fallback | None,
     ) -> Answer:
         notices = []
         if mode in NEEDS_MODEL:
             fallback = fallback or Fallback.NO_LLM
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
-        if not self.relevant(retrieval):
-            return abstention(retrieval, mode, fallback=fallback, notices=notices)
+        if not ranking.passages or not self.answers(confidence):
+            return abstention(
+                retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
+            )
         return extractive_answer(
-            question,
-            retrieval,
-            mode,
-            fallback=fallback,
-            notices=notices,
-            relevance_floor=self._spec.relevance_floor,
+            ranking, retrieval, mode, confidence=confidence, fallback=fallback, notices=notices
         )
 
     async def _generate(self, plan: _Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
@@ -327,22 +362,30 @@ class Knowledge:
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
+            confidence=plan.confidence,
         )
 
     def _degraded(self, plan: _Plan, notice: str) -> Answer:
         notice = notice[0].upper() + notice[1:]
-        if not self.relevant(plan.retrieval):
+        ranking = plan.ranking or Ranking(plan.question, [])
+        confidence = plan.confidence if plan.confidence is not None else 0.0
+        if not ranking.passages or not self.answers(confidence):
             answer = abstention(
-                plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice]
+                plan.retrieval,
+                plan.mode,
+                ranking=ranking,
+                confidence=confidence,
+                fallback=Fallback.LLM_UNAVAILABLE,
+                notices=[notice],
             )
         else:
             answer = extractive_answer(
-                plan.question,
+                ranking,
                 plan.retrieval,
                 plan.mode,
+                confidence=confidence,
                 fallback=Fallback.LLM_UNAVAILABLE,
                 notices=[notice],
-                relevance_floor=self._spec.relevance_floor,
             )
         return replace(answer, mode=plan.mode)
 

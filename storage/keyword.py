@@ -109,6 +109,33 @@ class KeywordIndex:
             rows = connection.execute(statement, params).all()
         return [KeywordHit(int(row[0]), float(row[1])) for row in rows]
 
+    def frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
+        """How many chunks hold each word (stemmed as the index stems it), and how many
+        chunks there are: the document frequencies a ranking weighs words by. Counted over
+        every index, as bm25 counts them."""
+        valid = [w for w in words if WORD.fullmatch(w)]
+        if len(valid) < len(words):
+            counts, total = self.frequencies(valid)
+            by_word = dict(zip(valid, counts, strict=True))
+            return [by_word.get(w, 0) for w in words], total
+        if not words:
+            return [], 0
+        with self._db.engine.connect() as connection:
+            total = int(connection.execute(text("SELECT count(*) FROM chunk")).scalar_one())
+            if self._db.dialect == "sqlite":
+                return _postings(connection, words), total
+            rows = connection.execute(
+                text(
+                    " UNION ALL ".join(
+                        f"SELECT {i}, count(*) FROM chunk WHERE tsv @@ plainto_tsquery('english', :t{i})"
+                        for i in range(len(words))
+                    )
+                ),
+                {f"t{i}": w for i, w in enumerate(words)},
+            ).all()
+        found = {int(i): int(n) for i, n in rows}
+        return [found.get(i, 0) for i in range(len(words))], total
+
 
 def within_budget(terms: Sequence[str], postings: Sequence[int], budget: int = MAX_POSTINGS) -> list[str]:
     """The terms to rank by, in query order: the rarest first, then the next rarest while
