@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from knowledge.abstain import CALIBRATION, Calibration, evidence
 from knowledge.answer import (
     Answer,
     Citation,
@@ -22,7 +23,7 @@ from knowledge.answer import (
     map_citations,
 )
 from knowledge.cache import TTLCache, normalise_query, stable_key
-from knowledge.abstain import CALIBRATION, Calibration, evidence
+from knowledge.citations import GENERAL_MARK, check_answer, says_it_does_not_know
 from knowledge.context import (
     DEFAULT_RATIO,
     Budget,
@@ -45,6 +46,13 @@ log = logging.getLogger(__name__)
 
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
+CHECKED = {"documents", "fill_gaps"}
+"""Knowledge rules whose generated answers must cite the documents (`knowledge.citations`)."""
+UNVERIFIED_NOTICE = (
+    "The model's answer did not rest every claim on a cited document, so here is what the documents say."
+)
+GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
+PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
 NEEDS_MODEL = {
     ResponseMode.LLM_ONLY,
     ResponseMode.HYBRID,
@@ -322,7 +330,13 @@ class Knowledge:
                 retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
             )
         return extractive_answer(
-            ranking, retrieval, mode, confidence=confidence, fallback=fallback, notices=notices
+            ranking,
+            retrieval,
+            mode,
+            confidence=confidence,
+            fallback=fallback,
+            notices=notices,
+            relevance_floor=self._spec.relevance_floor,
         )
 
     async def _generate(self, plan: _Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
@@ -331,6 +345,7 @@ class Knowledge:
         hits = select_hits(plan.retrieval.hits, plan.budget.context_tokens) if with_sources else []
         prompt = build_prompt(plan.question, plan.history, hits, plan.rule, plan.instructions)
         completion: Completion | None = None
+        stream = stream and plan.rule not in CHECKED  # a checked answer is shown once checked
         try:
             if stream:
                 async for event in self._chat.stream(prompt, max_tokens=plan.budget.max_tokens):
@@ -352,20 +367,33 @@ class Knowledge:
             return self._degraded(
                 plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
             )
+        if plan.rule in CHECKED:
+            if says_it_does_not_know(completion.text):
+                answer = abstention(
+                    plan.retrieval, plan.mode, ranking=plan.ranking, confidence=plan.confidence
+                )
+                return replace(answer, model=completion.model)
+            check = check_answer(completion.text, hits, general_allowed=plan.rule == "fill_gaps")
+            if not check.ok:
+                log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
+                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
         text, citations = map_citations(completion.text, hits)
+        labels = [GENERAL_NOTICE] if plan.rule == "general" else []
+        if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():
+            labels.append(PARTLY_GENERAL_NOTICE)
         return Answer(
             text=text,
             citations=citations,
             mode=plan.mode,
             fallback=plan.fallback,
-            notices=[*plan.retrieval.notices, *([problem.capitalize() + "."] if problem else [])],
+            notices=[*plan.retrieval.notices, *labels, *([problem.capitalize() + "."] if problem else [])],
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
             confidence=plan.confidence,
         )
 
-    def _degraded(self, plan: _Plan, notice: str) -> Answer:
+    def _degraded(self, plan: _Plan, notice: str, fallback: Fallback = Fallback.LLM_UNAVAILABLE) -> Answer:
         notice = notice[0].upper() + notice[1:]
         ranking = plan.ranking or Ranking(plan.question, [])
         confidence = plan.confidence if plan.confidence is not None else 0.0
@@ -375,7 +403,7 @@ class Knowledge:
                 plan.mode,
                 ranking=ranking,
                 confidence=confidence,
-                fallback=Fallback.LLM_UNAVAILABLE,
+                fallback=fallback,
                 notices=[notice],
             )
         else:
@@ -384,8 +412,9 @@ class Knowledge:
                 plan.retrieval,
                 plan.mode,
                 confidence=confidence,
-                fallback=Fallback.LLM_UNAVAILABLE,
+                fallback=fallback,
                 notices=[notice],
+                relevance_floor=self._spec.relevance_floor,
             )
         return replace(answer, mode=plan.mode)
 

@@ -20,7 +20,7 @@ from knowledge.retrieval import Hit, Retrieval
 
 QUOTED_PASSAGES = 3
 MAX_PER_DOCUMENT = 2
-EXCERPT_CHARS = 600
+EXCERPT_CHARS = 800
 LEAD_IN_BONUS = 0.05
 """Growing an excerpt, the unit before it is preferred on a near tie: it introduces."""
 CLOSEST = 3
@@ -34,9 +34,15 @@ def extractive_answer(
     confidence: float | None = None,
     fallback: Fallback | None = None,
     notices: Sequence[str] = (),
+    relevance_floor: float = 0.0,
 ) -> Answer:
-    """The answer from a ranking whose best passage the caller judged to answer."""
-    chosen = _chosen(ranking.passages)
+    """The answer from a ranking whose best passage the caller judged to answer. Other
+    passages are quoted only when they clear `relevance_floor` too (a passage found by
+    keywords alone has no similarity and is kept): a quote off the subject is noise."""
+    best, *others = ranking.passages
+    chosen = _chosen(
+        [best, *(p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor)]
+    )
     citations = [Citation.from_hit(n, p.hit, excerpt(p)) for n, p in enumerate(chosen, start=1)]
     lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
     return Answer(

@@ -18,12 +18,7 @@ import Stemmer
 
 WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(
-    """a about after again all also am an and any are as at be been before being but by can
-    could did do does doing done for from get gets getting got had has have having how i if in
-    into is it its just like me my need needs no not of on only or other our out over same
-    should so some such than that the their them then there these they this those through to
-    too up us use used using very via want was way we were what when where which while who
-    whom why will with without would you your yours""".split()
+    ["a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "done", "for", "from", "get", "gets", "getting", "got", "had", "has", "have", "having", "how", "i", "if", "in", "into", "is", "it", "its", "just", "like", "me", "my", "need", "needs", "no", "not", "of", "on", "only", "or", "other", "our", "out", "over", "same", "should", "so", "some", "such", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "up", "us", "use", "used", "using", "very", "via", "want", "was", "way", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "without", "would", "you", "your", "yours"]
 )
 MAX_UNIT_CHARS = 1200
 """A longer code block or item is cut at a line end, saying so with "…"."""
@@ -37,7 +32,7 @@ _DESCRIPTION = re.compile(
     re.I,
 )
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
-_UNDERLINE = re.compile(r"^\s*([=\-~^\"'`#*+:._])\1{2,}\s*$")
+_UNDERLINE = re.compile(r"^\s*([=\-~^\"'#*+:._])\1{2,}\s*$")
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)]|#\.|\(\w\))\s+\S")
 _FIELD = re.compile(r"^(\s*):[^:\n]+:(?:\s|$)")
@@ -89,7 +84,7 @@ def units(text: str) -> list[Unit]:
     section, label, label_indent = "", "", -1
     while i < len(lines):
         line = lines[i]
-        if _is_heading(lines, i):
+        if _is_heading(lines, i) and not _FENCE.match(lines[i + 1] if i + 1 < len(lines) else ""):
             section, label = _heading_text(lines[i]), ""
             i += 1 if _ATX.match(line) else 2
             continue
@@ -192,8 +187,10 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int) -> int:
             end += 1
         text = " ".join(part.strip() for part in lines[start:end] if part.strip())
         out.append(Unit(_cap(text), Kind.ITEM, block))
-        if end >= len(lines) or not lines[end].strip() or not (
-            _ITEM.match(lines[end]) or _FIELD.match(lines[end])
+        if (
+            end >= len(lines)
+            or not lines[end].strip()
+            or not (_ITEM.match(lines[end]) or _FIELD.match(lines[end]))
         ):
             break
         if _indent(lines[end]) != base:

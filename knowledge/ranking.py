@@ -36,7 +36,7 @@ from knowledge.retrieval import Hit
 Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
 """How many chunks hold each word, and how many chunks there are."""
 
-EMBEDDED_CHARS = 600
+EMBEDDED_CHARS = 400
 """A unit is embedded from its first characters: enough to say what it is about, and the
 cost of embedding grows with length."""
 
