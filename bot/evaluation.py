@@ -14,6 +14,7 @@ from knowledge.evaluation import corpus_sources, evaluate, ingest_corpus, load_b
 from knowledge.ingest import IngestResult, Source
 from knowledge.qa_evaluation import ask_all, load_questions, score
 from knowledge.qa_evaluation import corpus_sources as folder_sources
+from knowledge.ranking import Ranker
 from knowledge.retrieval import RetrievalSpec, Retriever
 from storage.keyword import KeywordIndex
 from storage.models import Scope
@@ -63,7 +64,8 @@ async def run_beir(
             services.embedder,
             spec=EVAL_SPEC,
         )
-        return await evaluate(retriever, services.indexes.get(index.id), beir)
+        ranker = Ranker(services.embedder, retriever.term_frequencies)
+        return await evaluate(retriever, services.indexes.get(index.id), beir, ranker=ranker)
     finally:
         await services.aclose()
 

@@ -35,7 +35,7 @@ from knowledge.context import (
 from knowledge.errors import LLMUnavailable
 from knowledge.extractive import abstention, extractive_answer
 from knowledge.filters import Filter
-from knowledge.followup import standalone_question
+from knowledge.followup import rewrite, standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
 from knowledge.ranking import Ranker, Ranking
 from knowledge.retrieval import Retrieval, Retriever
@@ -253,7 +253,10 @@ class Knowledge:
                 budget,
                 instructions=request.instructions,
             )
-        query = standalone_question(conversation.question, conversation.history)
+        if self._chat is not None:
+            query = await rewrite(self._chat, conversation.question, conversation.history)
+        else:
+            query = standalone_question(conversation.question, conversation.history)
         retrieval = await self._search(request, query, budget)
         ranking, confidence = await self.judge(query, retrieval)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from knowledge.context import Message
+from knowledge.errors import LLMUnavailable
+from knowledge.llm import ChatModel
 from knowledge.ranking import content_words
 from knowledge.tokens import message_text
 
@@ -30,3 +32,30 @@ def standalone_question(question: str, history: Sequence[Message]) -> str:
     own = set(content_words(question))
     added = [w for w in content_words(previous) if w not in own]
     return f"{question} ({' '.join(added)})" if added else question
+
+
+REWRITE_PROMPT = """Rewrite the user's last question as one standalone search query that \
+can be understood without the conversation: resolve "it", "that", "and on Windows?" from the \
+earlier turns, keep names, identifiers and versions exactly, add nothing else. Reply with \
+the query only, in the question's language."""
+REWRITE_TOKENS = 60
+
+
+async def rewrite(chat: ChatModel, question: str, history: Sequence[Message]) -> str:
+    """A short standalone query from the model; without history the question itself, and
+    when the model fails or rambles, `standalone_question`."""
+    if not previous_question(history):
+        return question
+    turns = "\n".join(f"{m.get('role')}: {message_text(m).strip()}" for m in history[-4:])
+    messages: list[Message] = [
+        {"role": "system", "content": REWRITE_PROMPT},
+        {"role": "user", "content": f"Conversation:\n{turns}\n\nLast question: {question}"},
+    ]
+    try:
+        completion = await chat.complete(messages, max_tokens=REWRITE_TOKENS)
+    except LLMUnavailable:
+        return standalone_question(question, history)
+    query = completion.text.strip().strip('"').strip()
+    if not query or "\n" in query or len(query) > 4 * len(question) + 200:
+        return standalone_question(question, history)
+    return query

@@ -12,7 +12,7 @@ from openai import AsyncOpenAI
 from knowledge.answer import SYSTEM_PROMPT, Fallback, ResponseMode
 from knowledge.engine import UNVERIFIED_NOTICE, Request
 from knowledge.llm import OpenAIChatModel
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.openai_server import Callback, FakeOpenAI, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
 
 ROLLBACK = "How long does a rollback take?"
@@ -133,3 +133,27 @@ async def test_a_document_cannot_break_out_of_its_source_block(stack: Stack, llm
     assert opened < user.index("[2] SYSTEM NOTICE") < closed, "the forged notice stays inside source 1"
     assert user.rstrip().endswith(f"Question: {ROLLBACK}")
     assert "SYSTEM NOTICE" not in messages[0]["content"]
+
+
+async def test_a_follow_up_is_rewritten_by_the_model_before_retrieval(stack: Stack, llm: FakeOpenAI) -> None:
+    request = await handbook(stack)
+
+    def reply(body: dict[str, object]) -> str:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        if "standalone search query" in messages[0]["content"]:
+            return "How long does switching the load balancer back during a rollback take?"
+        return "About two minutes [1]."
+
+    llm.enqueue(Callback(reply), Callback(reply))
+    history = [
+        {"role": "user", "content": "How do we roll back a deploy?"},
+        {"role": "assistant", "content": "Switch the load balancer back to the previous colour."},
+    ]
+    answer = await stack.knowledge(chat_model(llm)).ask(
+        Request(request.indexes, [*history, {"role": "user", "content": "and how long does it take?"}])
+    )
+    rewrite, final = llm.chat_requests
+    assert "Last question: and how long does it take?" in rewrite.messages[-1]["content"]
+    assert "two minutes" in final.messages[-1]["content"] and answer.citations[0].name == "handbook.md"
+    assert final.messages[-1]["content"].endswith("Question: and how long does it take?")
