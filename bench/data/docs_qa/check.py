@@ -139,10 +139,10 @@ def _gold_problems(item: Item, corpus: Path) -> list[str]:
 
 def item_problems(item: Item, corpus: Path = CORPUS) -> list[str]:
     """Every problem with one item; [] when it is valid."""
-    problems = _schema_problems(item)
+    problems = _schema_problems(item) or _history_problems(item)
     if problems:
         return problems
-    return _history_problems(item) + _gold_problems(item, corpus)
+    return _gold_problems(item, corpus)
 
 
 def _set_problems(items: Sequence[Item], partial: bool) -> list[str]:
