@@ -76,7 +76,9 @@ TARGETS = [
         0.9,
         at_most=False,
     ),
-    Target("Docs-QA held-out: wrong abstentions", ("quality", "docs_qa", "heldout", "wrong_abstention"), 0.05),
+    Target(
+        "Docs-QA held-out: wrong abstentions", ("quality", "docs_qa", "heldout", "wrong_abstention"), 0.05
+    ),
     Target(
         "Docs-QA held-out: cited-source recall@5",
         ("quality", "docs_qa", "heldout", "cited_recall@5"),
