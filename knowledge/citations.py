@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowledge.quotes import Kind, units
+from knowledge.quotes import Kind, Unit, units
 from knowledge.ranking import content_words, stems_of
 from knowledge.retrieval import Hit
 
@@ -48,9 +48,10 @@ def says_it_does_not_know(text: str) -> bool:
 def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = False) -> Check:
     """Every claim of `text` cited with a valid number and supported by what it cites."""
     problems = []
-    for unit in units(text):
+    found = units(text)
+    for i, unit in enumerate(found):
         claim = CITATION.sub("", unit.text).strip()
-        cited = [int(n) for n in CITATION.findall(unit.text)]
+        cited = [int(n) for n in CITATION.findall(unit.text)] or _paragraph_citations(found, i)
         if unit.kind == Kind.CODE:
             if not _identifiers_in(claim, passages):
                 problems.append(f"a code block the sources do not hold: {_short(claim)}")
@@ -69,6 +70,17 @@ def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = 
         if not supported(claim, [passages[n - 1] for n in cited]):
             problems.append(f"not in the cited source: {_short(claim)}")
     return Check(problems)
+
+
+def _paragraph_citations(found: Sequence[Unit], i: int) -> list[int]:
+    """A sentence without a citation borrows the next one of its paragraph (models often
+    cite once, at the end of a paragraph); it must then be supported by that source too."""
+    for later in found[i + 1 :]:
+        if later.block != found[i].block or later.kind != Kind.SENTENCE:
+            break
+        if numbers := [int(n) for n in CITATION.findall(later.text)]:
+            return numbers
+    return []
 
 
 def supported(claim: str, cited: Sequence[Hit]) -> bool:

@@ -24,6 +24,8 @@ EXCERPT_CHARS = 800
 LEAD_IN_BONUS = 0.05
 """Growing an excerpt, the unit before it is preferred on a near tie: it introduces."""
 CLOSEST = 3
+LEAD_WORDS = 6
+"""The lead is a sentence that states something: shorter ones ("See below.") are passed over."""
 
 
 def extractive_answer(
@@ -62,7 +64,8 @@ def lead(passage: Scored) -> str:
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
-    return max(sentences, key=lambda u: u.score).unit.shown
+    stating = [u for u in sentences if len(u.unit.text.split()) >= LEAD_WORDS] or sentences
+    return max(stating, key=lambda u: u.score).unit.shown
 
 
 def excerpt(passage: Scored, budget: int = EXCERPT_CHARS) -> str:
@@ -107,7 +110,7 @@ def abstention(
         text = "There is no index enabled here to search. Enable one with “enable the <name> index”."
     else:
         text = (
-            f"I couldn't find an answer to that in {_where(names)}. "
+            f"I couldn't find anything about that in {_where(names)}. "
             "Add the right document with “add this doc to your memory”, or enable another index."
         )
         if closest:

@@ -219,7 +219,15 @@ def units(text: str) -> list[Unit]:
         else:
             i = _paragraph(lines, i, out, block)
         out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
-    return [u for u in out if u.text.strip()]
+    found = [u for u in out if u.text.strip()]
+    if found and _looks_like_a_title(found[-1]) and (len(found) == 1 or found[-2].block != found[-1].block):
+        found.pop()  # a heading whose underline fell into the next passage
+    return found
+
+
+def _looks_like_a_title(unit: Unit) -> bool:
+    text = unit.text.strip()
+    return unit.kind == Kind.SENTENCE and len(text.split()) <= 6 and text[-1:] not in ".!?:;,)"
 
 
 def _heading_text(line: str) -> str:
@@ -314,7 +322,7 @@ def _paragraph(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     text = " ".join(part.strip() for part in lines[i:end])
     literal = text.endswith("::")
     if literal:
-        text = text[:-1] if not text.endswith(" ::") else text[:-3]
+        text = "" if text == "::" else text[:-1] if not text.endswith(" ::") else text[:-3]
     out.extend(_sentences(text, block))
     if literal:
         following = end

@@ -157,18 +157,16 @@ class Ranker:
     async def _embed(self, texts: list[str]) -> Vectors:
         """Embeddings of `texts`, the ones embedded recently taken from the cache."""
         model = self._embedder.model_id
-        missing = list(dict.fromkeys(t for t in texts if (model, t) not in self._cache))
+        known = {t: self._cache[(model, t)] for t in texts if (model, t) in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            fresh = await self._embedder.embed(missing)
-            for text, vector in zip(missing, fresh, strict=True):
-                self._cache[(model, text)] = vector
-                if len(self._cache) > self._cache_size:
-                    self._cache.popitem(last=False)
-        rows = []
-        for text in texts:
+            known.update(zip(missing, await self._embedder.embed(missing), strict=True))
+        for text in dict.fromkeys(texts):
+            self._cache[(model, text)] = known[text]
             self._cache.move_to_end((model, text))
-            rows.append(self._cache[(model, text)])
-        return np.vstack(rows)
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return np.vstack([known[t] for t in texts])
 
 
 def score_passage(

@@ -102,7 +102,7 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     asked = await bot.mention("CDOCS", "UADA", "When do we deploy the billing service?")
     answer = only_reply(bot, "CDOCS", asked)
     assert answer.method == "chat.postMessage" and answer.thread_ts == asked
-    assert answer.markdown == "Here is what I found:"
+    assert answer.markdown == "We deploy the billing service every Tuesday with the blue-green pipeline. [1]"
     assert "[1] *deploy.md* — added just now, in docs" in answer.text
     assert ">We deploy the billing service every Tuesday with the blue-green pipeline." in answer.text
     assert answer.button("feedback_helpful")["value"].isdigit()
