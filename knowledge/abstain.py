@@ -22,6 +22,13 @@ from knowledge.ranking import Ranking
 from knowledge.retrieval import Hit
 
 
+MIN_UNITS = 12
+"""With fewer units found (a small index of short documents), how far the best stands out
+says nothing: it is taken as `TYPICAL_STANDOUT`."""
+TYPICAL_STANDOUT = 1.89
+"""The median standout of the tuning half's answerable questions."""
+
+
 @dataclass(frozen=True)
 class Evidence:
     best_sentence: float
@@ -67,8 +74,8 @@ def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
     position = best.best_unit
     best_sentence = best.units[position].dense if position is not None else 0.0
     every = [u.dense for p in scored for u in p.units]
-    spread = statistics.pstdev(every) if len(every) > 1 else 0.0
-    standout = (max(every) - statistics.fmean(every)) / spread if spread > 0 else 0.0
+    spread = statistics.pstdev(every) if len(every) >= MIN_UNITS else 0.0
+    standout = (max(every) - statistics.fmean(every)) / spread if spread > 0 else TYPICAL_STANDOUT
     return Evidence(best_sentence, standout, best.score, _agreement(hits))
 
 

@@ -191,11 +191,11 @@ def units(text: str) -> list[Unit]:
     section, label, label_indent = "", "", -1
     while i < len(lines):
         line = lines[i]
-        if _is_heading(lines, i) and not _FENCE.match(lines[i + 1] if i + 1 < len(lines) else ""):
+        if _is_heading(lines, i):
             section, label = _heading_text(lines[i]), ""
             i += 1 if _ATX.match(line) else 2
             continue
-        if not line.strip() or _UNDERLINE.match(line) or _COMMENT.match(line):
+        if not line.strip() or (_UNDERLINE.match(line) and not _FENCE.match(line)) or _COMMENT.match(line):
             i += 1
             continue
         if label and _indent(line) <= label_indent:

@@ -492,7 +492,11 @@ async def test_a_follow_up_in_a_thread_sends_the_thread_to_the_model(gpt: SlackB
     assert gpt.llm is not None
     gpt.slack.add_channel("CTHREAD", "thread")
     gpt.slack.add_user("UTESS", "tess")
-    gpt.llm.enqueue(LLMReply("Dana approves billing deploys."), LLMReply("On weekends Sam approves them."))
+    gpt.llm.enqueue(
+        LLMReply("Dana approves billing deploys."),
+        LLMReply("Who approves billing deploys on weekends?"),  # the follow-up made standalone
+        LLMReply("On weekends Sam approves them."),
+    )
     first = await gpt.mention("CTHREAD", "UTESS", "who approves billing deploys?")
     assert only_reply(gpt, "CTHREAD", first).markdown == "Dana approves billing deploys."
     methods = gpt.methods()
@@ -503,7 +507,8 @@ async def test_a_follow_up_in_a_thread_sends_the_thread_to_the_model(gpt: SlackB
     await gpt.mention("CTHREAD", "UTESS", "and on weekends?", thread_ts=first)
     [replies] = gpt.calls("conversations.replies")
     assert replies.params["channel"] == "CTHREAD" and replies.params["ts"] == first
-    [request] = gpt.chat_requests
+    rewrite, request = gpt.chat_requests
+    assert "Last question: and on weekends?" in rewrite.messages[-1]["content"]
     assert request.messages[1:] == [
         {"role": "user", "content": "who approves billing deploys?"},
         {"role": "assistant", "content": "Dana approves billing deploys."},

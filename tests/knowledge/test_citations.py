@@ -37,7 +37,9 @@ def hit(text: str, n: int = 1) -> Hit:
 
 
 CONFIG = hit("MAX_COOKIE_SIZE: Warn if cookie headers are larger than this many bytes. Defaults to ``4093``.")
-PORTS = hit("When another program already uses the port, use ``flask run --port 5001`` to pick a different port.", 2)
+PORTS = hit(
+    "When another program already uses the port, use ``flask run --port 5001`` to pick a different port.", 2
+)
 
 
 def test_cited_supported_claims_pass() -> None:
@@ -83,11 +85,17 @@ def test_i_dont_know_is_recognised() -> None:
 
 
 def test_a_sentence_may_rest_on_the_citation_closing_its_paragraph() -> None:
-    cited_once = "Another program already uses the port. Use flask run --port 5001 to pick a different port [2]."
+    cited_once = (
+        "Another program already uses the port. Use flask run --port 5001 to pick a different port [2]."
+    )
     assert check_answer(cited_once, [CONFIG, PORTS]).ok
-    invented = "The default port is blocked by macOS AirPlay on every Mac. Use flask run --port 5001 instead [2]."
+    invented = (
+        "The default port is blocked by macOS AirPlay on every Mac. Use flask run --port 5001 instead [2]."
+    )
     assert check_answer(invented, [CONFIG, PORTS]).problems == [
         "not in the cited source: The default port is blocked by macOS AirPlay on every Mac."
     ]
-    separate = "Another program already uses the port.\n\nUse flask run --port 5001 to pick a different port [2]."
+    separate = (
+        "Another program already uses the port.\n\nUse flask run --port 5001 to pick a different port [2]."
+    )
     assert not check_answer(separate, [CONFIG, PORTS]).ok, "a citation does not reach across paragraphs"

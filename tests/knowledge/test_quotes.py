@@ -80,3 +80,14 @@ def test_markdown_fences_and_numbered_items_are_whole() -> None:
 def test_a_passage_starting_mid_sentence_starts_with_a_fragment() -> None:
     found = units("run`` command, and some systems may have configured themselves. Use the option.")
     assert found[0].fragment and not found[1].fragment
+
+
+def test_a_tilde_underline_is_a_title_and_a_tilde_fence_is_code() -> None:
+    text = "Address already in use\n~~~~~~~~~~~~~~~~~~~~~~\n\nAnother program has the port.\n\n~~~\nx = 1\n~~~\n\nDone."
+    found = units(text)
+    assert [(u.kind, u.text) for u in found] == [
+        (Kind.SENTENCE, "Another program has the port."),
+        (Kind.CODE, "~~~\nx = 1\n~~~"),
+        (Kind.SENTENCE, "Done."),
+    ]
+    assert found[0].section == "Address already in use"
