@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from knowledge.ranking import Ranking
 from knowledge.retrieval import Hit
 
-
 MIN_UNITS = 12
 """With fewer units found (a small index of short documents), how far the best stands out
 says nothing: it is taken as `TYPICAL_STANDOUT`."""
