@@ -266,7 +266,7 @@ def _docs_qa(qa: Json) -> str:
             f"{qa[half]['cited_recall@5']:.3f}",
             f"{qa[half]['hit@1']:.3f} / {qa[half]['hit@5']:.3f}",
             f"{qa[half]['facts']:.3f}",
-            f"{qa[half]['abstention']:.3f}",
+            f"{qa[half]['abstention']:.3f}" if qa[half]["unanswerable"] else "—",
             f"{qa[half]['wrong_abstention']:.3f}",
             f"{qa[half]['latency_ms']['p50']:g} / {qa[half]['latency_ms']['p95']:g}",
         ]
