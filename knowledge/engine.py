@@ -32,12 +32,12 @@ from knowledge.context import (
     select_hits,
     split_conversation,
 )
-from knowledge.errors import LLMUnavailable
+from knowledge.errors import EmbedderUnavailable, LLMUnavailable
 from knowledge.extractive import abstention, extractive_answer
 from knowledge.filters import Filter
 from knowledge.followup import rewrite, standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
-from knowledge.ranking import Ranker, Ranking
+from knowledge.ranking import Ranker, Ranking, Scored
 from knowledge.retrieval import Retrieval, Retriever
 from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
@@ -211,10 +211,17 @@ class Knowledge:
         it answers the question (0.0 when nothing relevant was found)."""
         if not self.relevant(retrieval):
             return Ranking(question, []), 0.0
-        ranking = await self._ranker.rank(question, retrieval.hits)
+        unweighed = Ranking(question, [Scored(h, h.score, []) for h in retrieval.hits])
+        if retrieval.best_similarity is None:  # keyword hits only (the embedder failed): nothing to weigh
+            return unweighed, self._calibration.threshold
+        try:
+            ranking = await self._ranker.rank(question, retrieval.hits)
+        except EmbedderUnavailable as exc:
+            log.warning("second stage skipped, the embedder failed: %s", exc)
+            return unweighed, self._calibration.threshold
         found = evidence(ranking, retrieval.hits)
         if found is None:
-            return ranking, 0.5 if retrieval.hits else 0.0  # keyword hits only: nothing to weigh
+            return unweighed, self._calibration.threshold
         return ranking, self._calibration.confidence(found)
 
     def answers(self, confidence: float) -> bool:

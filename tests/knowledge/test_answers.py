@@ -11,7 +11,9 @@ from openai import AsyncOpenAI
 from knowledge.abstain import Calibration
 from knowledge.answer import Answer, Fallback, ResponseMode
 from knowledge.engine import Knowledge, Request
+from knowledge.errors import EmbedderUnavailable
 from knowledge.llm import Delta, OpenAIChatModel
+from knowledge.retrieval import Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
 
@@ -215,3 +217,23 @@ async def test_answers_are_cached_until_the_index_changes(stack: Stack, llm: Fak
     )
     await knowledge.ask(ask(ROLLBACK, stack, [index_id]))
     assert len(llm.chat_requests) == 2
+
+
+class BrokenEmbedder:
+    """The local model's identity, but every embedding fails (as a model that cannot load)."""
+
+    def __init__(self, real: object) -> None:
+        self.model_id = real.model_id  # type: ignore[attr-defined]
+        self.dimension = real.dimension  # type: ignore[attr-defined]
+        self.batch_size = 8
+
+    async def embed(self, texts: object) -> object:
+        raise EmbedderUnavailable("the embedding model could not be loaded")
+
+
+async def test_with_the_embedder_down_answers_still_quote_keyword_hits(stack: Stack) -> None:
+    index_id = await filled(stack)
+    broken = Retriever(stack.documents, stack.vectors, stack.keyword, BrokenEmbedder(stack.embedder))  # type: ignore[arg-type]
+    answer = await Knowledge(broken, None, window=16_000).ask(ask(ROLLBACK, stack, [index_id]))
+    assert not answer.abstained and answer.fallback == Fallback.KEYWORD_ONLY
+    assert answer.citations[0].name == "handbook.md" and "two minutes" in answer.citations[0].text
