@@ -109,7 +109,7 @@ async def test_an_abstention_offers_the_closest_documents_not_as_an_answer(stack
     assert answer.abstained and answer.citations == [] and answer.confidence is not None
     assert next(c.name for c in answer.closest) == "handbook.md"
     assert "Not an answer, but you might look at: handbook.md (notes)" in answer.text
-    assert answer.as_json()["closest"] == [  # type: ignore[comparison-overlap]
+    assert answer.as_json()["closest"] == [
         {"name": c.name, "url": c.url, "index": "notes"} for c in answer.closest
     ]
 
