@@ -220,8 +220,10 @@ def units(text: str) -> list[Unit]:
             i = _paragraph(lines, i, out, block)
         out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
     found = [u for u in out if u.text.strip()]
-    if found and _looks_like_a_title(found[-1]) and (len(found) == 1 or found[-2].block != found[-1].block):
+    if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
+    if not found and text.strip():  # nothing but titles: the text itself is what there is to quote
+        found = [Unit(" ".join(text.split()), Kind.SENTENCE, 1)]
     return found
 
 

@@ -91,3 +91,10 @@ def test_a_tilde_underline_is_a_title_and_a_tilde_fence_is_code() -> None:
         (Kind.SENTENCE, "Done."),
     ]
     assert found[0].section == "Address already in use"
+
+
+def test_a_passage_of_one_short_line_is_quoted_whole() -> None:
+    assert [u.text for u in units("service.retention_days: 45\nservice.region: eu-west")] == [
+        "service.retention_days: 45 service.region: eu-west"
+    ]
+    assert [u.text for u in units("Title only\n==========\n")] == ["Title only =========="]
