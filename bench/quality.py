@@ -4,6 +4,11 @@
   keyword (BM25), dense and hybrid retrieval over the same index (`knowledge.evaluation`,
   ranked one chunk per document as `lore eval beir` ranks them). `--quick` uses a seeded
   subset of the corpus and only the queries whose relevant documents are all in it.
+- Docs-QA: the Flask, Starlette and Requests documentation (`bench/data/docs-corpus`) and
+  its question set (`bench/data/docs_qa/questions.jsonl`, a tuning and a held-out half),
+  asked as `lore eval qa` asks them: cited-source recall, Hit@k, facts present, abstention,
+  wrong abstentions and latency per half. `--quick` keeps the Requests docs and their first
+  questions.
 - Answers: a small handbook of a fictional company, each document holding facts no other
   holds, asked through `Knowledge.ask` as the bot asks it, with no model configured
   (extractive answers). Paraphrased questions that the handbook answers check that the
@@ -33,11 +38,17 @@ from knowledge.answer import Answer
 from knowledge.engine import Request
 from knowledge.evaluation import BeirSet, evaluate, ingest_corpus, load_beir
 from knowledge.ingest import IngestResult, Source
+from knowledge.qa_evaluation import ask_all, load_questions, score
+from knowledge.qa_evaluation import corpus_sources as qa_sources
+from knowledge.ranking import Ranker
 from knowledge.retrieval import Retriever
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
 
 SCIFACT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "scifact"
+DOCS_CORPUS = Path(__file__).resolve().parent / "data" / "docs-corpus"
+DOCS_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "questions.jsonl"
+QUICK_PROJECT, QUICK_QUESTIONS = "requests", 6
 QUICK_DOCUMENTS = 150
 QUICK_SEED = 7
 SWEEP = (0.30, 0.35, 0.40, 0.45)
@@ -198,7 +209,8 @@ async def scifact(services: Services, folder: Path, quick: bool) -> dict[str, An
     retriever = Retriever(
         services.documents, services.vectors, KeywordIndex(services.db), services.embedder, spec=EVAL_SPEC
     )
-    scores = await evaluate(retriever, index, beir)
+    ranker = Ranker(services.embedder, retriever.term_frequencies)
+    scores = await evaluate(retriever, index, beir, ranker=ranker)
     return {
         "subset": quick,
         "documents": len(beir.corpus),
@@ -209,6 +221,36 @@ async def scifact(services: Services, folder: Path, quick: bool) -> dict[str, An
         "ingest_chunks_per_s": round(chunks / seconds, 2),
         **scores,
     }
+
+
+# -- docs-QA ------------------------------------------------------------------------------
+
+
+async def docs_qa(services: Services, quick: bool) -> dict[str, Any]:
+    """The docs corpus in a fresh index, each half of the question set asked once."""
+    index = await new_index(services, "docs")
+    keys: dict[int, str] = {}
+
+    def record(source: Source, result: object) -> None:
+        if isinstance(result, IngestResult):
+            keys[result.document.id] = source.key
+
+    sources = [s for s in qa_sources(DOCS_CORPUS) if not quick or s.key.startswith(QUICK_PROJECT + "/")]
+    started = time.perf_counter()
+    await services.ingestor.add_many(index, sources, record)
+    ingest_seconds = time.perf_counter() - started
+    index = await asyncio.to_thread(services.indexes.get, index.id)
+    await services.retriever.search([index], "warm up")
+    splits: dict[str, Any] = {}
+    for split in ("tune", "heldout"):
+        items = load_questions(DOCS_QUESTIONS, split)
+        if quick:
+            items = [i for i in items if i.id.startswith(QUICK_PROJECT)][:QUICK_QUESTIONS]
+        if not items:
+            continue
+        results = await ask_all(services.knowledge, [index], items, lambda d: keys.get(d, f"#{d}"))
+        splits[split] = score(results)
+    return {"files": len(keys), "ingest_seconds": round(ingest_seconds, 1), **splits}
 
 
 # -- answers ------------------------------------------------------------------------------
@@ -350,7 +392,11 @@ async def run(workdir: Path, quick: bool, scifact_folder: Path = SCIFACT) -> dic
     else:
         beir = {"skipped": f"no BEIR corpus at {scifact_folder}"}
     handbook = await timed(workdir / "handbook", answers)
-    return {"quick": quick, "scifact": beir, "answers": handbook}
+    if DOCS_QUESTIONS.exists():
+        qa = await timed(workdir / "docs-qa", lambda services: docs_qa(services, quick))
+    else:
+        qa = {"skipped": f"no question set at {DOCS_QUESTIONS}"}
+    return {"quick": quick, "scifact": beir, "answers": handbook, "docs_qa": qa}
 
 
 async def timed(home: Path, section: Callable[[Services], Awaitable[dict[str, Any]]]) -> dict[str, Any]:

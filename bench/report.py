@@ -65,6 +65,28 @@ TARGETS = [
         "Ingest pipeline ÷ embedder alone", ("ingest", "ratios", "pipeline_vs_embedder"), 0.9, at_most=False
     ),
     Target("SciFact hybrid nDCG@10", ("quality", "scifact", "hybrid", "ndcg@10"), 0.72, at_most=False),
+    Target(
+        "SciFact hybrid + second stage nDCG@10",
+        ("quality", "scifact", "reranked", "ndcg@10"),
+        0.75,
+        at_most=False,
+    ),
+    Target("Docs-QA held-out: facts present", ("quality", "docs_qa", "heldout", "facts"), 0.8, at_most=False),
+    Target(
+        "Docs-QA held-out: abstention on unanswerable",
+        ("quality", "docs_qa", "heldout", "abstention"),
+        0.9,
+        at_most=False,
+    ),
+    Target(
+        "Docs-QA held-out: wrong abstentions", ("quality", "docs_qa", "heldout", "wrong_abstention"), 0.05
+    ),
+    Target(
+        "Docs-QA held-out: cited-source recall@5",
+        ("quality", "docs_qa", "heldout", "cited_recall@5"),
+        0.95,
+        at_most=False,
+    ),
     Target("Idle RSS of the bot, MB", ("slack", "sizes", 0, "extractive", "memory", "idle_mb"), 400),
 ]
 
@@ -217,24 +239,49 @@ def _quality(section: Json) -> str:
     scifact = section["scifact"]
     rows = [
         [name, f"{scifact[name]['ndcg@10']:.3f}", f"{scifact[name]['recall@100']:.3f}"]
-        for name in ("keyword", "dense", "hybrid")
+        for name in ("keyword", "dense", "hybrid", "reranked")
         if name in scifact
     ]
     answers = section["answers"]
     text = (
         "**Quality** (BEIR SciFact"
         + (", a subset" if scifact.get("subset") else "")
-        + "; Lore as BM25-only, dense-only and hybrid)\n\n"
+        + "; Lore as BM25-only, dense-only, hybrid, and hybrid reordered by the second stage)\n\n"
         + (
             _table(["retrieval", "nDCG@10", "Recall@100"], rows)
             if rows
             else f"Skipped: {scifact.get('skipped')}."
         )
     )
+    text += _docs_qa(section.get("docs_qa", {}))
     return text + (
         f"\n\nAnswers over a generated handbook ({answers['answerable']} answerable, "
         f"{answers['unanswerable']} unanswerable questions, extractive): cited-source recall "
         f"{answers['cited_source_recall']:g}, abstention accuracy {answers['abstention_accuracy']:g}."
+    )
+
+
+def _docs_qa(qa: Json) -> str:
+    """The docs-QA table: one row per half of the question set."""
+    halves = [h for h in ("tune", "heldout") if h in qa]
+    if not halves:
+        return ""
+    rows = [
+        [
+            f"{half} ({qa[half]['answerable']} + {qa[half]['unanswerable']})",
+            f"{qa[half]['cited_recall@5']:.3f}",
+            f"{qa[half]['hit@1']:.3f} / {qa[half]['hit@5']:.3f}",
+            f"{qa[half]['facts']:.3f}",
+            f"{qa[half]['abstention']:.3f}" if qa[half]["unanswerable"] else "—",
+            f"{qa[half]['wrong_abstention']:.3f}",
+            f"{qa[half]['latency_ms']['p50']:g} / {qa[half]['latency_ms']['p95']:g}",
+        ]
+        for half in halves
+    ]
+    header = ["half (answerable + unanswerable)", "cited recall@5", "Hit@1 / Hit@5", "facts", "abstention"]
+    return (
+        f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`)\n\n"
+        + _table([*header, "wrong abstentions", "p50 / p95 ms"], rows)
     )
 
 

@@ -9,6 +9,7 @@ greedily by relevance, skipping any that does not fit, until the budget is spent
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +107,16 @@ def select_hits(hits: Sequence[Hit], budget_tokens: int, counter: TiktokenCounte
 
 
 def source_block(number: int, hit: Hit) -> str:
-    """How a hit is shown to the model: numbered, titled, then its text."""
-    where = f" ({hit.document.url})" if hit.document.url else ""
-    return f"[{number}] {hit.heading or hit.document.name}{where}\n{hit.text}"
+    """How a hit is shown to the model: numbered and titled, in a block of its own whose
+    delimiters its text cannot forge (they are escaped inside it)."""
+    title = escape_source(hit.heading or hit.document.name).replace('"', "'")
+    url = f' url="{escape_source(hit.document.url).replace(chr(34), "%22")}"' if hit.document.url else ""
+    return f'<source n="{number}" title="{title}"{url}>\n{escape_source(hit.text)}\n</source>'
+
+
+_DELIMITER = re.compile(r"<(\s*/?\s*sources?)\b", re.IGNORECASE)
+
+
+def escape_source(text: str) -> str:
+    """Document text that cannot open or close a source block."""
+    return _DELIMITER.sub(r"&lt;\1", text)

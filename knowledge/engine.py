@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from knowledge.abstain import CALIBRATION, Calibration, evidence
 from knowledge.answer import (
     Answer,
     Citation,
@@ -22,6 +23,7 @@ from knowledge.answer import (
     map_citations,
 )
 from knowledge.cache import TTLCache, normalise_query, stable_key
+from knowledge.citations import GENERAL_MARK, check_answer, says_it_does_not_know
 from knowledge.context import (
     DEFAULT_RATIO,
     Budget,
@@ -30,10 +32,12 @@ from knowledge.context import (
     select_hits,
     split_conversation,
 )
-from knowledge.errors import LLMUnavailable
+from knowledge.errors import EmbedderUnavailable, LLMUnavailable
 from knowledge.extractive import abstention, extractive_answer
 from knowledge.filters import Filter
+from knowledge.followup import rewrite, standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
+from knowledge.ranking import Ranker, Ranking, Scored
 from knowledge.retrieval import Retrieval, Retriever
 from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
@@ -42,6 +46,13 @@ log = logging.getLogger(__name__)
 
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
+CHECKED = {"documents", "fill_gaps"}
+"""Knowledge rules whose generated answers must cite the documents (`knowledge.citations`)."""
+UNVERIFIED_NOTICE = (
+    "The model's answer did not rest every claim on a cited document, so here is what the documents say."
+)
+GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
+PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
 NEEDS_MODEL = {
     ResponseMode.LLM_ONLY,
     ResponseMode.HYBRID,
@@ -55,11 +66,14 @@ class AnswerSpec:
     """When documents count as relevant, calibrated for the local MiniLM embedder."""
 
     relevance_floor: float = 0.30
-    """Below this best cosine similarity nothing found is relevant: abstain."""
+    """Below this best cosine similarity nothing found is relevant: abstain without
+    looking further. Above it, the calibrated confidence (`knowledge.abstain`) decides."""
     confident_similarity: float = 0.55
     """The similarity at which retrieval confidence reaches 1.0."""
     min_confidence: float = 0.7
     generative_top_k: int = 12
+    extractive_top_k: int = 12
+    """Passages retrieved for the second stage to rank when answering without a model."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
 
 
@@ -121,6 +135,8 @@ class _Plan:
     fallback: Fallback | None = None
     notices: list[str] = field(default_factory=list)
     instructions: str = ""
+    ranking: Ranking | None = None
+    confidence: float | None = None
 
 
 class Knowledge:
@@ -131,16 +147,25 @@ class Knowledge:
         *,
         window: int,
         spec: AnswerSpec | None = None,
+        ranker: Ranker | None = None,
+        calibration: Calibration = CALIBRATION,
     ) -> None:
         self._retriever = retriever
         self._chat = chat
         self._window = window
         self._spec = spec or AnswerSpec()
+        self._ranker = ranker or Ranker(retriever.embedder, retriever.term_frequencies)
+        self._calibration = calibration
         self._answers: TTLCache[Answer] = TTLCache()
 
     @property
     def generative(self) -> bool:
         return self._chat is not None
+
+    @property
+    def model(self) -> str | None:
+        """The chat model answers are generated with; None when answers are extractive."""
+        return self._chat.model if self._chat is not None else None
 
     async def ask(self, request: Request) -> Answer:
         """Answer the conversation's latest question (no streaming)."""
@@ -180,10 +205,32 @@ class Knowledge:
         return min(1.0, max(0.0, (best - floor) / (top - floor)))
 
     def relevant(self, retrieval: Retrieval) -> bool:
+        """Whether anything found is close enough to the question to be worth ranking."""
         if not retrieval.hits:
             return False
         best = retrieval.best_similarity
         return best is None or best >= self._spec.relevance_floor
+
+    async def judge(self, question: str, retrieval: Retrieval) -> tuple[Ranking, float]:
+        """The second stage's ranking of what was found, and the calibrated confidence that
+        it answers the question (0.0 when nothing relevant was found)."""
+        if not self.relevant(retrieval):
+            return Ranking(question, []), 0.0
+        unweighed = Ranking(question, [Scored(h, h.score, []) for h in retrieval.hits])
+        if retrieval.best_similarity is None:  # keyword hits only (the embedder failed): nothing to weigh
+            return unweighed, self._calibration.threshold
+        try:
+            ranking = await self._ranker.rank(question, retrieval.hits)
+        except EmbedderUnavailable as exc:
+            log.warning("second stage skipped, the embedder failed: %s", exc)
+            return unweighed, self._calibration.threshold
+        found = evidence(ranking, retrieval.hits)
+        if found is None:
+            return unweighed, self._calibration.threshold
+        return ranking, self._calibration.confidence(found)
+
+    def answers(self, confidence: float) -> bool:
+        return confidence >= self._calibration.threshold
 
     async def _plan(self, request: Request) -> _Plan | Answer:
         conversation = split_conversation(request.messages)
@@ -218,24 +265,31 @@ class Knowledge:
                 budget,
                 instructions=request.instructions,
             )
-        retrieval = await self._search(request, conversation.question, budget)
+        if self._chat is not None:
+            query = await rewrite(self._chat, conversation.question, conversation.history)
+        else:
+            query = standalone_question(conversation.question, conversation.history)
+        retrieval = await self._search(request, query, budget)
+        ranking, confidence = await self.judge(query, retrieval)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
-            return self._offline(conversation.question, retrieval, mode, fallback)
-        rule = self._rule(mode, retrieval, request)
+            return self._offline(ranking, confidence, retrieval, mode, fallback)
+        rule = self._rule(mode, retrieval, request, confidence)
         if rule is None:
-            return abstention(retrieval, mode, fallback=fallback)
+            return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
         return _Plan(
             conversation.question,
             conversation.history,
-            retrieval,
+            replace(retrieval, hits=ranking.hits or retrieval.hits),
             rule,
             mode,
             budget,
             fallback,
             instructions=request.instructions,
+            ranking=ranking,
+            confidence=confidence,
         )
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
@@ -243,7 +297,7 @@ class Knowledge:
         retrieval = await self._retriever.search(
             request.indexes,
             question,
-            top_k=self._spec.generative_top_k if self._chat else None,
+            top_k=self._spec.generative_top_k if self._chat else self._spec.extractive_top_k,
             candidates=budget.candidates,
             where=request.where,
             context=request.context,
@@ -254,9 +308,11 @@ class Knowledge:
                 return replace(retrieval, hits=[])
         return retrieval
 
-    def _rule(self, mode: ResponseMode, retrieval: Retrieval, request: Request) -> str | None:
+    def _rule(
+        self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float
+    ) -> str | None:
         """Which knowledge the model may use; None means abstain without calling it."""
-        relevant = self.relevant(retrieval)
+        relevant = self.answers(confidence)
         general = None if request.fallback == FallbackStrategy.NONE else "general"
         if mode == ResponseMode.RAG_ONLY:
             return "documents" if relevant else None
@@ -273,18 +329,26 @@ class Knowledge:
         return "documents" if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
 
     def _offline(
-        self, question: str, retrieval: Retrieval, mode: ResponseMode, fallback: Fallback | None
+        self,
+        ranking: Ranking,
+        confidence: float,
+        retrieval: Retrieval,
+        mode: ResponseMode,
+        fallback: Fallback | None,
     ) -> Answer:
         notices = []
         if mode in NEEDS_MODEL:
             fallback = fallback or Fallback.NO_LLM
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
-        if not self.relevant(retrieval):
-            return abstention(retrieval, mode, fallback=fallback, notices=notices)
+        if not ranking.passages or not self.answers(confidence):
+            return abstention(
+                retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
+            )
         return extractive_answer(
-            question,
+            ranking,
             retrieval,
             mode,
+            confidence=confidence,
             fallback=fallback,
             notices=notices,
             relevance_floor=self._spec.relevance_floor,
@@ -296,6 +360,7 @@ class Knowledge:
         hits = select_hits(plan.retrieval.hits, plan.budget.context_tokens) if with_sources else []
         prompt = build_prompt(plan.question, plan.history, hits, plan.rule, plan.instructions)
         completion: Completion | None = None
+        stream = stream and plan.rule not in CHECKED  # a checked answer is shown once checked
         try:
             if stream:
                 async for event in self._chat.stream(prompt, max_tokens=plan.budget.max_tokens):
@@ -317,30 +382,52 @@ class Knowledge:
             return self._degraded(
                 plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
             )
+        if plan.rule in CHECKED:
+            if says_it_does_not_know(completion.text):
+                answer = abstention(
+                    plan.retrieval, plan.mode, ranking=plan.ranking, confidence=plan.confidence
+                )
+                return replace(answer, model=completion.model)
+            check = check_answer(completion.text, hits, general_allowed=plan.rule == "fill_gaps")
+            if not check.ok:
+                log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
+                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
         text, citations = map_citations(completion.text, hits)
+        labels = [GENERAL_NOTICE] if plan.rule == "general" else []
+        if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():
+            labels.append(PARTLY_GENERAL_NOTICE)
         return Answer(
             text=text,
             citations=citations,
             mode=plan.mode,
             fallback=plan.fallback,
-            notices=[*plan.retrieval.notices, *([problem.capitalize() + "."] if problem else [])],
+            notices=[*plan.retrieval.notices, *labels, *([problem.capitalize() + "."] if problem else [])],
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
+            confidence=plan.confidence,
         )
 
-    def _degraded(self, plan: _Plan, notice: str) -> Answer:
+    def _degraded(self, plan: _Plan, notice: str, fallback: Fallback = Fallback.LLM_UNAVAILABLE) -> Answer:
         notice = notice[0].upper() + notice[1:]
-        if not self.relevant(plan.retrieval):
+        ranking = plan.ranking or Ranking(plan.question, [])
+        confidence = plan.confidence if plan.confidence is not None else 0.0
+        if not ranking.passages or not self.answers(confidence):
             answer = abstention(
-                plan.retrieval, plan.mode, fallback=Fallback.LLM_UNAVAILABLE, notices=[notice]
+                plan.retrieval,
+                plan.mode,
+                ranking=ranking,
+                confidence=confidence,
+                fallback=fallback,
+                notices=[notice],
             )
         else:
             answer = extractive_answer(
-                plan.question,
+                ranking,
                 plan.retrieval,
                 plan.mode,
-                fallback=Fallback.LLM_UNAVAILABLE,
+                confidence=confidence,
+                fallback=fallback,
                 notices=[notice],
                 relevance_floor=self._spec.relevance_floor,
             )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from knowledge.ingest import Ingestor, Source
 from knowledge.metadata import DocumentFacts
+from knowledge.ranking import Ranker
 from knowledge.retrieval import QueryType, Retriever
 from storage.records import IndexRef
 
@@ -89,11 +90,19 @@ async def evaluate(
     index: IndexRef,
     beir: BeirSet,
     query_types: Sequence[QueryType] = tuple(QueryType),
+    ranker: Ranker | None = None,
 ) -> dict[str, dict[str, float]]:
     """nDCG@10 and Recall@100 per query type, ranking documents by their best chunk, with
-    the search latency (p50/p95 ms of these 100-hit searches)."""
+    the search latency (p50/p95 ms of these 100-hit searches). With a `ranker`, hybrid
+    retrieval is scored once more with the second stage reordering its first hits
+    ("reranked")."""
     scores: dict[str, dict[str, float]] = {}
-    for query_type in query_types:
+    runs: list[tuple[str, QueryType, Ranker | None]] = [
+        ({QueryType.VECTOR: "dense"}.get(t, t.value), t, None) for t in query_types
+    ]
+    if ranker is not None:
+        runs.append(("reranked", QueryType.HYBRID, ranker))
+    for name, query_type, second in runs:
         ndcg = recall = 0.0
         latency: list[float] = []
         for query_id, text in beir.queries.items():
@@ -101,12 +110,12 @@ async def evaluate(
             retrieval = await retriever.search(
                 [index], text, top_k=100, candidates=300, query_type=query_type
             )
+            hits = retrieval.hits if second is None else (await second.rank(text, retrieval.hits)).hits
             latency.append((time.perf_counter() - started) * 1000)
-            ranked = [h.document.external_id or h.document.name for h in retrieval.hits]
+            ranked = [h.document.external_id or h.document.name for h in hits]
             ndcg += ndcg_at_k(ranked, beir.qrels[query_id])
             recall += recall_at_k(ranked, beir.qrels[query_id])
         n = max(1, len(beir.queries))
-        name = {QueryType.VECTOR: "dense"}.get(query_type, query_type.value)
         latency.sort()
         scores[name] = {
             "ndcg@10": round(ndcg / n, 4),

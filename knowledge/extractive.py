@@ -1,38 +1,52 @@
-"""The extractive answerer: the most relevant passages, trimmed to the sentences that
-answer the question, quoted with numbered citations. Needs no model; the offline default."""
+"""The extractive answerer: the best sentence as the answer, then the passages it rests on.
+
+Needs no model (the offline default). The second stage (`knowledge.ranking`) has scored
+every unit of the best passages; the answer leads with the single best sentence, cited, then
+quotes an excerpt of each of the best passages (at most `MAX_PER_DOCUMENT` from one
+document), each grown from its best unit to the neighbouring units that score best until
+`EXCERPT_CHARS`. Units are whole sentences, list items or code blocks (`knowledge.quotes`),
+so no quote stops in the middle of one. An abstention says where Lore looked and names the
+closest documents as places to look, not as an answer.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from knowledge.answer import Answer, Citation, Fallback, ResponseMode
-from knowledge.quotes import best_sentences
+from knowledge.quotes import Kind
+from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
 
-QUOTED_SOURCES = 3
+QUOTED_PASSAGES = 3
+MAX_PER_DOCUMENT = 2
+EXCERPT_CHARS = 800
+LEAD_IN_BONUS = 0.05
+"""Growing an excerpt, the unit before it is preferred on a near tie: it introduces."""
+CLOSEST = 3
+LEAD_WORDS = 6
+"""The lead is a sentence that states something: shorter ones ("See below.") are passed over."""
 
 
 def extractive_answer(
-    question: str,
+    ranking: Ranking,
     retrieval: Retrieval,
     mode: ResponseMode,
     *,
+    confidence: float | None = None,
     fallback: Fallback | None = None,
     notices: Sequence[str] = (),
     relevance_floor: float = 0.0,
 ) -> Answer:
-    """Quotes from the best hits; the caller has already decided the best one is relevant.
-
-    Other hits are quoted only when they clear `relevance_floor` too (a passage found by
-    keywords alone has no similarity and is kept): a quote off the subject is noise.
-    """
-    best, *others = _distinct_documents(retrieval.hits)
-    relevant = [best] + [h for h in others if h.similarity is None or h.similarity >= relevance_floor]
-    citations = [
-        Citation.from_hit(n, hit, best_sentences(hit.text, question) or hit.text)
-        for n, hit in enumerate(relevant[:QUOTED_SOURCES], start=1)
-    ]
-    lines = ["Here is what I found:"] + [f"> {c.text} [{c.n}]" for c in citations]
+    """The answer from a ranking whose best passage the caller judged to answer. Other
+    passages are quoted only when they clear `relevance_floor` too (a passage found by
+    keywords alone has no similarity and is kept): a quote off the subject is noise."""
+    best, *others = ranking.passages
+    chosen = _chosen(
+        [best, *(p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor)]
+    )
+    citations = [Citation.from_hit(n, p.hit, excerpt(p)) for n, p in enumerate(chosen, start=1)]
+    lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
     return Answer(
         text="\n".join(lines),
         citations=citations,
@@ -40,25 +54,67 @@ def extractive_answer(
         fallback=fallback,
         notices=[*retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
+        confidence=confidence,
     )
+
+
+def lead(passage: Scored) -> str:
+    """The passage's best sentence (a code block or list item when it has no sentence)."""
+    units = [u for u in passage.units if not u.unit.fragment]
+    if not units:
+        return passage.hit.text.strip().split("\n", 1)[0]
+    sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
+    stating = [u for u in sentences if len(u.unit.text.split()) >= LEAD_WORDS] or sentences
+    return max(stating, key=lambda u: u.score).unit.shown
+
+
+def excerpt(passage: Scored, budget: int = EXCERPT_CHARS) -> str:
+    """The passage's best unit grown to its best-scoring neighbours, within `budget`
+    characters (the best unit alone may exceed it)."""
+    units = passage.units
+    start = passage.best_unit
+    if start is None:
+        return passage.hit.text.strip()
+    low = high = start
+    size = len(units[start].unit.shown)
+    while True:
+        options = []
+        if low > 0 and not units[low - 1].unit.fragment:
+            options.append((units[low - 1].score + LEAD_IN_BONUS, low - 1))
+        if high + 1 < len(units):
+            options.append((units[high + 1].score, high + 1))
+        options = [(s, i) for s, i in options if size + len(units[i].unit.shown) <= budget]
+        if not options:
+            break
+        _, taken = max(options)
+        size += len(units[taken].unit.shown)
+        low, high = min(low, taken), max(high, taken)
+    return "\n".join(u.unit.shown for u in units[low : high + 1])
 
 
 def abstention(
     retrieval: Retrieval,
     mode: ResponseMode,
     *,
+    ranking: Ranking | None = None,
+    confidence: float | None = None,
     fallback: Fallback | None = None,
     notices: Sequence[str] = (),
 ) -> Answer:
-    """An honest "not found", saying where Lore looked."""
+    """An honest "not found": where Lore looked, and the closest documents as places to
+    look (in `closest`, and named in the text, never quoted as an answer)."""
     names = [i.name for i in retrieval.searched]
-    where = _where(names)
-    text = (
-        f"I couldn't find anything about that in {where}. "
-        "Add the right document with “add this doc to your memory”, or enable another index."
-        if names
-        else "There is no index enabled here to search. Enable one with “enable the <name> index”."
-    )
+    hits = ranking.hits if ranking is not None else retrieval.hits
+    closest = [Citation.from_hit(n, h, "") for n, h in enumerate(_distinct(hits)[:CLOSEST], start=1)]
+    if not names:
+        text = "There is no index enabled here to search. Enable one with “enable the <name> index”."
+    else:
+        text = (
+            f"I couldn't find anything about that in {_where(names)}. "
+            "Add the right document with “add this doc to your memory”, or enable another index."
+        )
+        if closest:
+            text += "\n\nNot an answer, but you might look at: " + ", ".join(_named(c) for c in closest) + "."
     return Answer(
         text=text,
         citations=[],
@@ -67,7 +123,42 @@ def abstention(
         fallback=fallback,
         notices=[*retrieval.notices, *notices],
         searched=names,
+        confidence=confidence,
+        closest=closest,
     )
+
+
+def _chosen(passages: Sequence[Scored]) -> list[Scored]:
+    per_document: dict[int, int] = {}
+    chosen = []
+    for passage in passages:
+        document = passage.hit.document.id
+        if per_document.get(document, 0) >= MAX_PER_DOCUMENT:
+            continue
+        per_document[document] = per_document.get(document, 0) + 1
+        chosen.append(passage)
+        if len(chosen) == QUOTED_PASSAGES:
+            break
+    return chosen
+
+
+def _quoted(citation: Citation) -> str:
+    body = "\n".join(f"> {line}" if line else ">" for line in citation.text.split("\n"))
+    return f"{body} [{citation.n}]"
+
+
+def _named(citation: Citation) -> str:
+    return f"{citation.name} ({citation.index_name})"
+
+
+def _distinct(hits: Sequence[Hit]) -> list[Hit]:
+    seen: set[int] = set()
+    out = []
+    for hit in hits:
+        if hit.document.id not in seen:
+            seen.add(hit.document.id)
+            out.append(hit)
+    return out
 
 
 def _where(names: list[str]) -> str:
@@ -75,14 +166,3 @@ def _where(names: list[str]) -> str:
     if len(quoted) <= 1:
         return "".join(quoted)
     return ", ".join(quoted[:-1]) + " or " + quoted[-1]
-
-
-def _distinct_documents(hits: Sequence[Hit]) -> list[Hit]:
-    """The best hit of each document first, then the rest (so quotes span documents)."""
-    firsts: list[Hit] = []
-    rest: list[Hit] = []
-    seen: set[int] = set()
-    for hit in hits:
-        (rest if hit.document.id in seen else firsts).append(hit)
-        seen.add(hit.document.id)
-    return firsts + rest

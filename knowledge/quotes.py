@@ -1,61 +1,368 @@
-"""Trimming a passage to the sentences that answer a question (for extractive answers)."""
+"""Passages cut into the units an answer may quote: sentences, list items, code blocks.
+
+Documents arrive as Markdown or reStructuredText-flavoured plain text. A quote must never
+stop in the middle of a fact, so a passage is cut only where a reader would pause: between
+sentences of a paragraph, between list items, around a code block (fenced, indented after
+a `::` paragraph, or under a `.. code-block::` directive), which is kept whole. Heading lines
+and their underlines are not quotable; they name the section the units that follow belong to.
+"""
 
 from __future__ import annotations
 
+import enum
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 
 import Stemmer
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])|\n{2,}|\n(?=[-*#] )")
 WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(
     [
         "a",
+        "about",
+        "after",
+        "again",
+        "all",
+        "also",
+        "am",
         "an",
         "and",
+        "any",
         "are",
         "as",
         "at",
         "be",
+        "been",
+        "before",
+        "being",
+        "but",
         "by",
         "can",
+        "could",
+        "did",
         "do",
         "does",
+        "doing",
+        "done",
         "for",
         "from",
+        "get",
+        "gets",
+        "getting",
+        "got",
+        "had",
         "has",
         "have",
+        "having",
         "how",
         "i",
+        "if",
         "in",
+        "into",
         "is",
         "it",
         "its",
+        "just",
+        "like",
+        "me",
+        "my",
+        "need",
+        "needs",
+        "no",
+        "not",
         "of",
         "on",
+        "only",
         "or",
+        "other",
         "our",
+        "out",
+        "over",
+        "same",
         "should",
+        "so",
+        "some",
+        "such",
+        "than",
         "that",
         "the",
         "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
         "this",
+        "those",
+        "through",
         "to",
+        "too",
+        "up",
+        "us",
+        "use",
+        "used",
+        "using",
+        "very",
+        "via",
+        "want",
         "was",
+        "way",
         "we",
+        "were",
         "what",
         "when",
         "where",
         "which",
+        "while",
         "who",
+        "whom",
         "why",
         "will",
         "with",
+        "without",
+        "would",
         "you",
+        "your",
+        "yours",
     ]
 )
-MAX_QUOTE_CHARS = 400
+MAX_UNIT_CHARS = 1200
+"""A longer code block or item is cut at a line end, saying so with "…"."""
+
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_CODE_DIRECTIVE = re.compile(r"^\s*\.\.\s+(?:code-block|code|sourcecode|literalinclude)::", re.I)
+_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::")
+_DESCRIPTION = re.compile(
+    r"^\s*\.\.\s+(?:py:|std:|rst:)?(?:data|function|class|method|attribute|module|exception|"
+    r"decorator|envvar|option|confval|describe|object|property)::\s*(?P<name>.+?)\s*$",
+    re.I,
+)
+_COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
+_UNDERLINE = re.compile(r"^\s*([=\-~^\"'#*+:._])\1{2,}\s*$")
+_ATX = re.compile(r"^\s{0,3}#{1,6}\s+\S")
+_ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)]|#\.|\(\w\))\s+\S")
+_FIELD = re.compile(r"^(\s*):[^:\n]+:(?:\s|$)")
+_TABLE = re.compile(r"^\s*(?:\+[-=+]+\+|\|.*\||={2,}(?:\s+={2,})+)\s*$")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bNo\.)"
+    r"[\"')\]]*\s+(?=[A-Z0-9\"'(\[`*:<])"
+)
+
+
+class Kind(enum.StrEnum):
+    SENTENCE = "sentence"
+    ITEM = "item"
+    CODE = "code"
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    kind: Kind
+    block: int
+    """Units of one paragraph, list or code block share a block number, in order."""
+    section: str = ""
+    """The heading the unit is under, if the passage shows it."""
+    label: str = ""
+    """The name a reST description directive gives its body (`.. py:data:: DEBUG`)."""
+
+    @property
+    def shown(self) -> str:
+        """The text as quoted: labelled by its directive's name when it does not say it."""
+        if self.label and self.label not in self.text:
+            return f"{self.label}: {self.text}"
+        return self.text
+
+    @property
+    def fragment(self) -> bool:
+        """Whether the unit starts mid-sentence (a passage may begin with the end of the
+        one before it): it is scored, but not quoted on its own."""
+        first = self.text.lstrip()[:1]
+        return self.kind == Kind.SENTENCE and (first.islower() or first in ",;:)]}")
+
+
+def units(text: str) -> list[Unit]:
+    """The quotable units of `text`, in order."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    out: list[Unit] = []
+    i = 0
+    block = 0
+    section, label, label_indent = "", "", -1
+    while i < len(lines):
+        line = lines[i]
+        if _is_heading(lines, i):
+            section, label = _heading_text(lines[i]), ""
+            i += 1 if _ATX.match(line) else 2
+            continue
+        if not line.strip() or (_UNDERLINE.match(line) and not _FENCE.match(line)) or _COMMENT.match(line):
+            i += 1
+            continue
+        if label and _indent(line) <= label_indent:
+            label = ""
+        block += 1
+        start = len(out)
+        if description := _DESCRIPTION.match(line):
+            label, label_indent = description.group("name"), _indent(line)
+            i += 1
+        elif _FENCE.match(line):
+            i = _fenced(lines, i, out, block)
+        elif _CODE_DIRECTIVE.match(line):
+            i = _indented(lines, i + 1, out, block, _indent(line))
+        elif _DIRECTIVE.match(line):
+            out.extend(_sentences(_DIRECTIVE.sub("", line).strip(), block))
+            i += 1
+        elif _TABLE.match(line):
+            i = _table(lines, i, out, block)
+        elif _ITEM.match(line) or _FIELD.match(line):
+            i = _item(lines, i, out, block)
+        else:
+            i = _paragraph(lines, i, out, block)
+        out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
+    found = [u for u in out if u.text.strip()]
+    if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
+        found.pop()  # a heading whose underline fell into the next passage
+    if not found and text.strip():  # nothing but titles: the text itself is what there is to quote
+        found = [Unit(" ".join(text.split()), Kind.SENTENCE, 1)]
+    return found
+
+
+def _looks_like_a_title(unit: Unit) -> bool:
+    text = unit.text.strip()
+    return unit.kind == Kind.SENTENCE and len(text.split()) <= 6 and text[-1:] not in ".!?:;,)"
+
+
+def _heading_text(line: str) -> str:
+    return line.strip().lstrip("#").strip()
+
+
+def _is_heading(lines: list[str], i: int) -> bool:
+    """An ATX heading, or a reST title: a short line underlined with one repeated symbol."""
+    if _ATX.match(lines[i]):
+        return True
+    if i + 1 >= len(lines) or not lines[i].strip() or _UNDERLINE.match(lines[i]):
+        return False
+    under = lines[i + 1].strip()
+    return bool(_UNDERLINE.match(lines[i + 1])) and len(under) >= len(lines[i].strip()) - 1
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _fenced(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    fence = _FENCE.match(lines[i])
+    assert fence is not None
+    end = i + 1
+    while end < len(lines) and not lines[end].strip().startswith(fence.group(1)):
+        end += 1
+    out.append(_code("\n".join(lines[i : end + 1]), block))
+    return end + 1
+
+
+def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int) -> int:
+    """A literal block: the lines indented deeper than `base` (blank lines inside kept)."""
+    end = i
+    while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > base):
+        end += 1
+    body = lines[i:end]
+    while body and not body[-1].strip():
+        body.pop()
+    while body and not body[0].strip():
+        body.pop(0)
+    if body:
+        least = min(_indent(b) for b in body if b.strip())
+        out.append(_code("\n".join(b[least:] for b in body), block))
+    return max(end, i + 1) if body else i
+
+
+def _table(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    end = i
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    out.append(_code("\n".join(lines[i:end]), block))
+    return end
+
+
+def _item(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """Consecutive list items (or reST fields), each with its continuation lines."""
+    base = _indent(lines[i])
+    end = i
+    while end < len(lines):
+        start = end
+        end += 1
+        while end < len(lines):
+            line = lines[end]
+            if line.strip() and _indent(line) <= base and (_ITEM.match(line) or _FIELD.match(line)):
+                break
+            if not line.strip() and (end + 1 >= len(lines) or _indent(lines[end + 1]) <= base):
+                break
+            if line.strip() and _indent(line) < base:
+                break
+            if _is_heading(lines, end):
+                break
+            end += 1
+        text = " ".join(part.strip() for part in lines[start:end] if part.strip())
+        out.append(Unit(_cap(text), Kind.ITEM, block))
+        if (
+            end >= len(lines)
+            or not lines[end].strip()
+            or not (_ITEM.match(lines[end]) or _FIELD.match(lines[end]))
+        ):
+            break
+        if _indent(lines[end]) != base:
+            break
+    return end
+
+
+def _paragraph(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """A paragraph's sentences; one ending in `::` is followed by a literal block."""
+    base = _indent(lines[i])
+    end = i
+    while end < len(lines) and lines[end].strip() and not _starts_block(lines, end, i):
+        end += 1
+    text = " ".join(part.strip() for part in lines[i:end])
+    literal = text.endswith("::")
+    if literal:
+        text = "" if text == "::" else text[:-1] if not text.endswith(" ::") else text[:-3]
+    out.extend(_sentences(text, block))
+    if literal:
+        following = end
+        while following < len(lines) and not lines[following].strip():
+            following += 1
+        if following < len(lines) and _indent(lines[following]) > base:
+            return _indented(lines, following, out, block, base)
+    return max(end, i + 1)
+
+
+def _starts_block(lines: list[str], j: int, first: int) -> bool:
+    if j == first:
+        return False
+    line = lines[j]
+    return bool(
+        _FENCE.match(line)
+        or _DIRECTIVE.match(line)
+        or _ITEM.match(line)
+        or _is_heading(lines, j)
+        or _UNDERLINE.match(line)
+        or _indent(line) > _indent(lines[first]) + 1
+    )
+
+
+def _sentences(text: str, block: int) -> list[Unit]:
+    return [Unit(s.strip(), Kind.SENTENCE, block) for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _code(text: str, block: int) -> Unit:
+    return Unit(_cap(text), Kind.CODE, block)
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_UNIT_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_UNIT_CHARS)
+    cut = cut if cut > MAX_UNIT_CHARS // 2 else text.rfind(" ", 0, MAX_UNIT_CHARS)
+    return text[: max(cut, 1)].rstrip() + "\n…"
 
 
 @lru_cache(maxsize=1)
@@ -63,24 +370,24 @@ def _stemmer() -> Stemmer.Stemmer:
     return Stemmer.Stemmer("english")
 
 
+def stem(word: str) -> str:
+    return str(_stemmer().stemWord(word))
+
+
 def terms(text: str) -> set[str]:
-    """Stemmed content words."""
-    words = [w for w in WORD.findall(text.lower()) if w not in STOPWORDS]
+    """Stemmed content words (identifiers split at underscores are kept whole as well)."""
+    words = [w for w in WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())]
     return set(_stemmer().stemWords(words))
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in SENTENCE_END.split(text) if s and s.strip()]
+    """The quotable units' texts (kept for callers that want plain strings)."""
+    return [u.text for u in units(text)]
 
 
 def best_sentences(passage: str, question: str, *, limit: int = 2) -> str:
-    """The passage's sentences that share most words with the question, in their original
-    order, at most `limit` of them and about MAX_QUOTE_CHARS characters."""
+    """The passage's units sharing most words with the question, in their original order."""
     wanted = terms(question)
-    parts = sentences(passage)
-    if not parts:
-        return ""
-    scored = sorted(range(len(parts)), key=lambda i: (len(terms(parts[i]) & wanted), -i), reverse=True)
-    chosen = sorted(scored[:limit]) if wanted else list(range(min(limit, len(parts))))
-    quote = " … ".join(parts[i] for i in chosen)
-    return quote if len(quote) <= MAX_QUOTE_CHARS else quote[: MAX_QUOTE_CHARS - 1].rstrip() + "…"
+    parts = [u.text for u in units(passage) if not u.fragment] or [passage]
+    ranked = sorted(range(len(parts)), key=lambda i: (len(terms(parts[i]) & wanted), -i), reverse=True)
+    return " … ".join(parts[i] for i in sorted(ranked[:limit]))

@@ -113,6 +113,14 @@ class Retriever:
     def spec(self) -> RetrievalSpec:
         return self._spec
 
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    async def term_frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
+        """How many chunks hold each word, and how many chunks there are (for idf)."""
+        return await asyncio.to_thread(self._keyword.frequencies, words)
+
     async def search(
         self,
         indexes: Sequence[IndexRef],

@@ -5,6 +5,14 @@ GIN-indexed `tsvector` column (English stemming, `ts_rank_cd`). Both are kept in
 the `chunk` table by the database itself (triggers / a generated column), in the same
 transaction as the rows, so keyword search never sees a half-written document. Only chunks
 of `ready` documents are returned.
+
+Ranking costs about a microsecond per matching chunk, and a search must rank every match
+to find the best: in a large index, a question with a few common words matches most of it.
+So on SQLite the query's terms are counted first (the length of each term's posting list,
+a cheap read) and the most common ones are left out once the others already match
+`MAX_POSTINGS` chunks. The rarest term is always kept. The terms left out are the ones
+bm25 weighs least (a term in half the chunks weighs nothing), so the ranking barely moves,
+and an index under `MAX_POSTINGS` chunks is ranked exactly as before.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import Connection, bindparam, text
 
 from storage.db import Database
 
@@ -32,6 +40,9 @@ def described_by_models(obj: object, name: str | None, type_: str, reflected: bo
 
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 64
+MAX_POSTINGS = 20_000
+"""Matches a keyword search ranks at most, counted per term (a chunk matching two terms
+counts twice), unless the rarest term alone has more."""
 _FUNCTION_WORDS = """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further had
     has have having he her here hers herself him himself his how i if in into is it its itself just
@@ -65,8 +76,9 @@ def query_terms(query: str) -> list[str]:
 
 
 class KeywordIndex:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, max_postings: int = MAX_POSTINGS) -> None:
         self._db = db
+        self._max_postings = max_postings
 
     def search(
         self,
@@ -80,19 +92,75 @@ class KeywordIndex:
         terms = query_terms(query)
         if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
             return []
-        if self._db.dialect == "sqlite":
-            sql, match = _SQLITE, " OR ".join(f'"{t}"' for t in terms)
-        else:
-            sql, match = _POSTGRES, " | ".join(terms)
+        sqlite = self._db.dialect == "sqlite"
+        sql = _SQLITE if sqlite else _POSTGRES
         statement = text(sql.format(documents=_DOCUMENT_FILTER if document_ids is not None else ""))
         statement = statement.bindparams(bindparam("index_ids", expanding=True))
-        params: dict[str, object] = {"match": match, "index_ids": list(index_ids), "k": k}
+        params: dict[str, object] = {"index_ids": list(index_ids), "k": k}
         if document_ids is not None:
             statement = statement.bindparams(bindparam("document_ids", expanding=True))
             params["document_ids"] = list(document_ids)
         with self._db.engine.connect() as connection:
+            if sqlite:
+                terms = within_budget(terms, _postings(connection, terms), self._max_postings)
+                params["match"] = " OR ".join(f'"{t}"' for t in terms)
+            else:
+                params["match"] = " | ".join(terms)
             rows = connection.execute(statement, params).all()
         return [KeywordHit(int(row[0]), float(row[1])) for row in rows]
+
+    def frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
+        """How many chunks hold each word (stemmed as the index stems it), and how many
+        chunks there are: the document frequencies a ranking weighs words by. Counted over
+        every index, as bm25 counts them."""
+        valid = [w for w in words if WORD.fullmatch(w)]
+        if len(valid) < len(words):
+            counts, total = self.frequencies(valid)
+            by_word = dict(zip(valid, counts, strict=True))
+            return [by_word.get(w, 0) for w in words], total
+        if not words:
+            return [], 0
+        with self._db.engine.connect() as connection:
+            total = int(connection.execute(text("SELECT count(*) FROM chunk")).scalar_one())
+            if self._db.dialect == "sqlite":
+                return _postings(connection, words), total
+            rows = connection.execute(
+                text(
+                    " UNION ALL ".join(
+                        f"SELECT {i}, count(*) FROM chunk WHERE tsv @@ plainto_tsquery('english', :t{i})"  # noqa: S608 (only numbers)
+                        for i in range(len(words))
+                    )
+                ),
+                {f"t{i}": w for i, w in enumerate(words)},
+            ).all()
+        found = {int(i): int(n) for i, n in rows}
+        return [found.get(i, 0) for i in range(len(words))], total
+
+
+def within_budget(terms: Sequence[str], postings: Sequence[int], budget: int = MAX_POSTINGS) -> list[str]:
+    """The terms to rank by, in query order: the rarest first, then the next rarest while
+    their postings together stay within `budget`; terms no chunk holds are left out (but
+    one term is always kept, so a query still matches what it can)."""
+    by_rarity = sorted((n, i) for i, n in enumerate(postings) if n > 0)
+    kept: set[int] = set()
+    spent = 0
+    for n, i in by_rarity:
+        if kept and spent + n > budget:
+            break
+        kept.add(i)
+        spent += n
+    return [t for i, t in enumerate(terms) if i in kept] or list(terms[:1])
+
+
+def _postings(connection: Connection, terms: Sequence[str]) -> list[int]:
+    """How many chunks (of any index) hold each term, in one round trip."""
+    selects = " UNION ALL ".join(
+        f"SELECT {i}, count(*) FROM chunk_fts WHERE chunk_fts MATCH :t{i}"  # noqa: S608 (only numbers)
+        for i in range(len(terms))
+    )
+    rows = connection.execute(text(selects), {f"t{i}": f'"{t}"' for i, t in enumerate(terms)}).all()
+    counts = dict((int(i), int(n)) for i, n in rows)
+    return [counts.get(i, 0) for i in range(len(terms))]
 
 
 _DOCUMENT_FILTER = "AND c.document_id IN :document_ids"

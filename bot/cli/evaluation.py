@@ -5,10 +5,16 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from bot.app.services import build_services
 from bot.app.settings import Settings
+from knowledge.errors import IngestError
 from knowledge.evaluation import corpus_sources, evaluate, ingest_corpus, load_beir
+from knowledge.ingest import IngestResult, Source
+from knowledge.qa_evaluation import ask_all, load_questions, score
+from knowledge.qa_evaluation import corpus_sources as folder_sources
+from knowledge.ranking import Ranker
 from knowledge.retrieval import RetrievalSpec, Retriever
 from storage.keyword import KeywordIndex
 from storage.values import LOCAL_TENANT, Scope
@@ -57,7 +63,8 @@ async def run_beir(
             services.embedder,
             spec=EVAL_SPEC,
         )
-        return await evaluate(retriever, services.indexes.get(index.id), beir)
+        ranker = Ranker(services.embedder, retriever.term_frequencies)
+        return await evaluate(retriever, services.indexes.get(index.id), beir, ranker=ranker)
     finally:
         await services.aclose()
 
@@ -65,3 +72,47 @@ async def run_beir(
 def _progress(done: int, total: int) -> None:
     if done % 250 == 0 or done == total:
         print(f"\ringesting {done}/{total}", end="", file=sys.stderr, flush=True)
+
+
+async def run_qa(
+    settings: Settings, folder: Path, questions: Path, *, split: str = "tune", quiet: bool = False
+) -> dict[str, Any]:
+    """Ingest `folder` into a fresh store, ask every question of `split` as `lore ask` does,
+    and score the answers (`knowledge.qa_evaluation`)."""
+    items = load_questions(questions, split)
+    services = build_services(settings)
+    try:
+        services.directory.ensure_tenant(LOCAL_TENANT)
+        index = services.indexes.create(
+            LOCAL_TENANT,
+            "docs",
+            Scope.SHARED,
+            embedding_model=services.embedder.model_id,
+            embedding_dimension=services.embedder.dimension,
+        )
+        keys: dict[int, str] = {}
+
+        def record(source: Source, result: IngestResult | IngestError) -> None:
+            if isinstance(result, IngestResult):
+                keys[result.document.id] = source.key
+            elif not quiet:
+                print(f"  ✗ {result}", file=sys.stderr)
+
+        started = time.perf_counter()
+        await services.ingestor.add_many(index, folder_sources(folder), record)
+        ingest_seconds = time.perf_counter() - started
+        index = services.indexes.get(index.id)
+        await services.retriever.search([index], "warm up")  # the first question should not pay the loads
+        results = await ask_all(services.knowledge, [index], items, lambda d: keys.get(d, f"#{d}"))
+        if not quiet:
+            print(f"ingested {len(keys)} files in {ingest_seconds:.0f} s", file=sys.stderr)
+        return {
+            "split": split,
+            "model": services.knowledge.model or "extractive",
+            "files": len(keys),
+            "ingest_seconds": round(ingest_seconds, 1),
+            **score(results),
+            "items": [r.as_json() for r in results],
+        }
+    finally:
+        await services.aclose()

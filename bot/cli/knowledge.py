@@ -206,6 +206,31 @@ def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None
                     f"{name:10}{v['ndcg@10']:>10.4f}{v['recall@100']:>12.4f}{v['p50_ms']:>10.1f}{v['p95_ms']:>10.1f}"
                 )
 
+    @eval_app.command("qa")
+    def eval_qa(
+        folder: Path,
+        questions: Path,
+        split: str = typer.Option("tune", help="tune, heldout or all"),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Answer quality: cited-source recall, Hit@k, facts present, abstention and latency
+        over a question set (JSON lines), asked as `lore ask` asks. Runs in a temporary store."""
+        from bot.cli.evaluation import run_qa
+
+        with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
+            settings = settings_or_exit().model_copy(
+                update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
+            )
+            try:
+                report = asyncio.run(run_qa(settings, folder, questions, split=split, quiet=as_json))
+            except (OSError, ValueError) as exc:
+                typer.secho(f"lore: {exc}", fg="red", err=True)
+                raise typer.Exit(1) from None
+        if as_json:
+            typer.echo(json.dumps(report, ensure_ascii=False))
+        else:
+            typer.echo(_qa_table(report))
+
 
 def _mode(mode: str | None) -> ResponseMode | None:
     if mode is None:
@@ -214,6 +239,16 @@ def _mode(mode: str | None) -> ResponseMode | None:
         return ResponseMode.parse(mode)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _qa_table(report: dict[str, object]) -> str:
+    names = ["cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "abstention", "wrong_abstention"]
+    latency = report["latency_ms"]
+    assert isinstance(latency, dict)
+    lines = [f"{report['split']} split, {report['questions']} questions ({report['model']})"]
+    lines += [f"{name:18}{report[name]:>8.3f}" for name in names]
+    lines.append(f"{'latency p50/p95':18}{latency['p50']:>8.0f} / {latency['p95']:.0f} ms")
+    return "\n".join(lines)
 
 
 def _fetcher(services: Services) -> Fetcher:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import pickle
-import select
+import selectors
 import subprocess
 import sys
 import threading
@@ -151,11 +151,14 @@ class _Died(Exception):
 
 
 def _wait(stream: IO[bytes], seconds: float) -> None:
-    """Return when `stream` has something to read; _Timeout after `seconds`."""
+    """Return when `stream` has something to read; _Timeout after `seconds`. (A selector,
+    not select(): a busy server holds more than the 1,024 descriptors select() can watch.)"""
     deadline = time.monotonic() + seconds
-    while not select.select([stream], [], [], max(0.0, deadline - time.monotonic()))[0]:
-        if time.monotonic() >= deadline:
-            raise _Timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(stream, selectors.EVENT_READ)
+        while not selector.select(max(0.0, deadline - time.monotonic())):
+            if time.monotonic() >= deadline:
+                raise _Timeout
 
 
 class _Worker:

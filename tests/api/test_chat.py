@@ -138,10 +138,9 @@ async def test_an_answer_over_an_index_cites_its_sources(
     assert nodes[0]["metadata"]["name"] == "handbook.md" and nodes[0]["metadata"]["cited"] is True
     assert isinstance(nodes[0]["doc_id"], int) and isinstance(nodes[0]["score"], float)
     [sent] = gpt.chat_requests
-    system = sent.json["messages"][0]["content"]
-    assert "Sources:" in system and "two minutes" in system
+    system, user = sent.json["messages"][0]["content"], sent.json["messages"][-1]["content"]
+    assert "<source " in user and "two minutes" in user and user.endswith(f"Question: {QUESTION}")
     assert "Answer like a pirate." in system
-    assert sent.json["messages"][-1] == {"role": "user", "content": QUESTION}
 
 
 async def test_the_query_is_the_user_messages_since_the_last_answer(gpt: LoreApi, handbook: str) -> None:
@@ -152,10 +151,14 @@ async def test_the_query_is_the_user_messages_since_the_last_answer(gpt: LoreApi
         {"role": "user", "content": "how long does a rollback take?"},
     ]
     body = {"messages": messages, "index_names": [handbook]}
+    assert gpt.llm is not None
+    gpt.llm.enqueue(
+        Reply("How long does a rollback take?"), Reply("About two minutes [1].")
+    )  # rewrite, answer
     status, answer = await gpt.call("POST", "/v1/chat/completions", json_body=body)
     assert status == 200, answer
     sent = gpt.chat_requests[-1].json["messages"]
-    assert sent[-1]["content"] == "And about deployments:\n\nhow long does a rollback take?"
+    assert sent[-1]["content"].endswith("Question: And about deployments:\n\nhow long does a rollback take?")
     assert sent[1:3] == messages[:2]  # the earlier turns are history
 
 
@@ -164,7 +167,7 @@ async def test_nothing_relevant_goes_to_the_model_without_context(gpt: LoreApi, 
     status, answer = await gpt.call("POST", "/v1/chat/completions", json_body=body)
     assert status == 200
     assert answer["source_nodes"] == []
-    assert "Sources:" not in gpt.chat_requests[-1].json["messages"][0]["content"]
+    assert "<source " not in gpt.chat_requests[-1].json["messages"][-1]["content"]
 
 
 async def test_an_unknown_index_is_a_404(client: AsyncOpenAI) -> None:
@@ -247,12 +250,10 @@ async def test_streaming_over_an_index_ends_with_the_sources(
     )
     chunks = [chunk async for chunk in stream]
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert text == "Rollbacks take about two minutes [1]."
-    assert len(chunks) > 3  # word by word, as the model wrote it
+    assert text == "Rollbacks take about two minutes [1]."  # checked against its sources, then sent
     last = chunks[-1]
     assert last.choices[0].finish_reason == "stop"
     assert "two minutes" in extra(last, "source_nodes")[0]["text"]
-    assert gpt.chat_requests[-1].json["stream"] is True
 
 
 async def test_streaming_passes_through_too(gpt: LoreApi, client: AsyncOpenAI) -> None:

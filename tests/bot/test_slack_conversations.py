@@ -108,12 +108,19 @@ async def test_a_follow_up_carries_the_thread_to_the_model(gpt: SlackBot) -> Non
     assert gpt.llm is not None
     gpt.slack.add_channel("CCHAT", "chat")
     gpt.slack.add_user("ULEO", "leo")
-    gpt.llm.enqueue(LLMReply("Dana approves billing deploys."), LLMReply("On weekends Sam does."))
+    gpt.llm.enqueue(
+        LLMReply("Dana approves billing deploys."),
+        LLMReply("Who approves billing deploys on weekends?"),  # the follow-up, made standalone
+        LLMReply("On weekends Sam does."),
+    )
     first = await gpt.mention("CCHAT", "ULEO", "who approves billing deploys?")
 
     gpt.begin()
     await say(gpt, "CCHAT", "ULEO", "and on weekends?", thread_ts=first)
-    [request] = gpt.chat_requests
+    rewrite, request = gpt.chat_requests
+    assert "and on weekends?" in str(rewrite.messages) and "who approves billing deploys?" in str(
+        rewrite.messages
+    )
     assert request.messages[1:] == [
         {"role": "user", "content": "who approves billing deploys?"},
         {"role": "assistant", "content": "Dana approves billing deploys."},

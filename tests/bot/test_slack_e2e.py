@@ -92,7 +92,7 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     asked = await bot.mention("CDOCS", "UADA", "When do we deploy the billing service?")
     answer = only_reply(bot, "CDOCS", asked)
     assert answer.method == "chat.postMessage" and answer.thread_ts == asked
-    assert answer.markdown == "Here is what I found:"
+    assert answer.markdown == "We deploy the billing service every Tuesday with the blue-green pipeline. [1]"
     assert "[1] *deploy.md* — added just now, in docs" in answer.text
     assert ">We deploy the billing service every Tuesday with the blue-green pipeline." in answer.text
     assert answer.button("answer_feedback")["positive_button"]["value"].startswith("helpful:")
@@ -539,7 +539,11 @@ async def test_a_follow_up_in_a_thread_sends_the_thread_to_the_model(gpt: SlackB
     assert gpt.llm is not None
     gpt.slack.add_channel("CTHREAD", "thread")
     gpt.slack.add_user("UTESS", "tess")
-    gpt.llm.enqueue(LLMReply("Dana approves billing deploys."), LLMReply("On weekends Sam approves them."))
+    gpt.llm.enqueue(
+        LLMReply("Dana approves billing deploys."),
+        LLMReply("Who approves billing deploys on weekends?"),  # the follow-up made standalone
+        LLMReply("On weekends Sam approves them."),
+    )
     first = await gpt.mention("CTHREAD", "UTESS", "who approves billing deploys?")
     assert only_reply(gpt, "CTHREAD", first).markdown == "Dana approves billing deploys."
     methods = gpt.methods()
@@ -549,7 +553,8 @@ async def test_a_follow_up_in_a_thread_sends_the_thread_to_the_model(gpt: SlackB
     await gpt.mention("CTHREAD", "UTESS", "and on weekends?", thread_ts=first)
     [replies] = gpt.calls("conversations.replies")
     assert replies.params["channel"] == "CTHREAD" and replies.params["ts"] == first
-    [request] = gpt.chat_requests
+    rewrite, request = gpt.chat_requests
+    assert "Last question: and on weekends?" in rewrite.messages[-1]["content"]
     assert request.messages[1:] == [
         {"role": "user", "content": "who approves billing deploys?"},
         {"role": "assistant", "content": "Dana approves billing deploys."},

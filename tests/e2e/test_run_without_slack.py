@@ -37,7 +37,7 @@ def test_lore_run_without_tokens_is_a_scriptable_shell(tmp_path: Path) -> None:
     assert "To connect Slack, set SLACK_BOT_TOKEN" in lines[0]
     assert "Added deploy.md to the personal index (1 passage)." in run.stdout
     assert "Added oncall.md to the personal index (1 passage)." in run.stdout
-    answer = run.stdout[run.stdout.index("Here is what I found:") :]
+    answer = run.stdout[run.stdout.index("We deploy the billing service every Tuesday. [1]") :]
     assert "> We deploy the billing service every Tuesday. [1]" in answer
     assert "Sources:\n  [1] deploy.md, added just now (personal)" in answer
     assert "oncall.md" not in answer  # off the subject, not quoted

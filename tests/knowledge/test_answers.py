@@ -8,9 +8,12 @@ from collections.abc import AsyncIterator
 import pytest
 from openai import AsyncOpenAI
 
+from knowledge.abstain import Calibration
 from knowledge.answer import Answer, Fallback, ResponseMode
-from knowledge.engine import Request
+from knowledge.engine import Knowledge, Request
+from knowledge.errors import EmbedderUnavailable
 from knowledge.llm import Delta, OpenAIChatModel
+from knowledge.retrieval import Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
 
@@ -57,8 +60,11 @@ async def test_extractive_answer_quotes_and_cites(stack: Stack) -> None:
     assert "two minutes" in first.text and "[1]" in answer.text
     assert len(first.text) < len(HANDBOOK)  # trimmed to the sentences that answer
     shape = answer.as_json()
-    assert set(shape) == {"answer", "mode", "abstained", "fallback", "citations"}
+    assert set(shape) == {"answer", "mode", "abstained", "fallback", "citations", "confidence"}
     assert set(shape["citations"][0]) == {"n", "name", "url", "text", "score"}  # type: ignore[index]
+    assert 0.0 <= answer.confidence <= 1.0  # type: ignore[operator]
+    lead = answer.text.split("\n", 1)[0]
+    assert lead.endswith("[1]") and "two minutes" in lead, "the answer leads with the best sentence"
 
 
 async def test_extractive_answer_leaves_out_documents_off_the_subject(stack: Stack) -> None:
@@ -84,6 +90,28 @@ async def test_abstains_honestly_and_says_where_it_looked(stack: Stack) -> None:
     answer = await stack.knowledge().ask(ask(UNRELATED, stack, [index_id]))
     assert answer.abstained and answer.citations == []
     assert "the notes index" in answer.text
+    shape = answer.as_json()
+    assert shape["abstained"] is True and shape["confidence"] == 0.0
+    assert shape["closest"] == [], "nothing close enough to offer"
+
+
+async def test_an_abstention_offers_the_closest_documents_not_as_an_answer(stack: Stack) -> None:
+    index_id = await filled(stack)
+    question = "Which colour does the load balancer switch to during a canary deploy in Lisbon?"
+    knowledge = stack.knowledge()
+    retrieval = await stack.retriever.search([stack.indexes.get(index_id)], question)
+    ranking, confidence = await knowledge.judge(question, retrieval)
+    strict = Calibration(-50.0, (0.0, 0.0, 0.0, 0.0), threshold=0.5)  # refuses everything found
+    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=strict).ask(
+        ask(question, stack, [index_id])
+    )
+    assert ranking.passages and confidence > 0.0
+    assert answer.abstained and answer.citations == [] and answer.confidence is not None
+    assert next(c.name for c in answer.closest) == "handbook.md"
+    assert "Not an answer, but you might look at: handbook.md (notes)" in answer.text
+    assert answer.as_json()["closest"] == [
+        {"name": c.name, "url": c.url, "index": "notes"} for c in answer.closest
+    ]
 
 
 async def test_generated_answer_maps_citations_and_drops_invented_ones(stack: Stack, llm: FakeOpenAI) -> None:
@@ -93,8 +121,9 @@ async def test_generated_answer_maps_citations_and_drops_invented_ones(stack: St
     assert answer.text == "Rollbacks take about two minutes [1]. Also see."
     assert [(c.n, c.name) for c in answer.citations] == [(1, "handbook.md")]
     assert answer.model == "gpt-fake" and answer.fallback is None
-    system = llm.chat_requests[0].messages[0]["content"]
-    assert "[1] Team handbook" in system and "two minutes" in system
+    user = llm.chat_requests[0].messages[-1]["content"]
+    assert '<source n="1" title="Team handbook' in user and "two minutes" in user
+    assert user.endswith(f"Question: {ROLLBACK}")
 
 
 async def test_llm_outage_degrades_to_the_documents(stack: Stack, llm: FakeOpenAI) -> None:
@@ -126,11 +155,19 @@ async def test_odd_model_responses_are_explained(
 async def test_streaming_yields_text_before_the_answer(stack: Stack, llm: FakeOpenAI) -> None:
     index_id = await filled(stack)
     llm.enqueue(Reply("Rollbacks switch the load balancer back and take about two minutes [1]."))
-    events = [e async for e in stack.knowledge(chat_model(llm)).ask_stream(ask(ROLLBACK, stack, [index_id]))]
+    request = ask(ROLLBACK, stack, [index_id], ResponseMode.LLM_PRIORITY)
+    events = [e async for e in stack.knowledge(chat_model(llm)).ask_stream(request)]
     deltas = [e for e in events if isinstance(e, Delta)]
     assert len(deltas) > 3 and isinstance(events[-1], Answer)
     assert "".join(d.text for d in deltas) == events[-1].text
     assert events[-1].citations[0].name == "handbook.md"
+
+
+async def test_an_answer_from_the_documents_is_shown_only_once_checked(stack: Stack, llm: FakeOpenAI) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(Reply("Rollbacks switch the load balancer back and take about two minutes [1]."))
+    events = [e async for e in stack.knowledge(chat_model(llm)).ask_stream(ask(ROLLBACK, stack, [index_id]))]
+    assert len(events) == 1 and isinstance(events[0], Answer) and events[0].model == "gpt-fake"
 
 
 async def test_rag_only_refuses_without_calling_the_model(stack: Stack, llm: FakeOpenAI) -> None:
@@ -147,7 +184,7 @@ async def test_llm_only_does_not_retrieve(stack: Stack, llm: FakeOpenAI) -> None
     answer = await stack.knowledge(chat_model(llm)).ask(
         ask(ROLLBACK, stack, [index_id], ResponseMode.LLM_ONLY)
     )
-    assert answer.citations == [] and "Sources:" not in llm.chat_requests[0].messages[0]["content"]
+    assert answer.citations == [] and "<source " not in llm.chat_requests[0].messages[-1]["content"]
 
 
 async def test_hybrid_falls_back_to_general_knowledge_and_says_so(stack: Stack, llm: FakeOpenAI) -> None:
@@ -158,6 +195,7 @@ async def test_hybrid_falls_back_to_general_knowledge_and_says_so(stack: Stack, 
     )
     assert answer.fallback == Fallback.GENERAL_KNOWLEDGE and not answer.abstained
     assert "Nothing relevant was found" in llm.chat_requests[0].messages[0]["content"]
+    assert any(n.startswith("Not from your documents") for n in answer.notices), "always labelled"
 
 
 async def test_modes_needing_a_model_degrade_offline_and_say_so(stack: Stack) -> None:
@@ -179,3 +217,23 @@ async def test_answers_are_cached_until_the_index_changes(stack: Stack, llm: Fak
     )
     await knowledge.ask(ask(ROLLBACK, stack, [index_id]))
     assert len(llm.chat_requests) == 2
+
+
+class BrokenEmbedder:
+    """The local model's identity, but every embedding fails (as a model that cannot load)."""
+
+    def __init__(self, real: object) -> None:
+        self.model_id = real.model_id  # type: ignore[attr-defined]
+        self.dimension = real.dimension  # type: ignore[attr-defined]
+        self.batch_size = 8
+
+    async def embed(self, texts: object) -> object:
+        raise EmbedderUnavailable("the embedding model could not be loaded")
+
+
+async def test_with_the_embedder_down_answers_still_quote_keyword_hits(stack: Stack) -> None:
+    index_id = await filled(stack)
+    broken = Retriever(stack.documents, stack.vectors, stack.keyword, BrokenEmbedder(stack.embedder))  # type: ignore[arg-type]
+    answer = await Knowledge(broken, None, window=16_000).ask(ask(ROLLBACK, stack, [index_id]))
+    assert not answer.abstained and answer.fallback == Fallback.KEYWORD_ONLY
+    assert answer.citations[0].name == "handbook.md" and "two minutes" in answer.citations[0].text

@@ -70,8 +70,8 @@ def test_eval_beir_scores_each_retrieval_and_leaves_the_home_untouched(tmp_path:
     )
     assert run.returncode == 0, run.stderr
     scores = json.loads(run.stdout)
-    assert set(scores) == {"keyword", "dense", "hybrid"}
-    for kind in ("dense", "hybrid"):
+    assert set(scores) == {"keyword", "dense", "hybrid", "reranked"}
+    for kind in ("dense", "hybrid", "reranked"):
         assert scores[kind]["ndcg@10"] == 1.0 and scores[kind]["recall@100"] == 1.0
     assert all(0 < v["p50_ms"] <= v["p95_ms"] for v in scores.values())
     assert "ingested 4 documents" in run.stderr and "chunks/s" in run.stderr

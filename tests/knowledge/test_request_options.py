@@ -46,7 +46,8 @@ async def test_the_callers_instructions_follow_lores(
         Request(request.indexes, request.messages, instructions="Answer in French.")
     )
     system = system_prompt(server)
-    assert system.index("You are Lore") < system.index("Answer in French.") < system.index("Sources:")
+    assert system.index("You are Lore") < system.index("Answer in French.")
+    assert "<source " in str(server.chat_requests[-1].messages[-1]["content"])
 
 
 async def test_the_answer_lists_every_passage_the_model_was_given(

@@ -4,7 +4,7 @@ fixture): function words in a question do not decide what it matches."""
 from __future__ import annotations
 
 from storage.db import Database
-from storage.keyword import KeywordIndex, query_terms
+from storage.keyword import KeywordIndex, query_terms, within_budget
 from storage.records import NewChunk
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
@@ -42,3 +42,40 @@ def test_a_question_matches_on_its_content_words_only(database: Database) -> Non
     assert [h.chunk_id for h in hits] == [ids[0]], "“what is the” matches nothing by itself"
     hits = KeywordIndex(database).search([index.id], "who is on call this week?", 10)
     assert [h.chunk_id for h in hits] == [ids[2]]
+
+
+def test_the_commonest_terms_are_left_out_beyond_the_postings_budget() -> None:
+    assert within_budget(["deploy", "plan", "rollback"], [40, 5, 30], budget=100) == [
+        "deploy",
+        "plan",
+        "rollback",
+    ]
+    assert within_budget(["deploy", "plan", "rollback"], [40, 5, 30], budget=50) == ["plan", "rollback"]
+    assert within_budget(["deploy", "plan"], [400, 500], budget=50) == ["deploy"], "the rarest is kept"
+    assert within_budget(["zzz", "plan"], [0, 5], budget=50) == ["plan"], "a term nothing holds adds nothing"
+    assert within_budget(["zzz"], [0], budget=50) == ["zzz"]
+
+
+def test_a_common_term_beyond_the_budget_does_not_widen_the_matches(database: Database) -> None:
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    documents = DocumentRepository(database)
+    texts = [f"Service number {n} logs its requests." for n in range(6)] + [
+        "The billing service retries a failed invoice every night."
+    ]
+    ids = []
+    for n, text in enumerate(texts):
+        doc, chunk_ids = documents.create_pending(
+            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
+        )
+        documents.mark_ready(doc.id)
+        ids.extend(chunk_ids)
+    question = "which service retries an invoice?"
+
+    everything = KeywordIndex(database).search([index.id], question, 10)
+    assert len(everything) == 7 and everything[0].chunk_id == ids[-1]
+    if database.dialect == "sqlite":  # PostgreSQL ranks every match
+        pruned = KeywordIndex(database, max_postings=3).search([index.id], question, 10)
+        assert [h.chunk_id for h in pruned] == [ids[-1]], "“service” (7 chunks) is left out"

@@ -1,0 +1,95 @@
+"""`python -m bench.calibrate`: refit abstention's calibration on the tuning half.
+
+Ingests the docs corpus into a throw-away store, gathers the evidence (`knowledge.abstain`)
+of every question of the *tune* half as `lore ask` would (follow-ups made standalone, the
+second stage over the first 12 passages), fits an L2-regularised logistic regression of
+"answerable" on it, and picks the highest threshold that refuses at most 5% of the tune
+half's answerable questions. Prints the `Calibration` to paste into `knowledge/abstain.py`,
+with the trade-off at other thresholds. Never reads the held-out half.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, new_index, settings
+from bot.app.services import build_services
+from knowledge.abstain import Evidence, evidence
+from knowledge.engine import AnswerSpec
+from knowledge.followup import standalone_question
+from knowledge.ingest import Source
+from knowledge.qa_evaluation import corpus_sources, load_questions
+
+MAX_WRONG = 0.05
+L2 = 1.0
+
+
+async def gather(home: Path) -> list[tuple[Evidence | None, bool]]:
+    """(evidence or None below the relevance floor, answerable) for each tune question."""
+    services = build_services(settings(home))
+    spec = AnswerSpec()
+    try:
+        index = await new_index(services, "docs")
+        sources: list[Source] = list(corpus_sources(DOCS_CORPUS))
+        await services.ingestor.add_many(index, sources)
+        index = await asyncio.to_thread(services.indexes.get, index.id)
+        rows = []
+        for item in load_questions(DOCS_QUESTIONS, "tune"):
+            query = standalone_question(item.question, list(item.history))
+            retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
+            found = None
+            if retrieval.hits and (retrieval.best_similarity or 0.0) >= spec.relevance_floor:
+                ranking, _ = await services.knowledge.judge(query, retrieval)
+                found = evidence(ranking, retrieval.hits)
+            rows.append((found, item.answerable))
+        return rows
+    finally:
+        await services.aclose()
+
+
+def fit(x: np.ndarray, y: np.ndarray, iterations: int = 4000, rate: float = 0.1) -> tuple[np.ndarray, float]:
+    """Logistic regression by gradient descent on standardised features; the coefficients
+    and intercept on the original scale."""
+    mean, scale = x.mean(0), x.std(0) + 1e-9
+    z = (x - mean) / scale
+    w, b = np.zeros(x.shape[1]), 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(z @ w + b)))
+        w -= rate * (z.T @ (p - y) / len(y) + L2 * w / len(y))
+        b -= rate * float((p - y).mean())
+    return w / scale, b - float((w * mean / scale).sum())
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="lore-calibrate-") as home:
+        rows = asyncio.run(gather(Path(home)))
+    kept = [(e.as_vector(), a) for e, a in rows if e is not None]
+    x = np.array([v for v, _ in kept], dtype=float)
+    y = np.array([a for _, a in kept], dtype=float)
+    coefficients, intercept = fit(x, y)
+    confidence = np.array(
+        [1.0 / (1.0 + np.exp(-(intercept + e.as_vector() @ coefficients))) if e else 0.0 for e, _ in rows]
+    )
+    answerable = np.array([a for _, a in rows])
+    best = 0.0
+    for threshold in sorted(set(confidence.tolist())):
+        if (confidence[answerable] < threshold).mean() <= MAX_WRONG:
+            best = threshold
+    for threshold in sorted({best, *np.quantile(confidence, np.linspace(0.05, 0.5, 10)).tolist()}):
+        print(
+            f"threshold {threshold:.3f}: abstains on {(confidence[~answerable] < threshold).mean():.2f} "
+            f"of the unanswerable, {(confidence[answerable] < threshold).mean():.2f} of the answerable"
+        )
+    print(
+        f"Calibration(intercept={intercept:.3f}, coefficients=("
+        + ", ".join(f"{c:.3f}" for c in coefficients)
+        + f"), threshold={best:.3f})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""Whether the documents answer a question: a confidence from retrieval evidence.
+
+A cosine floor cannot tell an answerable question from an unanswerable one that sounds as
+if it could be answered (both find passages on the subject). What separates them better is
+how the evidence is shaped: the best sentence's similarity to the question, how far it
+stands out from the other sentences found, the second stage's score of the best passage,
+and whether the dense and the keyword retrievers put the same document first. These four
+are combined by a logistic model fitted on the tuning half of the docs-QA set
+(`bench/data/docs_qa`); Lore abstains when the resulting confidence is under `threshold`,
+chosen on the same half as the highest that wrongly refuses at most 5% of the answerable
+questions. The held-out half reports how well that generalises (see the README).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from knowledge.ranking import Ranking
+from knowledge.retrieval import Hit
+
+MIN_UNITS = 12
+"""With fewer units found (a small index of short documents), how far the best stands out
+says nothing: it is taken as `TYPICAL_STANDOUT`."""
+TYPICAL_STANDOUT = 1.89
+"""The median standout of the tuning half's answerable questions."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    best_sentence: float
+    """Dense similarity of the best passage's best unit to the question."""
+    standout: float
+    """How many standard deviations the best unit's similarity stands above the mean of
+    every unit scored."""
+    passage_score: float
+    """The second stage's score of the best passage."""
+    agreement: float
+    """1.0 when the dense and the keyword retriever's first hits are in the same document."""
+
+    def as_vector(self) -> tuple[float, ...]:
+        return (self.best_sentence, self.standout, self.passage_score, self.agreement)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A logistic model over `Evidence` and the abstention threshold on its output."""
+
+    intercept: float
+    coefficients: tuple[float, float, float, float]
+    threshold: float
+
+    def confidence(self, evidence: Evidence) -> float:
+        z = self.intercept + sum(c * x for c, x in zip(self.coefficients, evidence.as_vector(), strict=True))
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+CALIBRATION = Calibration(intercept=-7.877, coefficients=(-0.605, 2.920, 3.017, 0.862), threshold=0.509)
+"""Fitted on the tuning half (87 questions, 17 of them unanswerable) by L2-regularised
+logistic regression; the threshold refuses 4.3% of its answerable questions and 24% of its
+unanswerable ones (see the README for the held-out half)."""
+
+
+def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
+    """The evidence in a ranking (and the first-stage hits it came from); None when nothing
+    was found."""
+    scored = [p for p in ranking.passages if p.units]
+    if not scored:
+        return None
+    best = scored[0]
+    position = best.best_unit
+    best_sentence = best.units[position].dense if position is not None else 0.0
+    every = [u.dense for p in scored for u in p.units]
+    spread = statistics.pstdev(every) if len(every) >= MIN_UNITS else 0.0
+    standout = (max(every) - statistics.fmean(every)) / spread if spread > 0 else TYPICAL_STANDOUT
+    return Evidence(best_sentence, standout, best.score, _agreement(hits))
+
+
+def _agreement(hits: Sequence[Hit]) -> float:
+    dense = [h for h in hits if h.similarity is not None]
+    keyword = [h for h in hits if h.keyword_score is not None]
+    if not dense or not keyword:
+        return 0.0
+    first_dense = max(dense, key=lambda h: h.similarity or 0.0)
+    first_keyword = max(keyword, key=lambda h: h.keyword_score or 0.0)
+    return float(first_dense.document.id == first_keyword.document.id)

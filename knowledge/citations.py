@@ -1,0 +1,115 @@
+"""Checking a generated answer against the passages it was given.
+
+A model's answer reaches the user as an answer from the documents only if every claim in it
+carries a citation `[n]` of a passage it was shown, and the cited passages support the
+claim: most of the claim's content words are in them, or the claim rests on identifiers and
+numbers (`MAX_CONTENT_LENGTH`, `4093`, `--port`) that all appear in them. Short connecting
+sentences ("Here is how:") need no citation; a code block needs its identifiers to appear in
+the passages. Sentences the prompt allowed to come from general knowledge must say so with
+`GENERAL_MARK`. Anything else is a problem, and the caller falls back to quoting the
+documents (`knowledge.engine`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from knowledge.quotes import Kind, Unit, units
+from knowledge.ranking import content_words, stems_of
+from knowledge.retrieval import Hit
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+GENERAL_MARK = "(general knowledge)"
+SUPPORT = 0.5
+"""Share of a claim's content words its cited passages must hold."""
+MIN_CLAIM_WORDS = 4
+"""Sentences with fewer content words connect; they state nothing to cite."""
+DONT_KNOW = re.compile(r"^\W*(?:i\s+don['’]?t\s+know|i\s+do\s+not\s+know)\b", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"`[^`]+`|\b[\w.-]*(?:\d|_|[a-z][A-Z]|\(\))[\w.()-]*|--?[a-z][\w-]+")
+
+
+@dataclass(frozen=True)
+class Check:
+    problems: list[str]
+    """One line per unsupported or uncited claim; empty when the answer holds."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def says_it_does_not_know(text: str) -> bool:
+    """Whether the model answered that the sources do not say (as the prompt asks it to)."""
+    return bool(DONT_KNOW.match(text.strip()))
+
+
+def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = False) -> Check:
+    """Every claim of `text` cited with a valid number and supported by what it cites."""
+    problems = []
+    found = units(text)
+    for i, unit in enumerate(found):
+        claim = CITATION.sub("", unit.text).strip()
+        cited = [int(n) for n in CITATION.findall(unit.text)] or _paragraph_citations(found, i)
+        if unit.kind == Kind.CODE:
+            if not _identifiers_in(claim, passages):
+                problems.append(f"a code block the sources do not hold: {_short(claim)}")
+            continue
+        if len(content_words(claim)) < MIN_CLAIM_WORDS and not _identifiers(claim):
+            continue
+        if general_allowed and GENERAL_MARK in unit.text.lower():
+            continue
+        if not cited:
+            problems.append(f"no citation: {_short(claim)}")
+            continue
+        invalid = [n for n in cited if not 1 <= n <= len(passages)]
+        if invalid:
+            problems.append(f"cites [{invalid[0]}] of {len(passages)} sources: {_short(claim)}")
+            continue
+        if not supported(claim, [passages[n - 1] for n in cited]):
+            problems.append(f"not in the cited source: {_short(claim)}")
+    return Check(problems)
+
+
+def _paragraph_citations(found: Sequence[Unit], i: int) -> list[int]:
+    """A sentence without a citation borrows the next one of its paragraph (models often
+    cite once, at the end of a paragraph); it must then be supported by that source too."""
+    for later in found[i + 1 :]:
+        if later.block != found[i].block or later.kind != Kind.SENTENCE:
+            break
+        if numbers := [int(n) for n in CITATION.findall(later.text)]:
+            return numbers
+    return []
+
+
+def supported(claim: str, cited: Sequence[Hit]) -> bool:
+    """Whether the cited passages hold most of the claim's words, or all its identifiers."""
+    source = " ".join(f"{h.heading} {h.text}" for h in cited)
+    wanted = {s for w in content_words(claim) for s in stems_of(w)}
+    held = stems_of(source)
+    if wanted and len(wanted & held) / len(wanted) >= SUPPORT:
+        return True
+    names = _identifiers(claim)
+    return bool(names) and all(_normal(n) in _normal(source) for n in names)
+
+
+def _identifiers(text: str) -> list[str]:
+    return [m.group(0).strip("`") for m in _IDENTIFIER.finditer(text) if m.group(0).strip("`")]
+
+
+def _identifiers_in(code: str, passages: Sequence[Hit]) -> bool:
+    source = _normal(" ".join(h.text for h in passages))
+    names = [n for n in re.findall(r"[A-Za-z_][\w.]{2,}", code)]
+    if not names:
+        return True
+    return sum(_normal(n) in source for n in names) / len(names) >= SUPPORT
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,229 @@
+"""The second ranking stage: passages re-scored by how well their sentences answer.
+
+Retrieval (`knowledge.retrieval`) finds candidate passages by fusing a dense and a keyword
+ranking, each looking at a whole passage. This stage looks inside the best few: each is
+cut into quotable units (`knowledge.quotes`: sentences, list items, code blocks), and
+
+- every unit is scored by its dense similarity to the question (the local embedder, on the
+  unit alone) and by how much of the question's weight its words cover, each question word
+  weighed by its rarity in the index (idf from the keyword index), the unit's section and
+  directive name read with it;
+- every passage by its own dense similarity, its best unit's, the question coverage of its
+  best window of three units and of its best unit, of its heading and document name, its
+  keyword score relative to the best one, and whether both retrievers found it.
+
+The weights (`Weights`) are a linear model fitted on the tuning half of the docs-QA set
+(`bench/data/docs_qa`, by coordinate ascent on the reciprocal rank of the first passage of a
+gold file). The passages come back reordered; their scored units are what the extractive
+answer quotes, and the evidence (`Evidence`) is what abstention is decided from
+(`knowledge.abstain`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from knowledge.embedding import Embedder, Vectors
+from knowledge.quotes import STOPWORDS, WORD, Unit, stem, units
+from knowledge.retrieval import Hit
+
+Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
+"""How many chunks hold each word, and how many chunks there are."""
+
+EMBEDDED_CHARS = 400
+"""A unit is embedded from its first characters: enough to say what it is about, and the
+cost of embedding grows with length."""
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A passage's score, a weighted sum of its evidence; fitted on the tuning half."""
+
+    passage_dense: float = 0.5
+    unit_dense: float = 1.0
+    window_coverage: float = 0.3
+    unit_coverage: float = 0.2
+    heading_coverage: float = 0.5
+    keyword: float = 0.2
+    agreement: float = 0.1
+    unit_mix_dense: float = 1.0
+    """A unit's own score: its dense similarity times this, plus its coverage times
+    `unit_mix_coverage`."""
+    unit_mix_coverage: float = 0.5
+
+
+@dataclass(frozen=True)
+class ScoredUnit:
+    unit: Unit
+    dense: float
+    coverage: float
+    score: float
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A passage with its second-stage score and its scored units, in text order."""
+
+    hit: Hit
+    score: float
+    units: list[ScoredUnit]
+
+    @property
+    def best_unit(self) -> int | None:
+        """Position of the best unit that can be quoted on its own."""
+        quotable = [i for i, u in enumerate(self.units) if not u.unit.fragment]
+        return max(quotable, key=lambda i: self.units[i].score, default=None)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    question: str
+    passages: list[Scored]
+    """Best first."""
+
+    @property
+    def hits(self) -> list[Hit]:
+        return [p.hit for p in self.passages]
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    """The question's content words, stemmed, each with its idf in the index."""
+
+    idf: dict[str, float]
+
+    def coverage(self, stems: set[str]) -> float:
+        """The share of the question's weight that `stems` hold."""
+        total = sum(self.idf.values())
+        return sum(w for t, w in self.idf.items() if t in stems) / total if total else 0.0
+
+
+class Ranker:
+    """Re-scores a retrieval's best passages; see the module docstring."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        frequencies: Frequencies | None = None,
+        *,
+        weights: Weights | None = None,
+        depth: int = 8,
+        cache_size: int = 4096,
+    ) -> None:
+        self._embedder = embedder
+        self._frequencies = frequencies
+        self._weights = weights or Weights()
+        self._depth = depth
+        self._cache: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._cache_size = cache_size
+
+    @property
+    def depth(self) -> int:
+        return self._depth
+
+    async def rank(self, question: str, hits: Sequence[Hit]) -> Ranking:
+        """The first `depth` hits re-scored and reordered; the others follow in their order,
+        unscored (with no units)."""
+        head, tail = list(hits[: self._depth]), list(hits[self._depth :])
+        if not head:
+            return Ranking(question, [])
+        terms = await self.question_terms(question)
+        cut = [units(h.text) for h in head]
+        texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
+        vectors = await self._embed([question, *texts])
+        sims = (vectors[1:] @ vectors[0]).tolist() if texts else []
+        top_keyword = max((h.keyword_score or 0.0 for h in head), default=0.0)
+        scored, offset = [], 0
+        for hit, passage_units in zip(head, cut, strict=True):
+            unit_sims = sims[offset : offset + len(passage_units)]
+            offset += len(passage_units)
+            scored.append(score_passage(self._weights, hit, passage_units, unit_sims, terms, top_keyword))
+        scored.sort(key=lambda s: s.score, reverse=True)
+        return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail])
+
+    async def question_terms(self, question: str) -> QuestionTerms:
+        words = content_words(question)
+        if self._frequencies is None or not words:
+            return question_terms(words, None)
+        counts, total = await self._frequencies(words)
+        return question_terms(words, (dict(zip(words, counts, strict=True)), total))
+
+    async def _embed(self, texts: list[str]) -> Vectors:
+        """Embeddings of `texts`, the ones embedded recently taken from the cache."""
+        model = self._embedder.model_id
+        known = {t: self._cache[(model, t)] for t in texts if (model, t) in self._cache}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            known.update(zip(missing, await self._embedder.embed(missing), strict=True))
+        for text in dict.fromkeys(texts):
+            self._cache[(model, text)] = known[text]
+            self._cache.move_to_end((model, text))
+        while len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return np.vstack([known[t] for t in texts])
+
+
+def score_passage(
+    weights: Weights,
+    hit: Hit,
+    passage_units: list[Unit],
+    sims: list[float],
+    terms: QuestionTerms,
+    top_keyword: float,
+) -> Scored:
+    """One passage's second-stage score, with its units' (see `Weights`)."""
+    w = weights
+    context = stems_of(f"{hit.heading} {hit.document.name}")
+    held = [stems_of(f"{u.text} {u.section} {u.label}") for u in passage_units]
+    scored_units = []
+    for unit, sim, stems in zip(passage_units, sims, held, strict=True):
+        coverage = terms.coverage(stems)
+        score = w.unit_mix_dense * sim + w.unit_mix_coverage * coverage
+        scored_units.append(ScoredUnit(unit, sim, coverage, score))
+    windows = (terms.coverage(set().union(*held[max(0, i - 1) : i + 2])) for i in range(len(held)))
+    best_dense = max(sims, default=0.0)
+    keyword = (hit.keyword_score or 0.0) / top_keyword if top_keyword > 0 else 0.0
+    score = (
+        w.passage_dense * (hit.similarity if hit.similarity is not None else best_dense)
+        + w.unit_dense * best_dense
+        + w.window_coverage * max(windows, default=0.0)
+        + w.unit_coverage * max((u.coverage for u in scored_units), default=0.0)
+        + w.heading_coverage * terms.coverage(context)
+        + w.keyword * keyword
+        + w.agreement * float(hit.similarity is not None and hit.keyword_score is not None)
+    )
+    return Scored(hit, score, scored_units)
+
+
+def question_terms(words: Sequence[str], frequencies: tuple[dict[str, int], int] | None) -> QuestionTerms:
+    """Stemmed words with their idf; each weighs 1.0 without counts. A word no chunk holds
+    weighs the most."""
+    counts, total = frequencies or ({}, 0)
+    idf: dict[str, float] = {}
+    for word in words:
+        weight = math.log((total + 1) / (counts[word] + 0.5)) if total and word in counts else 1.0
+        term = stem(word)
+        idf[term] = max(idf.get(term, 0.0), weight, 0.0)
+    return QuestionTerms(idf)
+
+
+def content_words(text: str) -> list[str]:
+    """Distinct words that can carry meaning (not function words), lower-cased, in order."""
+    words = (w for w in WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+    return list(dict.fromkeys(words))
+
+
+_IDENTIFIER_PARTS = re.compile(r"[_.]")
+
+
+def stems_of(text: str) -> set[str]:
+    """Stemmed words of `text`, and the parts of identifiers (`pool_size`: pool, size)."""
+    words = WORD.findall(text.lower())
+    parts = [p for w in words if "_" in w for p in _IDENTIFIER_PARTS.split(w) if p]
+    return {stem(w) for w in [*words, *parts]}

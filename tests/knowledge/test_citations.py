@@ -1,0 +1,101 @@
+"""The check a generated answer must pass to be shown as an answer from the documents."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from knowledge.citations import check_answer, says_it_does_not_know, supported
+from knowledge.retrieval import Hit
+from storage.records import DocumentRef, IndexRef
+from storage.values import DocumentStatus, Scope, SourceKind
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def hit(text: str, n: int = 1) -> Hit:
+    document = DocumentRef(
+        n,
+        1,
+        SourceKind.FILE,
+        f"d{n}",
+        f"d{n}.md",
+        None,
+        None,
+        NOW,
+        None,
+        None,
+        "text/markdown",
+        1,
+        1,
+        "h",
+        1,
+        DocumentStatus.READY,
+        {},
+    )
+    index = IndexRef(1, "T1", "notes", Scope.SHARED, None, None, False, "model", 384, 1, NOW)
+    return Hit(n, index, document, "", text, 0, 1.0, 0.5, None)
+
+
+CONFIG = hit("MAX_COOKIE_SIZE: Warn if cookie headers are larger than this many bytes. Defaults to ``4093``.")
+PORTS = hit(
+    "When another program already uses the port, use ``flask run --port 5001`` to pick a different port.", 2
+)
+
+
+def test_cited_supported_claims_pass() -> None:
+    text = "Flask warns when a cookie header is larger than `MAX_COOKIE_SIZE`, 4093 bytes by default [1].\n\nHere is how:"
+    assert check_answer(text, [CONFIG, PORTS]).ok
+    assert check_answer("Pass `--port 5001` to flask run [2].", [CONFIG, PORTS]).ok
+
+
+def test_a_claim_without_a_citation_fails() -> None:
+    check = check_answer("Flask warns when cookie headers are larger than 4093 bytes.", [CONFIG])
+    assert check.problems == ["no citation: Flask warns when cookie headers are larger than 4093 bytes."]
+
+
+def test_a_citation_beyond_the_sources_fails() -> None:
+    check = check_answer("Cookie headers over 4093 bytes make Flask warn [9].", [CONFIG, PORTS])
+    assert check.problems and check.problems[0].startswith("cites [9] of 2 sources")
+
+
+def test_a_claim_its_source_does_not_hold_fails() -> None:
+    claim = "Flask rejects cookies over 8 kilobytes with a 431 status code [1]."
+    assert not check_answer(claim, [CONFIG]).ok
+    assert not supported("Set SESSION_COOKIE_SAMESITE to Lax", [CONFIG])
+
+
+def test_general_knowledge_must_say_so_and_only_where_allowed() -> None:
+    text = "Browsers also cap cookies at about 4 KB per cookie (general knowledge)."
+    assert check_answer(text, [CONFIG], general_allowed=True).ok
+    assert not check_answer(text, [CONFIG]).ok
+
+
+def test_code_must_come_from_the_sources() -> None:
+    good = "Run it on another port [2]:\n\n```\nflask run --port 5001\n```"
+    bad = "Run it like this [2]:\n\n```\ngunicorn --bind 0.0.0.0:5001 wsgi_module:application\n```"
+    assert check_answer(good, [CONFIG, PORTS]).ok
+    assert not check_answer(bad, [CONFIG, PORTS]).ok
+
+
+def test_i_dont_know_is_recognised() -> None:
+    assert says_it_does_not_know("I don't know.") and says_it_does_not_know(
+        "I do not know from these sources."
+    )
+    assert not says_it_does_not_know("I know: pass --port [1].")
+
+
+def test_a_sentence_may_rest_on_the_citation_closing_its_paragraph() -> None:
+    cited_once = (
+        "Another program already uses the port. Use flask run --port 5001 to pick a different port [2]."
+    )
+    assert check_answer(cited_once, [CONFIG, PORTS]).ok
+    invented = (
+        "The default port is blocked by macOS AirPlay on every Mac. Use flask run --port 5001 instead [2]."
+    )
+    assert check_answer(invented, [CONFIG, PORTS]).problems == [
+        "not in the cited source: The default port is blocked by macOS AirPlay on every Mac."
+    ]
+    separate = (
+        "Another program already uses the port.\n\nUse flask run --port 5001 to pick a different port [2]."
+    )
+    assert not check_answer(separate, [CONFIG, PORTS]).ok, "a citation does not reach across paragraphs"

@@ -1,0 +1,100 @@
+"""Passages cut into quotable units: sentences, whole list items, whole code blocks."""
+
+from __future__ import annotations
+
+from knowledge.quotes import Kind, units
+
+RST = """Configuration Handling
+======================
+
+Applications need some configuration, e.g. the debug flag.  Flask keeps it in
+:attr:`config`.  It is a dict::
+
+    app = Flask(__name__)
+    app.config['TESTING'] = True
+
+    app.config.update(SECRET_KEY='x')
+
+Three ways to load it:
+
+- from a Python file, with
+  ``from_pyfile``
+- from environment variables
+* from an object
+
+.. code-block:: text
+
+    $ flask --app hello run --debug
+
+.. py:data:: MAX_COOKIE_SIZE
+
+    Warn if cookie headers are larger than this many bytes. Defaults to ``4093``.
+"""
+
+MARKDOWN = """## Lifespan
+
+Starlette can run code at startup.
+```python
+@contextlib.asynccontextmanager
+async def lifespan(app):
+    yield
+```
+1. Install it.
+2. Run it.
+"""
+
+
+def test_rst_is_cut_into_sentences_items_and_whole_code_blocks() -> None:
+    found = units(RST)
+    texts = [(u.kind, u.text) for u in found]
+    assert (Kind.SENTENCE, "Applications need some configuration, e.g. the debug flag.") in texts
+    assert (Kind.SENTENCE, "It is a dict:") in texts
+    code = [u.text for u in found if u.kind == Kind.CODE]
+    assert (
+        code[0] == "app = Flask(__name__)\napp.config['TESTING'] = True\n\napp.config.update(SECRET_KEY='x')"
+    )
+    assert code[1] == "$ flask --app hello run --debug"
+    items = [u.text for u in found if u.kind == Kind.ITEM]
+    assert items == [
+        "- from a Python file, with ``from_pyfile``",
+        "- from environment variables",
+        "* from an object",
+    ]
+    assert all("=====" not in u.text and u.text != "Configuration Handling" for u in found)
+    assert {u.section for u in found} == {"Configuration Handling"}
+
+
+def test_a_description_directive_names_its_body() -> None:
+    body = [u for u in units(RST) if u.label]
+    assert [u.label for u in body] == ["MAX_COOKIE_SIZE", "MAX_COOKIE_SIZE"]
+    assert body[1].shown == "MAX_COOKIE_SIZE: Defaults to ``4093``."
+
+
+def test_markdown_fences_and_numbered_items_are_whole() -> None:
+    found = units(MARKDOWN)
+    assert [u.kind for u in found] == [Kind.SENTENCE, Kind.CODE, Kind.ITEM, Kind.ITEM]
+    assert found[1].text.startswith("```python") and found[1].text.endswith("```")
+    assert found[0].section == "Lifespan"
+
+
+def test_a_passage_starting_mid_sentence_starts_with_a_fragment() -> None:
+    found = units("run`` command, and some systems may have configured themselves. Use the option.")
+    assert found[0].fragment and not found[1].fragment
+
+
+def test_a_tilde_underline_is_a_title_and_a_tilde_fence_is_code() -> None:
+    text = "Address already in use\n~~~~~~~~~~~~~~~~~~~~~~\n\nAnother program has the port.\n\n~~~\nx = 1\n~~~\n\nDone."
+    found = units(text)
+    assert [(u.kind, u.text) for u in found] == [
+        (Kind.SENTENCE, "Another program has the port."),
+        (Kind.CODE, "~~~\nx = 1\n~~~"),
+        (Kind.SENTENCE, "Done."),
+    ]
+    assert found[0].section == "Address already in use"
+
+
+def test_a_passage_of_one_short_line_is_quoted_whole() -> None:
+    assert [u.text for u in units("service.retention_days: 45\nservice.region: eu-west")] == [
+        "service.retention_days: 45 service.region: eu-west"
+    ]
+    assert [u.text for u in units("Title only\n==========\n")] == ["Title only =========="]

@@ -1,0 +1,80 @@
+"""The second ranking stage, with the real local embedder: passages whose sentences answer
+come first, units are scored, rare question words weigh more; and abstention's evidence."""
+
+from __future__ import annotations
+
+from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.followup import standalone_question
+from knowledge.ranking import Ranker, content_words, question_terms, stems_of
+from tests.knowledge.conftest import Stack, md
+
+TIMEOUTS = """# HTTP client
+
+## Sessions
+
+A session keeps cookies between requests and reuses connections to the same host.
+
+## Timeouts
+
+Requests do not time out unless you pass a timeout. Pass `timeout=5` to wait at most five seconds
+for the server to answer; without it a slow server can hang your program forever.
+"""
+
+RETRIES = """# Retry policy
+
+Our jobs retry a failed request three times. A request that keeps failing is moved to the
+dead-letter queue, where someone from the platform team looks at it every morning.
+"""
+
+
+async def test_the_passage_whose_sentence_answers_comes_first(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("retries.md", RETRIES))
+    await stack.ingestor.add(index, md("client.md", TIMEOUTS))
+    question = "our requests hang forever when the server is slow, how do I stop that?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
+    best = ranking.passages[0]
+    assert best.hit.document.name == "client.md"
+    position = best.best_unit
+    assert position is not None and "timeout" in best.units[position].unit.text
+    assert all(u.dense <= best.units[position].dense + 0.2 for u in best.units)
+    assert [p.score for p in ranking.passages] == sorted((p.score for p in ranking.passages), reverse=True)
+
+    found = evidence(ranking, retrieval.hits)
+    assert found is not None and found.best_sentence == best.units[position].dense
+    assert 0.0 < CALIBRATION.confidence(found) < 1.0
+
+
+async def test_rare_question_words_weigh_more(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("retries.md", RETRIES))
+    await stack.ingestor.add(index, md("client.md", TIMEOUTS))
+    words = content_words("which request goes to the dead-letter queue?")
+    counts, total = await stack.retriever.term_frequencies(words)
+    terms = question_terms(words, (dict(zip(words, counts, strict=True)), total))
+    assert terms.idf["queue"] > terms.idf["request"]
+    assert terms.coverage(stems_of("the dead-letter queue")) > terms.coverage(stems_of("a request"))
+
+
+def test_identifiers_are_read_whole_and_in_parts() -> None:
+    assert {"pool_siz", "pool", "size"} <= stems_of("set pool_size on the engine")
+
+
+def test_calibrated_confidence_grows_with_the_evidence() -> None:
+    weak = Evidence(best_sentence=0.3, standout=1.0, passage_score=0.8, agreement=0.0)
+    strong = Evidence(best_sentence=0.7, standout=2.2, passage_score=1.6, agreement=1.0)
+    assert CALIBRATION.confidence(weak) < CALIBRATION.threshold < CALIBRATION.confidence(strong)
+    assert Calibration(0.0, (0.0, 0.0, 0.0, 0.0), 0.5).confidence(weak) == 0.5
+
+
+def test_a_follow_up_carries_the_previous_questions_key_words() -> None:
+    history = [
+        {"role": "user", "content": "How do I run the dev server on port 8000?"},
+        {"role": "assistant", "content": "Use --port 8000."},
+    ]
+    assert standalone_question("and on Windows?", history) == "and on Windows? (run dev server port 8000)"
+    assert (
+        standalone_question("What about the port?", history) == "What about the port? (run dev server 8000)"
+    )
+    assert standalone_question("How do I deploy?", []) == "How do I deploy?"
