@@ -41,6 +41,7 @@ INGEST_TIMEOUT = 1800.0
 SAMPLE_TYPES = ("pdf", "docx", "pptx", "html", "text")
 SAMPLE_FILES, SAMPLE_MAX_BYTES = 60, 2_000_000
 SLACK_FILES = 12
+"""Files posted in Slack: the largest of those `lore ingest` read (the real sample if any)."""
 QUESTION_EVERY = 1.0
 """Seconds between a question's answer and the next question while files are ingested."""
 PROBE_SLICE = 64
@@ -313,9 +314,8 @@ async def run(workdir: Path, quick: bool, corpus_dir: Path | None = None) -> dic
         for name, folder in folders.items()
     }
     result["lore_ingest"] = {**ingests, "peak_mb": max(i["tree_peak_mb"] for i in ingests.values())}
-    slack_files = sorted((real or folders["generated"]).iterdir())[:: 1 if quick else 5][
-        : 2 if quick else SLACK_FILES
-    ]
+    posted = sorted((real or folders["generated"]).iterdir(), key=lambda path: -path.stat().st_size)
+    slack_files = posted[: 2 if quick else SLACK_FILES]
     result["lore_run"] = await lore_run_while_ingesting(workdir / "home-run", slack_files, quick)
     return result
 
