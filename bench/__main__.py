@@ -1,7 +1,9 @@
 """`python -m bench [--quick] [--only SECTION …]`: Lore's speed, scale and quality on this
 machine, each next to what a user would otherwise pick, measured in the same run.
 
-Sections: ingest (mixed corpus; the embedder alone; plain chromadb), retrieval (latency
+Sections: ingest (mixed corpus; the embedder alone; plain chromadb), extraction (real files
+from public test suites, when their cache is there: `--corpus`), memory (the embedder, `lore
+ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), crawl (a loopback site, first and unchanged), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime
+import functools
 import json
 import os
 import platform
@@ -22,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, ingest, quality, retrieval
+from bench import Section, crawl, extraction, ingest, ingest_memory, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -47,13 +50,20 @@ async def slack(workdir: Path, quick: bool) -> dict[str, Any]:
     return {"sizes": sizes}
 
 
-SECTIONS: dict[str, Section] = {
-    "ingest": ingest.run,
-    "retrieval": retrieval.run,
-    "crawl": crawl.run,
-    "slack": slack,
-    "quality": quality.run,
-}
+def sections(corpus: Path) -> dict[str, Section]:
+    """Every section in the order they run; the real-file ones read `corpus`."""
+    return {
+        "ingest": ingest.run,
+        "extraction": functools.partial(extraction.run, corpus_dir=corpus),
+        "memory": functools.partial(ingest_memory.run, corpus_dir=corpus),
+        "retrieval": retrieval.run,
+        "crawl": crawl.run,
+        "slack": slack,
+        "quality": quality.run,
+    }
+
+
+SECTIONS = sections(extraction.DEFAULT_CORPUS)
 
 
 def machine() -> str:
@@ -68,6 +78,12 @@ def main() -> None:
     parser.add_argument(
         "--redraw", action="store_true", help="only redo the table and charts from latest.json"
     )
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=extraction.DEFAULT_CORPUS,
+        help="the real-file corpus (bench.realfiles)",
+    )
     args = parser.parse_args()
     if args.redraw:
         publish(json.loads((args.out / "latest.json").read_text()), args.out)
@@ -79,7 +95,7 @@ def main() -> None:
         "seconds": {},
     }
     with tempfile.TemporaryDirectory(prefix="lore-bench-") as scratch:
-        for name, section in SECTIONS.items():
+        for name, section in sections(args.corpus).items():
             if args.only and name not in args.only:
                 continue
             started = time.perf_counter()

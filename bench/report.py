@@ -88,6 +88,8 @@ TARGETS = [
         at_most=False,
     ),
     Target("Idle RSS of the bot, MB", ("slack", "sizes", 0, "extractive", "memory", "idle_mb"), 400),
+    Target("Peak RSS of `lore ingest`, MB", ("memory", "lore_ingest", "peak_mb"), 600),
+    Target("Peak RSS of `lore run` while ingesting, MB", ("memory", "lore_run", "tree_peak_mb"), 600),
 ]
 
 
@@ -211,6 +213,80 @@ def _ingest(section: Json) -> str:
     return title + "\n\n" + _table(["measure", "value"], rows)
 
 
+def _extraction(section: Json) -> str:
+    if "skipped" in section:
+        return f"**Real-world files**: skipped, {section['skipped']}."
+    rows = []
+    for kind, v in section["by_type"].items():
+        speed = "—" if kind == "other" or v["mb_per_s"] is None else f"{v['mb_per_s']:g}"
+        rows.append([kind, v["files"], v["accepted"], v["refused"], v["failed"], f"{v['mb']:g}", speed])
+    o = section["overall"]
+    rows.append(
+        ["all", o["files"], o["accepted"], o["refused"], o["failed"], f"{o['mb']:g}", f"{o['mb_per_s']:g}"]
+    )
+    header = ["type", "files", "accepted", "refused", "failed", "MB", "MB/s"]
+    q = section["quality"]
+    lines = []
+    page = q["readability"]
+    if page["recall"]["files"]:
+        lines.append(
+            f"readability's {page['recall']['files']} test pages: recall of the expected text median "
+            f"{page['recall']['median']:g} (p10 {page['recall']['p10']:g}), boilerplate median "
+            f"{page['boilerplate']['median']:g}"
+        )
+    pdf = q["pdf"]
+    if pdf["agreement"]["files"]:
+        lines.append(
+            f"PDF words vs pdfminer.six: agreement median {pdf['agreement']['median']:g} over "
+            f"{pdf['agreement']['files']} files, {len(pdf['disagreeing'])} disagreeing (< 0.5), "
+            f"{len(pdf['read_only_by_pdfminer'])} read only by pdfminer.six"
+        )
+    for kind, name in (("docx", "Word"), ("pptx", "PowerPoint")):
+        if q[kind]["files"]:
+            lines.append(f"{name}: {q[kind]['pooled']:g} of the words of all parts")
+    failures = [f for v in section["by_type"].values() for f in v["failures"]]
+    lines.append(f"extraction worker peak RSS {section['worker_peak_mb']:g} MB")
+    text = (
+        f"**Real-world files** ({section['files']} files, {section['mb']:g} MB from public test suites)\n\n"
+        + _table(header, rows)
+        + "\n\n"
+        + "; ".join(lines)
+        + "."
+    )
+    return text + (f"\n\nFailed: {'; '.join(failures[:8])}." if failures else "")
+
+
+def _memory(section: Json) -> str:
+    rows = [
+        [
+            f"embedder alone, {kind} ({v['texts']} texts of varied length)",
+            f"{v['peak_mb']:g}",
+            f"{v['texts_per_s']:g} texts/s, {v['cpu_ms_per_text']:g} CPU ms/text",
+        ]
+        for kind, v in section["embedder"].items()
+    ]
+    for name, v in section["lore_ingest"].items():
+        if isinstance(v, dict):
+            rows.append(
+                [
+                    f"`lore ingest`, {name} files ({v['files']}, {v['mb']:g} MB)",
+                    f"{v['tree_peak_mb']:g}",
+                    f"{v['docs_per_s']:g} docs/s, exit {v['exit_code']}",
+                ]
+            )
+    run = section["lore_run"]
+    rows.append(
+        [
+            f"`lore run`, {run['files']} files posted in Slack, questions meanwhile",
+            f"{run['tree_peak_mb']:g}",
+            f"{run['questions_answered']} answers, p50 {run['answer_p50_ms']} ms",
+        ]
+    )
+    return f"**Memory** (peak RSS, bar {section['target_mb']} MB)\n\n" + _table(
+        ["process", "peak MB", "speed"], rows
+    )
+
+
 def _crawl(section: Json) -> str:
     first, again = section["first_crawl"], section["recrawl"]
     rows = [
@@ -289,6 +365,8 @@ SECTIONS: dict[str, Callable[[Json], str]] = {
     "slack": _slack,
     "retrieval": _retrieval,
     "ingest": _ingest,
+    "extraction": _extraction,
+    "memory": _memory,
     "crawl": _crawl,
     "quality": _quality,
 }

@@ -128,11 +128,11 @@ async def measure(
         if llm:
             model.default_reply = Reply("The documents say so [1].")
         port = free_port()
-        async with _lore_run(home, port, slack.api_url, model.base_url if llm else None) as pid:
+        async with lore_run(home, port, slack.api_url, model.base_url if llm else None) as pid:
             memory: dict[str, Any] = {"idle_mb": rss_mb(pid)}
             runs: dict[str, Any] = {}
             async with aiohttp.ClientSession(f"http://127.0.0.1:{port}") as http:
-                driver = _Driver(slack, http, run)
+                driver = Driver(slack, http, run)
                 await driver.mention(questions[0])  # warm: the indexes are loaded, caches filled
                 memory["loaded_mb"] = rss_mb(pid)
                 for plan in plans:
@@ -148,7 +148,9 @@ async def measure(
 
 
 @asynccontextmanager
-async def _lore_run(home: Path, port: int, slack_api_url: str, llm_url: str | None) -> AsyncIterator[int]:
+async def lore_run(
+    home: Path, port: int, slack_api_url: str, llm_url: str | None, *, jobs_in_process: bool = False
+) -> AsyncIterator[int]:
     """`lore run --host 127.0.0.1 --port PORT` talking to the fakes; its pid once it serves."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
@@ -159,7 +161,7 @@ async def _lore_run(home: Path, port: int, slack_api_url: str, llm_url: str | No
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack_api_url,
         LLM_MODEL="instant",
-        LORE_JOBS_IN_PROCESS="false",
+        LORE_JOBS_IN_PROCESS=str(jobs_in_process).lower(),
         ANONYMIZED_TELEMETRY="False",
     )
     if llm_url:
@@ -196,7 +198,7 @@ def _settings(home: Path) -> Settings:
     return Settings(_env_file=None, lore_home=home, database_url=None, chroma_host=None, slack_bot_token=None)
 
 
-class _Driver:
+class Driver:
     def __init__(self, slack: FakeSlack, http: aiohttp.ClientSession, run: str) -> None:
         self._slack = slack
         self._http = http
@@ -212,12 +214,16 @@ class _Driver:
 
         return await asyncio.gather(*(one(q) for q in questions))
 
-    async def mention(self, question: str) -> Timing:
+    async def mention(self, question: str, files: Sequence[str] = (), wait: float = ANSWER_TIMEOUT) -> Timing:
+        """Mention Lore with `question` (and files from `FakeSlack.add_file`); the timings of
+        what Slack sees, up to the first reply in the thread."""
         n = next(self._ids)
         ts = f"{1_800_000_000 + n}.{self._run[-6:]}"
         text = f"<@{BOT}> {question}"
-        self._slack.add_message(CHANNEL, ts, text, USER)
+        self._slack.add_message(CHANNEL, ts, text, USER, files=list(files) or None)
+        shared = {"subtype": "file_share", "files": [self._slack.file(f) for f in files]} if files else {}
         event = {
+            **shared,
             "type": "app_mention",
             "user": USER,
             "text": text,
@@ -242,7 +248,7 @@ class _Driver:
             assert response.status == 200, await response.text()
         acked = time.monotonic()
         answer = await self._slack.wait_until(
-            lambda call: self._answers(call, ts), ANSWER_TIMEOUT, f"answer to {question!r}"
+            lambda call: self._answers(call, ts), wait, f"answer to {question!r}"
         )
         calls = [c for c in self._slack.calls if c.received_at >= sent and _about(c, ts)]
         working = next((c for c in calls if c.method in WORKING_SIGNALS), answer)

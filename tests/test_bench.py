@@ -18,11 +18,19 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1200,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "latest.json").read_text())
-    assert set(report["seconds"]) == {"ingest", "retrieval", "crawl", "slack", "quality"}
+    assert set(report["seconds"]) == {
+        "ingest",
+        "extraction",
+        "memory",
+        "retrieval",
+        "crawl",
+        "slack",
+        "quality",
+    }
 
     assert report["ingest"]["pipeline"]["chunks"] == report["ingest"]["embedder"]["chunks"] > 0
     assert report["ingest"]["ratios"]["pipeline_vs_embedder"] > 0
@@ -39,9 +47,16 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         assert 0 < scifact["hybrid"]["ndcg@10"] <= 1
     else:  # SciFact is not redistributable here (CC BY-NC): optional, and said to be skipped
         assert scifact == {"skipped": f"no BEIR corpus at {SCIFACT}"}
+    extraction = report["extraction"]  # the real-file corpus is a cache: skipped without it
+    assert extraction.get("skipped", "").startswith("no corpus at ") or extraction["files"] > 0
+    memory = report["memory"]
+    assert memory["embedder"]["bounded"]["peak_mb"] > 0
+    assert memory["lore_ingest"]["generated"]["exit_code"] == 0 and memory["lore_ingest"]["peak_mb"] > 0
+    assert memory["lore_run"]["tree_peak_mb"] > 0 and memory["lore_run"]["questions_answered"] > 0
 
     table = (tmp_path / "latest.md").read_text()
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
-    assert "**Slack path**" in table and "**Quality**" in table
+    assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table
+    assert "**Real-world files**" in table
     for chart in ("retrieval.png", "slack.png"):
         assert (tmp_path / chart).read_bytes().startswith(b"\x89PNG")
