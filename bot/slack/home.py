@@ -172,9 +172,9 @@ class AppHome:
         self, ack: Any, action: Json, client: AsyncWebClient, who: Who | None, people: People
     ) -> None:
         await ack()
-        if who is None or not str(action.get("value") or "").isdigit():
+        job_id = _job_id(action)
+        if who is None or job_id is None:
             return
-        job_id = int(action["value"])
 
         async def act() -> str:
             attached = await self._home.refresh_job(
@@ -190,9 +190,9 @@ class AppHome:
         self, ack: Any, action: Json, client: AsyncWebClient, who: Who | None, people: People
     ) -> None:
         await ack()
-        if who is None or not str(action.get("value") or "").isdigit():
+        job_id = _job_id(action)
+        if who is None or job_id is None:
             return
-        job_id = int(action["value"])
 
         async def act() -> str:
             job = await self._home.stop_job(await people.user(who), job_id, await people.member_of(who))
@@ -212,3 +212,9 @@ class AppHome:
             log.exception("a Home action of %s failed", who.user)
             notice = messages.internal_error()
         await self.publish(client, who, people, notice)
+
+
+def _job_id(action: Json) -> int | None:
+    """The job a Home tab button names (its value), if it names one."""
+    value = str(action.get("value") or "")
+    return int(value) if value.isdigit() else None

@@ -42,21 +42,8 @@ class SourceRepository:
         for existing in self.for_index(index_id):
             if existing.kind == SITE and existing.start_urls == list(start_urls):
                 return existing
-        with self._db.session() as session:
-            source = DocSource(tenant_id=tenant_id, kind=SITE, name=name, created_by=created_by)
-            session.add(source)
-            session.flush()
-            assert source.id is not None
-            config = DocSourceConfig(
-                index_id=index_id,
-                source_id=source.id,
-                folders=list(start_urls),
-                options=dict(options or {}),
-                schedule=schedule,
-            )
-            session.add(config)
-            session.flush()
-            return source_config_ref(config, source)
+        source = DocSource(tenant_id=tenant_id, kind=SITE, name=name, created_by=created_by)
+        return self._attach(source, index_id, start_urls, options, schedule)
 
     def attach_owned(
         self,
@@ -75,10 +62,21 @@ class SourceRepository:
         for existing in self.for_index(index_id):
             if existing.kind == kind and existing.folders == list(folders):
                 return existing
+        source = DocSource(
+            tenant_id=tenant_id, kind=kind, name=name, created_by=created_by, config={OWNED: True}
+        )
+        return self._attach(source, index_id, folders, options, schedule)
+
+    def _attach(
+        self,
+        source: DocSource,
+        index_id: int,
+        folders: Sequence[str],
+        options: dict[str, Any] | None,
+        schedule: str,
+    ) -> SourceConfigRef:
+        """Write a new source and its attachment to `index_id`."""
         with self._db.session() as session:
-            source = DocSource(
-                tenant_id=tenant_id, kind=kind, name=name, created_by=created_by, config={OWNED: True}
-            )
             session.add(source)
             session.flush()
             assert source.id is not None
