@@ -261,9 +261,10 @@ class Driver:
 
     def _answers(self, call: SlackCall, ts: str) -> bool:
         """Whether `call` completes the answer to the mention at `ts`: the reply posted in its
-        thread, or the end of a stream started there."""
+        thread (for everyone, or to the asker alone as a refusal is), or the end of a stream
+        started there."""
         params = call.params
-        if call.method == "chat.postMessage":
+        if call.method in ("chat.postMessage", "chat.postEphemeral"):
             return bool(params.get("thread_ts") == ts)
         if call.method == "chat.stopStream":
             stream = self._slack.message(str(params.get("channel")), str(params.get("ts"))) or {}
