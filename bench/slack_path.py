@@ -261,11 +261,14 @@ class Driver:
 
     def _answers(self, call: SlackCall, ts: str) -> bool:
         """Whether `call` completes the answer to the mention at `ts`: the reply posted in its
-        thread (for everyone, or to the asker alone as a refusal is), or the end of a stream
-        started there."""
+        thread, the end of a stream started there, or the thread's status cleared (what ends
+        a reply only the asker sees, such as a refused file: Slack shows it beside a message
+        that has no thread yet, so it carries no `thread_ts`)."""
         params = call.params
-        if call.method in ("chat.postMessage", "chat.postEphemeral"):
+        if call.method == "chat.postMessage":
             return bool(params.get("thread_ts") == ts)
+        if call.method == "assistant.threads.setStatus":
+            return params.get("thread_ts") == ts and not params.get("status")
         if call.method == "chat.stopStream":
             stream = self._slack.message(str(params.get("channel")), str(params.get("ts"))) or {}
             return bool(stream.get("thread_ts") == ts)
