@@ -116,6 +116,10 @@ class LocalEmbedder:
         self._threads = threads
         self._shapes = shapes or Shapes()
         self._lock = threading.Lock()
+        self._running = threading.Lock()
+        """One run of the model at a time: each run already uses every core, and runs side
+        by side (an upload's batches and a question's) would each hold their activations,
+        growing the model's memory arena to their sum for good."""
         self._session: Any = None
         self._tokenizer: Any = None
 
@@ -166,7 +170,8 @@ class LocalEmbedder:
             ids[n, : len(row)] = row
         mask = (ids != 0).astype(np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        hidden = self._session.run(["last_hidden_state"], feeds)[0]
+        with self._running:
+            hidden = self._session.run(["last_hidden_state"], feeds)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return normalise(pooled.astype(np.float32))

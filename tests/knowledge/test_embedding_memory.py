@@ -10,6 +10,7 @@ copy). Over the batches below the bounded feeding grows by about 20 MB, the old 
 from __future__ import annotations
 
 import random
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,23 @@ def test_rss_growth_over_varied_batches_is_bounded() -> None:
         assert vectors.shape == (len(batch), 384)
     after = _status_mb("VmHWM") if resettable else _status_mb("VmRSS")
     assert after - before <= GROWTH_BOUND_MB, f"grew {after - before:.0f} MB over varied batches"
+
+
+@pytest.mark.skipif(not STATUS.exists(), reason="reads /proc (Linux)")
+def test_rss_growth_stays_bounded_when_several_threads_embed_at_once() -> None:
+    """An upload's batches and a few questions embed at the same time in `lore run`: run side
+    by side, each run would hold its own activations and the arena would keep their sum."""
+    embedder = LocalEmbedder()
+    embedder.load()
+    embedder.embed_sync(["warm up"])
+    before = _status_mb("VmRSS")
+    resettable = _reset_peak()
+    batches = [batch for seed in range(4) for batch in _varied_batches(seed)[:1]]
+    with ThreadPoolExecutor(len(batches)) as pool:
+        shapes = [v.shape for v in pool.map(embedder.embed_sync, batches)]
+    assert shapes == [(16, 384)] * len(batches)
+    after = _status_mb("VmHWM") if resettable else _status_mb("VmRSS")
+    assert after - before <= GROWTH_BOUND_MB, f"grew {after - before:.0f} MB with {len(batches)} threads"
 
 
 def test_runs_stay_within_the_piece_budget_and_cover_every_text() -> None:
