@@ -227,7 +227,21 @@ class Knowledge:
         found = evidence(ranking, retrieval.hits)
         if found is None:
             return unweighed, self._calibration.threshold
-        return ranking, self._calibration.confidence(found)
+        confidence = self._calibration.confidence(found)
+        if self.answers(confidence):
+            ranking = await self._read_on(ranking)
+        return ranking, confidence
+
+    async def _read_on(self, ranking: Ranking) -> Ranking:
+        """The ranking with its best passage read on into the passage that follows it in
+        its document (what the answer quotes may continue into)."""
+        best, *others = ranking.passages
+        if not best.units:
+            return ranking
+        following = await self._retriever.following(best.hit)
+        if following is None:
+            return ranking
+        return replace(ranking, passages=[self._ranker.read_on(ranking, best, following), *others])
 
     def answers(self, confidence: float) -> bool:
         return confidence >= self._calibration.threshold

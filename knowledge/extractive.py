@@ -4,9 +4,13 @@ Needs no model (the offline default). The second stage (`knowledge.ranking`) has
 every unit of the best passages; the answer leads with the single best sentence, cited, then
 quotes an excerpt of each of the best passages (at most `MAX_PER_DOCUMENT` from one
 document), each grown from its best unit to the neighbouring units that score best until
-`EXCERPT_CHARS`. Units are whole sentences, list items or code blocks (`knowledge.quotes`),
-so no quote stops in the middle of one. An abstention says where Lore looked and names the
-closest documents as places to look, not as an answer.
+`EXCERPT_CHARS`. The best passage may have been read on into the one that follows it in its
+document (`Ranker.read_on`: a passage often ends by introducing the list that answers), and
+its excerpt may grow to `LEAD_EXCERPT_CHARS`. Further documents among the candidates are
+cited after the quotes ("see also"), with their best sentence, up to `CITED_DOCUMENTS` in
+all: an answer often rests on two pages. Units are whole sentences, list items or code
+blocks (`knowledge.quotes`), so no quote stops in the middle of one. An abstention says
+where Lore looked and names the closest documents as places to look, not as an answer.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from knowledge.retrieval import Hit, Retrieval
 QUOTED_PASSAGES = 3
 MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
+LEAD_EXCERPT_CHARS = 1200
+CITED_DOCUMENTS = 5
 LEAD_IN_BONUS = 0.05
 """Growing an excerpt, the unit before it is preferred on a near tie: it introduces."""
 CLOSEST = 3
@@ -42,11 +48,19 @@ def extractive_answer(
     passages are quoted only when they clear `relevance_floor` too (a passage found by
     keywords alone has no similarity and is kept): a quote off the subject is noise."""
     best, *others = ranking.passages
-    chosen = _chosen(
-        [best, *(p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor)]
-    )
-    citations = [Citation.from_hit(n, p.hit, excerpt(p)) for n, p in enumerate(chosen, start=1)]
+    relevant = [p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor]
+    chosen = _chosen([best, *relevant])
+    budgets = [LEAD_EXCERPT_CHARS, *[EXCERPT_CHARS] * (len(chosen) - 1)]
+    citations = [
+        Citation.from_hit(n, p.hit, excerpt(p, budget))
+        for n, (p, budget) in enumerate(zip(chosen, budgets, strict=True), start=1)
+    ]
     lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
+    also = _see_also(relevant, chosen)
+    for passage in also:
+        citations.append(Citation.from_hit(len(citations) + 1, passage.hit, lead(passage)))
+    if also:
+        lines += ["", "See also " + " ".join(f"[{c.n}]" for c in citations[len(chosen) :]) + "."]
     return Answer(
         text="\n".join(lines),
         citations=citations,
@@ -60,7 +74,8 @@ def extractive_answer(
 
 def lead(passage: Scored) -> str:
     """The passage's best sentence (a code block or list item when it has no sentence)."""
-    units = [u for u in passage.units if not u.unit.fragment]
+    own = passage.units[: len(passage.units) - passage.following]
+    units = [u for u in own if not u.unit.fragment]
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
@@ -131,15 +146,31 @@ def abstention(
 def _chosen(passages: Sequence[Scored]) -> list[Scored]:
     per_document: dict[int, int] = {}
     chosen = []
+    best = passages[0]
+    read = (best.hit.document.id, best.hit.position + 1) if best.following else None
     for passage in passages:
         document = passage.hit.document.id
-        if per_document.get(document, 0) >= MAX_PER_DOCUMENT:
+        if per_document.get(document, 0) >= MAX_PER_DOCUMENT or (document, passage.hit.position) == read:
             continue
         per_document[document] = per_document.get(document, 0) + 1
         chosen.append(passage)
         if len(chosen) == QUOTED_PASSAGES:
             break
     return chosen
+
+
+def _see_also(relevant: Sequence[Scored], chosen: Sequence[Scored]) -> list[Scored]:
+    """The best passage of each further document, in ranking order, while fewer than
+    `CITED_DOCUMENTS` documents are cited."""
+    cited = {p.hit.document.id for p in chosen}
+    also = []
+    for passage in relevant:
+        if len(cited) >= CITED_DOCUMENTS:
+            break
+        if passage.hit.document.id not in cited:
+            cited.add(passage.hit.document.id)
+            also.append(passage)
+    return also
 
 
 def _quoted(citation: Citation) -> str:
