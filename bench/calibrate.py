@@ -64,6 +64,19 @@ def fit(x: np.ndarray, y: np.ndarray, iterations: int = 4000, rate: float = 0.1)
     return w / scale, b - float((w * mean / scale).sum())
 
 
+def cross_validated_auc(x: np.ndarray, y: np.ndarray) -> float:
+    """Leave-one-out: each question scored by a model fitted on the others; the AUC of those
+    scores (the chance an answerable question outscores an unanswerable one)."""
+    scores = np.empty(len(y))
+    for i in range(len(y)):
+        others = np.arange(len(y)) != i
+        coefficients, intercept = fit(x[others], y[others])
+        scores[i] = intercept + x[i] @ coefficients
+    positive, negative = scores[y == 1], scores[y == 0]
+    wins = (positive[:, None] > negative[None, :]).sum() + 0.5 * (positive[:, None] == negative[None, :]).sum()
+    return float(wins / (len(positive) * len(negative)))
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lore-calibrate-") as home:
         rows = asyncio.run(gather(Path(home)))
@@ -71,6 +84,7 @@ def main() -> None:
     x = np.array([v for v, _ in kept], dtype=float)
     y = np.array([a for _, a in kept], dtype=float)
     coefficients, intercept = fit(x, y)
+    print(f"leave-one-out AUC on the tune half: {cross_validated_auc(x, y):.3f}")
     confidence = np.array(
         [1.0 / (1.0 + np.exp(-(intercept + e.as_vector() @ coefficients))) if e else 0.0 for e, _ in rows]
     )
