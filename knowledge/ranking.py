@@ -47,7 +47,10 @@ EMBEDDED_CHARS = 400
 cost of embedding grows with length."""
 COMMON_SHARE = 0.2
 """A word found in more than this share of the index's passages (the product's own name,
-say) carries no meaning of its own to weigh."""
+say) carries no meaning of its own to weigh..."""
+COMMON_MINIMUM = 10
+"""...once it is found in at least this many: in a handful of passages every word is in
+a large share."""
 
 
 @dataclass(frozen=True)
@@ -272,10 +275,12 @@ def question_terms(words: Sequence[str], frequencies: tuple[dict[str, int], int]
 
 
 def common(word: str, counts: tuple[dict[str, int], int] | None) -> bool:
-    """Whether more than `COMMON_SHARE` of the index's passages hold `word`."""
+    """Whether more than `COMMON_SHARE` of the index's passages hold `word` (and at least
+    `COMMON_MINIMUM`)."""
     if counts is None or not counts[1]:
         return False
-    return counts[0].get(word, 0) > COMMON_SHARE * counts[1]
+    held = counts[0].get(word, 0)
+    return held >= COMMON_MINIMUM and held > COMMON_SHARE * counts[1]
 
 
 def without_word(question: str, word: str) -> str:
