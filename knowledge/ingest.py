@@ -205,9 +205,11 @@ class Ingestor:
         await asyncio.to_thread(self._documents.mark_deleting, document_ids)
         await self._purge(index, document_ids)
 
-    async def repair(self, indexes_by_id: dict[int, IndexRef]) -> int:
-        """Finish ingests and removals a crash left half done; returns documents cleaned."""
-        leftovers = await asyncio.to_thread(self._documents.unfinished)
+    async def repair(self, indexes_by_id: dict[int, IndexRef], *, source_config_id: int | None = None) -> int:
+        """Finish ingests and removals a crash left half done (only those of one attached
+        source, with `source_config_id`: what a killed worker left of the job it ran);
+        returns documents cleaned."""
+        leftovers = await asyncio.to_thread(self._documents.unfinished, source_config_id=source_config_id)
         for document in leftovers:
             index = indexes_by_id.get(document.index_id)
             if index is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 HIDDEN = "***"
 SECRET_QUERY = re.compile(r"key|token|secret|pass|pwd|sig|auth|credential|session", re.IGNORECASE)
@@ -22,21 +22,21 @@ MIN_SECRET = 4
 
 
 def mask_url(url: str) -> str:
-    """`url` without its password or secret query values; as it is if it has neither."""
+    """`url` without its password or secret query values; as it is if it has neither. The
+    rest is kept as written (rebuilding a URL can change it: `sqlite:////abs/path`)."""
     try:
         parts = urlsplit(url)
-        if "@" in parts.netloc:
-            userinfo, _, where = parts.netloc.rpartition("@")
-            user, has_password, _ = userinfo.partition(":")
-            parts = parts._replace(netloc=f"{user}:{HIDDEN}@{where}" if has_password else parts.netloc)
-        if parts.query:
-            pairs = parse_qsl(parts.query, keep_blank_values=True)
-            if any(SECRET_QUERY.search(name) for name, _ in pairs):
-                masked = [(name, HIDDEN if SECRET_QUERY.search(name) else value) for name, value in pairs]
-                parts = parts._replace(query=urlencode(masked, safe="*"))
-        return urlunsplit(parts)
     except ValueError:  # not a URL urllib can split: at least no user info
         return _USERINFO.sub(rf"\1:{HIDDEN}@", url)
+    masked = url
+    if parts.password is not None:
+        masked = _USERINFO.sub(rf"\1:{HIDDEN}@", masked, count=1)
+    if parts.query:
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        if any(SECRET_QUERY.search(name) for name, _ in pairs):
+            hidden = [(name, HIDDEN if SECRET_QUERY.search(name) else value) for name, value in pairs]
+            masked = masked.replace("?" + parts.query, "?" + urlencode(hidden, safe="*"), 1)
+    return masked
 
 
 def mask_text(text: str, secrets: Iterable[str] = ()) -> str:

@@ -68,6 +68,10 @@ NOT_IN_A_THREAD = (
     "Say “remember this thread” as a reply in the thread you want me to save, and I'll keep "
     "every message in it, who wrote it and when, with a link back to it."
 )
+PARTNERS_NOT_ANSWERED = (
+    "Lore answers only the people of the workspace it is installed in here "
+    "(its admins have turned it off for other organisations in shared channels)."
+)
 NOTHING_TO_ASK = "What would you like to know? Ask me a question, or say “help”."
 INDEX_GONE = "That index no longer exists."
 ANSWER_FAILED_NOTE = "I couldn't answer this one; I've told the asker why."

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -13,6 +13,7 @@ import typer
 
 from bot.app.keys import ApiKeyRef, ApiKeys, open_keys
 from bot.app.settings import Settings
+from bot.cli.common import settings_or_exit
 from storage.records import StorageError
 from storage.values import LOCAL_TENANT
 
@@ -20,66 +21,69 @@ log = logging.getLogger(__name__)
 DEFAULT_PORT = 8080
 
 
-def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
-    @app.command()
-    def serve(
-        host: str = typer.Option("0.0.0.0", help="Interface to listen on."),  # noqa: S104
-        port: int = typer.Option(None, help=f"Port (default $PORT or {DEFAULT_PORT}).", envvar="PORT"),
-    ) -> None:
-        """Serve the HTTP API (OpenAI-compatible chat over indexes, index and document management)."""
-        from bot.app.logs import configure_logging
+app = typer.Typer()
+"""This module's commands; `bot.cli.main` adds them to `lore`."""
 
-        settings = settings_or_exit()
-        configure_logging("INFO")
-        asyncio.run(serve_api(settings, host, port or DEFAULT_PORT))
 
-    keys_app = typer.Typer(help="API keys for the HTTP API.", no_args_is_help=True)
-    app.add_typer(keys_app, name="api-key")
+@app.command()
+def serve(
+    host: str = typer.Option("0.0.0.0", help="Interface to listen on."),  # noqa: S104
+    port: int = typer.Option(None, help=f"Port (default $PORT or {DEFAULT_PORT}).", envvar="PORT"),
+) -> None:
+    """Serve the HTTP API (OpenAI-compatible chat over indexes, index and document management)."""
+    from bot.app.logs import configure_logging
 
-    @keys_app.command("create")
-    def create(
-        name: str = typer.Option(..., "--name", "-n", help="A name to recognise the key by."),
-        tenant: str = typer.Option(
-            LOCAL_TENANT, "--tenant", "-t", help="Slack team id (T…), or `local` for the shell's workspace."
-        ),
-        user: str | None = typer.Option(
-            None, "--user", "-u", help="Act as this user (Slack user id), who may see their personal index."
-        ),
-    ) -> None:
-        """Create a key; its secret is shown once and stored only as a hash."""
-        with _keys(settings_or_exit()) as keys:
-            issued = keys.create(tenant, name, user=user)
-        typer.echo(
-            f"Created API key {issued.key.id} ({name}) for tenant {tenant}" + (f" as {user}" if user else "")
-        )
-        typer.echo(issued.secret)
-        typer.secho("This is the only time the key is shown: store it now.", fg="yellow", err=True)
+    settings = settings_or_exit()
+    configure_logging("INFO")
+    asyncio.run(serve_api(settings, host, port or DEFAULT_PORT))
 
-    @keys_app.command("revoke")
-    def revoke(
-        key: str = typer.Argument(..., help="The key's id or name."),
-        tenant: str | None = typer.Option(
-            None, "--tenant", "-t", help="Tenant, when a name is used in several."
-        ),
-    ) -> None:
-        """Revoke a key: requests with it are refused from now on."""
-        with _keys(settings_or_exit()) as keys:
-            revoked = keys.revoke(key, tenant_id=tenant)
-        typer.echo(f"Revoked API key {revoked.id} ({revoked.name}) of tenant {revoked.tenant_id}")
 
-    @keys_app.command("list")
-    def list_keys(tenant: str | None = typer.Option(None, "--tenant", "-t")) -> None:
-        """List keys (revoked ones too), never their secrets."""
-        with _keys(settings_or_exit()) as keys:
-            rows = keys.listing(tenant)
-        if not rows:
-            typer.echo("No API keys yet. Create one with `lore api-key create --name NAME`.")
-            return
-        typer.echo(
-            f"{'id':>4}  {'tenant':<12} {'name':<20} {'key':<16} {'created':<17} {'last used':<17} state"
-        )
-        for row in rows:
-            typer.echo(_row(row))
+keys_app = typer.Typer(help="API keys for the HTTP API.", no_args_is_help=True)
+app.add_typer(keys_app, name="api-key")
+
+
+@keys_app.command("create")
+def create(
+    name: str = typer.Option(..., "--name", "-n", help="A name to recognise the key by."),
+    tenant: str = typer.Option(
+        LOCAL_TENANT, "--tenant", "-t", help="Slack team id (T…), or `local` for the shell's workspace."
+    ),
+    user: str | None = typer.Option(
+        None, "--user", "-u", help="Act as this user (Slack user id), who may see their personal index."
+    ),
+) -> None:
+    """Create a key; its secret is shown once and stored only as a hash."""
+    with _keys(settings_or_exit()) as keys:
+        issued = keys.create(tenant, name, user=user)
+    typer.echo(
+        f"Created API key {issued.key.id} ({name}) for tenant {tenant}" + (f" as {user}" if user else "")
+    )
+    typer.echo(issued.secret)
+    typer.secho("This is the only time the key is shown: store it now.", fg="yellow", err=True)
+
+
+@keys_app.command("revoke")
+def revoke(
+    key: str = typer.Argument(..., help="The key's id or name."),
+    tenant: str | None = typer.Option(None, "--tenant", "-t", help="Tenant, when a name is used in several."),
+) -> None:
+    """Revoke a key: requests with it are refused from now on."""
+    with _keys(settings_or_exit()) as keys:
+        revoked = keys.revoke(key, tenant_id=tenant)
+    typer.echo(f"Revoked API key {revoked.id} ({revoked.name}) of tenant {revoked.tenant_id}")
+
+
+@keys_app.command("list")
+def list_keys(tenant: str | None = typer.Option(None, "--tenant", "-t")) -> None:
+    """List keys (revoked ones too), never their secrets."""
+    with _keys(settings_or_exit()) as keys:
+        rows = keys.listing(tenant)
+    if not rows:
+        typer.echo("No API keys yet. Create one with `lore api-key create --name NAME`.")
+        return
+    typer.echo(f"{'id':>4}  {'tenant':<12} {'name':<20} {'key':<16} {'created':<17} {'last used':<17} state")
+    for row in rows:
+        typer.echo(_row(row))
 
 
 async def serve_api(settings: Settings, host: str, port: int) -> None:

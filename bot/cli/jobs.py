@@ -5,18 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Awaitable, Callable
 
 import typer
 from rich.progress import Progress
 
 from bot.app.conversations import Actor
 from bot.app.local import operator_place
-from bot.app.services import Services, build_services
-from bot.app.settings import Settings
+from bot.app.services import Services
 from bot.app.workers import build_worker, refresh_scheduler, running_jobs
 from bot.chat import messages
 from bot.chat.render import age, plain
+from bot.cli.common import settings_or_exit, with_services
 from knowledge.errors import KnowledgeError
 from knowledge.sources.jobs import IndexingJobs
 from knowledge.sources.jobs.counters import Count, JobCounters
@@ -53,78 +52,72 @@ async def follow_with_bar(jobs: IndexingJobs, job: JobRef, site: str) -> JobRef:
     return job
 
 
-def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
-    jobs_app = typer.Typer(help="Indexing jobs: list, follow, cancel.", invoke_without_command=True)
-    app.add_typer(jobs_app, name="jobs")
+app = typer.Typer()
+"""This module's commands; `bot.cli.main` adds them to `lore`."""
 
-    @jobs_app.callback()
-    def jobs(
-        context: typer.Context,
-        follow: int | None = typer.Option(None, "--follow", "-f", help="Follow this job's log live."),
-    ) -> None:
-        """Recent indexing jobs, or one job's log as it runs."""
-        if context.invoked_subcommand is not None:
+jobs_app = typer.Typer(help="Indexing jobs: list, follow, cancel.", invoke_without_command=True)
+app.add_typer(jobs_app, name="jobs")
+
+
+@jobs_app.callback()
+def jobs(
+    context: typer.Context,
+    follow: int | None = typer.Option(None, "--follow", "-f", help="Follow this job's log live."),
+) -> None:
+    """Recent indexing jobs, or one job's log as it runs."""
+    if context.invoked_subcommand is not None:
+        return
+
+    async def work(services: Services) -> None:
+        if follow is not None:
+            async for line in services.jobs.tail_indexing_job(follow):
+                typer.echo(f"{line.at:%H:%M:%S} {line.level:<7} {line.message}")
+            job = await services.jobs.get_indexing_job_status(follow)
+            typer.echo(f"job {job.id}: {job.state.value}")
             return
+        recent = await services.jobs.recent(limit=20)
+        if not recent:
+            typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
+        for job in recent:
+            counted = JobCounters(job.counters)
+            typer.echo(
+                f"{job.id:>5}  {job.state.value:<11} {counted.pages_done}/{counted[Count.PAGES_FOUND]} pages, "
+                f"{counted[Count.CHUNKS]} chunks, {job.trigger}, created {age(job.created_at)}"
+            )
 
-        async def work(services: Services) -> None:
-            if follow is not None:
-                async for line in services.jobs.tail_indexing_job(follow):
-                    typer.echo(f"{line.at:%H:%M:%S} {line.level:<7} {line.message}")
-                job = await services.jobs.get_indexing_job_status(follow)
-                typer.echo(f"job {job.id}: {job.state.value}")
-                return
-            recent = await services.jobs.recent(limit=20)
-            if not recent:
-                typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
-            for job in recent:
-                counted = JobCounters(job.counters)
-                typer.echo(
-                    f"{job.id:>5}  {job.state.value:<11} {counted.pages_done}/{counted[Count.PAGES_FOUND]} pages, "
-                    f"{counted[Count.CHUNKS]} chunks, {job.trigger}, created {age(job.created_at)}"
-                )
-
-        _run(settings_or_exit(), work)
-
-    @jobs_app.command("cancel")
-    def cancel(job_id: int) -> None:
-        """Ask a job to stop (what it indexed stays)."""
-
-        async def work(services: Services) -> None:
-            job = await services.actions.sources.cancel_job(await operator_place(services), job_id)
-            typer.echo(f"job {job.id}: {'cancelled' if job.finished else 'stopping'}")
-
-        _run(settings_or_exit(), work)
-
-    @app.command()
-    def worker() -> None:
-        """Run indexing jobs (and scheduled refreshes) in this process until stopped. With
-        PostgreSQL, several workers may run at once; each job is taken by one of them."""
-        settings = settings_or_exit()
-
-        async def work(services: Services) -> None:
-            stop = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                loop.add_signal_handler(sig, stop.set)
-            from bot.slack.history import channel_syncs
-
-            job_worker, name = build_worker(services, more=channel_syncs)
-            typer.echo(f"worker {name} waiting for indexing jobs (Ctrl-C to stop)")
-            scheduler = refresh_scheduler(services)
-            try:
-                await job_worker.run(stop, name)
-            finally:
-                scheduler.shutdown(wait=False)
-
-        _run(settings, work)
+    with_services(settings_or_exit(), work)
 
 
-def _run(settings: Settings, work: Callable[[Services], Awaitable[None]]) -> None:
-    async def main() -> None:
-        services = build_services(settings)
+@jobs_app.command("cancel")
+def cancel(job_id: int) -> None:
+    """Ask a job to stop (what it indexed stays)."""
+
+    async def work(services: Services) -> None:
+        job = await services.actions.sources.cancel_job(await operator_place(services), job_id)
+        typer.echo(f"job {job.id}: {'cancelled' if job.finished else 'stopping'}")
+
+    with_services(settings_or_exit(), work)
+
+
+@app.command()
+def worker() -> None:
+    """Run indexing jobs (and scheduled refreshes) in this process until stopped. With
+    PostgreSQL, several workers may run at once; each job is taken by one of them."""
+    settings = settings_or_exit()
+
+    async def work(services: Services) -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        from bot.slack.history import channel_syncs
+
+        job_worker, name = build_worker(services, more=channel_syncs)
+        typer.echo(f"worker {name} waiting for indexing jobs (Ctrl-C to stop)")
+        scheduler = refresh_scheduler(services)
         try:
-            await work(services)
+            await job_worker.run(stop, name)
         finally:
-            await services.aclose()
+            scheduler.shutdown(wait=False)
 
-    asyncio.run(main())
+    with_services(settings, work)

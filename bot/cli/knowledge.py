@@ -6,7 +6,7 @@ import asyncio
 import json
 import re
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -15,9 +15,9 @@ from rich.progress import Progress
 
 from bot.app.actions import AddOutcome
 from bot.app.conversations import Actor
-from bot.app.local import files_under, index_for_cli, local_dm
-from bot.app.services import Services, build_services
-from bot.app.settings import Settings
+from bot.app.local import files_under, index_for_cli
+from bot.app.services import Services
+from bot.cli.common import as_local_user, settings_or_exit
 from knowledge.answer import ResponseMode
 from knowledge.engine import Request
 from knowledge.errors import IngestError, KnowledgeError
@@ -27,27 +27,6 @@ from knowledge.sources.fetch import AllowList, Fetcher
 
 T = TypeVar("T")
 URL = re.compile(r"^https?://", re.I)
-
-
-def run_with_services(settings: Settings, work: Callable[[Services, Actor], Awaitable[T]]) -> T:
-    """Build services, act as the local user, always close; knowledge errors end politely."""
-
-    async def main() -> T:
-        services = build_services(settings)
-        try:
-            actor = await local_dm(services)
-            await services.ingestor.repair(
-                {i.id: i for i in services.indexes.list_for_tenant(actor.place.tenant_id)}
-            )
-            return await work(services, actor)
-        finally:
-            await services.aclose()
-
-    try:
-        return asyncio.run(main())
-    except KnowledgeError as exc:
-        typer.secho(f"lore: {exc}", fg="red", err=True)
-        raise typer.Exit(1) from None
 
 
 async def file_sources(files: list[Path], unread: list[AddOutcome] | None = None) -> AsyncIterator[Source]:
@@ -65,171 +44,177 @@ async def file_sources(files: list[Path], unread: list[AddOutcome] | None = None
         yield Source(name=name, data=data, source_key=without_surrogates(str(path.resolve())))
 
 
-def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
-    @app.command()
-    def ingest(
-        targets: list[str] = typer.Argument(..., help="Files, folders (recursively) or http(s) URLs."),
-        index: str = typer.Option("personal", "--index", "-i", help="Index to add to (created if new)."),
-        site: bool = typer.Option(False, "--site", help="Crawl each URL's whole site, kept fresh."),
-    ) -> None:
-        """Add files, folders, web pages or whole sites to an index, with a progress bar."""
-        urls = [t for t in targets if URL.match(t)]
-        missing: list[Path] = []
-        files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=missing.append))
-        for path in missing:
-            typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
+app = typer.Typer()
+"""This module's commands; `bot.cli.main` adds them to `lore`."""
 
-        async def work(services: Services, actor: Actor) -> list[AddOutcome]:
-            target = await index_for_cli(services, actor, index, create=True)
-            if site and urls:
-                from bot.cli.jobs import crawl_site
 
-                await crawl_site(services, actor, target, urls)
-            with Progress(transient=True) as bar:
-                task = bar.add_task(f"Adding to {target.name}", total=len(files) + (0 if site else len(urls)))
+@app.command()
+def ingest(
+    targets: list[str] = typer.Argument(..., help="Files, folders (recursively) or http(s) URLs."),
+    index: str = typer.Option("personal", "--index", "-i", help="Index to add to (created if new)."),
+    site: bool = typer.Option(False, "--site", help="Crawl each URL's whole site, kept fresh."),
+) -> None:
+    """Add files, folders, web pages or whole sites to an index, with a progress bar."""
+    urls = [t for t in targets if URL.match(t)]
+    missing: list[Path] = []
+    files = list(files_under([Path(t) for t in targets if not URL.match(t)], on_missing=missing.append))
+    for path in missing:
+        typer.secho(f"lore: no such file or folder: {path}", fg="red", err=True)
 
-                def report(outcome: AddOutcome) -> None:
-                    bar.advance(task)
-                    bar.console.print(_result_line(outcome))
+    async def work(services: Services, actor: Actor) -> list[AddOutcome]:
+        target = await index_for_cli(services, actor, index, create=True)
+        if site and urls:
+            from bot.cli.jobs import crawl_site
 
-                documents = services.actions.documents
-                unread: list[AddOutcome] = []
-                outcomes = await documents.add(
-                    actor.place, target, file_sources(files, unread), report=report
-                )
-                for outcome in unread:
-                    report(outcome)
-                outcomes.extend(unread)
-                for url in [] if site else urls:
-                    outcomes.append(await documents.add_page(actor.place, target, url, _fetcher(services)))
-                    report(outcomes[-1])
-                return outcomes
+            await crawl_site(services, actor, target, urls)
+        with Progress(transient=True) as bar:
+            task = bar.add_task(f"Adding to {target.name}", total=len(files) + (0 if site else len(urls)))
 
-        outcomes = run_with_services(settings_or_exit(), work)
-        _summarise(outcomes, quiet=site and not outcomes)
-        if missing:
-            raise typer.Exit(1)
+            def report(outcome: AddOutcome) -> None:
+                bar.advance(task)
+                bar.console.print(_result_line(outcome))
 
-    @app.command()
-    def ask(
-        question: str,
-        index: list[str] = typer.Option([], "--index", "-i", help="Index to search (repeatable)."),
-        mode: str | None = typer.Option(
-            None, help="RAG_ONLY, LLM_ONLY, HYBRID, SMART_FALLBACK, RAG_PRIORITY, LLM_PRIORITY"
-        ),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    ) -> None:
-        """Ask a question over your indexes."""
-        chosen_mode = _mode(mode)
+            documents = services.actions.documents
+            unread: list[AddOutcome] = []
+            outcomes = await documents.add(actor.place, target, file_sources(files, unread), report=report)
+            for outcome in unread:
+                report(outcome)
+            outcomes.extend(unread)
+            for url in [] if site else urls:
+                outcomes.append(await documents.add_page(actor.place, target, url, _fetcher(services)))
+                report(outcomes[-1])
+            return outcomes
 
-        async def work(services: Services, actor: Actor) -> str:
-            if index:
-                indexes = [await index_for_cli(services, actor, n, create=False) for n in index]
-            else:
-                indexes = await services.catalog.enabled(actor.conversation, actor.place)
-            answer = await services.knowledge.ask(
-                Request(indexes, [{"role": "user", "content": question}], mode=chosen_mode)
-            )
-            if as_json:
-                return json.dumps(answer.as_json(), ensure_ascii=False)
-            from bot.chat.render import render_answer
+    outcomes = as_local_user(settings_or_exit(), work)
+    _summarise(outcomes, quiet=site and not outcomes)
+    if missing:
+        raise typer.Exit(1)
 
-            return render_answer(answer)
 
-        typer.echo(run_with_services(settings_or_exit(), work))
+@app.command()
+def ask(
+    question: str,
+    index: list[str] = typer.Option([], "--index", "-i", help="Index to search (repeatable)."),
+    mode: str | None = typer.Option(
+        None, help="RAG_ONLY, LLM_ONLY, HYBRID, SMART_FALLBACK, RAG_PRIORITY, LLM_PRIORITY"
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
+) -> None:
+    """Ask a question over your indexes."""
+    chosen_mode = _mode(mode)
 
-    @app.command()
-    def indexes() -> None:
-        """List the indexes you can use, with their sizes."""
-
-        async def work(services: Services, actor: Actor) -> str:
-            from bot.chat.render import render_listing
-
-            return render_listing(await services.catalog.listing(actor.place, actor.conversation))
-
-        typer.echo(run_with_services(settings_or_exit(), work))
-
-    @app.command()
-    def docs(index: str = typer.Argument(..., help="Index name.")) -> None:
-        """List the documents in an index."""
-
-        async def work(services: Services, actor: Actor) -> str:
-            from bot.chat.render import render_documents
-
-            target = await index_for_cli(services, actor, index, create=False)
-            documents = await services.actions.documents.listing(actor.place, target, limit=10_000)
-            return render_documents(target, documents)
-
-        typer.echo(run_with_services(settings_or_exit(), work))
-
-    @app.command()
-    def forget(index: str, doc: str = typer.Argument(..., help="Document name, URL or id.")) -> None:
-        """Remove a document from an index."""
-
-        async def work(services: Services, actor: Actor) -> str:
-
-            target = await index_for_cli(services, actor, index, create=False)
-            found = await services.actions.documents.forget(actor.place, target, doc)
-            if not found:
-                raise KnowledgeError(f"there is no document matching {doc!r} in the {target.name} index")
-            return "Forgot " + ", ".join(d.name for d in found)
-
-        typer.echo(run_with_services(settings_or_exit(), work))
-
-    eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
-    app.add_typer(eval_app, name="eval")
-
-    @eval_app.command("beir")
-    def eval_beir(
-        folder: Path,
-        as_json: bool = typer.Option(False, "--json"),
-        split: str = typer.Option("test"),
-        max_queries: int = typer.Option(0, help="Evaluate only the first N queries (0: all)."),
-    ) -> None:
-        """nDCG@10 and Recall@100 for keyword, dense and hybrid retrieval on a BEIR folder.
-        Runs in a temporary store, leaving your memory untouched."""
-        from bot.cli.evaluation import run_beir
-
-        with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
-            settings = settings_or_exit().model_copy(
-                update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
-            )
-            scores = asyncio.run(
-                run_beir(settings, folder, split=split, max_queries=max_queries, quiet=as_json)
-            )
-        if as_json:
-            typer.echo(json.dumps(scores))
+    async def work(services: Services, actor: Actor) -> str:
+        if index:
+            indexes = [await index_for_cli(services, actor, n, create=False) for n in index]
         else:
-            typer.echo(f"{'':10}{'nDCG@10':>10}{'Recall@100':>12}{'p50 ms':>10}{'p95 ms':>10}")
-            for name, v in scores.items():
-                typer.echo(
-                    f"{name:10}{v['ndcg@10']:>10.4f}{v['recall@100']:>12.4f}{v['p50_ms']:>10.1f}{v['p95_ms']:>10.1f}"
-                )
-
-    @eval_app.command("qa")
-    def eval_qa(
-        folder: Path,
-        questions: Path,
-        split: str = typer.Option("tune", help="tune, heldout or all"),
-        as_json: bool = typer.Option(False, "--json"),
-    ) -> None:
-        """Answer quality: cited-source recall, Hit@k, facts present, abstention and latency
-        over a question set (JSON lines), asked as `lore ask` asks. Runs in a temporary store."""
-        from bot.cli.evaluation import run_qa
-
-        with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
-            settings = settings_or_exit().model_copy(
-                update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
-            )
-            try:
-                report = asyncio.run(run_qa(settings, folder, questions, split=split, quiet=as_json))
-            except (OSError, ValueError) as exc:
-                typer.secho(f"lore: {exc}", fg="red", err=True)
-                raise typer.Exit(1) from None
+            indexes = await services.catalog.enabled(actor.conversation, actor.place)
+        answer = await services.knowledge.ask(
+            Request(indexes, [{"role": "user", "content": question}], mode=chosen_mode)
+        )
         if as_json:
-            typer.echo(json.dumps(report, ensure_ascii=False))
-        else:
-            typer.echo(_qa_table(report))
+            return json.dumps(answer.as_json(), ensure_ascii=False)
+        from bot.chat.render import render_answer
+
+        return render_answer(answer)
+
+    typer.echo(as_local_user(settings_or_exit(), work))
+
+
+@app.command()
+def indexes() -> None:
+    """List the indexes you can use, with their sizes."""
+
+    async def work(services: Services, actor: Actor) -> str:
+        from bot.chat.render import render_listing
+
+        return render_listing(await services.catalog.listing(actor.place, actor.conversation))
+
+    typer.echo(as_local_user(settings_or_exit(), work))
+
+
+@app.command()
+def docs(index: str = typer.Argument(..., help="Index name.")) -> None:
+    """List the documents in an index."""
+
+    async def work(services: Services, actor: Actor) -> str:
+        from bot.chat.render import render_documents
+
+        target = await index_for_cli(services, actor, index, create=False)
+        documents = await services.actions.documents.listing(actor.place, target, limit=10_000)
+        return render_documents(target, documents)
+
+    typer.echo(as_local_user(settings_or_exit(), work))
+
+
+@app.command()
+def forget(index: str, doc: str = typer.Argument(..., help="Document name, URL or id.")) -> None:
+    """Remove a document from an index."""
+
+    async def work(services: Services, actor: Actor) -> str:
+
+        target = await index_for_cli(services, actor, index, create=False)
+        found = await services.actions.documents.forget(actor.place, target, doc)
+        if not found:
+            raise KnowledgeError(f"there is no document matching {doc!r} in the {target.name} index")
+        return "Forgot " + ", ".join(d.name for d in found)
+
+    typer.echo(as_local_user(settings_or_exit(), work))
+
+
+eval_app = typer.Typer(help="Measure retrieval quality.", no_args_is_help=True)
+app.add_typer(eval_app, name="eval")
+
+
+@eval_app.command("beir")
+def eval_beir(
+    folder: Path,
+    as_json: bool = typer.Option(False, "--json"),
+    split: str = typer.Option("test"),
+    max_queries: int = typer.Option(0, help="Evaluate only the first N queries (0: all)."),
+) -> None:
+    """nDCG@10 and Recall@100 for keyword, dense and hybrid retrieval on a BEIR folder.
+    Runs in a temporary store, leaving your memory untouched."""
+    from bot.cli.evaluation import run_beir
+
+    with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
+        settings = settings_or_exit().model_copy(
+            update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
+        )
+        scores = asyncio.run(run_beir(settings, folder, split=split, max_queries=max_queries, quiet=as_json))
+    if as_json:
+        typer.echo(json.dumps(scores))
+    else:
+        typer.echo(f"{'':10}{'nDCG@10':>10}{'Recall@100':>12}{'p50 ms':>10}{'p95 ms':>10}")
+        for name, v in scores.items():
+            typer.echo(
+                f"{name:10}{v['ndcg@10']:>10.4f}{v['recall@100']:>12.4f}{v['p50_ms']:>10.1f}{v['p95_ms']:>10.1f}"
+            )
+
+
+@eval_app.command("qa")
+def eval_qa(
+    folder: Path,
+    questions: Path,
+    split: str = typer.Option("tune", help="tune, heldout or all"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Answer quality: cited-source recall, Hit@k, facts present, abstention and latency
+    over a question set (JSON lines), asked as `lore ask` asks. Runs in a temporary store."""
+    from bot.cli.evaluation import run_qa
+
+    with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
+        settings = settings_or_exit().model_copy(
+            update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
+        )
+        try:
+            report = asyncio.run(run_qa(settings, folder, questions, split=split, quiet=as_json))
+        except (OSError, ValueError) as exc:
+            typer.secho(f"lore: {exc}", fg="red", err=True)
+            raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(json.dumps(report, ensure_ascii=False))
+    else:
+        typer.echo(_qa_table(report))
 
 
 def _mode(mode: str | None) -> ResponseMode | None:

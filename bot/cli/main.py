@@ -12,7 +12,8 @@ import sys
 import typer
 
 from bot.app.logs import configure_logging
-from bot.app.settings import Settings, SettingsError, load_settings
+from bot.app.settings import Settings
+from bot.cli.common import settings_or_exit
 from knowledge.errors import KnowledgeError
 from storage.records import StorageError
 
@@ -25,14 +26,6 @@ app = typer.Typer(
 )
 db_app = typer.Typer(help="The SQL database.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
-
-
-def settings_or_exit() -> Settings:
-    try:
-        return load_settings()
-    except SettingsError as exc:
-        typer.secho(f"lore: invalid setting: {exc}", fg="red", err=True)
-        raise typer.Exit(2) from None
 
 
 @db_app.command("upgrade")
@@ -104,16 +97,16 @@ def run(
     asyncio.run(run_slack(settings, host=host, port=port))
 
 
-def _register_commands() -> None:
+def _add_commands() -> None:
+    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`)."""
     from bot.cli import api, jobs, knowledge, sources
 
-    knowledge.register(app, settings_or_exit)
-    jobs.register(app, settings_or_exit)
-    sources.register(app, settings_or_exit)
-    api.register(app, settings_or_exit)
+    for group in (knowledge.app, jobs.app, sources.app, api.app):
+        app.registered_commands.extend(group.registered_commands)
+        app.registered_groups.extend(group.registered_groups)
 
 
-_register_commands()
+_add_commands()
 
 
 def main() -> None:

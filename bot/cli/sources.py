@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import typer
 
 from bot.app.actions.sources import label as source_label
 from bot.app.local import operator_place
-from bot.app.services import Services, build_services
-from bot.app.settings import Settings
+from bot.app.services import Services
 from bot.app.workers import running_jobs
 from bot.chat import messages
 from bot.chat.render import age, plain
+from bot.cli.common import settings_or_exit, with_services
 from bot.cli.jobs import follow_with_bar
-from knowledge.errors import KnowledgeError
-from knowledge.sources.connectors import ConnectorError, Credentials, FolderSpec
+from knowledge.sources.connectors import Credentials, FolderSpec
 from knowledge.sources.connectors.registry import CONNECTORS
 from storage.access import Place
 from storage.records import ConnectionRef
@@ -35,138 +33,133 @@ T = TypeVar("T")
 TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and the CLI."
 
 
-def register(app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
-    source_app = typer.Typer(
-        help="Connected doc sources (Confluence): add, list, spaces, attach, remove.", no_args_is_help=True
-    )
-    app.add_typer(source_app, name="source")
+app = typer.Typer()
+"""This module's commands; `bot.cli.main` adds them to `lore`."""
 
-    @source_app.command("add")
-    def add(
-        kind: str = typer.Argument(..., help="What to connect: confluence."),
-        url: str = typer.Option(
-            ..., "--url", help="Confluence's address, e.g. https://acme.atlassian.net/wiki."
-        ),
-        email: str | None = typer.Option(None, "--email", help="Cloud: the Atlassian account's email."),
-        token_env: str | None = typer.Option(
-            None,
-            "--token-env",
-            help="Cloud: the environment variable holding the API token (never the token itself).",
-        ),
-        pat_env: str | None = typer.Option(
-            None,
-            "--pat-env",
-            help="Data Center: the environment variable holding a personal access token (never the token itself).",
-        ),
-        name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
-        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
-    ) -> None:
-        """Connect Confluence: the credentials are checked against it, then kept encrypted
-        (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
-        if kind.lower() not in CONNECTORS:
-            raise typer.BadParameter(
-                f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND"
+source_app = typer.Typer(
+    help="Connected doc sources (Confluence): add, list, spaces, attach, remove.", no_args_is_help=True
+)
+app.add_typer(source_app, name="source")
+
+
+@source_app.command("add")
+def add(
+    kind: str = typer.Argument(..., help="What to connect: confluence."),
+    url: str = typer.Option(..., "--url", help="Confluence's address, e.g. https://acme.atlassian.net/wiki."),
+    email: str | None = typer.Option(None, "--email", help="Cloud: the Atlassian account's email."),
+    token_env: str | None = typer.Option(
+        None,
+        "--token-env",
+        help="Cloud: the environment variable holding the API token (never the token itself).",
+    ),
+    pat_env: str | None = typer.Option(
+        None,
+        "--pat-env",
+        help="Data Center: the environment variable holding a personal access token (never the token itself).",
+    ),
+    name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Connect Confluence: the credentials are checked against it, then kept encrypted
+    (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
+    if kind.lower() not in CONNECTORS:
+        raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
+    credentials = _credentials(email, token_env, pat_env)
+
+    async def work(services: Services) -> str:
+        place = await _place(services, tenant)
+        done = await services.actions.connectors.connect(place, url, credentials, name=name)
+        connection = done.connection
+        return plain(
+            messages.connected(
+                connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces]
             )
-        credentials = _credentials(email, token_env, pat_env)
+        )
 
-        async def work(services: Services) -> str:
-            place = await _place(services, tenant)
-            done = await services.actions.connectors.connect(place, url, credentials, name=name)
-            connection = done.connection
-            return plain(
-                messages.connected(
-                    connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces]
-                )
-            )
-
-        typer.echo(_run(settings_or_exit(), work))
-
-    @source_app.command("list")
-    def list_sources(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP)) -> None:
-        """Connected sources, credentials masked, with the indexes they fill."""
-
-        async def work(services: Services) -> str:
-            found = await services.connections.for_tenant(tenant)
-            if not found:
-                return "No sources connected yet. Connect one with `lore source add confluence --url URL …`."
-            return "\n".join([await asyncio.to_thread(_describe, services, c) for c in found])
-
-        typer.echo(_run(settings_or_exit(), work))
-
-    @source_app.command("spaces")
-    def spaces(
-        source: str = typer.Argument(..., help="The source: its id, name or host."),
-        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
-    ) -> None:
-        """The spaces the connected account can read (what `attach --space` takes)."""
-
-        async def work(services: Services) -> str:
-            connection = await services.connections.find(tenant, source)
-            folders = await services.connections.folders(connection)
-            return "\n".join(f"{f.key:<12} {f.name}" for f in folders) or "The account can't read any space."
-
-        typer.echo(_run(settings_or_exit(), work))
-
-    @source_app.command("attach")
-    def attach(
-        source: str = typer.Argument(..., help="The source: its id, name or host."),
-        index: str = typer.Option(
-            ..., "--index", "-i", help="The index to fill (a shared one is created if new)."
-        ),
-        space: list[str] = typer.Option(..., "--space", "-s", help="A space key (repeatable)."),
-        page: str | None = typer.Option(
-            None, "--page", help="Only this page and its descendants (one --space)."
-        ),
-        schedule: str = typer.Option(
-            "daily", "--schedule", help="hourly, daily, weekly, `every N hours`, never."
-        ),
-        follow: bool = typer.Option(
-            True, "--follow/--no-follow", help="Run the sync here with a progress bar."
-        ),
-        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
-    ) -> None:
-        """Attach spaces (or a page tree) to an index and start syncing them."""
-        folders = _folders(space, page)
-
-        async def work(services: Services) -> str:
-            from knowledge.sources.jobs import Schedule
-
-            every = Schedule.parse(schedule)
-            if every is None:
-                raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
-            place = await _place(services, tenant)
-            connection = await services.connections.find(tenant, source)
-            done = await services.actions.connectors.attach(place, connection, index, folders, schedule=every)
-            target, job = done.index, done.job
-            label = source_label(done.source)
-            if not follow:
-                return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
-            from bot.slack.history import channel_syncs
-
-            async with running_jobs(services, schedule=False, more=channel_syncs):
-                job = await follow_with_bar(services.jobs, job, label)
-            return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
-
-        typer.echo(_run(settings_or_exit(), work))
-
-    _register_remove(source_app, settings_or_exit)
+    typer.echo(with_services(settings_or_exit(), work))
 
 
-def _register_remove(source_app: typer.Typer, settings_or_exit: Callable[[], Settings]) -> None:
-    @source_app.command("remove")
-    def remove(
-        source: str = typer.Argument(..., help="The source: its id, name or host."),
-        tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
-    ) -> None:
-        """Disconnect a source: detach it from every index (its documents go) and forget its
-        credentials."""
+@source_app.command("list")
+def list_sources(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP)) -> None:
+    """Connected sources, credentials masked, with the indexes they fill."""
 
-        async def work(services: Services) -> str:
-            connection = await services.connections.find(tenant, source)
-            removed = await services.actions.connectors.disconnect(await _place(services, tenant), connection)
-            return f"Disconnected {connection.name}: removed {messages.plural(removed, 'document')} and its credentials."
+    async def work(services: Services) -> str:
+        found = await services.connections.for_tenant(tenant)
+        if not found:
+            return "No sources connected yet. Connect one with `lore source add confluence --url URL …`."
+        return "\n".join([await asyncio.to_thread(_describe, services, c) for c in found])
 
-        typer.echo(_run(settings_or_exit(), work))
+    typer.echo(with_services(settings_or_exit(), work))
+
+
+@source_app.command("spaces")
+def spaces(
+    source: str = typer.Argument(..., help="The source: its id, name or host."),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """The spaces the connected account can read (what `attach --space` takes)."""
+
+    async def work(services: Services) -> str:
+        connection = await services.connections.find(tenant, source)
+        folders = await services.connections.folders(connection)
+        return "\n".join(f"{f.key:<12} {f.name}" for f in folders) or "The account can't read any space."
+
+    typer.echo(with_services(settings_or_exit(), work))
+
+
+@source_app.command("attach")
+def attach(
+    source: str = typer.Argument(..., help="The source: its id, name or host."),
+    index: str = typer.Option(
+        ..., "--index", "-i", help="The index to fill (a shared one is created if new)."
+    ),
+    space: list[str] = typer.Option(..., "--space", "-s", help="A space key (repeatable)."),
+    page: str | None = typer.Option(None, "--page", help="Only this page and its descendants (one --space)."),
+    schedule: str = typer.Option(
+        "daily", "--schedule", help="hourly, daily, weekly, `every N hours`, never."
+    ),
+    follow: bool = typer.Option(True, "--follow/--no-follow", help="Run the sync here with a progress bar."),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Attach spaces (or a page tree) to an index and start syncing them."""
+    folders = _folders(space, page)
+
+    async def work(services: Services) -> str:
+        from knowledge.sources.jobs import Schedule
+
+        every = Schedule.parse(schedule)
+        if every is None:
+            raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
+        place = await _place(services, tenant)
+        connection = await services.connections.find(tenant, source)
+        done = await services.actions.connectors.attach(place, connection, index, folders, schedule=every)
+        target, job = done.index, done.job
+        label = source_label(done.source)
+        if not follow:
+            return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
+        from bot.slack.history import channel_syncs
+
+        async with running_jobs(services, schedule=False, more=channel_syncs):
+            job = await follow_with_bar(services.jobs, job, label)
+        return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
+
+    typer.echo(with_services(settings_or_exit(), work))
+
+
+@source_app.command("remove")
+def remove(
+    source: str = typer.Argument(..., help="The source: its id, name or host."),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Disconnect a source: detach it from every index (its documents go) and forget its
+    credentials."""
+
+    async def work(services: Services) -> str:
+        connection = await services.connections.find(tenant, source)
+        removed = await services.actions.connectors.disconnect(await _place(services, tenant), connection)
+        return f"Disconnected {connection.name}: removed {messages.plural(removed, 'document')} and its credentials."
+
+    typer.echo(with_services(settings_or_exit(), work))
 
 
 def _credentials(email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
@@ -212,20 +205,3 @@ def _describe(services: Services, connection: ConnectionRef) -> str:
         synced = f"synced {age(attached.sync_cursor)}" if attached.sync_cursor else "not synced yet"
         lines.append(f"      → {index.name}: {', '.join(attached.folders)} ({attached.schedule}, {synced})")
     return "\n".join(lines)
-
-
-def _run(settings: Settings, work: Callable[[Services], Awaitable[T]]) -> T:
-    """Build services, do the work, always close; errors end as one line, never a traceback."""
-
-    async def main() -> T:
-        services = await asyncio.to_thread(build_services, settings)
-        try:
-            return await work(services)
-        finally:
-            await services.aclose()
-
-    try:
-        return asyncio.run(main())
-    except (ConnectorError, KnowledgeError) as exc:
-        typer.secho(f"lore: {plain(messages.failed_file(str(exc)))}", fg="red", err=True)
-        raise typer.Exit(1) from None

@@ -37,6 +37,7 @@ from bot.slack.people import People, Who
 from bot.slack.reader import ChannelReader
 from bot.slack.surface import SlackSurface
 from knowledge.errors import KnowledgeError
+from storage.access import PartnerPolicy
 from storage.records import ChannelRef
 
 log = logging.getLogger(__name__)
@@ -188,6 +189,10 @@ class SlackEvents:
             team_id=who.tenant,
             user_id=who.user,
         )
+        if who.partner and self._services.settings.lore_slack_connect == PartnerPolicy.OFF:
+            if await asyncio.to_thread(self._events.first_sighting, keys):
+                await surface.tell(messages.PARTNERS_NOT_ANSWERED)
+            return
         command = commands.parse(_said(event, bot_user_id))
         signal = _takes_a_while(event, command)
         if signal:

@@ -167,15 +167,19 @@ class DocumentRepository:
             )
             return [document_ref(r) for r in rows.all()]
 
-    def unfinished(self, *, older_than: datetime | None = None) -> list[DocumentRef]:
+    def unfinished(
+        self, *, older_than: datetime | None = None, source_config_id: int | None = None
+    ) -> list[DocumentRef]:
         """Documents left `pending` or `deleting` by an ingest or removal that failed or
-        was killed mid-way."""
+        was killed mid-way (only those of one attached source, with `source_config_id`)."""
         with self._db.session() as session:
             query = select(Document).where(
                 col(Document.status).in_([DocumentStatus.PENDING, DocumentStatus.DELETING])
             )
             if older_than is not None:
                 query = query.where(col(Document.time_added) < older_than)
+            if source_config_id is not None:
+                query = query.where(Document.source_config_id == source_config_id)
             return [document_ref(r) for r in session.exec(query).all()]
 
     def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:

@@ -10,15 +10,16 @@ from datetime import timedelta
 
 import pytest
 
-from knowledge.ingest import Source
+from knowledge.ingest import Source, collection_for
 from knowledge.metadata import DocumentFacts
 from knowledge.sources.crawl import Crawler, CrawlLimits
 from knowledge.sources.fetch import AllowList, Fetcher
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, Schedule
-from storage.records import IndexRef, JobRef, SourceConfigRef
+from storage.records import IndexRef, JobRef, NewChunk, NewDocument, SourceConfigRef
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
 from storage.values import JobState, SourceKind, utcnow
+from storage.vectors import VectorRecord
 from tests.knowledge.conftest import Stack
 from tests.support.site import Site
 
@@ -107,6 +108,43 @@ async def test_a_site_is_crawled_into_the_index_with_counters_and_a_log(jobs: Jo
     assert info.last_job is not None and info.last_job.id == job.id
     assert [s.id for s in info.sources] == [source.id] and info.stats.documents == len(expected)
     assert info.sources[0].last_refresh_at is not None
+
+
+def half_written(stack: Stack, index: IndexRef, url: str, source_config_id: int | None) -> int:
+    """What a worker killed between writing a document's vectors and marking it ready leaves:
+    a pending document whose vectors are in the store."""
+    new = NewDocument(
+        index.id,
+        SourceKind.URL,
+        url,
+        url,
+        "text/html",
+        "0" * 64,
+        10,
+        10,
+        url=url,
+        source_config_id=source_config_id,
+    )
+    document, ids = stack.documents.create_pending(new, [NewChunk(0, "", "half written words")])
+    vector = stack.embedder.embed_sync(["half written words"])[0].tolist()
+    stack.vectors.add(
+        collection_for(index),
+        [VectorRecord(ids[0], vector, "half written words", {"document_id": document.id, "position": 0})],
+    )
+    return document.id
+
+
+async def test_a_job_clears_what_a_killed_run_of_it_left_half_written(jobs: Jobs) -> None:
+    source = await jobs.service.attach_site(jobs.index, [jobs.site.url("/docs/")])
+    mine = half_written(jobs.stack, jobs.index, jobs.site.url("/docs/page-3"), source.id)
+    upload = half_written(jobs.stack, jobs.index, "notes.txt", None)  # another ingest, maybe live
+    job = await jobs.crawl(source)
+    assert job.state == JobState.SUCCEEDED, job.error
+    left = {d.id for d in jobs.stack.documents.unfinished()}
+    assert mine not in left and upload in left
+    ready = jobs.stack.documents.list_ready(jobs.index.id, limit=1000)
+    chunks = sum(d.chunk_count for d in ready)
+    assert jobs.stack.vectors.count(collection_for(jobs.index)) == chunks + 1  # and the upload's
 
 
 async def test_a_refresh_of_an_unchanged_site_downloads_and_embeds_nothing(jobs: Jobs) -> None:

@@ -4,6 +4,7 @@ are read in worker processes that are stopped at a deadline and capped in memory
 
 from __future__ import annotations
 
+import contextlib
 import io
 import random
 import time
@@ -52,7 +53,8 @@ def children() -> set[int]:
     """This process's child processes."""
     found: set[int] = set()
     for task in Path("/proc/self/task").iterdir():
-        found |= {int(pid) for pid in (task / "children").read_text().split()}
+        with contextlib.suppress(FileNotFoundError):  # a thread that ended meanwhile
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
     return found
 
 

@@ -7,70 +7,19 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import socket
-import sys
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
 import aiohttp
 import pytest
 
-from tests.fakes.slack_server import FakeSlack, SlackCall, signed_headers
+from tests.fakes.slack_server import FakeSlack, signed_headers
 from tests.security.conftest import HostileHost, raw_mentions
+from tests.support.lore_run import BOT, SECRET, TEAM, TOKEN, dm, lore_run, reply_to
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 
-SECRET = "run-secret"
-TOKEN = "xoxb-run"
-TEAM = "T0RUN"
-BOT = "UBOTRUN"
 LEAK = b"# Internal\n\nThe vault combination is 31-41-59.\n"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-@asynccontextmanager
-async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack`; its base URL once /healthz answers."""
-    port = free_port()
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
-    }
-    env.update(
-        LORE_HOME=str(home),
-        SLACK_BOT_TOKEN=TOKEN,
-        SLACK_SIGNING_SECRET=SECRET,
-        SLACK_API_URL=slack.api_url,
-        ANONYMIZED_TELEMETRY="False",
-    )
-    lore = str(Path(sys.executable).with_name("lore"))
-    with (home / "lore-run.log").open("ab") as log:
-        process = await asyncio.create_subprocess_exec(
-            lore, "run", "--host", "127.0.0.1", "--port", str(port), env=env, stdout=log, stderr=log, cwd=home
-        )
-        base = f"http://127.0.0.1:{port}"
-        try:
-            async with asyncio.timeout(60), aiohttp.ClientSession() as http:
-                while process.returncode is None:
-                    try:
-                        async with http.get(f"{base}/healthz") as response:
-                            if response.status == 200:
-                                break
-                    except aiohttp.ClientConnectionError:
-                        await asyncio.sleep(0.2)
-            assert process.returncode is None, (home / "lore-run.log").read_text()
-            yield base
-        finally:
-            if process.returncode is None:
-                process.terminate()
-                await asyncio.wait_for(process.wait(), 60)
 
 
 async def deliver(http: aiohttp.ClientSession, base: str, event: dict[str, object], n: int) -> None:
@@ -88,29 +37,6 @@ async def deliver(http: aiohttp.ClientSession, base: str, event: dict[str, objec
     headers = {"Content-Type": "application/json", **signed_headers(body, SECRET)}
     async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
         assert response.status == 200
-
-
-def dm(
-    slack: FakeSlack, user: str, text: str, files: list[dict[str, object]] | None = None
-) -> dict[str, object]:
-    channel = f"D{user}"
-    slack.add_channel(channel, "", is_im=True)
-    ts = slack._next_ts()
-    slack.add_message(channel, ts, text, user, files=files)
-    event: dict[str, object] = {
-        "type": "message", "channel_type": "im", "user": user, "text": text, "ts": ts,
-        "channel": channel, "event_ts": ts, "team": TEAM,
-    }  # fmt: skip
-    if files:
-        event.update(subtype="file_share", files=files)
-    return event
-
-
-async def reply_to(slack: FakeSlack, ts: str) -> SlackCall:
-    def answered(call: SlackCall) -> bool:
-        return call.method == "chat.postMessage" and call.ok and call.params.get("thread_ts") == ts
-
-    return await slack.wait_until(answered, timeout=60, what=f"a reply to {ts}")
 
 
 async def chunked_unsigned(base: str, total: int) -> tuple[int, float]:

@@ -210,3 +210,31 @@ async def test_a_squatting_shared_index_never_captures_someones_dm(bot: SlackBot
     victor = services.directory.ensure_user(TEAM, "UVIC")
     [own] = [i for i in services.indexes.list_for_tenant(TEAM) if i.owner_user_id == victor.id]
     assert own.scope == Scope.PERSONAL and services.indexes.stats(own.id).documents == 1
+
+
+async def test_slack_connect_off_answers_no_partner(tmp_path: Path) -> None:
+    async with running_bot(tmp_path / "lore", lore_slack_connect="off") as bot:
+        bot.slack.add_user("UPARTNER", "pat", team_id=PARTNER_TEAM)
+        bot.slack.add_channel("CSHARED", "joint-launch", is_ext_shared=True)
+        asked = await shared_channel_mention(bot, "UPARTNER", PARTNER_TEAM, "list indexes")
+        [refusal] = bot.slack.calls_to("chat.postEphemeral")
+        assert (
+            refusal.params["user"] == "UPARTNER"
+            and "only the people of the workspace" in refusal.params["text"]
+        )
+        assert "joint-launch" not in bot.said("CSHARED", asked)  # no listing, nothing else said
+        assert bot.runtime.services.indexes.list_for_tenant(TEAM) == []
+
+
+async def test_slack_connect_trusted_partners_act_as_members(tmp_path: Path) -> None:
+    async with running_bot(tmp_path / "lore", lore_slack_connect="trusted") as bot:
+        bot.slack.add_user("UHOST", "hannah")
+        bot.slack.add_user("UPARTNER", "pat", team_id=PARTNER_TEAM)
+        bot.slack.add_channel("CHOME", "home")
+        bot.slack.add_channel("CSHARED", "joint-launch", is_ext_shared=True)
+        await bot.mention("CHOME", "UHOST", "create an index called handbook")
+        said = bot.said(
+            "CSHARED",
+            await shared_channel_mention(bot, "UPARTNER", PARTNER_TEAM, "enable the handbook index"),
+        )
+        assert said.startswith("Enabled the *handbook* index"), said

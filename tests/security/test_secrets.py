@@ -105,3 +105,10 @@ async def test_readyz_shows_no_data_path_when_ready(tmp_path: Path) -> None:
     assert status == 200
     assert str(tmp_path) not in str(body)
     assert "lore.db" not in str(body) and "chroma" not in str(body).lower()
+
+
+def test_a_url_without_secrets_is_shown_as_written() -> None:
+    from bot.app.masking import mask_url
+
+    assert mask_url("sqlite:////srv/lore/lore.db") == "sqlite:////srv/lore/lore.db"
+    assert mask_url("sqlite:////srv/lore/x.db?key=k1234") == "sqlite:////srv/lore/x.db?key=***"

@@ -136,6 +136,9 @@ class _Run:
             return JobState.FAILED, "its source was detached"
         source = await asyncio.to_thread(self.r._sources.get, self.job.source_config_id)
         self.index = await asyncio.to_thread(self.r._indexes.get, self.job.index_id)
+        # One job per source runs at a time: documents of this source still half written
+        # are what a killed worker left of an earlier run of it.
+        await self.r._ingestor.repair({self.index.id: self.index}, source_config_id=source.id)
         if source.kind != SITE:
             return await self.sync(source)
         documents = await asyncio.to_thread(self.r._sources.documents, source.id)

@@ -1,0 +1,304 @@
+"""Reading a message: mentions, greetings, "please" and punctuation set aside, links found,
+and the phrasings that name each command (a matcher per command, used by the declarations in
+`bot.chat.commands`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.chat.intents import (
+    AddFiles,
+    AddUrls,
+    AttachSpace,
+    Command,
+    ConnectSource,
+    DocumentsOnly,
+    Forget,
+    LockSettings,
+    Question,
+    Refresh,
+    RequireMentions,
+    SetMode,
+    SetStrategy,
+    ShowFeedback,
+    StopIndexing,
+)
+from knowledge.sources.connectors.registry import CONNECTORS
+
+URL = re.compile(r"<?(https?://[^\s<>|]+)(?:\|[^>]*)?>?")
+_POLITE = re.compile(
+    r"^(?:(?:hey|hi|hello|ok|okay|so)[,!\s]+)?(?:lore[,:!]?\s+)?(?:(?:please|pls|plz|kindly)\s+|(?:can|could|would|will) you(?: please)?\s+)*",
+    re.I,
+)
+_TRAILING = re.compile(r"[\s.!?,;:]*(?:,?\s*(?:please|pls|thanks|thank you))?[\s.!?,;:]*$", re.I)
+_NAME = r"(?:the\s+)?[\"'“‘`]?(?P<name>[#\w][\w .#/-]*?)[\"'”’`]?"
+_SUFFIX = r"\s+(?:knowledge\s+)?(?:index|kb)"
+_INDEX = rf"{_NAME}(?:{_SUFFIX})?"  # "enable the eng index" or "enable eng"
+_INDEX_WORD = rf"{_NAME}{_SUFFIX}"  # "use the eng index": the word "index" is required
+_MEMORY = r"(?:(?:to|into|in)\s+(?:(?:your|the|my|our)\s+)?(?:memory|knowledge(?:\s+base)?|index|brain|kb))"
+_MODE = re.compile(
+    r"^(?:use|switch to|set|change to)(?: the)?(?: response)?(?: mode(?: to)?)? (?P<mode>rag[ _-]?only|llm[ _-]?only|hybrid|smart[ _-]?fallback|rag[ _-]?priority|llm[ _-]?priority)(?: mode)?(?: here| in this (?:channel|conversation))?$",
+    re.I,
+)
+_STRATEGY = re.compile(
+    r"^(?:use|set)(?: the)?(?: retrieval| rag)? strategy(?: to)? (?P<s>always|confidence|smart|function)(?: here)?$|^(?:use|set) (?P<s2>always|confidence|smart|function) (?:retrieval|strategy)(?: here)?$",
+    re.I,
+)
+_ADD_FILES = re.compile(
+    rf"^(?:add|save|store|put|index|ingest) (?:this|these|that|the|my|it|them)?\s*(?:doc|docs|document|documents|file|files|attachment|attachments|pdf|one)?\s*{_MEMORY}?$|^(?:remember|memori[sz]e|learn) (?:this|these|that|it)(?: (?:doc|docs|document|documents|file|files))?$",
+    re.I,
+)
+_FORGET = re.compile(
+    r"^(?:forget|remove|delete) (?:the )?(?:doc(?:ument)?|file|page|site)?\s*(?P<ref>.+?)(?: from (?:your |the )?memory)?$",
+    re.I,
+)
+# "remove"/"delete" also mean other things ("how do I remove a user"), so they only forget
+# something plainly a document: named as one, "from memory", a file name, a URL, a quote, an id.
+_DOCUMENT_LIKE = re.compile(
+    r"^forget |^\S+ (?:the )?(?:doc(?:ument)?|file|page|site) | from (?:your |the )?memory$",
+    re.I,
+)
+_FILE_NAME = re.compile(r"^[\w .()-]+\.[a-z0-9]{1,5}$|^\d+$|^[\"'“‘`]", re.I)
+_STOP = re.compile(
+    r"^(?:stop|cancel) (?:indexing|crawling|the (?:indexing|crawl)(?: of)?)\s*(?P<ref>.*)$", re.I
+)
+_REFRESH = re.compile(r"^(?:refresh|re-?crawl|re-?index|update) (?P<ref>.+)$", re.I)
+_CONNECT = re.compile(
+    r"^(?:connect|link|set up|setup|hook up|integrate)(?: (?:to|with|up|our|the|a|my))* "
+    rf"(?P<kind>{'|'.join(map(re.escape, CONNECTORS))})"
+    r"(?: (?:cloud|data center|site|wiki|instance|account))?(?: (?:to lore|here))?$",
+    re.I,
+)
+SPACES = re.compile(
+    r"^(?:(?:list|show)(?: me)?(?: the| all| available)* (?:confluence )?spaces(?: in confluence)?"
+    r"|which (?:confluence )?spaces (?:are there|can (?:i|you|we) (?:add|use|index)))$",
+    re.I,
+)
+_ATTACH_SPACE = re.compile(
+    r"^(?:add|sync|index|import|attach|pull in) (?:the )?"
+    r"(?:(?P<space>~?[\w.-]+) (?:confluence )?space|(?:confluence )?space (?P<space2>~?[\w.-]+))"
+    r"(?: (?:from )?(?:page|tree|under page|from page) (?P<page>\d+))?"
+    r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
+    re.I,
+)
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>|^\s*@lore\b[,:]?", re.I)
+_CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]+)>")  # how Slack sends "#eng"
+_SITE_WORDS = re.compile(r"\b(?:site|website|docs site|whole|all pages|crawl)\b", re.I)
+
+
+_DOCUMENTS_ONLY = (
+    re.compile(rf"^(?:make|set|keep|lock) {_INDEX} (?:to )?(?:documents?|docs|rag)[ -]only$", re.I),
+    re.compile(rf"^(?:answer|use) (?:only )?(?:from )?{_INDEX_WORD} (?:documents|docs) only$", re.I),
+)
+_GENERAL_KNOWLEDGE = (
+    re.compile(
+        rf"^(?:let|allow) {_INDEX} (?:to )?use (?:general|the model's|model) knowledge(?: again)?$", re.I
+    ),
+    re.compile(rf"^unlock {_INDEX_WORD}$", re.I),
+)
+_LOCK = re.compile(
+    r"^(?P<verb>lock|unlock) (?:the |this |our )?(?:channel(?:'s)? |conversation(?:'s)? )?settings(?: here| (?:of|for|in) this channel)?$",
+    re.I,
+)
+
+
+def _regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
+SAVE_THREAD = _regex(
+    rf"^(?:remember|save|store|keep|memori[sz]e|add|index) (?:this|the|that|our) (?:whole )?(?:thread|conversation|discussion)\s*{_MEMORY}?$"
+)
+_REQUIRE_MENTIONS = _regex(
+    r"^(?:require|need) (?:an? )?(?:@?mentions?|@lore)(?: here| in this (?:channel|conversation))?$"
+    r"|^(?:only )?(?:answer|reply|respond)(?: only)? when (?:i )?(?:@?mentioned|mention you|you(?:['’]re| are) mentioned)(?: here)?$"
+)
+_NO_MENTIONS = _regex(
+    r"^(?:don['’]?t|do not|stop|no longer) (?:require|requiring|need|needing) (?:an? )?(?:@?mentions?|@lore)(?: here| in this (?:channel|conversation))?$"
+    r"|^(?:answer|reply to|respond to) follow[- ]?ups(?: here)?(?: without (?:an? )?@?mentions?)?$"
+)
+LEARN_CHANNEL = _regex(
+    r"^(?:learn|read|index|remember|ingest)(?: from)? (?:this|the) channel(?:['’]s)?(?: (?:history|messages|conversations?))?$"
+    r"|^(?:learn|read|index) (?:the )?(?:history|messages) of this channel$"
+)
+FORGET_HISTORY = _regex(
+    r"^(?:forget|remove|delete|unlearn) (?:this|the) channel(?:['’]s)?(?: (?:history|messages))?$"
+    r"|^(?:forget|remove|delete) (?:the )?(?:history|messages) of this channel$"
+    r"|^stop learning (?:this|the) channel$"
+)
+
+
+def require_mentions(said: Said) -> Command | None:
+    if _REQUIRE_MENTIONS.match(said.text):
+        return RequireMentions(True)
+    return RequireMentions(False) if _NO_MENTIONS.match(said.text) else None
+
+
+HELP = _regex(r"^(?:help|what can you do|how do (?:i|you) use (?:you|this|lore))$")
+STATUS = _regex(r"^(?:status|indexing status|(?:what(?:'s| is) )?the status|show (?:the )?jobs)$")
+LIST_INDEXES = _regex(
+    r"^(?:list|show)(?: (?:me|all|the|your|my))* (?:indexes|indices|indexs|knowledge indexes|memories)$|^which indexes can i use$|^what do you know(?: about)?$|^what indexes (?:are there|do (?:you|i) have)$"
+)
+LIST_DOCS = _regex(
+    r"^(?:what(?:'s| is) in your memory|what do you remember|list (?:the |all |your )?(?:docs|documents|files)|show (?:me )?(?:the |all |your )?(?:docs|documents|files))$"
+)
+ENABLE = (
+    _regex(rf"^(?:enable|turn on|activate) {_INDEX}$"),
+    _regex(rf"^(?:use|add|search|check) {_INDEX_WORD}(?: (?:too|as well|here))?$"),
+)
+DISABLE = (
+    _regex(rf"^(?:disable|turn off|deactivate) {_INDEX}$"),
+    _regex(rf"^(?:stop using|remove) {_INDEX_WORD}$"),
+)
+DEFAULT = (
+    _regex(rf"^(?:make|set) {_INDEX} (?:as )?(?:the |my |your )?default(?: index)?$"),
+    _regex(rf"^(?:set|change) (?:the )?default(?: index)? to {_INDEX}$"),
+)
+CREATE = _regex(
+    rf"^(?:create|make|new)(?: an?| the)?(?: new)?(?: shared)? (?:index|knowledge index|memory)(?: (?:called|named))? {_INDEX}$"
+)
+DELETE = _regex(rf"^(?:delete|destroy|drop) {_INDEX_WORD}$")
+
+
+@dataclass(frozen=True)
+class Said:
+    """A message as the grammar reads it: as typed (`raw`), tidied (`text`), its links."""
+
+    raw: str
+    text: str
+    urls: tuple[str, ...]
+
+
+def named(
+    patterns: tuple[re.Pattern[str], ...], build: Callable[[str], Command]
+) -> Callable[[Said], Command | None]:
+    def match(said: Said) -> Command | None:
+        for pattern in patterns:
+            if found := pattern.match(said.text):
+                return build(found.group("name").strip())
+        return None
+
+    return match
+
+
+def fixed(pattern: re.Pattern[str], build: Callable[[], Command]) -> Callable[[Said], Command | None]:
+    return lambda said: build() if pattern.match(said.text) else None
+
+
+def add_urls(said: Said) -> Command | None:
+    if said.urls and re.match(r"^(?:add|save|store|index|ingest|remember|crawl|learn)\b", said.text, re.I):
+        whole = bool(_SITE_WORDS.search(said.text)) or "these docs" in said.text.lower()
+        return AddUrls(said.urls, whole_site=whole)
+    return None
+
+
+_DOCUMENT_WORDS = re.compile(r"\b(?:docs?|documents?|files?|attachments?|pdf)\b", re.I)
+
+
+def add_files(said: Said) -> Command | None:
+    if not _ADD_FILES.match(said.text):
+        return None
+    return AddFiles(thread_too=not _DOCUMENT_WORDS.search(said.text))
+
+
+def connect(said: Said) -> Command | None:
+    return ConnectSource(found.group("kind").lower()) if (found := _CONNECT.match(said.text)) else None
+
+
+def attach_space(said: Said) -> Command | None:
+    if not (found := _ATTACH_SPACE.match(said.text)):
+        return None
+    space = found.group("space") or found.group("space2")
+    return AttachSpace(
+        space.upper() if not space.startswith("~") else space,
+        found.group("index").strip(),
+        found.group("page"),
+    )
+
+
+def mode(said: Said) -> Command | None:
+    return (
+        SetMode(re.sub(r"[ _-]+", "_", found.group("mode")).upper())
+        if (found := _MODE.match(said.text))
+        else None
+    )
+
+
+def strategy(said: Said) -> Command | None:
+    if not (found := _STRATEGY.match(said.text)):
+        return None
+    return SetStrategy((found.group("s") or found.group("s2")).lower())
+
+
+_FEEDBACK = re.compile(
+    rf"^(?:show|list|see|review|what(?:'s| is)(?: the)?)(?: me)?(?: the| all| any)?"
+    rf" (?:feedback|unhelpful answers|unanswered questions)(?: (?:for|on|about|of) {_INDEX})?$",
+    re.I,
+)
+
+
+def feedback(said: Said) -> Command | None:
+    if not (found := _FEEDBACK.match(said.text)):
+        return None
+    return ShowFeedback(found.group("name").strip() if found.group("name") else None)
+
+
+def lock(said: Said) -> Command | None:
+    return LockSettings(found.group("verb").lower() == "lock") if (found := _LOCK.match(said.text)) else None
+
+
+def documents_only(said: Said) -> Command | None:
+    for pattern in _DOCUMENTS_ONLY:
+        if found := pattern.match(said.text):
+            return DocumentsOnly(found.group("name").strip(), True)
+    for pattern in _GENERAL_KNOWLEDGE:
+        if found := pattern.match(said.text):
+            return DocumentsOnly(found.group("name").strip(), False)
+    return None
+
+
+def stop(said: Said) -> Command | None:
+    return StopIndexing(_reference(said, found.group("ref"))) if (found := _STOP.match(said.text)) else None
+
+
+def refresh(said: Said) -> Command | None:
+    return Refresh(_reference(said, found.group("ref"))) if (found := _REFRESH.match(said.text)) else None
+
+
+def forget(said: Said) -> Command | None:
+    found = _FORGET.match(said.text)
+    if found and (said.urls or _DOCUMENT_LIKE.search(said.text) or _FILE_NAME.match(found.group("ref"))):
+        return Forget(_reference(said, found.group("ref")))
+    return None
+
+
+def read(message: str) -> Said:
+    """The message as the grammar reads it."""
+    raw = " ".join(message.split())
+    urls = tuple(match.group(1).rstrip(".,;:!?") for match in URL.finditer(raw))  # "see https://x.io."
+    return Said(raw, _normalise(raw), urls)
+
+
+def question(said: Said) -> Question:
+    """The message as a question: its words, without the mentions."""
+    return Question(_strip_mentions(said.raw))
+
+
+def _strip_mentions(text: str) -> str:
+    """Mentions removed and Slack's channel links (`<#C123|eng>`) spelled `#eng`."""
+    return " ".join(_CHANNEL.sub(r"#\1", _MENTION.sub(" ", text)).split())
+
+
+def _normalise(text: str) -> str:
+    """Mentions, greetings, "please" and trailing punctuation removed; case kept."""
+    text = _strip_mentions(text)
+    text = _POLITE.sub("", text)
+    return _TRAILING.sub("", text).strip()
+
+
+def _reference(said: Said, captured: str) -> str:
+    if said.urls:
+        return said.urls[0]
+    return captured.strip().strip("\"'“”‘’`").strip()

@@ -1,0 +1,193 @@
+"""What a message to Lore asks for: one value per command, and `Question` for the rest.
+How they are recognised is `bot.chat.grammar`; what each means and who may ask it is
+declared in `bot.chat.commands`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+
+
+@dataclass(frozen=True)
+class AddFiles:
+    """“add this doc to your memory”, “remember this”."""
+
+    thread_too: bool = False
+    """Said without naming documents (“remember this”): in a thread, the thread is saved too."""
+
+
+@dataclass(frozen=True)
+class AddUrls:
+    urls: tuple[str, ...]
+    whole_site: bool = False
+
+
+@dataclass(frozen=True)
+class ListIndexes:
+    pass
+
+
+@dataclass(frozen=True)
+class EnableIndex:
+    name: str
+
+
+@dataclass(frozen=True)
+class DisableIndex:
+    name: str
+
+
+@dataclass(frozen=True)
+class MakeDefault:
+    name: str
+
+
+@dataclass(frozen=True)
+class CreateIndex:
+    name: str
+
+
+@dataclass(frozen=True)
+class DeleteIndex:
+    name: str
+
+
+@dataclass(frozen=True)
+class ListDocs:
+    pass
+
+
+@dataclass(frozen=True)
+class Forget:
+    reference: str
+
+
+@dataclass(frozen=True)
+class Status:
+    pass
+
+
+@dataclass(frozen=True)
+class Help:
+    pass
+
+
+@dataclass(frozen=True)
+class SetMode:
+    mode: str
+
+
+@dataclass(frozen=True)
+class SetStrategy:
+    strategy: str
+
+
+@dataclass(frozen=True)
+class StopIndexing:
+    reference: str
+
+
+@dataclass(frozen=True)
+class Refresh:
+    reference: str
+
+
+@dataclass(frozen=True)
+class ConnectSource:
+    """“connect confluence”: opens the private form for credentials."""
+
+    kind: str
+
+
+@dataclass(frozen=True)
+class ListSpaces:
+    """“list confluence spaces”: what a connected Confluence offers."""
+
+
+@dataclass(frozen=True)
+class AttachSpace:
+    """“add the ENG space to the confluence index” (optionally “… page 12345 …”)."""
+
+    space: str
+    index: str
+    page: str | None = None
+
+
+@dataclass(frozen=True)
+class DocumentsOnly:
+    """“make the handbook index documents only” / “let the handbook index use general knowledge”."""
+
+    name: str
+    on: bool = True
+
+
+@dataclass(frozen=True)
+class ShowFeedback:
+    """“show feedback” (optionally “… for the eng index”): answers that did not help and
+    questions Lore could not answer, for the indexes the asker looks after."""
+
+    index: str | None = None
+
+
+@dataclass(frozen=True)
+class SaveThread:
+    """“remember this thread”: the thread's messages, as one document."""
+
+
+@dataclass(frozen=True)
+class RequireMentions:
+    """“require mentions here” / “answer follow-ups without a mention”."""
+
+    required: bool
+
+
+@dataclass(frozen=True)
+class LearnChannel:
+    """“learn this channel”: read its history into its index and keep it fresh."""
+
+
+@dataclass(frozen=True)
+class ForgetChannelHistory:
+    """“forget this channel's history”."""
+
+
+@dataclass(frozen=True)
+class LockSettings:
+    """“lock this channel's settings” / “unlock …”: only admins change them while locked."""
+
+    locked: bool
+
+
+Command = (
+    Question
+    | AddFiles
+    | AddUrls
+    | ListIndexes
+    | EnableIndex
+    | DisableIndex
+    | MakeDefault
+    | CreateIndex
+    | DeleteIndex
+    | ListDocs
+    | Forget
+    | Status
+    | Help
+    | SetMode
+    | SetStrategy
+    | LockSettings
+    | DocumentsOnly
+    | StopIndexing
+    | Refresh
+    | ConnectSource
+    | ListSpaces
+    | AttachSpace
+    | ShowFeedback
+    | SaveThread
+    | RequireMentions
+    | LearnChannel
+    | ForgetChannelHistory
+)

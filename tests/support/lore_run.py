@@ -1,0 +1,181 @@
+"""The real `lore run` (HTTP mode) in a process of its own, against a fake Slack Web API, and a
+door to knock on: signed Events API deliveries and interactions, and what Lore said back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+
+from tests.fakes.slack_server import FakeSlack, SlackCall, signed_headers
+
+SECRET = "run-secret"
+TOKEN = "xoxb-run"
+TEAM = "T0RUN"
+BOT = "UBOTRUN"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@asynccontextmanager
+async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack`; its base URL once /healthz answers."""
+    port = free_port()
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
+    env.update(
+        LORE_HOME=str(home),
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET=SECRET,
+        SLACK_API_URL=slack.api_url,
+        ANONYMIZED_TELEMETRY="False",
+    )
+    lore = str(Path(sys.executable).with_name("lore"))
+    with (home / "lore-run.log").open("ab") as log:
+        process = await asyncio.create_subprocess_exec(
+            lore, "run", "--host", "127.0.0.1", "--port", str(port), env=env, stdout=log, stderr=log, cwd=home
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with asyncio.timeout(60), aiohttp.ClientSession() as http:
+                while process.returncode is None:
+                    try:
+                        async with http.get(f"{base}/healthz") as response:
+                            if response.status == 200:
+                                break
+                    except aiohttp.ClientConnectionError:
+                        await asyncio.sleep(0.2)
+            assert process.returncode is None, (home / "lore-run.log").read_text()
+            yield base
+        finally:
+            if process.returncode is None:
+                process.terminate()
+                await asyncio.wait_for(process.wait(), 60)
+
+
+def dm(
+    slack: FakeSlack, user: str, text: str, files: list[dict[str, object]] | None = None
+) -> dict[str, object]:
+    channel = f"D{user}"
+    slack.add_channel(channel, "", is_im=True)
+    ts = slack._next_ts()
+    slack.add_message(channel, ts, text, user, files=files)
+    event: dict[str, object] = {
+        "type": "message", "channel_type": "im", "user": user, "text": text, "ts": ts,
+        "channel": channel, "event_ts": ts, "team": TEAM,
+    }  # fmt: skip
+    if files:
+        event.update(subtype="file_share", files=files)
+    return event
+
+
+async def reply_to(slack: FakeSlack, ts: str) -> SlackCall:
+    def answered(call: SlackCall) -> bool:
+        return call.method == "chat.postMessage" and call.ok and call.params.get("thread_ts") == ts
+
+    return await slack.wait_until(answered, timeout=60, what=f"a reply to {ts}")
+
+
+class Door:
+    """Signed Events API deliveries into `lore run`, each with its own event id."""
+
+    def __init__(self, http: aiohttp.ClientSession, base: str, slack: FakeSlack) -> None:
+        self.http, self.base, self.slack = http, base, slack
+        self.serial = 100
+
+    async def deliver(self, event: dict[str, Any], **envelope: Any) -> None:
+        self.serial += 1
+        body = json.dumps(
+            {
+                "team_id": TEAM,
+                "api_app_id": "A0RUN",
+                "event": event,
+                "type": "event_callback",
+                "event_id": f"EvPLACE{self.serial:04d}",
+                "event_time": int(time.time()),
+                "authorizations": [{"team_id": TEAM, "user_id": BOT, "is_bot": True}],
+                **envelope,
+            }
+        )
+        headers = {"Content-Type": "application/json", **signed_headers(body, SECRET)}
+        async with self.http.post(f"{self.base}/slack/events", data=body, headers=headers) as response:
+            assert response.status == 200
+
+    async def interact(self, payload: dict[str, Any]) -> str:
+        """A signed interactive payload (form-encoded), and what Lore said after it."""
+        body = urlencode({"payload": json.dumps(payload)})
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **signed_headers(body, SECRET)}
+        before = len(self.slack.calls)
+        async with self.http.post(f"{self.base}/slack/events", data=body, headers=headers) as response:
+            assert response.status == 200
+        return await self._replies_since(before, "")
+
+    async def message(self, channel: str, user: str, text: str, *, thread_ts: str) -> str:
+        """A plain message (no mention) in a thread, and what Lore said after it."""
+        ts = self.slack._next_ts()
+        self.slack.add_message(channel, ts, text, user, thread_ts=thread_ts)
+        event = {
+            "type": "message", "channel_type": "channel", "user": user, "text": text, "ts": ts,
+            "thread_ts": thread_ts, "channel": channel, "event_ts": ts, "team": TEAM,
+        }  # fmt: skip
+        before = len(self.slack.calls)
+        await self.deliver(event)
+        return await self._replies_since(before, ts)
+
+    async def mention(
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        *,
+        team: str = TEAM,
+        files: tuple[str, ...] = (),
+        thread_ts: str | None = None,
+    ) -> str:
+        """A mention of Lore (with files, in a thread), and everything Lore said in reply,
+        public or not."""
+        ts = self.slack._next_ts()
+        self.slack.add_message(
+            channel, ts, f"<@{BOT}> {text}", user, thread_ts=thread_ts, files=list(files) or None
+        )
+        event: dict[str, Any] = {
+            "type": "app_mention", "user": user, "text": f"<@{BOT}> {text}", "ts": ts,
+            "channel": channel, "event_ts": ts, "team": team, "user_team": team,
+        }  # fmt: skip
+        if files:
+            event["files"] = [self.slack.file(f) for f in files]
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        shared = {"is_ext_shared_channel": True, "team_id": team} if team != TEAM else {}
+        before = len(self.slack.calls)
+        await self.deliver(event, **shared)
+
+        return await self._replies_since(before, ts)
+
+    async def _replies_since(self, before: int, ts: str) -> str:
+        """What Lore said since call `before`, once it has replied and gone quiet for a second."""
+        quiet, seen = 0.0, -1
+        async with asyncio.timeout(60):
+            while True:
+                calls = self.slack.calls[before:]
+                replied = any(c.method in ("chat.postMessage", "chat.postEphemeral") and c.ok for c in calls)
+                quiet = quiet + 0.1 if len(calls) == seen else 0.0
+                seen = len(calls)
+                if replied and quiet >= 1.0:
+                    return "\n".join(json.dumps(c.params) for c in calls if c.method.startswith("chat."))
+                await asyncio.sleep(0.1)
