@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, new_index, settings
 from bot.app.services import build_services
-from knowledge.abstain import Evidence, evidence
+from knowledge.abstain import Evidence
 from knowledge.engine import AnswerSpec
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
@@ -43,8 +43,7 @@ async def gather(home: Path) -> list[tuple[Evidence | None, bool]]:
             retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
             found = None
             if retrieval.hits and (retrieval.best_similarity or 0.0) >= spec.relevance_floor:
-                ranking, _ = await services.knowledge.judge(query, retrieval)
-                found = evidence(ranking, retrieval.hits)
+                _, found = await services.knowledge.weigh(query, retrieval)  # as judged: before reading on
             rows.append((found, item.answerable))
         return rows
     finally:
@@ -73,7 +72,9 @@ def cross_validated_auc(x: np.ndarray, y: np.ndarray) -> float:
         coefficients, intercept = fit(x[others], y[others])
         scores[i] = intercept + x[i] @ coefficients
     positive, negative = scores[y == 1], scores[y == 0]
-    wins = (positive[:, None] > negative[None, :]).sum() + 0.5 * (positive[:, None] == negative[None, :]).sum()
+    wins = (positive[:, None] > negative[None, :]).sum() + 0.5 * (
+        positive[:, None] == negative[None, :]
+    ).sum()
     return float(wins / (len(positive) * len(negative)))
 
 

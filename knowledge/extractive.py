@@ -27,8 +27,6 @@ MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
 LEAD_EXCERPT_CHARS = 1200
 CITED_DOCUMENTS = 5
-LEAD_IN_BONUS = 0.05
-"""Growing an excerpt, the unit before it is preferred on a near tie: it introduces."""
 CLOSEST = 3
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over."""
@@ -95,7 +93,7 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS) -> str:
     while True:
         options = []
         if low > 0 and not units[low - 1].unit.fragment:
-            options.append((units[low - 1].score + LEAD_IN_BONUS, low - 1))
+            options.append((units[low - 1].score, low - 1))
         if high + 1 < len(units):
             options.append((units[high + 1].score, high + 1))
         options = [(s, i) for s, i in options if size + len(units[i].unit.shown) <= budget]

@@ -131,10 +131,15 @@ async def test_a_passage_in_a_folder_the_question_names_comes_first(stack: Stack
     index = stack.index()
     for folder, month in (("starlette", "March"), ("flask", "May")):  # same words, but not the same text
         text = f"{SAME_TEXT}\nLast reviewed in {month}.\n"
-        await stack.ingestor.add(index, Source("testing.md", text.encode(), source_key=f"{folder}/docs/testing.md"))
+        await stack.ingestor.add(
+            index, Source("testing.md", text.encode(), source_key=f"{folder}/docs/testing.md")
+        )
     question = "how do i send a request to my flask app from a test without running a server?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
-    assert {h.document.source_key for h in retrieval.hits} == {"flask/docs/testing.md", "starlette/docs/testing.md"}
+    assert {h.document.source_key for h in retrieval.hits} == {
+        "flask/docs/testing.md",
+        "starlette/docs/testing.md",
+    }
     ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
     assert ranking.passages[0].hit.document.source_key == "flask/docs/testing.md"
     assert folders(ranking.passages[0].hit) == {"flask", "doc"}
