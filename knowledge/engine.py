@@ -44,6 +44,8 @@ from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
 
+READ_ON = 3
+"""How many of the best passages an answer may quote on into the passage that follows."""
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
 CHECKED = {"documents", "fill_gaps"}
@@ -240,15 +242,17 @@ class Knowledge:
         return (ranking, found) if found is not None else (unweighed, None)
 
     async def _read_on(self, ranking: Ranking) -> Ranking:
-        """The ranking with its best passage read on into the passage that follows it in
-        its document (what the answer quotes may continue into)."""
-        best, *others = ranking.passages
-        if not best.units:
-            return ranking
-        following = await self._retriever.following(best.hit)
-        if following is None:
-            return ranking
-        return replace(ranking, passages=[self._ranker.read_on(ranking, best, following), *others])
+        """The ranking with its first `READ_ON` passages each read on into the passage that
+        follows it in its document (what their quotes may continue into: a passage often
+        ends by introducing the list or the example that answers)."""
+        passages = list(ranking.passages)
+        for i, passage in enumerate(passages[:READ_ON]):
+            if not passage.units:
+                continue
+            following = await self._retriever.following(passage.hit)
+            if following is not None:
+                passages[i] = self._ranker.read_on(ranking, passage, following)
+        return replace(ranking, passages=passages)
 
     def answers(self, confidence: float) -> bool:
         return confidence >= self._calibration.threshold

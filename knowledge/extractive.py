@@ -4,9 +4,10 @@ Needs no model (the offline default). The second stage (`knowledge.ranking`) has
 every unit of the best passages; the answer leads with the single best sentence, cited, then
 quotes an excerpt of each of the best passages (at most `MAX_PER_DOCUMENT` from one
 document), each grown from its best unit to the neighbouring units that score best until
-`EXCERPT_CHARS`. The best passage may have been read on into the one that follows it in its
-document (`Ranker.read_on`: a passage often ends by introducing the list that answers), and
-its excerpt may grow to `LEAD_EXCERPT_CHARS`. Further documents among the candidates are
+`EXCERPT_CHARS` (`LEAD_EXCERPT_CHARS` for the best). The best passages may have been read on
+into the ones that follow them in their documents (`Ranker.read_on`, `engine.READ_ON`: a
+passage often ends by introducing the list that answers); a passage read into is not quoted
+again. Further documents among the candidates are
 cited after the quotes ("see also"), with their best sentence, up to `CITED_DOCUMENTS` in
 all: an answer often rests on two pages. Units are whole sentences, list items or code
 blocks (`knowledge.quotes`), so no quote stops in the middle of one. An abstention says
@@ -144,14 +145,15 @@ def abstention(
 def _chosen(passages: Sequence[Scored]) -> list[Scored]:
     per_document: dict[int, int] = {}
     chosen = []
-    best = passages[0]
-    read = (best.hit.document.id, best.hit.position + 1) if best.following else None
+    read: set[tuple[int, int]] = set()  # passages a chosen one was read on into
     for passage in passages:
         document = passage.hit.document.id
-        if per_document.get(document, 0) >= MAX_PER_DOCUMENT or (document, passage.hit.position) == read:
+        if per_document.get(document, 0) >= MAX_PER_DOCUMENT or (document, passage.hit.position) in read:
             continue
         per_document[document] = per_document.get(document, 0) + 1
         chosen.append(passage)
+        if passage.following:
+            read.add((document, passage.hit.position + 1))
         if len(chosen) == QUOTED_PASSAGES:
             break
     return chosen

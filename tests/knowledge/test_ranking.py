@@ -4,6 +4,7 @@ come first, units are scored, rare question words weigh more; and abstention's e
 from __future__ import annotations
 
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.engine import READ_ON, Knowledge
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
 from knowledge.ranking import Ranker, content_words, folders, question_terms, stems_of, without_word
@@ -143,3 +144,31 @@ async def test_a_passage_in_a_folder_the_question_names_comes_first(stack: Stack
     ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
     assert ranking.passages[0].hit.document.source_key == "flask/docs/testing.md"
     assert folders(ranking.passages[0].hit) == {"flask", "doc"}
+
+
+def _long_doc(topic: str, variable: str) -> str:
+    filler = " ".join(
+        f"The {topic} settings apply to every session your team opens, and step {n} of the setup "
+        f"checks that the {topic} configuration is in place before any request leaves the laptop."
+        for n in range(1, 9)
+    )
+    closing = f"Set the {topic} through one environment variable, {variable}, read at start-up."
+    return f"# Configuring the {topic}\n\n{filler}\n\n{filler}\n\n## The variable\n\n{closing}\n"
+
+
+async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("proxies.md", _long_doc("proxy", "HTTPS_PROXY")))
+    await stack.ingestor.add(
+        index, md("certificates.md", _long_doc("certificate bundle", "REQUESTS_CA_BUNDLE"))
+    )
+    question = "how do we configure the proxy and the certificate bundle settings for every session?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    trusting = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)  # answers whatever it finds
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=trusting)
+    ranking, _ = await knowledge.judge(question, retrieval)
+    read = [p for p in ranking.passages[:READ_ON] if p.following]
+    assert len(read) >= 2, "not only the best passage is read on"
+    for passage in read:
+        following = await stack.retriever.following(passage.hit)
+        assert following is not None and passage.units[-1].unit.text in following
