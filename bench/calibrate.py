@@ -18,7 +18,7 @@ import numpy as np
 
 from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, new_index, settings
 from bot.app.services import build_services
-from knowledge.abstain import Evidence, evidence
+from knowledge.abstain import Evidence
 from knowledge.engine import AnswerSpec
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
@@ -43,8 +43,7 @@ async def gather(home: Path) -> list[tuple[Evidence | None, bool]]:
             retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
             found = None
             if retrieval.hits and (retrieval.best_similarity or 0.0) >= spec.relevance_floor:
-                ranking, _ = await services.knowledge.judge(query, retrieval)
-                found = evidence(ranking, retrieval.hits)
+                _, found = await services.knowledge.weigh(query, retrieval)  # as judged: before reading on
             rows.append((found, item.answerable))
         return rows
     finally:
@@ -64,6 +63,21 @@ def fit(x: np.ndarray, y: np.ndarray, iterations: int = 4000, rate: float = 0.1)
     return w / scale, b - float((w * mean / scale).sum())
 
 
+def cross_validated_auc(x: np.ndarray, y: np.ndarray) -> float:
+    """Leave-one-out: each question scored by a model fitted on the others; the AUC of those
+    scores (the chance an answerable question outscores an unanswerable one)."""
+    scores = np.empty(len(y))
+    for i in range(len(y)):
+        others = np.arange(len(y)) != i
+        coefficients, intercept = fit(x[others], y[others])
+        scores[i] = intercept + x[i] @ coefficients
+    positive, negative = scores[y == 1], scores[y == 0]
+    wins = (positive[:, None] > negative[None, :]).sum() + 0.5 * (
+        positive[:, None] == negative[None, :]
+    ).sum()
+    return float(wins / (len(positive) * len(negative)))
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="lore-calibrate-") as home:
         rows = asyncio.run(gather(Path(home)))
@@ -71,6 +85,7 @@ def main() -> None:
     x = np.array([v for v, _ in kept], dtype=float)
     y = np.array([a for _, a in kept], dtype=float)
     coefficients, intercept = fit(x, y)
+    print(f"leave-one-out AUC on the tune half: {cross_validated_auc(x, y):.3f}")
     confidence = np.array(
         [1.0 / (1.0 + np.exp(-(intercept + e.as_vector() @ coefficients))) if e else 0.0 for e, _ in rows]
     )

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from knowledge.abstain import CALIBRATION, Calibration, evidence
+from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.answer import (
     Answer,
     Citation,
@@ -44,6 +44,8 @@ from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
 
+READ_ON = 3
+"""How many of the best passages an answer may quote on into the passage that follows."""
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
 CHECKED = {"documents", "fill_gaps"}
@@ -216,18 +218,41 @@ class Knowledge:
         it answers the question (0.0 when nothing relevant was found)."""
         if not self.relevant(retrieval):
             return Ranking(question, []), 0.0
+        ranking, found = await self.weigh(question, retrieval)
+        if found is None:
+            return ranking, self._calibration.threshold
+        confidence = self._calibration.confidence(found)
+        if self.answers(confidence):
+            ranking = await self._read_on(ranking)
+        return ranking, confidence
+
+    async def weigh(self, question: str, retrieval: Retrieval) -> tuple[Ranking, Evidence | None]:
+        """The second stage's ranking of what was found and the evidence abstention reads
+        (`knowledge.abstain`); with nothing to weigh (keyword hits only, the embedder failed),
+        the first stage's order and None."""
         unweighed = Ranking(question, [Scored(h, h.score, []) for h in retrieval.hits])
-        if retrieval.best_similarity is None:  # keyword hits only (the embedder failed): nothing to weigh
-            return unweighed, self._calibration.threshold
+        if retrieval.best_similarity is None:
+            return unweighed, None
         try:
             ranking = await self._ranker.rank(question, retrieval.hits)
         except EmbedderUnavailable as exc:
             log.warning("second stage skipped, the embedder failed: %s", exc)
-            return unweighed, self._calibration.threshold
+            return unweighed, None
         found = evidence(ranking, retrieval.hits)
-        if found is None:
-            return unweighed, self._calibration.threshold
-        return ranking, self._calibration.confidence(found)
+        return (ranking, found) if found is not None else (unweighed, None)
+
+    async def _read_on(self, ranking: Ranking) -> Ranking:
+        """The ranking with its first `READ_ON` passages each read on into the passage that
+        follows it in its document (what their quotes may continue into: a passage often
+        ends by introducing the list or the example that answers)."""
+        passages = list(ranking.passages)
+        for i, passage in enumerate(passages[:READ_ON]):
+            if not passage.units:
+                continue
+            following = await self._retriever.following(passage.hit)
+            if following is not None:
+                passages[i] = self._ranker.read_on(ranking, passage, following)
+        return replace(ranking, passages=passages)
 
     def answers(self, confidence: float) -> bool:
         return confidence >= self._calibration.threshold

@@ -4,9 +4,14 @@ Needs no model (the offline default). The second stage (`knowledge.ranking`) has
 every unit of the best passages; the answer leads with the single best sentence, cited, then
 quotes an excerpt of each of the best passages (at most `MAX_PER_DOCUMENT` from one
 document), each grown from its best unit to the neighbouring units that score best until
-`EXCERPT_CHARS`. Units are whole sentences, list items or code blocks (`knowledge.quotes`),
-so no quote stops in the middle of one. An abstention says where Lore looked and names the
-closest documents as places to look, not as an answer.
+`EXCERPT_CHARS` (`LEAD_EXCERPT_CHARS` for the best). The best passages may have been read on
+into the ones that follow them in their documents (`Ranker.read_on`, `engine.READ_ON`: a
+passage often ends by introducing the list that answers); a passage read into is not quoted
+again. Further documents among the candidates are
+cited after the quotes ("see also"), with their best sentence, up to `CITED_DOCUMENTS` in
+all: an answer often rests on two pages. Units are whole sentences, list items or code
+blocks (`knowledge.quotes`), so no quote stops in the middle of one. An abstention says
+where Lore looked and names the closest documents as places to look, not as an answer.
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from knowledge.retrieval import Hit, Retrieval
 QUOTED_PASSAGES = 3
 MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
-LEAD_IN_BONUS = 0.05
-"""Growing an excerpt, the unit before it is preferred on a near tie: it introduces."""
+LEAD_EXCERPT_CHARS = 1200
+CITED_DOCUMENTS = 5
 CLOSEST = 3
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over."""
@@ -42,11 +47,19 @@ def extractive_answer(
     passages are quoted only when they clear `relevance_floor` too (a passage found by
     keywords alone has no similarity and is kept): a quote off the subject is noise."""
     best, *others = ranking.passages
-    chosen = _chosen(
-        [best, *(p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor)]
-    )
-    citations = [Citation.from_hit(n, p.hit, excerpt(p)) for n, p in enumerate(chosen, start=1)]
+    relevant = [p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor]
+    chosen = _chosen([best, *relevant])
+    budgets = [LEAD_EXCERPT_CHARS, *[EXCERPT_CHARS] * (len(chosen) - 1)]
+    citations = [
+        Citation.from_hit(n, p.hit, excerpt(p, budget))
+        for n, (p, budget) in enumerate(zip(chosen, budgets, strict=True), start=1)
+    ]
     lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
+    also = _see_also(relevant, chosen)
+    for passage in also:
+        citations.append(Citation.from_hit(len(citations) + 1, passage.hit, lead(passage)))
+    if also:
+        lines += ["", "See also " + " ".join(f"[{c.n}]" for c in citations[len(chosen) :]) + "."]
     return Answer(
         text="\n".join(lines),
         citations=citations,
@@ -60,7 +73,8 @@ def extractive_answer(
 
 def lead(passage: Scored) -> str:
     """The passage's best sentence (a code block or list item when it has no sentence)."""
-    units = [u for u in passage.units if not u.unit.fragment]
+    own = passage.units[: len(passage.units) - passage.following]
+    units = [u for u in own if not u.unit.fragment]
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
@@ -80,7 +94,7 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS) -> str:
     while True:
         options = []
         if low > 0 and not units[low - 1].unit.fragment:
-            options.append((units[low - 1].score + LEAD_IN_BONUS, low - 1))
+            options.append((units[low - 1].score, low - 1))
         if high + 1 < len(units):
             options.append((units[high + 1].score, high + 1))
         options = [(s, i) for s, i in options if size + len(units[i].unit.shown) <= budget]
@@ -131,15 +145,32 @@ def abstention(
 def _chosen(passages: Sequence[Scored]) -> list[Scored]:
     per_document: dict[int, int] = {}
     chosen = []
+    read: set[tuple[int, int]] = set()  # passages a chosen one was read on into
     for passage in passages:
         document = passage.hit.document.id
-        if per_document.get(document, 0) >= MAX_PER_DOCUMENT:
+        if per_document.get(document, 0) >= MAX_PER_DOCUMENT or (document, passage.hit.position) in read:
             continue
         per_document[document] = per_document.get(document, 0) + 1
         chosen.append(passage)
+        if passage.following:
+            read.add((document, passage.hit.position + 1))
         if len(chosen) == QUOTED_PASSAGES:
             break
     return chosen
+
+
+def _see_also(relevant: Sequence[Scored], chosen: Sequence[Scored]) -> list[Scored]:
+    """The best passage of each further document, in ranking order, while fewer than
+    `CITED_DOCUMENTS` documents are cited."""
+    cited = {p.hit.document.id for p in chosen}
+    also = []
+    for passage in relevant:
+        if len(cited) >= CITED_DOCUMENTS:
+            break
+        if passage.hit.document.id not in cited:
+            cited.add(passage.hit.document.id)
+            also.append(passage)
+    return also
 
 
 def _quoted(citation: Citation) -> str:

@@ -140,6 +140,7 @@ _DESCRIPTION = re.compile(
 )
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'#*+:._])\1{2,}\s*$")
+_BACKTICKS = re.compile(r"^`{3,}$")
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)]|#\.|\(\w\))\s+\S")
 _FIELD = re.compile(r"^(\s*):[^:\n]+:(?:\s|$)")
@@ -188,6 +189,12 @@ def units(text: str) -> list[Unit]:
     out: list[Unit] = []
     i = 0
     block = 0
+    if (closing := _closing_fence(lines)) is not None:  # the passage starts inside a code block
+        tail = "\n".join(lines[:closing]).strip("\n")
+        if tail.strip():
+            block = 1
+            out.append(_code(tail, block))
+        i = closing + 1
     section, label, label_indent = "", "", -1
     while i < len(lines):
         line = lines[i]
@@ -227,6 +234,23 @@ def units(text: str) -> list[Unit]:
     return found
 
 
+def _closing_fence(lines: list[str]) -> int | None:
+    """The line of the fence that closes a code block begun before the passage (a passage
+    cut from a document may start inside one), or None. It is the first fence line when the
+    passage holds an odd number of fences, that fence is bare (no language named), and the
+    line before it is text, not blank: code runs up to the fence that closes it, while a
+    fence that opens a block follows a blank line or a heading."""
+    fences = [
+        j for j, line in enumerate(lines) if _FENCE.match(line) and not (j and _is_heading(lines, j - 1))
+    ]
+    if len(fences) % 2 == 0:
+        return None
+    first = fences[0]
+    if first == 0 or _FENCE.sub("", lines[first]).strip() or not lines[first - 1].strip():
+        return None
+    return first
+
+
 def _looks_like_a_title(unit: Unit) -> bool:
     text = unit.text.strip()
     return unit.kind == Kind.SENTENCE and len(text.split()) <= 6 and text[-1:] not in ".!?:;,)"
@@ -243,6 +267,8 @@ def _is_heading(lines: list[str], i: int) -> bool:
     if i + 1 >= len(lines) or not lines[i].strip() or _UNDERLINE.match(lines[i]):
         return False
     under = lines[i + 1].strip()
+    if _BACKTICKS.match(under):  # reST allows backticks; three are a Markdown code fence
+        return len(under) > 3 and len(under) >= len(lines[i].strip()) - 1
     return bool(_UNDERLINE.match(lines[i + 1])) and len(under) >= len(lines[i].strip()) - 1
 
 

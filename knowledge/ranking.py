@@ -10,7 +10,13 @@ cut into quotable units (`knowledge.quotes`: sentences, list items, code blocks)
   directive name read with it;
 - every passage by its own dense similarity, its best unit's, the question coverage of its
   best window of three units and of its best unit, of its heading and document name, its
-  keyword score relative to the best one, and whether both retrievers found it.
+  keyword score relative to the best one, whether both retrievers found it, and whether it
+  lies in a folder the question names (`flask/docs/…` for a question about Flask: of the
+  question's words that name a folder of some candidate, the share its path holds).
+
+The question's words are also weighed by meaning (`QuestionTerms.importance`): how far the
+question's embedding moves when the word is taken out. Words found in most passages weigh
+nothing there. Abstention reads how much of that weight the best passages hold.
 
 The weights (`Weights`) are a linear model fitted on the tuning half of the docs-QA set
 (`bench/data/docs_qa`, by coordinate ascent on the reciprocal rank of the first passage of a
@@ -25,7 +31,7 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -39,6 +45,12 @@ Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
 EMBEDDED_CHARS = 400
 """A unit is embedded from its first characters: enough to say what it is about, and the
 cost of embedding grows with length."""
+COMMON_SHARE = 0.2
+"""A word found in more than this share of the index's passages (the product's own name,
+say) carries no meaning of its own to weigh..."""
+COMMON_MINIMUM = 10
+"""...once it is found in at least this many: in a handful of passages every word is in
+a large share."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,7 @@ class Weights:
     heading_coverage: float = 0.5
     keyword: float = 0.2
     agreement: float = 0.1
+    location: float = 0.2
     unit_mix_dense: float = 1.0
     """A unit's own score: its dense similarity times this, plus its coverage times
     `unit_mix_coverage`."""
@@ -73,12 +86,38 @@ class Scored:
     hit: Hit
     score: float
     units: list[ScoredUnit]
+    following: int = 0
+    """How many of the last units were read on from the next passage of the document
+    (`read_on`): they may be quoted with the passage, never lead it."""
 
     @property
     def best_unit(self) -> int | None:
-        """Position of the best unit that can be quoted on its own."""
-        quotable = [i for i, u in enumerate(self.units) if not u.unit.fragment]
+        """Position of the best unit of the passage itself that can be quoted on its own."""
+        own = len(self.units) - self.following
+        quotable = [i for i, u in enumerate(self.units[:own]) if not u.unit.fragment]
         return max(quotable, key=lambda i: self.units[i].score, default=None)
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    """The question's content words, stemmed, each with its idf in the index and, once
+    the question is embedded, its importance to the question's meaning."""
+
+    idf: dict[str, float]
+    importance: dict[str, float] = field(default_factory=dict)
+    """How far the question's embedding moves (1 - cosine) when the word is taken out;
+    common words (`COMMON_SHARE`) are left out."""
+
+    def coverage(self, stems: set[str]) -> float:
+        """The share of the question's weight that `stems` hold."""
+        total = sum(self.idf.values())
+        return sum(w for t, w in self.idf.items() if t in stems) / total if total else 0.0
+
+    def meaning_coverage(self, stems: set[str]) -> float:
+        """The share of the question's importance that `stems` hold (1.0 when nothing
+        was weighed: there is nothing to miss)."""
+        total = sum(self.importance.values())
+        return sum(w for t, w in self.importance.items() if t in stems) / total if total > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -86,22 +125,11 @@ class Ranking:
     question: str
     passages: list[Scored]
     """Best first."""
+    terms: QuestionTerms = field(default_factory=lambda: QuestionTerms({}))
 
     @property
     def hits(self) -> list[Hit]:
         return [p.hit for p in self.passages]
-
-
-@dataclass(frozen=True)
-class QuestionTerms:
-    """The question's content words, stemmed, each with its idf in the index."""
-
-    idf: dict[str, float]
-
-    def coverage(self, stems: set[str]) -> float:
-        """The share of the question's weight that `stems` hold."""
-        total = sum(self.idf.values())
-        return sum(w for t, w in self.idf.items() if t in stems) / total if total else 0.0
 
 
 class Ranker:
@@ -113,7 +141,7 @@ class Ranker:
         frequencies: Frequencies | None = None,
         *,
         weights: Weights | None = None,
-        depth: int = 8,
+        depth: int = 12,
         cache_size: int = 4096,
     ) -> None:
         self._embedder = embedder
@@ -133,26 +161,56 @@ class Ranker:
         head, tail = list(hits[: self._depth]), list(hits[self._depth :])
         if not head:
             return Ranking(question, [])
-        terms = await self.question_terms(question)
+        words, counts = await self._counted(question)
+        weighed = [w for w in words if not common(w, counts)]
+        variants = [without_word(question, w) for w in weighed]
         cut = [units(h.text) for h in head]
         texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
-        vectors = await self._embed([question, *texts])
-        sims = (vectors[1:] @ vectors[0]).tolist() if texts else []
+        vectors = await self._embed([question, *variants, *texts])
+        moves = (1.0 - vectors[1 : 1 + len(variants)] @ vectors[0]).tolist()
+        sims = (vectors[1 + len(variants) :] @ vectors[0]).tolist() if texts else []
+        terms = replace(question_terms(words, counts), importance=importance(weighed, moves))
         top_keyword = max((h.keyword_score or 0.0 for h in head), default=0.0)
+        names = set(terms.idf) & set().union(*(folders(h) for h in head))
         scored, offset = [], 0
         for hit, passage_units in zip(head, cut, strict=True):
             unit_sims = sims[offset : offset + len(passage_units)]
             offset += len(passage_units)
-            scored.append(score_passage(self._weights, hit, passage_units, unit_sims, terms, top_keyword))
+            located = len(names & folders(hit)) / len(names) if names else 0.0
+            scored.append(
+                score_passage(self._weights, hit, passage_units, unit_sims, terms, top_keyword, located)
+            )
         scored.sort(key=lambda s: s.score, reverse=True)
-        return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail])
+        return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail], terms)
+
+    def read_on(self, ranking: Ranking, passage: Scored, following: str) -> Scored:
+        """`passage` with the units of the passage that follows it in its document appended,
+        scored by question coverage alone (they are not embedded: a passage read on is a
+        quote's continuation, not a candidate)."""
+        known = {u.unit.text for u in passage.units}
+        fresh = [u for u in units(following) if u.text not in known]
+        while fresh and fresh[0].fragment:  # the end of a sentence the passage already holds
+            fresh.pop(0)
+        added = [
+            ScoredUnit(u, 0.0, c, self._weights.unit_mix_coverage * c)
+            for u in fresh
+            for c in [ranking.terms.coverage(stems_of(f"{u.text} {u.section} {u.label}"))]
+        ]
+        return replace(passage, units=[*passage.units, *added], following=passage.following + len(added))
 
     async def question_terms(self, question: str) -> QuestionTerms:
+        """The question's words weighed by their idf (not yet by importance)."""
+        words, counts = await self._counted(question)
+        return question_terms(words, counts)
+
+    async def _counted(self, question: str) -> tuple[list[str], tuple[dict[str, int], int] | None]:
+        """The question's content words, and how many passages hold each out of how many
+        (None without counts)."""
         words = content_words(question)
         if self._frequencies is None or not words:
-            return question_terms(words, None)
+            return words, None
         counts, total = await self._frequencies(words)
-        return question_terms(words, (dict(zip(words, counts, strict=True)), total))
+        return words, (dict(zip(words, counts, strict=True)), total)
 
     async def _embed(self, texts: list[str]) -> Vectors:
         """Embeddings of `texts`, the ones embedded recently taken from the cache."""
@@ -176,8 +234,10 @@ def score_passage(
     sims: list[float],
     terms: QuestionTerms,
     top_keyword: float,
+    located: float = 0.0,
 ) -> Scored:
-    """One passage's second-stage score, with its units' (see `Weights`)."""
+    """One passage's second-stage score, with its units' (see `Weights`); `located` is the
+    share of the folder names in the question that its path holds."""
     w = weights
     context = stems_of(f"{hit.heading} {hit.document.name}")
     held = [stems_of(f"{u.text} {u.section} {u.label}") for u in passage_units]
@@ -197,6 +257,7 @@ def score_passage(
         + w.heading_coverage * terms.coverage(context)
         + w.keyword * keyword
         + w.agreement * float(hit.similarity is not None and hit.keyword_score is not None)
+        + w.location * located
     )
     return Scored(hit, score, scored_units)
 
@@ -211,6 +272,39 @@ def question_terms(words: Sequence[str], frequencies: tuple[dict[str, int], int]
         term = stem(word)
         idf[term] = max(idf.get(term, 0.0), weight, 0.0)
     return QuestionTerms(idf)
+
+
+def common(word: str, counts: tuple[dict[str, int], int] | None) -> bool:
+    """Whether more than `COMMON_SHARE` of the index's passages hold `word` (and at least
+    `COMMON_MINIMUM`)."""
+    if counts is None or not counts[1]:
+        return False
+    held = counts[0].get(word, 0)
+    return held >= COMMON_MINIMUM and held > COMMON_SHARE * counts[1]
+
+
+def without_word(question: str, word: str) -> str:
+    """`question` with every occurrence of `word` (a whole word, any case) taken out."""
+    return " ".join(re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", " ", question, flags=re.IGNORECASE).split())
+
+
+def importance(words: Sequence[str], moves: Sequence[float]) -> dict[str, float]:
+    """Each word's stem with how far taking it out moved the question (never below 0)."""
+    weights: dict[str, float] = {}
+    for word, move in zip(words, moves, strict=True):
+        term = stem(word)
+        weights[term] = max(weights.get(term, 0.0), move, 0.0)
+    return weights
+
+
+_FOLDER_SEPARATORS = re.compile(r"[/\\]")
+
+
+def folders(hit: Hit) -> set[str]:
+    """Stemmed words of the folders a passage's document lies in (its source key without
+    the file name: a path or a URL)."""
+    parts = _FOLDER_SEPARATORS.split(hit.document.source_key)[:-1]
+    return stems_of(" ".join(parts))
 
 
 def content_words(text: str) -> list[str]:

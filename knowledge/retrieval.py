@@ -121,6 +121,12 @@ class Retriever:
         """How many chunks hold each word, and how many chunks there are (for idf)."""
         return await asyncio.to_thread(self._keyword.frequencies, words)
 
+    async def following(self, hit: Hit) -> str | None:
+        """The text of the passage that follows `hit` in its document, if any: a passage
+        often ends by introducing what the next one lists."""
+        chunk = await asyncio.to_thread(self._documents.chunk_at, hit.document.id, hit.position + 1)
+        return chunk.text if chunk is not None else None
+
     async def search(
         self,
         indexes: Sequence[IndexRef],

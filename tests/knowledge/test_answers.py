@@ -101,7 +101,7 @@ async def test_an_abstention_offers_the_closest_documents_not_as_an_answer(stack
     knowledge = stack.knowledge()
     retrieval = await stack.retriever.search([stack.indexes.get(index_id)], question)
     ranking, confidence = await knowledge.judge(question, retrieval)
-    strict = Calibration(-50.0, (0.0, 0.0, 0.0, 0.0), threshold=0.5)  # refuses everything found
+    strict = Calibration(-50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5)  # refuses everything found
     answer = await Knowledge(stack.retriever, None, window=16_000, calibration=strict).ask(
         ask(question, stack, [index_id])
     )

@@ -98,3 +98,35 @@ def test_a_passage_of_one_short_line_is_quoted_whole() -> None:
         "service.retention_days: 45 service.region: eu-west"
     ]
     assert [u.text for u in units("Title only\n==========\n")] == ["Title only =========="]
+
+
+def test_a_passage_cut_inside_a_code_block_keeps_its_tail_as_code() -> None:
+    text = (
+        'register_url_convertor("datetime", DateTimeConvertor())\n```\n\n'
+        "After registering it, you can use it in a path:\n\n"
+        "```python\nRoute('/history/{date:datetime}', history)\n```\n\nPath parameters arrive in the request."
+    )
+    assert [(u.kind, u.text) for u in units(text)] == [
+        (Kind.CODE, 'register_url_convertor("datetime", DateTimeConvertor())'),
+        (Kind.SENTENCE, "After registering it, you can use it in a path:"),
+        (Kind.CODE, "```python\nRoute('/history/{date:datetime}', history)\n```"),
+        (Kind.SENTENCE, "Path parameters arrive in the request."),
+    ]
+    opening = "Register it:\n\n```\nregister(app)\n"  # a single bare fence late in a passage opens a block
+    assert [u.kind for u in units(opening)] == [Kind.SENTENCE, Kind.CODE]
+
+
+def test_a_backtick_underline_is_a_title_not_a_code_fence() -> None:
+    text = (
+        "Outside a request, it will log to stderr.\n\n"
+        "Email Errors to Admins\n``````````````````````\n\n"
+        "Configure an SMTPHandler to send an email when errors are logged.\n\n"
+        "Injecting Request Information\n`````````````````````````````\n\nSee below."
+    )
+    found = units(text)
+    assert [u.text for u in found] == [
+        "Outside a request, it will log to stderr.",
+        "Configure an SMTPHandler to send an email when errors are logged.",
+        "See below.",
+    ]
+    assert found[1].section == "Email Errors to Admins" and all(u.kind == Kind.SENTENCE for u in found)

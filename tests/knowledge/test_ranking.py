@@ -4,8 +4,10 @@ come first, units are scored, rare question words weigh more; and abstention's e
 from __future__ import annotations
 
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.engine import READ_ON, Knowledge
 from knowledge.followup import standalone_question
-from knowledge.ranking import Ranker, content_words, question_terms, stems_of
+from knowledge.ingest import Source
+from knowledge.ranking import Ranker, content_words, folders, question_terms, stems_of, without_word
 from tests.knowledge.conftest import Stack, md
 
 TIMEOUTS = """# HTTP client
@@ -62,10 +64,12 @@ def test_identifiers_are_read_whole_and_in_parts() -> None:
 
 
 def test_calibrated_confidence_grows_with_the_evidence() -> None:
-    weak = Evidence(best_sentence=0.3, standout=1.0, passage_score=0.8, agreement=0.0)
-    strong = Evidence(best_sentence=0.7, standout=2.2, passage_score=1.6, agreement=1.0)
+    weak = Evidence(best_sentence=0.3, standout=1.0, passage_score=0.8, agreement=0.0, meaning=0.5)
+    strong = Evidence(best_sentence=0.7, standout=2.2, passage_score=1.6, agreement=1.0, meaning=1.0)
     assert CALIBRATION.confidence(weak) < CALIBRATION.threshold < CALIBRATION.confidence(strong)
-    assert Calibration(0.0, (0.0, 0.0, 0.0, 0.0), 0.5).confidence(weak) == 0.5
+    assert Calibration(0.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5).confidence(weak) == 0.5
+    lacking = Evidence(best_sentence=0.7, standout=2.2, passage_score=1.6, agreement=1.0, meaning=0.4)
+    assert CALIBRATION.confidence(lacking) < CALIBRATION.confidence(strong), "the passages lack the key word"
 
 
 def test_a_follow_up_carries_the_previous_questions_key_words() -> None:
@@ -78,3 +82,93 @@ def test_a_follow_up_carries_the_previous_questions_key_words() -> None:
         standalone_question("What about the port?", history) == "What about the port? (run dev server 8000)"
     )
     assert standalone_question("How do I deploy?", []) == "How do I deploy?"
+
+
+SESSIONS = """# Sessions
+
+Sessions are signed cookies. Set `SECRET_KEY` to a long random value before you deploy, and keep
+it out of the repository. A permanent session lasts 31 days unless you change the lifetime.
+"""
+
+RATE_TALK = """# Protecting the login endpoint
+
+Brute-force attempts against the login form are logged with the client's IP address. Lock an
+account after ten failed attempts and tell its owner by email.
+"""
+
+
+async def test_the_words_that_carry_a_question_weigh_most(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("sessions.md", SESSIONS))
+    await stack.ingestor.add(index, md("login.md", RATE_TALK))
+    question = "honestly i'm a bit lost: how do we configure jwt bearer tokens for our login endpoint?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
+    weights = ranking.terms.importance
+    assert weights["jwt"] > weights["honest"] and weights["bearer"] > weights["lost"]
+    found = evidence(ranking, retrieval.hits)
+    assert found is not None and found.meaning < 0.75, "the passages on logins never say jwt or bearer"
+
+    answered = "how long does a permanent session last before it expires?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], answered, top_k=8)
+    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(answered, retrieval.hits)
+    found_too = evidence(ranking, retrieval.hits)
+    assert found_too is not None and found_too.meaning > found.meaning
+    assert CALIBRATION.confidence(found_too) > CALIBRATION.confidence(found)
+
+
+def test_a_word_is_taken_out_whole_in_any_case() -> None:
+    assert without_word("Set pool_size, not POOL: the pool.", "pool") == "Set pool_size, not : the ."
+
+
+SAME_TEXT = """# Testing
+
+Use the test client to send requests to the app without running a server. Call `client.get("/")`
+and check the response status and body in your test.
+"""
+
+
+async def test_a_passage_in_a_folder_the_question_names_comes_first(stack: Stack) -> None:
+    index = stack.index()
+    for folder, month in (("starlette", "March"), ("flask", "May")):  # same words, but not the same text
+        text = f"{SAME_TEXT}\nLast reviewed in {month}.\n"
+        await stack.ingestor.add(
+            index, Source("testing.md", text.encode(), source_key=f"{folder}/docs/testing.md")
+        )
+    question = "how do i send a request to my flask app from a test without running a server?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    assert {h.document.source_key for h in retrieval.hits} == {
+        "flask/docs/testing.md",
+        "starlette/docs/testing.md",
+    }
+    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
+    assert ranking.passages[0].hit.document.source_key == "flask/docs/testing.md"
+    assert folders(ranking.passages[0].hit) == {"flask", "doc"}
+
+
+def _long_doc(topic: str, variable: str) -> str:
+    filler = " ".join(
+        f"The {topic} settings apply to every session your team opens, and step {n} of the setup "
+        f"checks that the {topic} configuration is in place before any request leaves the laptop."
+        for n in range(1, 9)
+    )
+    closing = f"Set the {topic} through one environment variable, {variable}, read at start-up."
+    return f"# Configuring the {topic}\n\n{filler}\n\n{filler}\n\n## The variable\n\n{closing}\n"
+
+
+async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("proxies.md", _long_doc("proxy", "HTTPS_PROXY")))
+    await stack.ingestor.add(
+        index, md("certificates.md", _long_doc("certificate bundle", "REQUESTS_CA_BUNDLE"))
+    )
+    question = "how do we configure the proxy and the certificate bundle settings for every session?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    trusting = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)  # answers whatever it finds
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=trusting)
+    ranking, _ = await knowledge.judge(question, retrieval)
+    read = [p for p in ranking.passages[:READ_ON] if p.following]
+    assert len(read) >= 2, "not only the best passage is read on"
+    for passage in read:
+        following = await stack.retriever.following(passage.hit)
+        assert following is not None and passage.units[-1].unit.text in following
