@@ -65,11 +65,12 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-z))
 
 
-CALIBRATION = Calibration(intercept=-8.355, coefficients=(1.478, 2.412, 0.712, 0.622, 5.182), threshold=0.577)
+CALIBRATION = Calibration(intercept=-8.506, coefficients=(1.288, 2.384, 0.949, 0.686, 4.980), threshold=0.470)
 """Fitted on the tuning half (87 questions, 17 of them unanswerable) by L2-regularised
 logistic regression on the evidence as `Knowledge.judge` reads it (before the best passage
-is read on; leave-one-out AUC 0.836); the threshold refuses 4% of its answerable questions
-and 59% of its unanswerable ones (see the README for the held-out half)."""
+is read on; leave-one-out AUC 0.831); the threshold, midway between two questions, refuses
+3% of its answerable questions and 53% of its unanswerable ones (`python -m
+bench.calibrate`; see the README for the held-out half)."""
 
 
 def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
