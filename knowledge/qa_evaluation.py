@@ -53,11 +53,18 @@ class QaItem:
         return [*turns, {"role": "user", "content": self.question}]
 
 
+QUESTIONS_FILE = "questions.jsonl"
+"""The question file of a question-set folder (`bench/data/docs_qa`)."""
+
+
 def load_questions(path: Path, split: str = "tune") -> list[QaItem]:
-    """The items of `split` ("all" for every item); raises ValueError for an unknown split
-    or a line that is not an item."""
+    """The items of `split` ("all" for every item) in a JSON-lines file, or in the
+    `questions.jsonl` of a folder; raises ValueError for an unknown split or a line that is
+    not an item."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; choose one of {', '.join(SPLITS)}")
+    if path.is_dir():
+        path = path / QUESTIONS_FILE
     items = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():

@@ -1,0 +1,18 @@
+"""The docs-QA question set as `lore eval qa` reads it: a file, or the folder holding it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from knowledge.qa_evaluation import load_questions
+
+DOCS_QA = Path(__file__).parents[2] / "bench" / "data" / "docs_qa"
+
+
+def test_a_question_set_folder_is_read_through_its_questions_file() -> None:
+    from_folder = load_questions(DOCS_QA, "all")
+    assert from_folder == load_questions(DOCS_QA / "questions.jsonl", "all")
+    halves = {split: load_questions(DOCS_QA, split) for split in ("tune", "heldout")}
+    assert len(halves["tune"]) == len(halves["heldout"]) == len(from_folder) / 2
+    assert {q.id for q in halves["tune"]}.isdisjoint(q.id for q in halves["heldout"])
+    assert sum(not q.answerable for q in halves["heldout"]) >= 10
