@@ -7,8 +7,18 @@ from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.engine import READ_ON, Knowledge
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.ranking import Ranker, content_words, folders, question_terms, stems_of, without_word
+from knowledge.ranking import Ranker, Ranking, content_words, folders, question_terms, stems_of, without_word
+from knowledge.retrieval import Retrieval
+from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md
+
+
+async def ranked(stack: Stack, index: IndexRef, question: str) -> tuple[Retrieval, Ranking]:
+    """The first stage's hits for `question` in `index`, and the second stage's ranking of them."""
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    ranker = Ranker(stack.embedder, stack.retriever.term_frequencies)
+    return retrieval, await ranker.rank(question, retrieval.hits)
+
 
 TIMEOUTS = """# HTTP client
 
@@ -34,8 +44,7 @@ async def test_the_passage_whose_sentence_answers_comes_first(stack: Stack) -> N
     await stack.ingestor.add(index, md("retries.md", RETRIES))
     await stack.ingestor.add(index, md("client.md", TIMEOUTS))
     question = "our requests hang forever when the server is slow, how do I stop that?"
-    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
-    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
+    retrieval, ranking = await ranked(stack, index, question)
     best = ranking.passages[0]
     assert best.hit.document.name == "client.md"
     position = best.best_unit
@@ -102,16 +111,14 @@ async def test_the_words_that_carry_a_question_weigh_most(stack: Stack) -> None:
     await stack.ingestor.add(index, md("sessions.md", SESSIONS))
     await stack.ingestor.add(index, md("login.md", RATE_TALK))
     question = "honestly i'm a bit lost: how do we configure jwt bearer tokens for our login endpoint?"
-    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
-    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
+    retrieval, ranking = await ranked(stack, index, question)
     weights = ranking.terms.importance
     assert weights["jwt"] > weights["honest"] and weights["bearer"] > weights["lost"]
     found = evidence(ranking, retrieval.hits)
     assert found is not None and found.meaning < 0.75, "the passages on logins never say jwt or bearer"
 
     answered = "how long does a permanent session last before it expires?"
-    retrieval = await stack.retriever.search([stack.fresh(index)], answered, top_k=8)
-    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(answered, retrieval.hits)
+    retrieval, ranking = await ranked(stack, index, answered)
     found_too = evidence(ranking, retrieval.hits)
     assert found_too is not None and found_too.meaning > found.meaning
     assert CALIBRATION.confidence(found_too) > CALIBRATION.confidence(found)
@@ -136,12 +143,11 @@ async def test_a_passage_in_a_folder_the_question_names_comes_first(stack: Stack
             index, Source("testing.md", text.encode(), source_key=f"{folder}/docs/testing.md")
         )
     question = "how do i send a request to my flask app from a test without running a server?"
-    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    retrieval, ranking = await ranked(stack, index, question)
     assert {h.document.source_key for h in retrieval.hits} == {
         "flask/docs/testing.md",
         "starlette/docs/testing.md",
     }
-    ranking = await Ranker(stack.embedder, stack.retriever.term_frequencies).rank(question, retrieval.hits)
     assert ranking.passages[0].hit.document.source_key == "flask/docs/testing.md"
     assert folders(ranking.passages[0].hit) == {"flask", "doc"}
 
