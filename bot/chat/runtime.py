@@ -12,6 +12,7 @@ from bot.app.settings import Settings
 from bot.app.workers import MoreSyncs, running_jobs
 from bot.chat.router import Router
 from knowledge.sources.fetch import AllowList, Fetcher, Resolve, system_resolve
+from knowledge.tokens import TiktokenCounter
 
 
 @dataclass
@@ -34,6 +35,7 @@ async def open_runtime(
     try:
         indexes = await asyncio.to_thread(services.indexes.list_all)
         await services.ingestor.repair({i.id: i for i in indexes})
+        await asyncio.to_thread(TiktokenCounter().warm)
         fetcher = Fetcher(
             AllowList.parse(settings.lore_crawl_allow), resolve=resolve, max_bytes=settings.max_file_bytes
         )
