@@ -113,6 +113,7 @@ def test_pending_documents_are_invisible_until_ready(database: Database) -> None
     assert docs.chunks(ids) == {}
     assert indexes.stats(index.id).documents == 0
     assert [d.id for d in docs.unfinished()] == [doc.id]
+    assert docs.unfinished(source_config_id=999) == []  # another attachment's leftovers only
     version = indexes.get(index.id).content_version
     ready = docs.mark_ready(doc.id)
     assert ready.status == DocumentStatus.READY and ready.meta == {"k": "v"} and ready.author == "ada"
