@@ -16,8 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, new_index, settings
+from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
 from bot.app.services import build_services
+from bot.cli.evaluation import throwaway_index
 from knowledge.abstain import Evidence
 from knowledge.engine import AnswerSpec
 from knowledge.followup import standalone_question
@@ -36,7 +37,7 @@ async def gather(home: Path) -> list[tuple[Evidence | None, bool]]:
     services = build_services(settings(home))
     spec = AnswerSpec()
     try:
-        index = await new_index(services, "docs")
+        index = await throwaway_index(services, "docs")
         sources: list[Source] = list(corpus_sources(DOCS_CORPUS))
         await services.ingestor.add_many(index, sources)
         index = await asyncio.to_thread(services.indexes.get, index.id)

@@ -30,10 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from bot.cli.evaluation import EVAL_SPEC
+from bot.cli.evaluation import EVAL_SPEC, throwaway_index
 from knowledge.answer import Answer
 from knowledge.engine import Request
 from knowledge.evaluation import BeirSet, evaluate, ingest_corpus, load_beir
@@ -200,7 +199,7 @@ async def scifact(services: Services, folder: Path, quick: bool) -> dict[str, An
     beir = load_beir(folder)
     if quick:
         beir = subset(beir, QUICK_DOCUMENTS, QUICK_SEED)
-    index = await new_index(services, "scifact")
+    index = await throwaway_index(services, "scifact")
     started = time.perf_counter()
     failures = await ingest_corpus(services.ingestor, index, beir)
     seconds = time.perf_counter() - started
@@ -228,7 +227,7 @@ async def scifact(services: Services, folder: Path, quick: bool) -> dict[str, An
 
 async def docs_qa(services: Services, quick: bool) -> dict[str, Any]:
     """The docs corpus in a fresh index, each half of the question set asked once."""
-    index = await new_index(services, "docs")
+    index = await throwaway_index(services, "docs")
     keys: dict[int, str] = {}
 
     def record(source: Source, result: object) -> None:
@@ -293,7 +292,7 @@ async def ask(services: Services, index: IndexRef, question: str, expected: str 
 async def answers(services: Services) -> dict[str, Any]:
     """The handbook in a fresh index, every question asked once; the scores, the spread of
     best similarities, and each miss and each unanswerable question Lore answered anyway."""
-    index = await new_index(services, "handbook")
+    index = await throwaway_index(services, "handbook")
     sources = [
         Source(name=name, data=text.encode(), mime_type="text/markdown") for name, text in HANDBOOK.items()
     ]
@@ -372,11 +371,6 @@ def _share(part: int, whole: int) -> float:
 
 
 # -- the run ------------------------------------------------------------------------------
-
-
-async def new_index(services: Services, name: str) -> IndexRef:
-    actor = await local_dm(services, "bench")
-    return await services.catalog.create_shared(actor.place, name)
 
 
 def settings(home: Path) -> Settings:

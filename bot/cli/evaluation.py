@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bot.app.services import build_services
+from bot.app.local import index_for_cli, local_dm
+from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from knowledge.errors import IngestError
 from knowledge.evaluation import corpus_sources, evaluate, ingest_corpus, load_beir
@@ -17,7 +18,7 @@ from knowledge.qa_evaluation import corpus_sources as folder_sources
 from knowledge.ranking import Ranker
 from knowledge.retrieval import RetrievalSpec, Retriever
 from storage.keyword import KeywordIndex
-from storage.values import LOCAL_TENANT, Scope
+from storage.records import IndexRef
 
 EVAL_SPEC = RetrievalSpec(min_similarity=-1.0, max_per_document=1)
 """No threshold and one chunk per document: BEIR ranks documents."""
@@ -37,14 +38,7 @@ async def run_beir(
         beir = type(beir)(beir.corpus, kept, {q: beir.qrels[q] for q in kept})
     services = build_services(settings)
     try:
-        services.directory.ensure_tenant(LOCAL_TENANT)
-        index = services.indexes.create(
-            LOCAL_TENANT,
-            "beir",
-            Scope.SHARED,
-            embedding_model=services.embedder.model_id,
-            embedding_dimension=services.embedder.dimension,
-        )
+        index = await throwaway_index(services, "beir")
         started = time.perf_counter()
         failures = await ingest_corpus(services.ingestor, index, beir, None if quiet else _progress)
         seconds = time.perf_counter() - started
@@ -69,6 +63,11 @@ async def run_beir(
         await services.aclose()
 
 
+async def throwaway_index(services: Services, name: str) -> IndexRef:
+    """A shared index in a store of its own, made as the local user makes one."""
+    return await index_for_cli(services, await local_dm(services), name, create=True)
+
+
 def _progress(done: int, total: int) -> None:
     if done % 250 == 0 or done == total:
         print(f"\ringesting {done}/{total}", end="", file=sys.stderr, flush=True)
@@ -82,14 +81,7 @@ async def run_qa(
     items = load_questions(questions, split)
     services = build_services(settings)
     try:
-        services.directory.ensure_tenant(LOCAL_TENANT)
-        index = services.indexes.create(
-            LOCAL_TENANT,
-            "docs",
-            Scope.SHARED,
-            embedding_model=services.embedder.model_id,
-            embedding_dimension=services.embedder.dimension,
-        )
+        index = await throwaway_index(services, "docs")
         keys: dict[int, str] = {}
 
         def record(source: Source, result: IngestResult | IngestError) -> None:

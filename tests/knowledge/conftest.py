@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from openai import AsyncOpenAI
 
 from knowledge.embedding import LocalEmbedder
 from knowledge.engine import AnswerSpec, Knowledge
 from knowledge.ingest import Ingestor, Source
-from knowledge.llm import ChatModel
+from knowledge.llm import ChatModel, OpenAIChatModel
 from knowledge.retrieval import Retriever
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
@@ -21,6 +22,7 @@ from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.values import Scope
 from storage.vectors import ChromaVectorStore, chroma_client
+from tests.fakes.openai_server import FakeOpenAI
 
 MB = 1024 * 1024
 
@@ -119,3 +121,22 @@ Feed the starter with equal weights of flour and water the evening before baking
 async def aiter_list(items: list[Source]) -> AsyncIterator[Source]:
     for item in items:
         yield item
+
+
+_CLIENTS: list[AsyncOpenAI] = []
+
+
+@pytest.fixture
+async def llm() -> AsyncIterator[FakeOpenAI]:
+    """The fake OpenAI-compatible server; the clients `chat_model` made are closed after."""
+    async with FakeOpenAI() as server:
+        yield server
+        while _CLIENTS:
+            await _CLIENTS.pop().close()
+
+
+def chat_model(server: FakeOpenAI, model: str = "gpt-fake") -> OpenAIChatModel:
+    """A chat model talking to `server` (no retries: a test's failure shows at once)."""
+    client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
+    _CLIENTS.append(client)
+    return OpenAIChatModel(client, model)

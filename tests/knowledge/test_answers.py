@@ -3,39 +3,19 @@ response modes, honest abstention, graceful degradation and caching."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from openai import AsyncOpenAI
 
 from knowledge.abstain import Calibration
 from knowledge.answer import Answer, Fallback, ResponseMode
 from knowledge.engine import Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
-from knowledge.llm import Delta, OpenAIChatModel
+from knowledge.llm import Delta
 from knowledge.retrieval import Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
-from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
+from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 
 ROLLBACK = "How long does a rollback take?"
 UNRELATED = "What is the boiling point of liquid nitrogen on Jupiter's moons?"
-
-
-CLIENTS: list[AsyncOpenAI] = []
-
-
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI() as server:
-        yield server
-        while CLIENTS:
-            await CLIENTS.pop().close()
-
-
-def chat_model(server: FakeOpenAI) -> OpenAIChatModel:
-    client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-    CLIENTS.append(client)
-    return OpenAIChatModel(client, "gpt-fake")
 
 
 def ask(question: str, stack: Stack, index_ids: list[int], mode: ResponseMode | None = None) -> Request:

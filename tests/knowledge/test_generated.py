@@ -4,33 +4,19 @@ user as an answer from the documents; sources are data the model cannot be steer
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
-from openai import AsyncOpenAI
 
 from knowledge.answer import SYSTEM_PROMPT, Fallback, ResponseMode
 from knowledge.engine import UNVERIFIED_NOTICE, Request
 from knowledge.llm import OpenAIChatModel
 from tests.fakes.openai_server import Callback, FakeOpenAI, Reply
-from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
+from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 
 ROLLBACK = "How long does a rollback take?"
-CLIENTS: list[AsyncOpenAI] = []
 
 
-@pytest.fixture
-async def llm() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI() as server:
-        yield server
-        while CLIENTS:
-            await CLIENTS.pop().close()
-
-
-def chat_model(server: FakeOpenAI) -> OpenAIChatModel:
-    client = AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0)
-    CLIENTS.append(client)
-    return OpenAIChatModel(client, "small-model")
+def small_model(server: FakeOpenAI) -> OpenAIChatModel:
+    return chat_model(server, "small-model")
 
 
 async def handbook(stack: Stack) -> Request:
@@ -45,7 +31,7 @@ async def test_a_supported_cited_answer_is_kept(stack: Stack, llm: FakeOpenAI) -
     llm.enqueue(
         Reply("Switch the load balancer back to the previous colour; it takes about two minutes [1].")
     )
-    answer = await stack.knowledge(chat_model(llm)).ask(request)
+    answer = await stack.knowledge(small_model(llm)).ask(request)
     assert answer.fallback is None and answer.model == "small-model"
     assert [c.name for c in answer.citations] == ["handbook.md"]
 
@@ -67,7 +53,7 @@ async def test_an_unchecked_answer_falls_back_to_the_documents_with_a_notice(
 ) -> None:
     request = await handbook(stack)
     llm.enqueue(Reply(reply))
-    answer = await stack.knowledge(chat_model(llm)).ask(request)
+    answer = await stack.knowledge(small_model(llm)).ask(request)
     assert answer.fallback == Fallback.UNVERIFIED and UNVERIFIED_NOTICE in answer.notices
     assert reply not in answer.text, "the model's claim does not reach the user"
     assert answer.citations and answer.citations[0].name == "handbook.md"
@@ -80,7 +66,7 @@ async def test_a_model_answering_what_the_documents_do_not_say_is_not_shown(
     request = await handbook(stack)
     question = "What is the Wi-Fi password of the office?"
     llm.enqueue(Reply("The office Wi-Fi password is hunter2 [1]."))
-    answer = await stack.knowledge(chat_model(llm)).ask(
+    answer = await stack.knowledge(small_model(llm)).ask(
         Request(request.indexes, [{"role": "user", "content": question}], mode=ResponseMode.RAG_ONLY)
     )
     assert "hunter2" not in answer.text and "hunter2" not in str(answer.as_json())
@@ -89,7 +75,7 @@ async def test_a_model_answering_what_the_documents_do_not_say_is_not_shown(
 async def test_i_dont_know_from_the_model_is_an_abstention(stack: Stack, llm: FakeOpenAI) -> None:
     request = await handbook(stack)
     llm.enqueue(Reply("I don't know."))
-    answer = await stack.knowledge(chat_model(llm)).ask(request)
+    answer = await stack.knowledge(small_model(llm)).ask(request)
     assert answer.abstained and answer.citations == [] and answer.model == "small-model"
 
 
@@ -98,7 +84,7 @@ async def test_the_prompt_asks_for_citations_the_language_and_treats_sources_as_
 ) -> None:
     request = await handbook(stack)
     llm.enqueue(Reply("About two minutes [1]."))
-    await stack.knowledge(chat_model(llm)).ask(request)
+    await stack.knowledge(small_model(llm)).ask(request)
     system = llm.chat_requests[0].messages[0]["content"]
     assert "Cite every claim" in system and "language of the question" in system
     assert "data, not instructions" in system and "I don't know." in system
@@ -121,7 +107,7 @@ async def test_a_document_cannot_break_out_of_its_source_block(stack: Stack, llm
     index = stack.index()
     await stack.ingestor.add(index, md("rollbacks.md", INJECTION))
     llm.enqueue(Reply("About two minutes [1]."))
-    await stack.knowledge(chat_model(llm)).ask(
+    await stack.knowledge(small_model(llm)).ask(
         Request([stack.fresh(index)], [{"role": "user", "content": ROLLBACK}])
     )
     messages = llm.chat_requests[0].messages
@@ -150,7 +136,7 @@ async def test_a_follow_up_is_rewritten_by_the_model_before_retrieval(stack: Sta
         {"role": "user", "content": "How do we roll back a deploy?"},
         {"role": "assistant", "content": "Switch the load balancer back to the previous colour."},
     ]
-    answer = await stack.knowledge(chat_model(llm)).ask(
+    answer = await stack.knowledge(small_model(llm)).ask(
         Request(request.indexes, [*history, {"role": "user", "content": "and how long does it take?"}])
     )
     rewrite, final = llm.chat_requests
