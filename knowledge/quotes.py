@@ -195,6 +195,18 @@ def units(text: str) -> list[Unit]:
             block = 1
             out.append(_code(tail, block))
         i = closing + 1
+    _read(lines, i, out, block)
+    found = [u for u in out if u.text.strip()]
+    if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
+        found.pop()  # a heading whose underline fell into the next passage
+    if not found and text.strip():  # nothing but titles: the text itself is what there is to quote
+        found = [Unit(" ".join(text.split()), Kind.SENTENCE, 1)]
+    return found
+
+
+def _read(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """The units of `lines` from line `i` on, appended to `out`; the last block number used
+    (`block` is the one before the first)."""
     section, label, label_indent = "", "", -1
     while i < len(lines):
         line = lines[i]
@@ -222,16 +234,41 @@ def units(text: str) -> list[Unit]:
         elif _TABLE.match(line):
             i = _table(lines, i, out, block)
         elif _ITEM.match(line) or _FIELD.match(line):
-            i = _item(lines, i, out, block)
+            i, block = _item(lines, i, out, block)
         else:
             i = _paragraph(lines, i, out, block)
         out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
-    found = [u for u in out if u.text.strip()]
-    if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
-        found.pop()  # a heading whose underline fell into the next passage
-    if not found and text.strip():  # nothing but titles: the text itself is what there is to quote
-        found = [Unit(" ".join(text.split()), Kind.SENTENCE, 1)]
-    return found
+    return block
+
+
+def continued_code(previous: Unit, text: str) -> tuple[Unit | None, str]:
+    """When a passage ends in code (`previous`) and the passage after it (`text`) starts
+    indented, the chunker cut a literal block between them: the block's rest as a code unit,
+    without the lines the passage repeats (chunks overlap, the first may begin mid-line),
+    and the text after the block. Otherwise None and `text`."""
+    if previous.kind != Kind.CODE:
+        return None, text
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    held = [line.strip() for line in previous.text.split("\n") if line.strip()]
+    if lines and lines[0].strip() and not lines[0][:1].isspace():
+        if not any(line.endswith(lines[0].strip()) for line in held):
+            return None, text
+        lines = lines[1:]  # the overlap began inside a line the passage holds
+    end = 0
+    while end < len(lines) and (not lines[end].strip() or lines[end][:1].isspace()):
+        end += 1
+    body = lines[:end]
+    repeated = 0
+    while repeated < len(body) and (not body[repeated].strip() or body[repeated].strip() in held):
+        repeated += 1
+    body = body[repeated:]
+    if not any(line.strip() for line in body):
+        return None, text
+    least = min(_indent(line) for line in body if line.strip())
+    code = "\n".join(line[least:] for line in body).strip("\n")
+    return Unit(_cap(code), Kind.CODE, previous.block, previous.section, previous.label), "\n".join(
+        lines[end:]
+    )
 
 
 def _closing_fence(lines: list[str]) -> int | None:
@@ -310,8 +347,10 @@ def _table(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     return end
 
 
-def _item(lines: list[str], i: int, out: list[Unit], block: int) -> int:
-    """Consecutive list items (or reST fields), each with its continuation lines."""
+def _item(lines: list[str], i: int, out: list[Unit], block: int) -> tuple[int, int]:
+    """Consecutive list items (or reST fields): each item's own paragraph is a unit, what is
+    nested in it after that (a paragraph, a literal or fenced code block, a sub-list) is read
+    as blocks of its own. The line after the list, and the last block number used."""
     base = _indent(lines[i])
     end = i
     while end < len(lines):
@@ -328,8 +367,19 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int) -> int:
             if _is_heading(lines, end):
                 break
             end += 1
-        text = " ".join(part.strip() for part in lines[start:end] if part.strip())
+        own = start + 1
+        while (
+            own < end
+            and lines[own].strip()
+            and not (_FENCE.match(lines[own]) or _DIRECTIVE.match(lines[own]))
+        ):
+            own += 1
+        text = " ".join(part.strip() for part in lines[start:own] if part.strip())
+        literal = text.endswith("::")
+        if literal:  # "Example::" introduces the literal block nested in the item
+            text = text[:-3] if text.endswith(" ::") else text[:-1]
         out.append(Unit(_cap(text), Kind.ITEM, block))
+        block = _nested(lines[own:end], out, block, literal=literal)
         if (
             end >= len(lines)
             or not lines[end].strip()
@@ -338,7 +388,20 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int) -> int:
             break
         if _indent(lines[end]) != base:
             break
-    return end
+    return end, block
+
+
+def _nested(lines: list[str], out: list[Unit], block: int, *, literal: bool) -> int:
+    """What a list item holds after its own paragraph, dedented and read as blocks (all of it
+    one literal block when the item's text ended with `::`); the last block number used."""
+    if not any(line.strip() for line in lines):
+        return block
+    least = min(_indent(line) for line in lines if line.strip())
+    dedented = [line[least:] for line in lines]
+    if literal:
+        out.append(_code("\n".join(dedented).strip("\n"), block + 1))
+        return block + 1
+    return _read(dedented, 0, out, block)
 
 
 def _paragraph(lines: list[str], i: int, out: list[Unit], block: int) -> int:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from knowledge.embedding import Embedder, Vectors
-from knowledge.quotes import STOPWORDS, WORD, Unit, stem, units
+from knowledge.quotes import STOPWORDS, WORD, Unit, continued_code, stem, units
 from knowledge.retrieval import Hit
 
 Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
@@ -188,7 +188,10 @@ class Ranker:
         scored by question coverage alone (they are not embedded: a passage read on is a
         quote's continuation, not a candidate)."""
         known = {u.unit.text for u in passage.units}
-        fresh = [u for u in units(following) if u.text not in known]
+        code, following = (
+            continued_code(passage.units[-1].unit, following) if passage.units else (None, following)
+        )
+        fresh = [*([code] if code else []), *(u for u in units(following) if u.text not in known)]
         while fresh and fresh[0].fragment:  # the end of a sentence the passage already holds
             fresh.pop(0)
         added = [

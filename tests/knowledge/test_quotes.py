@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge.quotes import Kind, units
+from knowledge.quotes import Kind, Unit, continued_code, units
 
 RST = """Configuration Handling
 ======================
@@ -130,3 +130,64 @@ def test_a_backtick_underline_is_a_title_not_a_code_fence() -> None:
         "See below.",
     ]
     assert found[1].section == "Email Errors to Admins" and all(u.kind == Kind.SENTENCE for u in found)
+
+
+ITEM_WITH_LITERAL = """* The ``config`` parameter has been removed. The verbosity option should be
+  handled by configuring logging.
+
+  ::
+
+      import logging
+      logging.getLogger().setLevel(logging.DEBUG)
+
+* Hooks were removed except 'response'.
+
+- An item that says::
+
+      pip install itsdangerous
+
+- An item with a fence
+  ```toml
+  [tool.lore]
+  ```
+"""
+
+
+def test_a_list_item_holding_a_code_block_keeps_the_code_whole_and_apart() -> None:
+    found = units(ITEM_WITH_LITERAL)
+    assert [(u.kind, u.text) for u in found] == [
+        (
+            Kind.ITEM,
+            "* The ``config`` parameter has been removed. The verbosity option should be "
+            "handled by configuring logging.",
+        ),
+        (Kind.CODE, "import logging\nlogging.getLogger().setLevel(logging.DEBUG)"),
+        (Kind.ITEM, "* Hooks were removed except 'response'."),
+        (Kind.ITEM, "- An item that says:"),
+        (Kind.CODE, "pip install itsdangerous"),
+        (Kind.ITEM, "- An item with a fence"),
+        (Kind.CODE, "```toml\n[tool.lore]\n```"),
+    ]
+    blocks = [u.block for u in found]
+    assert blocks == sorted(blocks) and blocks[0] != blocks[1], "the code is a block of its own, in order"
+
+
+def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
+    ending = Unit("import logging\nHTTPConnection.debuglevel = 1", Kind.CODE, 4, "Debugging")
+    following = (
+        "debuglevel = 1\n\n"  # the overlap begins inside a line the passage already holds
+        "      logging.basicConfig()\n"
+        "      log.setLevel(logging.DEBUG)\n\n"
+        "One key difference is the license."
+    )
+    code, rest = continued_code(ending, following)
+    assert code == Unit("logging.basicConfig()\nlog.setLevel(logging.DEBUG)", Kind.CODE, 4, "Debugging")
+    assert [u.text for u in units(rest)] == ["One key difference is the license."]
+
+
+def test_only_code_is_continued_and_only_by_indented_text() -> None:
+    sentence = Unit("Configure logging.", Kind.SENTENCE, 1)
+    assert continued_code(sentence, "    x = 1\n") == (None, "    x = 1\n")
+    code = Unit("x = 1", Kind.CODE, 1)
+    assert continued_code(code, "Another paragraph.\n    y = 2") == (None, "Another paragraph.\n    y = 2")
+    assert continued_code(code, "    x = 1\n\nDone.") == (None, "    x = 1\n\nDone."), "only repeated lines"

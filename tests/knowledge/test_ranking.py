@@ -178,3 +178,36 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
     for passage in read:
         following = await stack.retriever.following(passage.hit)
         assert following is not None and passage.units[-1].unit.text in following
+
+
+def _debugging_page() -> str:
+    """A reST page whose list item holds a literal block too long for one chunk."""
+    filler = " ".join(f"Release {n} changed how sessions pool their connections." for n in range(1, 12))
+    steps = "\n".join(f"      handler_{n} = logging.StreamHandler()  # handler number {n}" for n in range(1, 16))
+    return (
+        "Migrating to 1.x\n================\n\n"
+        f"{filler}\n\n"
+        "* The verbosity option should be handled by configuring logging.\n\n"
+        "  ::\n\n"
+        "      import logging\n"
+        f"{steps}\n"
+        "      logging.getLogger('urllib3').setLevel(logging.DEBUG)\n\n"
+        "The license changed as well.\n"
+    )
+
+
+async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("api.rst", _debugging_page()))
+    question = "how do i turn on verbose logging of the headers to debug?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    trusting = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=trusting)
+    ranking, _ = await knowledge.judge(question, retrieval)
+    cut = [p for p in ranking.passages[:READ_ON] if "import logging" in p.hit.text and p.following]
+    assert cut, "the passage holding the start of the block is read on"
+    assert "urllib3" not in cut[0].hit.text, "the block is cut between two passages"
+    code = [u.unit.text for u in cut[0].units if u.unit.kind == "code"]
+    assert code[0].startswith("import logging")
+    assert code[-1].endswith("logging.getLogger('urllib3').setLevel(logging.DEBUG)")
+    assert "\n".join(code).count("handler_15 =") == 1, "the lines both chunks hold are quoted once"
