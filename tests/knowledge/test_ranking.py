@@ -183,7 +183,9 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
 def _debugging_page() -> str:
     """A reST page whose list item holds a literal block too long for one chunk."""
     filler = " ".join(f"Release {n} changed how sessions pool their connections." for n in range(1, 12))
-    steps = "\n".join(f"      handler_{n} = logging.StreamHandler()  # handler number {n}" for n in range(1, 16))
+    steps = "\n".join(
+        f"      handler_{n} = logging.StreamHandler()  # handler number {n}" for n in range(1, 16)
+    )
     return (
         "Migrating to 1.x\n================\n\n"
         f"{filler}\n\n"
