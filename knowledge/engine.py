@@ -38,6 +38,7 @@ from knowledge.filters import Filter
 from knowledge.followup import rewrite, standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
 from knowledge.ranking import Ranker, Ranking, Scored
+from knowledge.rerank import rerank
 from knowledge.retrieval import Retrieval, Retriever
 from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
@@ -76,6 +77,9 @@ class AnswerSpec:
     generative_top_k: int = 12
     extractive_top_k: int = 12
     """Passages retrieved for the second stage to rank when answering without a model."""
+    llm_rerank: int = 0
+    """With a model: how many of the second stage's best passages it reorders before
+    answering (`knowledge.rerank`); 0 leaves the order to the second stage."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
 
 
@@ -304,6 +308,8 @@ class Knowledge:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
+        else:
+            ranking = await rerank(self._chat, query, ranking, self._spec.llm_rerank)
         return _Plan(
             conversation.question,
             conversation.history,

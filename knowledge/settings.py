@@ -26,6 +26,13 @@ class KnowledgeSettings(StorageSettings):
     )
     llm_model: str = Field(default="gpt-4o-mini", description="Chat model name.")
     llm_context_window: int = Field(default=128_000, ge=1024, description="Tokens the chat model accepts.")
+    llm_rerank: int = Field(
+        default=0,
+        ge=0,
+        le=20,
+        description="With a model: how many of the best passages it reorders before answering "
+        "(0: off; 8 is a good start). One more short model call a question.",
+    )
     llm_timeout_seconds: float = Field(
         default=60.0, gt=0, description="Longest wait for the LLM endpoint, in seconds."
     )

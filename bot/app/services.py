@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from bot.app.settings import Settings
 from knowledge.catalog import Catalog
 from knowledge.embedding import Embedder, build_embedder
-from knowledge.engine import Knowledge
+from knowledge.engine import AnswerSpec, Knowledge
 from knowledge.extraction.sandbox import DocumentReader
 from knowledge.ingest import Ingestor
 from knowledge.llm import OpenAIChatModel
@@ -113,7 +113,12 @@ def build_services(
         catalog=Catalog(indexes, vectors, embedder),
         ingestor=ingestor,
         retriever=retriever,
-        knowledge=Knowledge(retriever, chat, window=settings.llm_context_window),
+        knowledge=Knowledge(
+            retriever,
+            chat,
+            window=settings.llm_context_window,
+            spec=AnswerSpec(llm_rerank=settings.llm_rerank),
+        ),
         sources=sources,
         jobs=jobs,
         connections=build_connections(settings, db, allow, resolve),
