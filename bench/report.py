@@ -350,6 +350,7 @@ def _docs_qa(qa: Json) -> str:
             f"{qa[half]['facts']:.3f}",
             f"{qa[half]['abstention']:.3f}" if qa[half]["unanswerable"] else "—",
             f"{qa[half]['wrong_abstention']:.3f}",
+            f"{qa[half].get('flagged', 0.0):.3f} / {qa[half].get('hedged', 0.0):.3f}",
             f"{qa[half]['latency_ms']['p50']:g} / {qa[half]['latency_ms']['p95']:g}",
         ]
         for half in halves
@@ -357,7 +358,7 @@ def _docs_qa(qa: Json) -> str:
     header = ["half (answerable + unanswerable)", "cited recall@5", "Hit@1 / Hit@5", "facts", "abstention"]
     return (
         f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`)\n\n"
-        + _table([*header, "wrong abstentions", "p50 / p95 ms"], rows)
+        + _table([*header, "wrong abstentions", "flagged / hedged", "p50 / p95 ms"], rows)
     )
 
 

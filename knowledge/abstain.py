@@ -59,18 +59,25 @@ class Calibration:
     intercept: float
     coefficients: tuple[float, float, float, float, float]
     threshold: float
+    hedge: float = 0.0
+    """Between `threshold` and this, Lore answers but says it is not sure the documents
+    answer exactly what was asked."""
 
     def confidence(self, evidence: Evidence) -> float:
         z = self.intercept + sum(c * x for c, x in zip(self.coefficients, evidence.as_vector(), strict=True))
         return 1.0 / (1.0 + math.exp(-z))
 
 
-CALIBRATION = Calibration(intercept=-8.506, coefficients=(1.288, 2.384, 0.949, 0.686, 4.980), threshold=0.470)
+CALIBRATION = Calibration(
+    intercept=-8.506, coefficients=(1.288, 2.384, 0.949, 0.686, 4.980), threshold=0.470, hedge=0.75
+)
 """Fitted on the tuning half (87 questions, 17 of them unanswerable) by L2-regularised
 logistic regression on the evidence as `Knowledge.judge` reads it (before the best passage
 is read on; leave-one-out AUC 0.831); the threshold, midway between two questions, refuses
 3% of its answerable questions and 53% of its unanswerable ones (`python -m
-bench.calibrate`; see the README for the held-out half)."""
+bench.calibrate`; see the README for the held-out half). The hedge, chosen on the same
+half, flags (refuses or hedges) 82% of its unanswerable questions and hedges 13% of its
+answerable ones: a caveat costs a correct answer little, a confident wrong one costs trust."""
 
 
 def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:

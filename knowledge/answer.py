@@ -109,6 +109,8 @@ class Answer:
     """How sure Lore is that the documents answer the question, in [0, 1] (None: not judged)."""
     closest: list[Citation] = field(default_factory=list)
     """For an abstention: the documents closest to the question, as places to look."""
+    hedged: bool = False
+    """Answered, but with a caveat: Lore is not sure the documents answer exactly this."""
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape scripts and benchmarks rely on."""
@@ -127,6 +129,7 @@ class Answer:
                 if self.abstained
                 else {}
             ),
+            **({"hedged": True} if self.hedged else {}),
         }
 
 

@@ -54,6 +54,7 @@ CHECKED = {"documents", "fill_gaps"}
 UNVERIFIED_NOTICE = (
     "The model's answer did not rest every claim on a cited document, so here is what the documents say."
 )
+HEDGE_NOTICE = "I'm not sure the documents answer exactly this: check the sources."
 GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
 PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
 NEEDS_MODEL = {
@@ -261,6 +262,10 @@ class Knowledge:
     def answers(self, confidence: float) -> bool:
         return confidence >= self._calibration.threshold
 
+    def hedges(self, confidence: float | None) -> bool:
+        """Whether an answer at `confidence` comes with a caveat (`Calibration.hedge`)."""
+        return confidence is not None and self.answers(confidence) and confidence < self._calibration.hedge
+
     async def _plan(self, request: Request) -> _Plan | Answer:
         conversation = split_conversation(request.messages)
         mode = request.mode or self._spec.mode
@@ -383,6 +388,7 @@ class Knowledge:
             fallback=fallback,
             notices=notices,
             relevance_floor=self._spec.relevance_floor,
+            hedged=self.hedges(confidence),
         )
 
     async def _generate(self, plan: _Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
@@ -425,6 +431,7 @@ class Knowledge:
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
         text, citations = map_citations(completion.text, hits)
         labels = [GENERAL_NOTICE] if plan.rule == "general" else []
+        hedged = plan.rule in CHECKED and self.hedges(plan.confidence)
         if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():
             labels.append(PARTLY_GENERAL_NOTICE)
         return Answer(
@@ -432,11 +439,17 @@ class Knowledge:
             citations=citations,
             mode=plan.mode,
             fallback=plan.fallback,
-            notices=[*plan.retrieval.notices, *labels, *([problem.capitalize() + "."] if problem else [])],
+            notices=[
+                *([HEDGE_NOTICE] if hedged else []),
+                *plan.retrieval.notices,
+                *labels,
+                *([problem.capitalize() + "."] if problem else []),
+            ],
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
             confidence=plan.confidence,
+            hedged=hedged,
         )
 
     def _degraded(self, plan: _Plan, notice: str, fallback: Fallback = Fallback.LLM_UNAVAILABLE) -> Answer:
@@ -461,6 +474,7 @@ class Knowledge:
                 fallback=fallback,
                 notices=[notice],
                 relevance_floor=self._spec.relevance_floor,
+                hedged=self.hedges(confidence),
             )
         return replace(answer, mode=plan.mode)
 

@@ -136,6 +136,7 @@ class QaResult:
             "id": self.item.id,
             "kind": self.item.kind,
             "abstained": self.answer.abstained,
+            "hedged": self.answer.hedged,
             "confidence": self.answer.confidence,
             "gold": list(self.item.gold),
             "cited": self.cited,
@@ -182,6 +183,8 @@ def _measures(results: Sequence[QaResult]) -> dict[str, Any]:
         "facts_share": _mean(_share(r.facts_held) for r in answerable),
         "abstention": _mean(float(r.answer.abstained) for r in unanswerable),
         "wrong_abstention": _mean(float(r.answer.abstained) for r in answerable),
+        "flagged": _mean(float(r.answer.abstained or r.answer.hedged) for r in unanswerable),
+        "hedged": _mean(float(r.answer.hedged) for r in answerable),
         "mean_citations": _mean(float(len(r.cited)) for r in answerable),
         "latency_ms": _latency([r.seconds * 1000 for r in results]),
     }

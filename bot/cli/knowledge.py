@@ -227,7 +227,9 @@ def _mode(mode: str | None) -> ResponseMode | None:
 
 
 def _qa_table(report: dict[str, object]) -> str:
-    names = ["cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "abstention", "wrong_abstention"]
+    names = [
+        "cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "abstention", "wrong_abstention", "flagged", "hedged",
+    ]  # fmt: skip
     latency = report["latency_ms"]
     assert isinstance(latency, dict)
     lines = [f"{report['split']} split, {report['questions']} questions ({report['model']})"]

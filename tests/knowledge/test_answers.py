@@ -7,8 +7,9 @@ import pytest
 
 from knowledge.abstain import Calibration
 from knowledge.answer import Answer, Fallback, ResponseMode
-from knowledge.engine import Knowledge, Request
+from knowledge.engine import HEDGE_NOTICE, Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
+from knowledge.extractive import HEDGE
 from knowledge.llm import Delta
 from knowledge.retrieval import Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
@@ -217,3 +218,36 @@ async def test_with_the_embedder_down_answers_still_quote_keyword_hits(stack: St
     answer = await Knowledge(broken, None, window=16_000).ask(ask(ROLLBACK, stack, [index_id]))
     assert not answer.abstained and answer.fallback == Fallback.KEYWORD_ONLY
     assert answer.citations[0].name == "handbook.md" and "two minutes" in answer.citations[0].text
+
+
+SURE = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5)
+"""Answers whatever it finds, with confidence 1.0."""
+UNSURE = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5, hedge=1.01)
+"""Answers whatever it finds, never sure enough not to say so."""
+
+
+async def test_an_answer_lore_is_not_sure_of_says_so(stack: Stack) -> None:
+    index_id = await filled(stack)
+    sure = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
+        ask(ROLLBACK, stack, [index_id])
+    )
+    unsure = await Knowledge(stack.retriever, None, window=16_000, calibration=UNSURE).ask(
+        ask(ROLLBACK, stack, [index_id])
+    )
+    assert not sure.hedged and "hedged" not in sure.as_json()
+    assert unsure.hedged and unsure.as_json()["hedged"] is True and not unsure.abstained
+    assert unsure.text.startswith(HEDGE) and unsure.text.removeprefix(HEDGE + "\n\n") == sure.text
+    assert unsure.citations == sure.citations, "the same answer, with its caveat"
+
+
+async def test_a_generated_answer_lore_is_not_sure_of_carries_the_caveat(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(Reply("Rollbacks take about two minutes [1]."))
+    unsure = Knowledge(stack.retriever, chat_model(llm), window=16_000, calibration=UNSURE)
+    answer = await unsure.ask(ask(ROLLBACK, stack, [index_id], ResponseMode.RAG_ONLY))
+    assert answer.hedged and answer.notices[0] == HEDGE_NOTICE and answer.citations
+    llm.enqueue(Reply("Not in the documents, but usually minutes."))
+    general = await unsure.ask(ask(UNRELATED, stack, [index_id], ResponseMode.HYBRID))
+    assert not general.hedged and HEDGE_NOTICE not in general.notices, "general knowledge has its own label"
