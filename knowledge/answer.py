@@ -93,6 +93,10 @@ class Citation:
         )
 
 
+HEDGE_NOTICE = "I'm not sure the documents answer exactly this: check the sources."
+"""What a hedged answer (`Answer.hedged`) says first."""
+
+
 @dataclass(frozen=True)
 class Answer:
     text: str

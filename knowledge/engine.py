@@ -14,6 +14,7 @@ from typing import Any
 
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.answer import (
+    HEDGE_NOTICE,
     Answer,
     Citation,
     Fallback,
@@ -54,7 +55,6 @@ CHECKED = {"documents", "fill_gaps"}
 UNVERIFIED_NOTICE = (
     "The model's answer did not rest every claim on a cited document, so here is what the documents say."
 )
-HEDGE_NOTICE = "I'm not sure the documents answer exactly this: check the sources."
 GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
 PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
 NEEDS_MODEL = {
@@ -200,7 +200,11 @@ class Knowledge:
                 if isinstance(event, Answer):
                     final = event
                 yield event
-        if final is not None and not final.notices and request.strategy != Strategy.FUNCTION:
+        if (
+            final is not None
+            and set(final.notices) <= {HEDGE_NOTICE}
+            and request.strategy != Strategy.FUNCTION
+        ):
             self._answers.put(key, final)
 
     def confidence(self, retrieval: Retrieval) -> float:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from knowledge.answer import Answer, Citation, Fallback, ResponseMode
+from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
 from knowledge.quotes import Kind
 from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
@@ -29,7 +29,6 @@ EXCERPT_CHARS = 800
 LEAD_EXCERPT_CHARS = 1200
 CITED_DOCUMENTS = 5
 CLOSEST = 3
-HEDGE = "I'm not sure the documents answer exactly this; this is the closest they come:"
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over."""
 
@@ -48,7 +47,7 @@ def extractive_answer(
     """The answer from a ranking whose best passage the caller judged to answer. Other
     passages are quoted only when they clear `relevance_floor` too (a passage found by
     keywords alone has no similarity and is kept): a quote off the subject is noise. A
-    `hedged` answer opens by saying Lore is not sure the documents answer exactly that."""
+    `hedged` answer's first notice says Lore is not sure the documents answer exactly that."""
     best, *others = ranking.passages
     relevant = [p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor]
     chosen = _chosen([best, *relevant])
@@ -57,7 +56,7 @@ def extractive_answer(
         Citation.from_hit(n, p.hit, excerpt(p, budget))
         for n, (p, budget) in enumerate(zip(chosen, budgets, strict=True), start=1)
     ]
-    lines = [*([HEDGE, ""] if hedged else []), lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
+    lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, chosen)
     for passage in also:
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, lead(passage)))
@@ -68,7 +67,7 @@ def extractive_answer(
         citations=citations,
         mode=mode,
         fallback=fallback,
-        notices=[*retrieval.notices, *notices],
+        notices=[*([HEDGE_NOTICE] if hedged else []), *retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
         confidence=confidence,
         hedged=hedged,

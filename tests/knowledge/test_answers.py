@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from knowledge.abstain import Calibration
-from knowledge.answer import Answer, Fallback, ResponseMode
-from knowledge.engine import HEDGE_NOTICE, Knowledge, Request
+from knowledge.answer import HEDGE_NOTICE, Answer, Fallback, ResponseMode
+from knowledge.engine import Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
-from knowledge.extractive import HEDGE
 from knowledge.llm import Delta
 from knowledge.retrieval import Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
@@ -231,13 +230,13 @@ async def test_an_answer_lore_is_not_sure_of_says_so(stack: Stack) -> None:
     sure = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
         ask(ROLLBACK, stack, [index_id])
     )
-    unsure = await Knowledge(stack.retriever, None, window=16_000, calibration=UNSURE).ask(
-        ask(ROLLBACK, stack, [index_id])
-    )
+    doubtful = Knowledge(stack.retriever, None, window=16_000, calibration=UNSURE)
+    unsure = await doubtful.ask(ask(ROLLBACK, stack, [index_id]))
+    assert await doubtful.ask(ask(ROLLBACK, stack, [index_id])) is unsure, "a caveat does not stop caching"
     assert not sure.hedged and "hedged" not in sure.as_json()
     assert unsure.hedged and unsure.as_json()["hedged"] is True and not unsure.abstained
-    assert unsure.text.startswith(HEDGE) and unsure.text.removeprefix(HEDGE + "\n\n") == sure.text
-    assert unsure.citations == sure.citations, "the same answer, with its caveat"
+    assert unsure.notices == [HEDGE_NOTICE] and sure.notices == []
+    assert unsure.text == sure.text and unsure.citations == sure.citations, "the same answer, with its caveat"
 
 
 async def test_a_generated_answer_lore_is_not_sure_of_carries_the_caveat(
