@@ -266,9 +266,8 @@ def continued_code(previous: Unit, text: str) -> tuple[Unit | None, str]:
         return None, text
     least = min(_indent(line) for line in body if line.strip())
     code = "\n".join(line[least:] for line in body).strip("\n")
-    return Unit(_cap(code), Kind.CODE, previous.block, previous.section, previous.label), "\n".join(
-        lines[end:]
-    )
+    rest = "\n".join(lines[end:])
+    return Unit(_cap(code), Kind.CODE, previous.block, previous.section, previous.label), rest
 
 
 def _closing_fence(lines: list[str]) -> int | None:
