@@ -39,7 +39,7 @@ from knowledge.filters import Filter
 from knowledge.followup import rewrite, standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
 from knowledge.ranking import Ranker, Ranking, Scored
-from knowledge.rerank import rerank
+from knowledge.rerank import Reranked, rerank
 from knowledge.retrieval import Retrieval, Retriever
 from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
@@ -144,6 +144,8 @@ class _Plan:
     instructions: str = ""
     ranking: Ranking | None = None
     confidence: float | None = None
+    doubted: bool = False
+    """The model's rerank said none of the passages helps (`knowledge.rerank`)."""
 
 
 class Knowledge:
@@ -303,10 +305,7 @@ class Knowledge:
                 budget,
                 instructions=request.instructions,
             )
-        if self._chat is not None:
-            query = await rewrite(self._chat, conversation.question, conversation.history)
-        else:
-            query = standalone_question(conversation.question, conversation.history)
+        query = await self._standalone(conversation.question, conversation.history)
         retrieval = await self._search(request, query, budget)
         ranking, confidence = await self.judge(query, retrieval)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
@@ -317,20 +316,33 @@ class Knowledge:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
-        else:
-            ranking = await rerank(self._chat, query, ranking, self._spec.llm_rerank)
+        reranked = await self._reranked(rule, query, ranking)
         return _Plan(
             conversation.question,
             conversation.history,
-            replace(retrieval, hits=ranking.hits or retrieval.hits),
+            replace(retrieval, hits=reranked.ranking.hits or retrieval.hits),
             rule,
             mode,
             budget,
             fallback,
             instructions=request.instructions,
-            ranking=ranking,
+            ranking=reranked.ranking,
             confidence=confidence,
+            doubted=reranked.doubted,
         )
+
+    async def _standalone(self, question: str, history: list[Message]) -> str:
+        """The question as a search query of its own (`knowledge.followup`)."""
+        if self._chat is not None:
+            return await rewrite(self._chat, question, history)
+        return standalone_question(question, history)
+
+    async def _reranked(self, rule: str, query: str, ranking: Ranking) -> Reranked:
+        """The ranking as the model orders it (`knowledge.rerank`), when the answer is to
+        be made from the documents."""
+        if rule == "general" or self._chat is None:
+            return Reranked(ranking)
+        return await rerank(self._chat, query, ranking, self._spec.llm_rerank)
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
         """Retrieve for the question; the `confidence` strategy keeps only confident hits."""
@@ -435,7 +447,7 @@ class Knowledge:
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
         text, citations = map_citations(completion.text, hits)
         labels = [GENERAL_NOTICE] if plan.rule == "general" else []
-        hedged = plan.rule in CHECKED and self.hedges(plan.confidence)
+        hedged = plan.rule in CHECKED and (plan.doubted or self.hedges(plan.confidence))
         if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():
             labels.append(PARTLY_GENERAL_NOTICE)
         return Answer(
@@ -478,7 +490,7 @@ class Knowledge:
                 fallback=fallback,
                 notices=[notice],
                 relevance_floor=self._spec.relevance_floor,
-                hedged=self.hedges(confidence),
+                hedged=plan.doubted or self.hedges(confidence),
             )
         return replace(answer, mode=plan.mode)
 

@@ -5,7 +5,9 @@ stage's ranking go to the model with the question, each in a delimited block its
 close (as in the answer's prompt), and the model replies with the numbers of those that help
 answer, most useful first. Those lead, in its order; the others follow in the second stage's
 order, so a reply that names nothing, names numbers out of range or is not a list of numbers
-changes nothing, and neither does an outage: reranking can only reorder what was found.
+changes nothing, and neither does an outage: reranking can only reorder what was found. A
+reply of "none" is kept as a doubt: the answer made from those passages then carries the
+caveat that Lore is not sure the documents answer the question.
 It costs one short model call per question (the reply is a few numbers), made only when the
 documents are going to be used, after abstention was decided from the evidence.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from knowledge.context import source_block
 from knowledge.errors import LLMUnavailable
@@ -32,25 +34,33 @@ RERANK_PROMPT = (
     'by commas (for example "3, 1, 4"), and nothing else. Reply "none" if no source helps.'
 )
 _NUMBER = re.compile(r"\b\d{1,2}\b")
+_NONE = re.compile(r"[\"'`*]*none[.!\"'`*]*", re.IGNORECASE)
 
 
-async def rerank(chat: ChatModel, question: str, ranking: Ranking, depth: int) -> Ranking:
+@dataclass(frozen=True)
+class Reranked:
+    ranking: Ranking
+    doubted: bool = False
+    """The model said that none of the passages helps."""
+
+
+async def rerank(chat: ChatModel, question: str, ranking: Ranking, depth: int) -> Reranked:
     """`ranking` with its first `depth` passages in the order the model gives (see the module
     docstring); unchanged when the model fails or names none of them."""
     head = ranking.passages[:depth]
     if depth <= 0 or len(head) < 2:
-        return ranking
+        return Reranked(ranking)
     try:
         completion = await chat.complete(rerank_prompt(question, ranking, depth), max_tokens=RERANK_TOKENS)
     except LLMUnavailable as exc:
         log.warning("rerank skipped, the model failed: %s", exc)
-        return ranking
+        return Reranked(ranking)
     order = chosen(completion.text, len(head))
     if not order:
-        return ranking
+        return Reranked(ranking, doubted=bool(_NONE.fullmatch(completion.text.strip())))
     first = [head[n - 1] for n in order]
     rest = [p for n, p in enumerate(head, start=1) if n not in order]
-    return replace(ranking, passages=[*first, *rest, *ranking.passages[depth:]])
+    return Reranked(replace(ranking, passages=[*first, *rest, *ranking.passages[depth:]]))
 
 
 def rerank_prompt(question: str, ranking: Ranking, depth: int) -> list[Message]:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 
 from knowledge.abstain import Calibration
+from knowledge.answer import HEDGE_NOTICE
 from knowledge.engine import AnswerSpec, Knowledge, Request
 from knowledge.rerank import RERANK_PROMPT, chosen
 from storage.records import IndexRef
-from tests.fakes.openai_server import FakeOpenAI, HttpError, Reply
+from tests.fakes.openai_server import Callback, FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import Stack, chat_model, md
 
 QUESTION = "How do we roll back a deploy of the API?"
@@ -112,3 +113,25 @@ def test_the_reply_is_read_as_source_numbers_once_each_in_range() -> None:
     assert chosen("[2] then [4]", 4) == [2, 4]
     assert chosen("none", 4) == [] and chosen("", 4) == []
     assert chosen("2023, 12", 12) == [12], "a year is not a source number"
+
+
+def cite_first(body: dict[str, object]) -> str:
+    """A faithful model: it states what source 1 says, and cites it."""
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    block = re.search(r'<source n="1"[^>]*>\n(.*?)\n</source>', messages[-1]["content"], re.DOTALL)
+    assert block is not None
+    sentence = block.group(1).strip().split("\n")[-1].removesuffix(".")
+    return f"{sentence} [1]."
+
+
+async def test_a_model_that_finds_no_source_helpful_leaves_its_doubt_on_the_answer(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    index = await deploy_docs(stack)
+    llm.enqueue(Reply("None."), Callback(cite_first), Reply("2, 1"), Callback(cite_first))
+    doubted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": QUESTION}]))
+    again = f"{QUESTION} Quickly, please."
+    trusted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": again}]))
+    assert doubted.hedged and doubted.notices == [HEDGE_NOTICE] and doubted.citations
+    assert not trusted.hedged and trusted.notices == [] and trusted.citations
