@@ -151,6 +151,10 @@ _SENTENCE_END = re.compile(
 )
 
 
+MAX_NESTING = 16
+"""List items nested deeper than this are not read apart (each level is a recursion)."""
+
+
 class Kind(enum.StrEnum):
     SENTENCE = "sentence"
     ITEM = "item"
@@ -204,9 +208,9 @@ def units(text: str) -> list[Unit]:
     return found
 
 
-def _read(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0) -> int:
     """The units of `lines` from line `i` on, appended to `out`; the last block number used
-    (`block` is the one before the first)."""
+    (`block` is the one before the first). `depth`: how many list items `lines` is nested in."""
     section, label, label_indent = "", "", -1
     while i < len(lines):
         line = lines[i]
@@ -234,7 +238,7 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int) -> int:
         elif _TABLE.match(line):
             i = _table(lines, i, out, block)
         elif _ITEM.match(line) or _FIELD.match(line):
-            i, block = _item(lines, i, out, block)
+            i, block = _item(lines, i, out, block, depth)
         else:
             i = _paragraph(lines, i, out, block)
         out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
@@ -346,7 +350,7 @@ def _table(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     return end
 
 
-def _item(lines: list[str], i: int, out: list[Unit], block: int) -> tuple[int, int]:
+def _item(lines: list[str], i: int, out: list[Unit], block: int, depth: int) -> tuple[int, int]:
     """Consecutive list items (or reST fields): each item's own paragraph is a unit, what is
     nested in it after that (a paragraph, a literal or fenced code block, a sub-list) is read
     as blocks of its own. The line after the list, and the last block number used."""
@@ -378,7 +382,7 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int) -> tuple[int, i
         if literal:  # "Example::" introduces the literal block nested in the item
             text = text[:-3] if text.endswith(" ::") else text[:-1]
         out.append(Unit(_cap(text), Kind.ITEM, block))
-        block = _nested(lines[own:end], out, block, literal=literal)
+        block = _nested(lines[own:end], out, block, depth + 1, literal=literal)
         if (
             end >= len(lines)
             or not lines[end].strip()
@@ -390,17 +394,21 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int) -> tuple[int, i
     return end, block
 
 
-def _nested(lines: list[str], out: list[Unit], block: int, *, literal: bool) -> int:
+def _nested(lines: list[str], out: list[Unit], block: int, depth: int, *, literal: bool) -> int:
     """What a list item holds after its own paragraph, dedented and read as blocks (all of it
-    one literal block when the item's text ended with `::`); the last block number used."""
+    one literal block when the item's text ended with `::`); the last block number used.
+    Deeper than `MAX_NESTING` (a model's or a document's runaway list), it is one unit."""
     if not any(line.strip() for line in lines):
         return block
+    if depth > MAX_NESTING:
+        out.append(Unit(_cap(" ".join(line.strip() for line in lines if line.strip())), Kind.ITEM, block + 1))
+        return block + 1
     least = min(_indent(line) for line in lines if line.strip())
     dedented = [line[least:] for line in lines]
     if literal:
         out.append(_code("\n".join(dedented).strip("\n"), block + 1))
         return block + 1
-    return _read(dedented, 0, out, block)
+    return _read(dedented, 0, out, block, depth)
 
 
 def _paragraph(lines: list[str], i: int, out: list[Unit], block: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge.quotes import Kind, Unit, continued_code, units
+from knowledge.quotes import MAX_NESTING, Kind, Unit, continued_code, units
 
 RST = """Configuration Handling
 ======================
@@ -191,3 +191,11 @@ def test_only_code_is_continued_and_only_by_indented_text() -> None:
     code = Unit("x = 1", Kind.CODE, 1)
     assert continued_code(code, "Another paragraph.\n    y = 2") == (None, "Another paragraph.\n    y = 2")
     assert continued_code(code, "    x = 1\n\nDone.") == (None, "    x = 1\n\nDone."), "only repeated lines"
+
+
+def test_a_runaway_nesting_of_list_items_is_read_without_running_out_of_stack() -> None:
+    text = "\n\n".join(f"{' ' * 2 * level}- level {level}" for level in range(3000))
+    found = units(text)
+    assert [u.text for u in found[: MAX_NESTING + 1]] == [f"- level {n}" for n in range(MAX_NESTING + 1)]
+    assert len(found) == MAX_NESTING + 2, "the levels below the limit are one (capped) unit"
+    assert found[-1].text.startswith(f"- level {MAX_NESTING + 1} - level {MAX_NESTING + 2}")
