@@ -316,7 +316,7 @@ class Knowledge:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
-        reranked = await self._reranked(rule, query, ranking)
+        reranked = await self._reranked(rule, query, ranking, budget)
         return _Plan(
             conversation.question,
             conversation.history,
@@ -337,12 +337,12 @@ class Knowledge:
             return await rewrite(self._chat, question, history)
         return standalone_question(question, history)
 
-    async def _reranked(self, rule: str, query: str, ranking: Ranking) -> Reranked:
+    async def _reranked(self, rule: str, query: str, ranking: Ranking, budget: Budget) -> Reranked:
         """The ranking as the model orders it (`knowledge.rerank`), when the answer is to
-        be made from the documents."""
+        be made from the documents; the passages it is shown fit the answer's context."""
         if rule == "general" or self._chat is None:
             return Reranked(ranking)
-        return await rerank(self._chat, query, ranking, self._spec.llm_rerank)
+        return await rerank(self._chat, query, ranking, self._spec.llm_rerank, budget.context_tokens)
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
         """Retrieve for the question; the `confidence` strategy keeps only confident hits."""

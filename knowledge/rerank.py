@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from knowledge.context import source_block
 from knowledge.errors import LLMUnavailable
 from knowledge.llm import ChatModel, Message
-from knowledge.ranking import Ranking
+from knowledge.ranking import Ranking, Scored
+from knowledge.tokens import TiktokenCounter
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +45,16 @@ class Reranked:
     """The model said that none of the passages helps."""
 
 
-async def rerank(chat: ChatModel, question: str, ranking: Ranking, depth: int) -> Reranked:
-    """`ranking` with its first `depth` passages in the order the model gives (see the module
-    docstring); unchanged when the model fails or names none of them."""
-    head = ranking.passages[:depth]
-    if depth <= 0 or len(head) < 2:
+async def rerank(
+    chat: ChatModel, question: str, ranking: Ranking, depth: int, budget_tokens: int | None = None
+) -> Reranked:
+    """`ranking` with its first `depth` passages (as many of them as fit `budget_tokens`) in
+    the order the model gives (see the module docstring); unchanged when the model fails or
+    names none of them."""
+    head = _head(ranking, depth, budget_tokens)
+    if len(head) < 2:
         return Reranked(ranking)
+    depth = len(head)
     try:
         completion = await chat.complete(rerank_prompt(question, ranking, depth), max_tokens=RERANK_TOKENS)
     except LLMUnavailable as exc:
@@ -61,6 +66,19 @@ async def rerank(chat: ChatModel, question: str, ranking: Ranking, depth: int) -
     first = [head[n - 1] for n in order]
     rest = [p for n, p in enumerate(head, start=1) if n not in order]
     return Reranked(replace(ranking, passages=[*first, *rest, *ranking.passages[depth:]]))
+
+
+def _head(ranking: Ranking, depth: int, budget_tokens: int | None) -> list[Scored]:
+    """The first `depth` passages, fewer when their source blocks would overrun the budget."""
+    counter = TiktokenCounter()
+    head: list[Scored] = []
+    spent = 0
+    for n, passage in enumerate(ranking.passages[: max(depth, 0)], start=1):
+        spent += counter.count(source_block(n, passage.hit))
+        if budget_tokens is not None and spent > budget_tokens:
+            break
+        head.append(passage)
+    return head
 
 
 def rerank_prompt(question: str, ranking: Ranking, depth: int) -> list[Message]:

@@ -8,8 +8,10 @@ import re
 
 from knowledge.abstain import Calibration
 from knowledge.answer import HEDGE_NOTICE
+from knowledge.context import source_block
 from knowledge.engine import AnswerSpec, Knowledge, Request
-from knowledge.rerank import RERANK_PROMPT, chosen
+from knowledge.rerank import RERANK_PROMPT, chosen, rerank
+from knowledge.tokens import TiktokenCounter
 from storage.records import IndexRef
 from tests.fakes.openai_server import Callback, FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import Stack, chat_model, md
@@ -62,10 +64,10 @@ async def test_the_models_order_leads_the_sources_the_answer_is_made_from(
     llm.enqueue(Reply("3, 1"), Reply(f"{claim} [1]."))
     answer = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": QUESTION}]))
 
-    rerank, answering = llm.chat_requests
-    assert rerank.messages[0]["content"] == RERANK_PROMPT
-    assert titles(rerank.messages[1]["content"]) == second_stage
-    assert rerank.messages[1]["content"].endswith(f"Question: {QUESTION}")
+    asked, answering = llm.chat_requests
+    assert asked.messages[0]["content"] == RERANK_PROMPT
+    assert titles(asked.messages[1]["content"]) == second_stage
+    assert asked.messages[1]["content"].endswith(f"Question: {QUESTION}")
     shown = titles(answering.messages[-1]["content"])
     assert shown[:2] == wanted and shown[2] == second_stage[1], "the rest follows in the stage's order"
     assert [(c.n, c.name) for c in answer.citations] == [(1, names[wanted[0]])], "[1] is the model's first"
@@ -79,8 +81,8 @@ async def test_a_reply_naming_no_source_keeps_the_second_stages_order(stack: Sta
             Request([index], [{"role": "user", "content": f"{QUESTION} {reply}"}])
         )
     requests = llm.chat_requests
-    for rerank, answering in zip(requests[0::2], requests[1::2], strict=True):
-        assert titles(answering.messages[-1]["content"]) == titles(rerank.messages[1]["content"])
+    for asked, answering in zip(requests[0::2], requests[1::2], strict=True):
+        assert titles(answering.messages[-1]["content"]) == titles(asked.messages[1]["content"])
 
 
 async def test_an_outage_while_reranking_still_answers(stack: Stack, llm: FakeOpenAI) -> None:
@@ -135,3 +137,17 @@ async def test_a_model_that_finds_no_source_helpful_leaves_its_doubt_on_the_answ
     trusted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": again}]))
     assert doubted.hedged and doubted.notices == [HEDGE_NOTICE] and doubted.citations
     assert not trusted.hedged and trusted.notices == [] and trusted.citations
+
+
+async def test_the_model_is_shown_only_what_fits_the_answers_context(stack: Stack, llm: FakeOpenAI) -> None:
+    index = await deploy_docs(stack)
+    trusting = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
+    ranking, _ = await trusting.judge(QUESTION, await stack.retriever.search([index], QUESTION, top_k=12))
+    counter = TiktokenCounter()
+    two = sum(counter.count(source_block(n, p.hit)) for n, p in enumerate(ranking.passages[:2], start=1))
+    llm.enqueue(Reply("2, 1"))
+    reranked = await rerank(chat_model(llm), QUESTION, ranking, 8, budget_tokens=two)
+    assert len(titles(llm.chat_requests[0].messages[1]["content"])) == 2
+    assert [p.hit for p in reranked.ranking.passages] == [ranking.passages[i].hit for i in (1, 0, 2)]
+    await rerank(chat_model(llm), QUESTION, ranking, 8, budget_tokens=two - 1)
+    assert len(llm.chat_requests) == 1, "one passage is nothing to reorder: no call"
