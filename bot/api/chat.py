@@ -33,6 +33,7 @@ from bot.api.completions import (
     ChunkWriter,
     answer_text,
     completion,
+    notice_lines,
     open_stream,
     send_event,
     source_nodes,
@@ -177,6 +178,8 @@ async def _write_answer(
         await writer.delta({"content": answer_text(event)})
     elif event.model is None:  # the model failed mid-answer; what the documents say follows
         await writer.delta({"content": "\n\n" + answer_text(event)})
+    elif event.notices:  # a streamed answer's labels can only follow it
+        await writer.delta({"content": "\n\n" + notice_lines(event)})
     return event
 
 

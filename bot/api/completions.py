@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from knowledge.answer import Answer, Citation, Fallback
+from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback
 
 Json = dict[str, Any]
 EXTRACTIVE_MODEL = "lore-extractive"
@@ -23,10 +23,11 @@ def completion_id() -> str:
 
 
 def answer_text(answer: Answer) -> str:
-    """What the caller reads: the model's answer, or the quoted passages saying they are
-    extractive, or an honest "nothing found"."""
+    """What the caller reads: the model's answer under its notices (general knowledge, not
+    sure, …: a plain OpenAI client sees no `warnings`), or the quoted passages saying they
+    are extractive (and whether Lore is sure), or an honest "nothing found"."""
     if answer.model is not None:
-        return answer.text
+        return f"{notice_lines(answer)}\n\n{answer.text}" if answer.notices else answer.text
     if answer.abstained:
         where = ", ".join(answer.searched) or "no index"
         return f"Nothing in the indexes searched ({where}) answers this."
@@ -35,7 +36,13 @@ def answer_text(answer: Answer) -> str:
         if answer.fallback == Fallback.LLM_UNAVAILABLE
         else "no language model is configured"
     )
-    return f"Extractive answer ({reason}): passages quoted from the documents.\n\n{answer.text}"
+    hedge = f"_{HEDGE_NOTICE}_\n\n" if answer.hedged else ""
+    return f"{hedge}Extractive answer ({reason}): passages quoted from the documents.\n\n{answer.text}"
+
+
+def notice_lines(answer: Answer) -> str:
+    """The answer's notices, one italic line each."""
+    return "\n".join(f"_{notice}_" for notice in answer.notices)
 
 
 def source_nodes(answer: Answer) -> list[Json]:

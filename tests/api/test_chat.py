@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 from openai import AsyncOpenAI
 
+from knowledge.engine import GENERAL_NOTICE
 from knowledge.tokens import TiktokenCounter
 from tests.api.conftest import WINDOW, LoreApi
 from tests.api.test_auth import assert_error
@@ -295,3 +296,26 @@ async def test_a_model_outage_over_an_index_falls_back_to_quoting(gpt: LoreApi, 
     assert text.startswith("Extractive answer (the language model could not answer)")
     assert "two minutes" in text
     assert answer["source_nodes"]
+
+
+async def test_a_general_knowledge_answer_is_labelled_for_a_plain_openai_client(
+    gpt: LoreApi, client: AsyncOpenAI, handbook: str
+) -> None:
+    """A plain client reads no `warnings`: the label is in the content, first when the answer
+    is whole, last when it was streamed (a label cannot precede what is already sent)."""
+    assert gpt.llm is not None
+    messages: Any = [
+        {"role": "system", "content": "<config>\nRESPONSE_MODE: HYBRID\n</config>"},
+        {"role": "user", "content": "Who won the 1998 football world cup?"},
+    ]
+    gpt.llm.enqueue(Reply("France won it."), Reply("France won it."))
+    whole = await client.chat.completions.create(
+        model="gpt-fake", messages=messages, extra_body={"index_name": handbook}
+    )
+    label = f"_{GENERAL_NOTICE}_"
+    assert whole.choices[0].message.content == f"{label}\n\nFrance won it."
+    stream = await client.chat.completions.create(
+        model="gpt-fake", messages=messages, stream=True, extra_body={"index_name": handbook}
+    )
+    text = "".join([chunk.choices[0].delta.content or "" async for chunk in stream if chunk.choices])
+    assert text == f"France won it.\n\n{label}"

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 from openai import AsyncOpenAI
 
+from bot.api.completions import answer_text
+from knowledge.answer import HEDGE_NOTICE, Answer, ResponseMode
 from tests.api.conftest import LoreApi
 from tests.api.test_auth import assert_error
 
@@ -68,3 +71,10 @@ async def test_nothing_to_pass_through_to_is_a_503(api: LoreApi) -> None:
     status, answer = await api.call("POST", "/v1/chat/completions", json_body=body)
     assert status == 503
     assert "OPENAI_BASE_URL" in assert_error(answer, "service_unavailable")
+
+
+async def test_a_hedged_extractive_answer_says_so_before_the_quotes() -> None:
+    quoted = Answer(text="Standup is at 9:30. [1]", citations=[], mode=ResponseMode.SMART_FALLBACK)
+    assert answer_text(quoted).startswith("Extractive answer (no language model is configured)")
+    hedged = answer_text(replace(quoted, hedged=True, notices=[HEDGE_NOTICE]))
+    assert hedged.startswith(f"_{HEDGE_NOTICE}_\n\nExtractive answer") and hedged.endswith(quoted.text)
