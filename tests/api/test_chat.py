@@ -304,10 +304,7 @@ async def test_a_general_knowledge_answer_is_labelled_for_a_plain_openai_client(
     """A plain client reads no `warnings`: the label is in the content, first when the answer
     is whole, last when it was streamed (a label cannot precede what is already sent)."""
     assert gpt.llm is not None
-    messages: Any = [
-        {"role": "system", "content": "<config>\nRESPONSE_MODE: HYBRID\n</config>"},
-        {"role": "user", "content": "Who won the 1998 football world cup?"},
-    ]
+    messages: Any = [{"role": "user", "content": "Who won the 1998 football world cup?"}]  # /v1 is HYBRID
     gpt.llm.enqueue(Reply("France won it."), Reply("France won it."))
     whole = await client.chat.completions.create(
         model="gpt-fake", messages=messages, extra_body={"index_name": handbook}
