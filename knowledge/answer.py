@@ -94,7 +94,7 @@ class Citation:
 
 
 HEDGE_NOTICE = "I'm not sure the documents answer exactly this: check the sources."
-"""What a hedged answer (`Answer.hedged`) says first."""
+"""The notice that makes an answer hedged (`Answer.hedged`)."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +113,11 @@ class Answer:
     """How sure Lore is that the documents answer the question, in [0, 1] (None: not judged)."""
     closest: list[Citation] = field(default_factory=list)
     """For an abstention: the documents closest to the question, as places to look."""
-    hedged: bool = False
-    """Answered, but with a caveat: Lore is not sure the documents answer exactly this."""
+
+    @property
+    def hedged(self) -> bool:
+        """Answered, but with a caveat: Lore is not sure the documents answer exactly this."""
+        return HEDGE_NOTICE in self.notices
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape scripts and benchmarks rely on."""

@@ -465,7 +465,6 @@ class Knowledge:
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
             confidence=plan.confidence,
-            hedged=hedged,
         )
 
     def _degraded(self, plan: _Plan, notice: str, fallback: Fallback = Fallback.LLM_UNAVAILABLE) -> Answer:

@@ -70,7 +70,6 @@ def extractive_answer(
         notices=[*([HEDGE_NOTICE] if hedged else []), *retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
         confidence=confidence,
-        hedged=hedged,
     )
 
 

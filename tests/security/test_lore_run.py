@@ -13,30 +13,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from tests.fakes.slack_server import FakeSlack, signed_headers
+from tests.fakes.slack_server import FakeSlack
 from tests.security.conftest import HostileHost, raw_mentions
-from tests.support.lore_run import BOT, SECRET, TEAM, TOKEN, dm, lore_run, reply_to
+from tests.support.lore_run import BOT, TEAM, TOKEN, Door, dm, lore_run, reply_to
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio]
 
 LEAK = b"# Internal\n\nThe vault combination is 31-41-59.\n"
-
-
-async def deliver(http: aiohttp.ClientSession, base: str, event: dict[str, object], n: int) -> None:
-    body = json.dumps(
-        {
-            "team_id": TEAM,
-            "api_app_id": "A0RUN",
-            "event": event,
-            "type": "event_callback",
-            "event_id": f"EvRUN{n:04d}",
-            "event_time": int(time.time()),
-            "authorizations": [{"team_id": TEAM, "user_id": BOT, "is_bot": True}],
-        }
-    )
-    headers = {"Content-Type": "application/json", **signed_headers(body, SECRET)}
-    async with http.post(f"{base}/slack/events", data=body, headers=headers) as response:
-        assert response.status == 200
 
 
 async def chunked_unsigned(base: str, total: int) -> tuple[int, float]:
@@ -69,12 +52,13 @@ async def test_lore_run_holds(tmp_path: Path) -> None:
         lore_run(tmp_path, slack) as base,
         aiohttp.ClientSession() as http,
     ):
+        door = Door(http, base, slack)
         slack.add_user("URUN", "runner")
         url = foreign.url("/files/vault.md")
         remote = {"id": "FREMOTE", "name": "vault.md", "mimetype": "text/markdown", "is_external": True,
                   "url_private": url, "url_private_download": url}  # fmt: skip
         event = dm(slack, "URUN", "", [remote])
-        await deliver(http, base, event, 1)
+        await door.deliver(event)
         said = json.dumps((await reply_to(slack, str(event["ts"]))).params)
         assert "LORE_CRAWL_ALLOW" in said and "31-41-59" not in said
         assert foreign.hits.snapshot() == [] and foreign.authorizations == []
@@ -83,7 +67,7 @@ async def test_lore_run_holds(tmp_path: Path) -> None:
             "FLOUD", "<!channel> minutes.md", b"# Minutes\n\nThe kiwi launch is on Friday.\n", "text/markdown"
         )
         event = dm(slack, "URUN", "", [slack.file("FLOUD")])
-        await deliver(http, base, event, 2)
+        await door.deliver(event)
         await reply_to(slack, str(event["ts"]))
 
         status, seconds = await chunked_unsigned(base, 8 * 1024 * 1024)
@@ -91,7 +75,7 @@ async def test_lore_run_holds(tmp_path: Path) -> None:
 
         slack.rate_limit("chat.postMessage")
         event = dm(slack, "URUN", "when is the kiwi launch?")
-        await deliver(http, base, event, 3)
+        await door.deliver(event)
         answer = await reply_to(slack, str(event["ts"]))
         assert "Friday" in json.dumps(answer.params)
         assert any(c.status == 429 for c in slack.calls_to("chat.postMessage"))
