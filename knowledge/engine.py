@@ -24,7 +24,7 @@ from knowledge.answer import (
     map_citations,
 )
 from knowledge.cache import TTLCache, normalise_query, stable_key
-from knowledge.citations import GENERAL_MARK, check_answer, says_it_does_not_know
+from knowledge.citations import GENERAL_MARK, attribute, check_answer, says_it_does_not_know
 from knowledge.context import (
     DEFAULT_RATIO,
     Budget,
@@ -435,17 +435,20 @@ class Knowledge:
             return self._degraded(
                 plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
             )
+        reply = completion.text
         if plan.rule in CHECKED:
-            if says_it_does_not_know(completion.text):
+            if says_it_does_not_know(reply):
                 answer = abstention(
                     plan.retrieval, plan.mode, ranking=plan.ranking, confidence=plan.confidence
                 )
                 return replace(answer, model=completion.model)
-            check = check_answer(completion.text, hits, general_allowed=plan.rule == "fill_gaps")
+            general = plan.rule == "fill_gaps"
+            reply = attribute(reply, hits, general_allowed=general)
+            check = check_answer(reply, hits, general_allowed=general)
             if not check.ok:
                 log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
-        text, citations = map_citations(completion.text, hits)
+        text, citations = map_citations(reply, hits)
         labels = [GENERAL_NOTICE] if plan.rule == "general" else []
         hedged = plan.rule in CHECKED and (plan.doubted or self.hedges(plan.confidence))
         if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():

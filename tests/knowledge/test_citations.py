@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from knowledge.citations import check_answer, says_it_does_not_know, supported
+from knowledge.citations import attribute, check_answer, claims, says_it_does_not_know, supported
 from knowledge.retrieval import Hit
 from storage.records import DocumentRef, IndexRef
 from storage.values import DocumentStatus, Scope, SourceKind
@@ -99,3 +99,55 @@ def test_a_sentence_may_rest_on_the_citation_closing_its_paragraph() -> None:
         "Another program already uses the port.\n\nUse flask run --port 5001 to pick a different port [2]."
     )
     assert not check_answer(separate, [CONFIG, PORTS]).ok, "a citation does not reach across paragraphs"
+
+
+def test_an_uncited_claim_is_given_the_source_that_supports_it() -> None:
+    reply = (
+        "Here is what I found:\n\n"
+        "Flask warns when cookie headers are larger than 4093 bytes.\n"
+        "When another program already uses the port, run flask run --port 5001 instead.\n\n"
+        "- Pick a different port with `--port`"
+    )
+    attributed = attribute(reply, [CONFIG, PORTS])
+    assert attributed == (
+        "Here is what I found:\n\n"
+        "Flask warns when cookie headers are larger than 4093 bytes. [1]\n"
+        "When another program already uses the port, run flask run --port 5001 instead. [2]\n\n"
+        "- Pick a different port with `--port` [2]"
+    )
+    assert check_answer(attributed, [CONFIG, PORTS]).ok
+
+
+def test_attribution_leaves_what_no_source_supports_and_what_is_cited() -> None:
+    invented = "Flask rejects cookies over 8 kilobytes with a 431 status code."
+    assert attribute(invented, [CONFIG, PORTS]) == invented
+    assert not check_answer(attribute(invented, [CONFIG, PORTS]), [CONFIG, PORTS]).ok
+    cited = "Another program already uses the port. Use flask run --port 5001 to pick a different port [2]."
+    assert attribute(cited, [CONFIG, PORTS]) == cited, "the first sentence rests on its paragraph's [2]"
+    general = "Browsers also cap cookies at about 4 KB per cookie (general knowledge)."
+    assert attribute(general, [CONFIG], general_allowed=True) == general
+    code = "```\nflask run --port 5001\n```"
+    assert attribute(code, [PORTS]) == code, "code is checked for its names, never cited"
+
+
+def test_attribution_picks_the_source_holding_most_of_the_claim() -> None:
+    both = hit("Cookie headers can be large. Flask warns about large cookie headers over 4093 bytes.", 2)
+    claim = "Flask warns when cookie headers are larger than 4093 bytes."
+    assert (
+        attribute(claim, [hit("Cookie headers are sent by browsers when larger bytes flow.", 1), both])
+        == f"{claim} [2]"
+    )
+    assert attribute(claim, [both, hit(both.text, 3)]) == f"{claim} [1]", "a tie goes to the better-ranked"
+
+
+def test_a_citation_after_the_full_stop_belongs_to_its_sentence() -> None:
+    text = (
+        "Flask warns when cookie headers are larger than 4093 bytes. [1] When another program "
+        "already uses the port, run flask run --port 5001 instead. [2]"
+    )
+    assert [u.text for u in claims(text)] == [
+        "Flask warns when cookie headers are larger than 4093 bytes. [1]",
+        "When another program already uses the port, run flask run --port 5001 instead. [2]",
+    ]
+    assert check_answer(text, [CONFIG, PORTS]).ok
+    assert not check_answer(text.replace("[1]", "[2]", 1), [CONFIG, PORTS]).ok

@@ -1,6 +1,7 @@
-"""Generated answers are checked against the documents: a model that cites nothing, cites a
-source that does not exist, or answers what the documents do not say, never reaches the
-user as an answer from the documents; sources are data the model cannot be steered by."""
+"""Generated answers are checked against the documents: a claim no source supports, a source
+that does not exist, an answer the documents do not give, never reaches the user as an
+answer from the documents; a supported answer the model forgot to cite is given its sources;
+sources are data the model cannot be steered by."""
 
 from __future__ import annotations
 
@@ -36,12 +37,21 @@ async def test_a_supported_cited_answer_is_kept(stack: Stack, llm: FakeOpenAI) -
     assert [c.name for c in answer.citations] == ["handbook.md"]
 
 
+async def test_a_supported_answer_without_citations_is_given_its_sources(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    request = await handbook(stack)
+    reply = "Rollbacks switch the load balancer to the previous colour in about two minutes."
+    llm.enqueue(Reply(reply))
+    answer = await stack.knowledge(small_model(llm)).ask(request)
+    assert answer.fallback is None and not answer.notices and answer.model == "small-model"
+    assert answer.text == f"{reply} [1]" and [c.name for c in answer.citations] == ["handbook.md"]
+
+
 @pytest.mark.parametrize(
     "reply",
     [
-        pytest.param(
-            "Rollbacks switch the load balancer to the previous colour in about two minutes.", id="no-n"
-        ),
+        pytest.param("Rollbacks are done with kubectl rollout undo and take ten seconds.", id="no-n"),
         pytest.param(
             "Rollbacks are done with kubectl rollout undo and take ten seconds [1].", id="unsupported"
         ),
