@@ -21,8 +21,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -50,6 +53,7 @@ DOCS_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "questio
 QUICK_PROJECT, QUICK_QUESTIONS = "requests", 6
 QUICK_DOCUMENTS = 150
 QUICK_SEED = 7
+LORE_ASK_QUESTIONS = 15
 SWEEP = (0.30, 0.35, 0.40, 0.45)
 
 # -- the handbook -------------------------------------------------------------------------
@@ -388,9 +392,40 @@ async def run(workdir: Path, quick: bool, scifact_folder: Path = SCIFACT) -> dic
     handbook = await timed(workdir / "handbook", answers)
     if DOCS_QUESTIONS.exists():
         qa = await timed(workdir / "docs-qa", lambda services: docs_qa(services, quick))
+        qa["lore_ask"] = await asyncio.to_thread(lore_ask_latency, workdir / "docs-qa", quick)
     else:
         qa = {"skipped": f"no question set at {DOCS_QUESTIONS}"}
     return {"quick": quick, "scifact": beir, "answers": handbook, "docs_qa": qa}
+
+
+def lore_ask_latency(home: Path, quick: bool) -> dict[str, Any]:
+    """`lore ask -i docs --json` run as a user runs it, a new process per question (its
+    start-up, the model's load and the store's opening included), over the docs index left
+    in `home`: the wall time's p50 and p95 over the first tune questions."""
+    items = [i for i in load_questions(DOCS_QUESTIONS, "tune") if not i.history]
+    items = [i for i in items if not quick or i.id.startswith(QUICK_PROJECT)][
+        : QUICK_QUESTIONS if quick else LORE_ASK_QUESTIONS
+    ]
+    lore = Path(sys.executable).with_name("lore")
+    command = (
+        [str(lore)] if lore.exists() else [sys.executable, "-c", "from bot.cli.main import main; main()"]
+    )
+    ignored = ("DATABASE_URL", "CHROMA_HOST", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SLACK_BOT_TOKEN")
+    env = {k: v for k, v in os.environ.items() if k not in ignored} | {"LORE_HOME": str(home)}
+    seconds = []
+    for item in items:
+        started = time.perf_counter()
+        subprocess.run(
+            [*command, "ask", "-i", "docs", "--json", item.question],
+            env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        seconds.append(time.perf_counter() - started)
+    seconds.sort()
+    return {
+        "questions": len(seconds),
+        "p50_s": round(statistics.median(seconds), 2) if seconds else 0.0,
+        "p95_s": round(seconds[int(0.95 * (len(seconds) - 1))], 2) if seconds else 0.0,
+    }
 
 
 async def timed(home: Path, section: Callable[[Services], Awaitable[dict[str, Any]]]) -> dict[str, Any]:

@@ -87,6 +87,7 @@ TARGETS = [
         0.95,
         at_most=False,
     ),
+    Target("`lore ask` p50, process start included, s", ("quality", "docs_qa", "lore_ask", "p50_s"), 3.0),
     Target("Idle RSS of the bot, MB", ("slack", "sizes", 0, "extractive", "memory", "idle_mb"), 400),
     Target("Peak RSS of `lore ingest`, MB", ("memory", "lore_ingest", "peak_mb"), 600),
     Target("Peak RSS of `lore run` while ingesting, MB", ("memory", "lore_run", "tree_peak_mb"), 600),
@@ -356,9 +357,16 @@ def _docs_qa(qa: Json) -> str:
         for half in halves
     ]
     header = ["half (answerable + unanswerable)", "cited recall@5", "Hit@1 / Hit@5", "facts", "abstention"]
+    cli = qa.get("lore_ask")
     return (
         f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`)\n\n"
         + _table([*header, "wrong abstentions", "flagged / hedged", "p50 / p95 ms"], rows)
+        + (
+            f"\n\n`lore ask -i docs --json`, a new process per question ({cli['questions']} questions): "
+            f"p50 {cli['p50_s']:g} s, p95 {cli['p95_s']:g} s, start-up included."
+            if cli
+            else ""
+        )
     )
 
 

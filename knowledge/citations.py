@@ -54,9 +54,9 @@ def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = 
     """Every claim of `text` cited with a valid number and supported by what it cites."""
     problems = []
     found = claims(text)
-    for i, unit in enumerate(found):
+    sources, held = _read(passages)
+    for unit, cited in zip(found, _citations(found), strict=True):
         claim = CITATION.sub("", unit.text).strip()
-        cited = [int(n) for n in CITATION.findall(unit.text)] or _paragraph_citations(found, i)
         if unit.kind == Kind.CODE:
             if not _identifiers_in(claim, passages):
                 problems.append(f"a code block the sources do not hold: {_short(claim)}")
@@ -70,7 +70,8 @@ def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = 
         if invalid:
             problems.append(f"cites [{invalid[0]}] of {len(passages)} sources: {_short(claim)}")
             continue
-        if not supported(claim, [passages[n - 1] for n in cited]):
+        source = " ".join(sources[n - 1] for n in cited)
+        if not _supports(claim, _share(_wanted(claim), set().union(*(held[n - 1] for n in cited))), source):
             problems.append(f"not in the cited source: {_short(claim)}")
     return Check(problems)
 
@@ -81,21 +82,21 @@ def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = Fal
     words, the best-ranked on a tie. Claims no passage supports, code, connecting sentences
     and marked general knowledge are left as they are."""
     found = claims(text)
+    sources, held = _read(passages)
     cursor, insertions = 0, []
-    for i, unit in enumerate(found):
+    for unit, cited in zip(found, _citations(found), strict=True):
         end = _end_in(text, unit.text, cursor)
         if end is None:
             continue
         cursor = end
         claim = CITATION.sub("", unit.text).strip()
-        if unit.kind == Kind.CODE or not _states(unit, claim, general_allowed):
+        if cited or unit.kind == Kind.CODE or not _states(unit, claim, general_allowed):
             continue
-        if CITATION.search(unit.text) or _paragraph_citations(found, i):
-            continue
-        backing = [n for n, hit in enumerate(passages, start=1) if supported(claim, [hit])]
+        wanted = _wanted(claim)
+        shares = [_share(wanted, stems) for stems in held]
+        backing = [n for n in range(1, len(passages) + 1) if _supports(claim, shares[n - 1], sources[n - 1])]
         if backing:
-            best = max(backing, key=lambda n: (_held_share(claim, passages[n - 1]), -n))
-            insertions.append((end, best))
+            insertions.append((end, max(backing, key=lambda n: (shares[n - 1], -n))))
     for end, n in reversed(insertions):
         text = f"{text[:end]} [{n}]{text[end:]}"
     return text
@@ -133,30 +134,50 @@ def _end_in(text: str, unit_text: str, start: int) -> int | None:
     return found.end() if found else None
 
 
-def _paragraph_citations(found: Sequence[Unit], i: int) -> list[int]:
-    """A sentence without a citation borrows the next one of its paragraph (models often
-    cite once, at the end of a paragraph); it must then be supported by that source too."""
-    for later in found[i + 1 :]:
-        if later.block != found[i].block or later.kind != Kind.SENTENCE:
-            break
-        if numbers := [int(n) for n in CITATION.findall(later.text)]:
-            return numbers
-    return []
+def _citations(found: Sequence[Unit]) -> list[list[int]]:
+    """Each unit's citations: its own, or, for a sentence without any, those of the next
+    sentence of its paragraph that has some (models often cite once, at the end of a
+    paragraph; the sentence must then be supported by that source too)."""
+    cited: list[list[int]] = [[] for _ in found]
+    lent: list[int] = []
+    for i in range(len(found) - 1, -1, -1):
+        own = [int(n) for n in CITATION.findall(found[i].text)]
+        following = found[i + 1] if i + 1 < len(found) else None
+        chained = (
+            following is not None and following.block == found[i].block and following.kind == Kind.SENTENCE
+        )
+        cited[i] = lent = own or (lent if chained else [])
+    return cited
 
 
 def supported(claim: str, cited: Sequence[Hit]) -> bool:
     """Whether the cited passages hold most of the claim's words, or all its identifiers."""
     source = " ".join(f"{h.heading} {h.text}" for h in cited)
-    if _held_share(claim, *cited) >= SUPPORT:
+    return _supports(claim, _share(_wanted(claim), stems_of(source)), source)
+
+
+def _supports(claim: str, share: float, source: str) -> bool:
+    """`supported`, given the share of the claim's words the source holds."""
+    if share >= SUPPORT:
         return True
     names = _identifiers(claim)
     return bool(names) and all(_normal(n) in _normal(source) for n in names)
 
 
-def _held_share(claim: str, *cited: Hit) -> float:
-    """The share of the claim's content words (stemmed) the passages hold."""
-    wanted = {s for w in content_words(claim) for s in stems_of(w)}
-    held = stems_of(" ".join(f"{h.heading} {h.text}" for h in cited))
+def _read(passages: Sequence[Hit]) -> tuple[list[str], list[set[str]]]:
+    """Each passage's text as a claim is checked against (its heading with it), and its
+    stemmed words: read once for every claim."""
+    sources = [f"{h.heading} {h.text}" for h in passages]
+    return sources, [stems_of(source) for source in sources]
+
+
+def _wanted(claim: str) -> set[str]:
+    """The claim's content words, stemmed (identifiers also in their parts)."""
+    return {s for w in content_words(claim) for s in stems_of(w)}
+
+
+def _share(wanted: set[str], held: set[str]) -> float:
+    """The share of `wanted` in `held`."""
     return len(wanted & held) / len(wanted) if wanted else 0.0
 
 
