@@ -15,3 +15,14 @@ def test_import_contracts_hold() -> None:
     result = subprocess.run([str(lint_imports)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "5 kept, 0 broken" in result.stdout
+
+
+def test_the_cli_starts_without_the_file_parsers() -> None:
+    """The PDF, HTML and Office libraries load when a file of their type is read, not with
+    every command (`lore ask` and `lore --help` would pay a fifth of a second for them)."""
+    probe = "import sys, bot.cli.main; print(sorted(m for m in ('pypdf', 'trafilatura', 'docx', 'pptx') if m in sys.modules))"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

@@ -7,6 +7,7 @@ translated (chained with `raise … from`), except MemoryError and KeyboardInter
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -21,16 +22,9 @@ from knowledge.errors import (
 )
 from knowledge.extraction import formats
 from knowledge.extraction.detect import detect_type
-from knowledge.extraction.html import extract_html
-from knowledge.extraction.packages import extract_epub, extract_odf
-from knowledge.extraction.pdf import extract_pdf
-from knowledge.extraction.pdf_layout import extract_pdf_layout
-from knowledge.extraction.powerpoint import extract_pptx
 from knowledge.extraction.quality import Quality, assess
-from knowledge.extraction.structured import extract_csv, extract_json, extract_json_lines
-from knowledge.extraction.text import extract_markdown, extract_text
+from knowledge.extraction.text import extract_text
 from knowledge.extraction.types import Extracted, without_surrogates
-from knowledge.extraction.word import extract_docx
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 DEFAULT_MAX_CHARS = 5_000_000
@@ -38,22 +32,25 @@ DEFAULT_MAX_CHARS = 5_000_000
 Extractor = Callable[[bytes, str, str], Extracted]
 """(data, name, detected MIME type) -> Extracted; raises IngestError subclasses."""
 
-_EXTRACTORS: dict[str, Extractor] = {
-    formats.TEXT: extract_text,
-    formats.MARKDOWN: extract_markdown,
-    formats.HTML: extract_html,
-    formats.PDF: extract_pdf,
-    formats.DOCX: extract_docx,
-    formats.PPTX: extract_pptx,
-    formats.CSV: extract_csv,
-    formats.TSV: extract_csv,
-    formats.JSON: extract_json,
-    formats.JSONL: extract_json_lines,
-    formats.EPUB: extract_epub,
-    formats.ODT: extract_odf,
-    formats.ODP: extract_odf,
+_EXTRACTORS: dict[str, str] = {
+    formats.TEXT: "text:extract_text",
+    formats.MARKDOWN: "text:extract_markdown",
+    formats.HTML: "html:extract_html",
+    formats.PDF: "pdf:extract_pdf",
+    formats.DOCX: "word:extract_docx",
+    formats.PPTX: "powerpoint:extract_pptx",
+    formats.CSV: "structured:extract_csv",
+    formats.TSV: "structured:extract_csv",
+    formats.JSON: "structured:extract_json",
+    formats.JSONL: "structured:extract_json_lines",
+    formats.EPUB: "packages:extract_epub",
+    formats.ODT: "packages:extract_odf",
+    formats.ODP: "packages:extract_odf",
 }
-_FALLBACKS: dict[str, Extractor] = {formats.PDF: extract_pdf_layout}
+"""Each type's extractor, as `module:function` of this package: imported on first use, since
+the PDF, HTML and Office libraries behind them take a fifth of a second to import, which
+every command (`lore ask`, `lore --help`) would otherwise pay."""
+_FALLBACKS: dict[str, str] = {formats.PDF: "pdf_layout:extract_pdf_layout"}
 """A second extractor, tried when the first fails or its text is garbled."""
 _DATA = frozenset((formats.CSV, formats.TSV, formats.JSON, formats.JSONL))
 _GARBLED_HINT = "; a copy exported again from the program that made it may read better"
@@ -92,7 +89,7 @@ def _readable(data: bytes, name: str, detected: str) -> Extracted:
     """The first extractor's result if it reads, else the fallback's (if the type has one);
     the fallback's too when the first ran words together and the fallback did less than half
     as often."""
-    fallback = _FALLBACKS.get(detected)
+    fallback = _load(_FALLBACKS[detected]) if detected in _FALLBACKS else None
     try:
         result, quality = _run(_extractor(detected), data, name, detected)
     except (UnreadableContent, EmptyContent) as exc:
@@ -141,7 +138,13 @@ def _translated(name: str, kind: str) -> Iterator[None]:
 def _extractor(mime_type: str) -> Extractor:
     if formats.language_of(mime_type) is not None:
         return extract_text
-    return _EXTRACTORS[mime_type]
+    return _load(_EXTRACTORS[mime_type])
+
+
+def _load(name: str) -> Extractor:
+    module, function = name.split(":")
+    extractor: Extractor = getattr(importlib.import_module(f"knowledge.extraction.{module}"), function)
+    return extractor
 
 
 def _checked(result: Extracted, name: str) -> Extracted:

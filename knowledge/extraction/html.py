@@ -20,7 +20,6 @@ import urllib.parse
 
 import lxml.etree  # type: ignore[import-untyped, unused-ignore]
 import lxml.html  # type: ignore[import-untyped, unused-ignore]
-import trafilatura
 
 from knowledge.errors import EmptyContent
 from knowledge.extraction.text import decode_text
@@ -141,6 +140,8 @@ def _parse(data: bytes, name: str) -> lxml.html.HtmlElement:
 
 
 def _main_content(tree: lxml.html.HtmlElement) -> str:
+    import trafilatura  # on first use: a tenth of a second to import, and the crawler needs only `page_title`
+
     text = trafilatura.extract(
         tree,
         output_format="markdown",
