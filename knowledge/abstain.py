@@ -21,8 +21,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowledge.ranking import Ranking, stems_of
+from knowledge.ranking import Ranking
 from knowledge.retrieval import Hit
+from knowledge.words import stems_of
 
 MIN_UNITS = 12
 """With fewer units found (a small index of short documents), how far the best stands out

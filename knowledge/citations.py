@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from knowledge.quotes import Kind, Unit, units
-from knowledge.ranking import content_words, stems_of
 from knowledge.retrieval import Hit
+from knowledge.words import content_words, stems_of
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 _LEADING_CITATIONS = re.compile(r"(?:\[\d{1,3}\]\s*)+(?!_)")

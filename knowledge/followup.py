@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from knowledge.context import Message
 from knowledge.errors import LLMUnavailable
 from knowledge.llm import ChatModel
-from knowledge.ranking import content_words
 from knowledge.tokens import message_text
+from knowledge.words import content_words
 
 
 def previous_question(history: Sequence[Message]) -> str:

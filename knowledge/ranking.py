@@ -36,8 +36,9 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from knowledge.embedding import Embedder, Vectors
-from knowledge.quotes import STOPWORDS, WORD, Unit, continued_code, stem, units
+from knowledge.quotes import Unit, continued_code, units
 from knowledge.retrieval import Hit
+from knowledge.words import content_words, stem, stems_of
 
 Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
 """How many chunks hold each word, and how many chunks there are."""
@@ -308,19 +309,3 @@ def folders(hit: Hit) -> set[str]:
     the file name: a path or a URL)."""
     parts = _FOLDER_SEPARATORS.split(hit.document.source_key)[:-1]
     return stems_of(" ".join(parts))
-
-
-def content_words(text: str) -> list[str]:
-    """Distinct words that can carry meaning (not function words), lower-cased, in order."""
-    words = (w for w in WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
-    return list(dict.fromkeys(words))
-
-
-_IDENTIFIER_PARTS = re.compile(r"[_.]")
-
-
-def stems_of(text: str) -> set[str]:
-    """Stemmed words of `text`, and the parts of identifiers (`pool_size`: pool, size)."""
-    words = WORD.findall(text.lower())
-    parts = [p for w in words if "_" in w for p in _IDENTIFIER_PARTS.split(w) if p]
-    return {stem(w) for w in [*words, *parts]}

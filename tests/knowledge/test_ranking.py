@@ -7,8 +7,9 @@ from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.engine import READ_ON, Knowledge
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.ranking import Ranker, Ranking, content_words, folders, question_terms, stems_of, without_word
+from knowledge.ranking import Ranker, Ranking, folders, question_terms, without_word
 from knowledge.retrieval import Retrieval
+from knowledge.words import content_words, stems_of
 from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md
 
