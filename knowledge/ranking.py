@@ -39,6 +39,7 @@ from knowledge.embedding import Embedder, Vectors
 from knowledge.quotes import Unit, continued_code, units
 from knowledge.retrieval import Hit
 from knowledge.words import content_words, stem, stems_of
+from storage.keyword import MAX_TERMS
 
 Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
 """How many chunks hold each word, and how many chunks there are."""
@@ -52,6 +53,10 @@ say) carries no meaning of its own to weigh..."""
 COMMON_MINIMUM = 10
 """...once it is found in at least this many: in a handful of passages every word is in
 a large share."""
+MAX_WEIGHED = 24
+"""At most this many of a question's words are weighed by meaning, the rarest: each costs an
+embedding of the whole question without it, and a pasted log of 500 words took 9 s of the
+one model every conversation shares (the longest question of the docs-QA set has 19)."""
 
 
 @dataclass(frozen=True)
@@ -163,7 +168,7 @@ class Ranker:
         if not head:
             return Ranking(question, [])
         words, counts = await self._counted(question)
-        weighed = [w for w in words if not common(w, counts)]
+        weighed = rarest([w for w in words if not common(w, counts)], counts)
         variants = [without_word(question, w) for w in weighed]
         cut = [units(h.text) for h in head]
         texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
@@ -208,9 +213,10 @@ class Ranker:
         return question_terms(words, counts)
 
     async def _counted(self, question: str) -> tuple[list[str], tuple[dict[str, int], int] | None]:
-        """The question's content words, and how many passages hold each out of how many
-        (None without counts)."""
-        words = content_words(question)
+        """The question's first `MAX_TERMS` content words (as many as the keyword search reads
+        of it: a pasted log is not a question of a thousand words), and how many passages
+        hold each out of how many (None without counts)."""
+        words = content_words(question)[:MAX_TERMS]
         if self._frequencies is None or not words:
             return words, None
         counts, total = await self._frequencies(words)
@@ -285,6 +291,16 @@ def common(word: str, counts: tuple[dict[str, int], int] | None) -> bool:
         return False
     held = counts[0].get(word, 0)
     return held >= COMMON_MINIMUM and held > COMMON_SHARE * counts[1]
+
+
+def rarest(words: Sequence[str], counts: tuple[dict[str, int], int] | None) -> list[str]:
+    """The `MAX_WEIGHED` of `words` found in the fewest passages (the first ones without
+    counts), in their order."""
+    if len(words) <= MAX_WEIGHED:
+        return list(words)
+    held = counts[0] if counts is not None else {}
+    kept = set(sorted(words, key=lambda w: held.get(w, 0))[:MAX_WEIGHED])
+    return [w for w in words if w in kept]
 
 
 def without_word(question: str, word: str) -> str:

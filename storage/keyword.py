@@ -122,19 +122,15 @@ class KeywordIndex:
             return [], 0
         with self._db.engine.connect() as connection:
             total = int(connection.execute(text("SELECT count(*) FROM chunk")).scalar_one())
-            if self._db.dialect == "sqlite":
-                return _postings(connection, words), total
-            rows = connection.execute(
-                text(
-                    " UNION ALL ".join(
-                        f"SELECT {i}, count(*) FROM chunk WHERE tsv @@ plainto_tsquery('english', :t{i})"  # noqa: S608 (only numbers)
-                        for i in range(len(words))
-                    )
-                ),
-                {f"t{i}": w for i, w in enumerate(words)},
-            ).all()
-        found = {int(i): int(n) for i, n in rows}
-        return [found.get(i, 0) for i in range(len(words))], total
+            held: list[int] = []
+            for start in range(0, len(words), MAX_TERMS):  # SQLite refuses a UNION of over 500
+                batch = words[start : start + MAX_TERMS]
+                held += (
+                    _postings(connection, batch)
+                    if self._db.dialect == "sqlite"
+                    else _ts_postings(connection, batch)
+                )
+        return held, total
 
 
 def within_budget(terms: Sequence[str], postings: Sequence[int], budget: int = MAX_POSTINGS) -> list[str]:
@@ -161,6 +157,21 @@ def _postings(connection: Connection, terms: Sequence[str]) -> list[int]:
     rows = connection.execute(text(selects), {f"t{i}": f'"{t}"' for i, t in enumerate(terms)}).all()
     counts = dict((int(i), int(n)) for i, n in rows)
     return [counts.get(i, 0) for i in range(len(terms))]
+
+
+def _ts_postings(connection: Connection, words: Sequence[str]) -> list[int]:
+    """`_postings` on PostgreSQL: how many chunks match each word as full text search stems it."""
+    rows = connection.execute(
+        text(
+            " UNION ALL ".join(
+                f"SELECT {i}, count(*) FROM chunk WHERE tsv @@ plainto_tsquery('english', :t{i})"  # noqa: S608 (only numbers)
+                for i in range(len(words))
+            )
+        ),
+        {f"t{i}": w for i, w in enumerate(words)},
+    ).all()
+    found = {int(i): int(n) for i, n in rows}
+    return [found.get(i, 0) for i in range(len(words))]
 
 
 _DOCUMENT_FILTER = "AND c.document_id IN :document_ids"

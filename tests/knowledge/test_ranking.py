@@ -3,13 +3,17 @@ come first, units are scored, rare question words weigh more; and abstention's e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
-from knowledge.engine import READ_ON, Knowledge
+from knowledge.embedding import LocalEmbedder, Vectors
+from knowledge.engine import READ_ON, Knowledge, Request
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.ranking import Ranker, Ranking, folders, question_terms, without_word
+from knowledge.ranking import MAX_WEIGHED, Ranker, Ranking, folders, question_terms, rarest, without_word
 from knowledge.retrieval import Retrieval
 from knowledge.words import content_words, stems_of
+from storage.keyword import MAX_TERMS
 from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md
 
@@ -123,6 +127,50 @@ async def test_the_words_that_carry_a_question_weigh_most(stack: Stack) -> None:
     found_too = evidence(ranking, retrieval.hits)
     assert found_too is not None and found_too.meaning > found.meaning
     assert CALIBRATION.confidence(found_too) > CALIBRATION.confidence(found)
+
+
+class Counting:
+    """The real embedder, counting the texts it is given."""
+
+    def __init__(self, inner: LocalEmbedder) -> None:
+        self._inner = inner
+        self.model_id, self.dimension, self.batch_size = inner.model_id, inner.dimension, inner.batch_size
+        self.texts = 0
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        self.texts += len(texts)
+        return await self._inner.embed(texts)
+
+
+async def test_a_pasted_log_costs_a_bounded_number_of_embeddings(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("sessions.md", SESSIONS))
+    log = " ".join(f"worker{n} failed at step{n} with code{n}" for n in range(400))
+    question = f"why does the permanent session expire? {log}"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    counting = Counting(stack.embedder)
+    ranking = await Ranker(counting, stack.retriever.term_frequencies).rank(question, retrieval.hits)
+    units = sum(len(p.units) for p in ranking.passages)
+    assert len(content_words(question)) > 1000
+    assert len(ranking.terms.idf) <= MAX_TERMS and len(ranking.terms.importance) <= MAX_WEIGHED
+    assert counting.texts == 1 + len(ranking.terms.importance) + units, (
+        "the question, its variants, the units"
+    )
+    answer = await stack.knowledge().ask(
+        Request([stack.fresh(index)], [{"role": "user", "content": question}])
+    )
+    assert answer.text
+
+
+def test_the_rarest_words_are_weighed() -> None:
+    words = [f"w{n}" for n in range(MAX_WEIGHED + 6)]
+    counts = ({w: (0 if n % 2 else 100 + n) for n, w in enumerate(words)}, 1000)
+    kept = rarest(words, counts)
+    assert len(kept) == MAX_WEIGHED and kept == sorted(kept, key=words.index), "in the question's order"
+    held_by_none = {w for w in words if counts[0][w] == 0}
+    assert set(kept) == held_by_none | {f"w{n}" for n in range(0, 18, 2)}, "the nine least common of the rest"
+    assert rarest(words[:3], counts) == words[:3]
+    assert rarest(words, None) == words[:MAX_WEIGHED]
 
 
 def test_a_word_is_taken_out_whole_in_any_case() -> None:

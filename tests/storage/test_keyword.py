@@ -79,3 +79,20 @@ def test_a_common_term_beyond_the_budget_does_not_widen_the_matches(database: Da
     if database.dialect == "sqlite":  # PostgreSQL ranks every match
         pruned = KeywordIndex(database, max_postings=3).search([index.id], question, 10)
         assert [h.chunk_id for h in pruned] == [ids[-1]], "“service” (7 chunks) is left out"
+
+
+def test_frequencies_of_a_pasted_log_of_words_are_counted_in_batches(database: Database) -> None:
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    documents = DocumentRepository(database)
+    doc, _ = documents.create_pending(
+        new_doc(index.id, key="d.md", digest="h"),
+        [NewChunk(position=0, heading="", text="The billing service retries a failed invoice.")],
+    )
+    documents.mark_ready(doc.id)
+    words = [f"word{n}" for n in range(1200)] + ["invoice", "billing"]  # SQLite's UNION stops at 500
+    counts, total = KeywordIndex(database).frequencies(words)
+    assert total == 1 and len(counts) == 1202
+    assert counts[-2:] == [1, 1] and not any(counts[:-2])
