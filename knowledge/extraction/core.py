@@ -141,6 +141,13 @@ def _extractor(mime_type: str) -> Extractor:
     return _load(_EXTRACTORS[mime_type])
 
 
+def preload() -> None:
+    """Import every extractor now: the sandbox's worker does before it caps its memory, so
+    that the libraries (40 MB) are not counted against the first document that needs them."""
+    for name in {*_EXTRACTORS.values(), *_FALLBACKS.values()}:
+        _load(name)
+
+
 def _load(name: str) -> Extractor:
     module, function = name.split(":")
     extractor: Extractor = getattr(importlib.import_module(f"knowledge.extraction.{module}"), function)

@@ -23,7 +23,7 @@ import sys
 from typing import IO
 
 from knowledge.errors import EmptyContent, ExtractionLimit, IngestError, UnreadableContent
-from knowledge.extraction.core import extract
+from knowledge.extraction.core import extract, preload
 
 MB = 1024 * 1024
 HEADER = 8
@@ -42,6 +42,7 @@ def serve(memory_mb: int) -> None:
     replies = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # stray prints must not corrupt the replies
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # it warns about every odd font
+    preload()
     if memory_mb:
         _cap_memory(memory_mb)
     near_cap = resident_bytes() + int(NEAR_CAP * memory_mb * MB)

@@ -116,3 +116,13 @@ def test_without_limits_documents_are_read_in_this_process() -> None:
     before = children()
     assert DocumentReader().extract(b"plain words here", "a.txt").text == "plain words here"
     assert children() == before
+
+
+def test_the_parsers_are_loaded_before_the_memory_cap(reader_of: Readers) -> None:
+    """The parsers load lazily in Lore's own process, but a worker loads them all before it
+    caps its memory: their 40 MB are not counted against the document that needs them."""
+    reader = reader_of(seconds=60, memory_mb=24)
+    assert reader.extract(b"# Warm\n\nThe worker starts with a note.", "warm.md").title == "Warm"
+    page = b"<html><head><title>Deploys</title></head><body><p>Deploys go out on Tuesdays.</p></body></html>"
+    assert "Tuesdays" in reader.extract(page, "deploys.html").text
+    assert reader.extract(make_docx([(None, "Rollbacks take two minutes.")]), "r.docx").text
