@@ -42,6 +42,8 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         for run_ in slack[kind]["runs"].values():
             assert 0 < run_["ack"]["p50_ms"] <= run_["answer"]["p50_ms"]
         assert slack[kind]["memory"]["idle_mb"] > 0
+    lore_ask = report["quality"]["docs_qa"]["lore_ask"]  # `lore ask` in a process of its own
+    assert lore_ask["questions"] > 0 and 0 < lore_ask["p50_s"] <= lore_ask["p95_s"]
     scifact = report["quality"]["scifact"]
     if SCIFACT.joinpath("corpus.jsonl").exists():
         assert 0 < scifact["hybrid"]["ndcg@10"] <= 1
