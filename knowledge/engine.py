@@ -272,6 +272,11 @@ class Knowledge:
         """Whether an answer at `confidence` comes with a caveat (`Calibration.hedge`)."""
         return confidence is not None and self.answers(confidence) and confidence < self._calibration.hedge
 
+    def _unsure(self, plan: _Plan) -> bool:
+        """Whether an answer from the plan's passages carries the hedge: its confidence is
+        under `Calibration.hedge`, or the model's rerank found none of them helpful."""
+        return plan.doubted or self.hedges(plan.confidence)
+
     async def _plan(self, request: Request) -> _Plan | Answer:
         conversation = split_conversation(request.messages)
         mode = request.mode or self._spec.mode
@@ -450,7 +455,7 @@ class Knowledge:
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
         text, citations = map_citations(reply, hits)
         labels = [GENERAL_NOTICE] if plan.rule == "general" else []
-        hedged = plan.rule in CHECKED and (plan.doubted or self.hedges(plan.confidence))
+        hedged = plan.rule in CHECKED and self._unsure(plan)
         if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():
             labels.append(PARTLY_GENERAL_NOTICE)
         return Answer(
@@ -492,7 +497,7 @@ class Knowledge:
                 fallback=fallback,
                 notices=[notice],
                 relevance_floor=self._spec.relevance_floor,
-                hedged=plan.doubted or self.hedges(confidence),
+                hedged=self._unsure(plan),
             )
         return replace(answer, mode=plan.mode)
 
