@@ -4,25 +4,21 @@ found through links, the site's sitemaps and, on resume, the pages a job already
 Requests go through the SSRF-safe `Fetcher`, one session per crawl, paced per host; robots.txt
 decides what LoreBot may fetch. Every page ends in one outcome, handed to `on_page` as a
 `CrawledPage`; the `CrawlReport` counts them and names each limit that was hit (the log
-callback hears of it too). Links are read with lxml: well under a millisecond for a typical
-page, so a crawl waits on the network, not on parsing.
+callback hears of it too). What a page says (its links, canonical URL, robots directives) is
+read by `knowledge.sources.pages`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-import lxml.etree  # type: ignore[import-untyped, unused-ignore]
-import lxml.html  # type: ignore[import-untyped, unused-ignore]
 from yarl import URL
 
-from knowledge.extraction.html import page_title
 from knowledge.sources.fetch import (
     CONTACT_URL,
     Fetcher,
@@ -40,6 +36,7 @@ from knowledge.sources.fetch import (
     size_text,
     user_agent,
 )
+from knowledge.sources.pages import SUPPORTED_TYPES, Scope, canonical, read_page, sniff
 from knowledge.sources.robots import MAX_ROBOTS_BYTES, Pacer, Robots, read_robots, retry_after
 from knowledge.sources.sitemaps import sitemap_pages
 
@@ -49,18 +46,12 @@ if TYPE_CHECKING:
 MB = 1024 * 1024
 Outcome = Literal["fetched", "unchanged", "gone", "skipped", "failed"]
 Limit = Literal["pages", "depth", "bytes", "time", "timeout", "redirects"]
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-MARKDOWN_TYPES = frozenset({"text/markdown", "text/x-markdown"})
-SUPPORTED_TYPES = HTML_TYPES | MARKDOWN_TYPES | {"application/pdf", "text/plain"}
 ACCEPT = (
     "text/html,application/xhtml+xml,application/pdf;q=0.9,text/markdown;q=0.9,text/plain;q=0.8,*/*;q=0.1"
 )
 OUTSIDE = "redirects outside the site"
 DUPLICATE = "the same page as another link"
 NOINDEX = "the page asks not to be indexed"
-_PARSE_IN_THREAD = 512 * 1024  # bytes; smaller pages parse faster than a thread hop
-_NOT_WEB = ("mailto:", "javascript:", "tel:", "data:", "ftp:")
-_MARKDOWN_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)")
 
 
 @dataclass(frozen=True)
@@ -154,107 +145,6 @@ class CrawlReport:
     limits_hit: list[str] = field(default_factory=list)
     seconds: float = 0.0
     cancelled: bool = False
-
-
-def canonical(link: str, base: str | URL | None = None) -> str | None:
-    """The link as the crawler knows it, resolved against `base`: lower-case scheme and
-    host, no default port, no dot segments, no fragment, '/' for an empty path; query and
-    trailing slash as they are. None for anything but an http(s) link without credentials."""
-    link = link.strip().partition("#")[0]
-    if link.startswith(_NOT_WEB):
-        return None
-    try:
-        url = (URL(base) if isinstance(base, str) else base).join(URL(link)) if base else URL(link)
-        if url.scheme not in ("http", "https") or not url.raw_host or url.raw_user or url.raw_password:
-            return None
-        # yarl writes an empty path as nothing at all ('http://h'): spell it '/'
-        return str(url if url.raw_path != "/" else url.with_path("/", keep_query=True))
-    except (ValueError, TypeError):
-        return None
-
-
-def _canonical_links(hrefs: Iterable[str], base: str) -> tuple[str, ...]:
-    """Distinct canonical links, in order; each distinct href is resolved once."""
-    resolve_against = URL(base)
-    distinct = dict.fromkeys(href.strip().partition("#")[0] for href in hrefs)
-    links = (canonical(href, resolve_against) for href in distinct)
-    return tuple(dict.fromkeys(link for link in links if link))
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The URLs a crawl may visit: those under one of its prefixes (a start URL's scheme,
-    host and port, and its path up to and including the last '/')."""
-
-    prefixes: tuple[str, ...]
-
-    @classmethod
-    def around(cls, starts: Iterable[str]) -> Scope:
-        prefixes = {
-            str(URL(url).with_query(None).with_fragment(None)).rpartition("/")[0] + "/" for url in starts
-        }
-        return cls(tuple(sorted(prefixes)))
-
-    def __contains__(self, url: object) -> bool:
-        return isinstance(url, str) and url.startswith(self.prefixes)
-
-    def origins(self) -> list[str]:
-        return sorted({str(URL(prefix).origin()) for prefix in self.prefixes})
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a page says about itself."""
-
-    links: tuple[str, ...] = ()  # canonical, in document order, not yet scoped
-    canonical: str | None = None
-    title: str | None = None
-    noindex: bool = False
-    nofollow: bool = False
-
-
-_HREFS = lxml.etree.XPath("//a/@href | //area/@href")
-_BASE = lxml.etree.XPath("string(//base/@href)")
-_LOWER = "translate({}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
-_CANONICAL = lxml.etree.XPath(
-    f"string(//link[contains(concat(' ', normalize-space({_LOWER.format('@rel')}), ' '), ' canonical ')]/@href)"
-)
-_ROBOTS_META = lxml.etree.XPath(
-    f"//meta[{_LOWER.format('@name')} = 'robots' or {_LOWER.format('@name')} = 'lorebot']/@content"
-)
-
-
-def read_html(body: bytes, url: str) -> Reading:
-    """Links, canonical URL, title and robots directives of an HTML page."""
-    try:
-        tree = lxml.html.document_fromstring(body)
-    except (lxml.etree.LxmlError, ValueError):
-        return Reading()
-    base = canonical(_BASE(tree), url) or url
-    directives = {d.strip().lower() for content in _ROBOTS_META(tree) for d in str(content).split(",")}
-    title = page_title(tree, url=url)  # one line, without " - Site name"
-    return Reading(
-        links=_canonical_links(map(str, _HREFS(tree)), base),
-        canonical=canonical(href, base) if (href := _CANONICAL(tree)) else None,
-        title=title,
-        noindex=bool(directives & {"noindex", "none"}),
-        nofollow=bool(directives & {"nofollow", "none"}),
-    )
-
-
-def read_markdown(body: bytes, url: str) -> Reading:
-    text = body.decode("utf-8", errors="replace")
-    return Reading(links=_canonical_links(_MARKDOWN_LINK.findall(text), url))
-
-
-def sniff(body: bytes) -> str | None:
-    """The type of a page that declared none, when it is plainly HTML or PDF."""
-    head = body[:512].lstrip().lower()
-    if head.startswith(b"%pdf-"):
-        return "application/pdf"
-    if head.startswith((b"<!doctype html", b"<html")):
-        return "text/html"
-    return None
 
 
 OnPage = Callable[[CrawledPage], Awaitable[None]]
@@ -550,7 +440,7 @@ class _Job:
             return CrawledPage(
                 final, "skipped", depth=depth, reason=f"not a supported type ({mime or 'unknown'})"
             )
-        reading = await _reading(page.body, mime, final)
+        reading = await read_page(page.body, mime, final)
         if reading.canonical and reading.canonical != final and reading.canonical in self.scope:
             if not self._claim(reading.canonical):
                 return CrawledPage(final, "skipped", depth=depth, reason=DUPLICATE)
@@ -636,16 +526,6 @@ def _retry_wait(exc: HttpStatus, attempt: int, limits: CrawlLimits) -> float | N
     wait = retry_after(exc.retry_after)
     wait = 2.0**attempt if wait is None else wait
     return wait if wait <= limits.max_retry_after else None
-
-
-async def _reading(body: bytes, mime: str, url: str) -> Reading:
-    if mime in MARKDOWN_TYPES:
-        return read_markdown(body, url)
-    if mime not in HTML_TYPES:
-        return Reading()
-    if len(body) > _PARSE_IN_THREAD:
-        return await asyncio.to_thread(read_html, body, url)
-    return read_html(body, url)
 
 
 def _resume_depths(starts: list[str], done: Mapping[str, tuple[str, ...]]) -> dict[str, int]:

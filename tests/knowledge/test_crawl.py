@@ -24,12 +24,10 @@ from knowledge.sources.crawl import (
     CrawledPage,
     Crawler,
     CrawlLimits,
-    Scope,
     Validators,
-    canonical,
-    read_html,
 )
 from knowledge.sources.fetch import AllowList, Fetcher, HttpStatus, Page, Refused
+from knowledge.sources.pages import Scope, canonical, read_html
 from knowledge.sources.robots import DISALLOWED, Pacer, Robots, read_robots, retry_after
 from knowledge.sources.sitemaps import parse_sitemap
 from tests.support.site import Connections, FakeDNS, Site
