@@ -7,7 +7,7 @@ document), each grown from its best unit to the neighbouring units that score be
 `EXCERPT_CHARS` (`LEAD_EXCERPT_CHARS` for the best). The best passages may have been read on
 into the ones that follow them in their documents (`Ranker.read_on`, `engine.READ_ON`: a
 passage often ends by introducing the list that answers); a passage read into is not quoted
-again. Further documents among the candidates are
+again, and a passage is not read on into one quoted before it. Further documents among the candidates are
 cited after the quotes ("see also"), with their best sentence, up to `CITED_DOCUMENTS` in
 all: an answer often rests on two pages. Units are whole sentences, list items or code
 blocks (`knowledge.quotes`), so no quote stops in the middle of one. An abstention says
@@ -146,13 +146,15 @@ def abstention(
 
 def _chosen(passages: Sequence[Scored]) -> list[Scored]:
     per_document: dict[int, int] = {}
-    chosen = []
+    chosen: list[Scored] = []
     read: set[tuple[int, int]] = set()  # passages a chosen one was read on into
     for passage in passages:
         document = passage.hit.document.id
         if per_document.get(document, 0) >= MAX_PER_DOCUMENT or (document, passage.hit.position) in read:
             continue
         per_document[document] = per_document.get(document, 0) + 1
+        if any(c.hit.document.id == document and c.hit.position == passage.hit.position + 1 for c in chosen):
+            passage = passage.own()  # what it was read on into is quoted already, better ranked
         chosen.append(passage)
         if passage.following:
             read.add((document, passage.hit.position + 1))

@@ -103,6 +103,12 @@ class Scored:
         quotable = [i for i, u in enumerate(self.units[:own]) if not u.unit.fragment]
         return max(quotable, key=lambda i: self.units[i].score, default=None)
 
+    def own(self) -> Scored:
+        """The passage without the units read on from the next one."""
+        if not self.following:
+            return self
+        return replace(self, units=self.units[: len(self.units) - self.following], following=0)
+
 
 @dataclass(frozen=True)
 class QuestionTerms:

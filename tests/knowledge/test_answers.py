@@ -250,3 +250,37 @@ async def test_a_generated_answer_lore_is_not_sure_of_carries_the_caveat(
     llm.enqueue(Reply("Not in the documents, but usually minutes."))
     general = await unsure.ask(ask(UNRELATED, stack, [index_id], ResponseMode.HYBRID))
     assert not general.hedged and HEDGE_NOTICE not in general.notices, "general knowledge has its own label"
+
+
+ROLLBACK_PAGE = (
+    "# Billing releases\n\n"
+    "The billing service ships a release every Tuesday. "
+    + " ".join(
+        f"Release {n} of the billing service kept its own database schema, so rolling back over it "
+        f"needs the migration notes of release {n} at hand."
+        for n in range(1, 3)
+    )
+    + " When a release breaks checkout, it is rolled back before anyone starts debugging it."
+    "\n\n## The rollback command\n\n"
+    "Run `deploy rollback --to previous` from the release channel. A rollback takes about two "
+    "minutes, and the on-call engineer announces it in the incident thread. "
+    + " ".join(
+        f"Step {n} of the rollback checklist asks the on-call engineer to confirm that checkout "
+        f"answers again in region {n}."
+        for n in range(1, 6)
+    )
+    + "\n"
+)
+
+
+async def test_a_passage_is_not_read_on_into_a_passage_quoted_before_it(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("rollback.md", ROLLBACK_PAGE))
+    question = "what is the rollback command, and how many minutes does a rollback take?"
+    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
+        ask(question, stack, [index.id])
+    )
+    quoted = [c.text for c in answer.citations]
+    assert len(quoted) == 2 and "deploy rollback --to previous" in quoted[0], quoted
+    assert "deploy rollback --to previous" not in quoted[1], "the first quote is not quoted again"
+    assert "before anyone starts debugging" in quoted[1], "the second quote is its own passage"
