@@ -204,7 +204,9 @@ class Ranker:
             continued_code(passage.units[-1].unit, following) if passage.units else (None, following)
         )
         fresh = [*([code] if code else []), *(u for u in units(following) if u.text not in known)]
-        while fresh and fresh[0].fragment:  # the end of a sentence the passage already holds
+        # Passages overlap: the next one may begin with the end of a sentence this one holds,
+        # a fragment, unless it starts with a capital ("CORSMiddleware as an inner ...").
+        while fresh and (fresh[0].fragment or any(fresh[0].text in text for text in known)):
             fresh.pop(0)
         added = [
             ScoredUnit(u, 0.0, c, self._weights.unit_mix_coverage * c)

@@ -229,6 +229,20 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
         assert following is not None and passage.units[-1].unit.text in following
 
 
+async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(stack: Stack) -> None:
+    index = stack.index()
+    page = "# CORS\n\nBrowsers block cross-origin reads. Wrap the whole application with CORSMiddleware so error responses carry the headers too.\n"
+    await stack.ingestor.add(index, md("cors.md", page))
+    _, ranking = await ranked(stack, index, "how do error responses get CORS headers?")
+    passage = ranking.passages[0]
+    assert passage.units[-1].unit.text.startswith("Wrap the whole application")
+    # chunks overlap: the next one starts inside that sentence, at a capitalised name
+    following = "CORSMiddleware so error responses carry the headers too.\n\nList custom headers in `expose_headers`.\n"
+    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, passage, following)
+    added = [u.unit.text for u in read.units[len(passage.units) :]]
+    assert added == ["List custom headers in `expose_headers`."]
+
+
 def _debugging_page() -> str:
     """A reST page whose list item holds a literal block too long for one chunk."""
     filler = " ".join(f"Release {n} changed how sessions pool their connections." for n in range(1, 12))
