@@ -16,7 +16,7 @@ where Lore looked and names the closest documents as places to look, not as an a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
 from knowledge.quotes import Kind
@@ -52,10 +52,12 @@ def extractive_answer(
     relevant = [p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor]
     chosen = _chosen([best, *relevant])
     budgets = [LEAD_EXCERPT_CHARS, *[EXCERPT_CHARS] * (len(chosen) - 1)]
-    citations = [
-        Citation.from_hit(n, p.hit, excerpt(p, budget))
-        for n, (p, budget) in enumerate(zip(chosen, budgets, strict=True), start=1)
-    ]
+    shown: dict[int, set[str]] = {}  # per document, the units quoted so far
+    citations = []
+    for n, (passage, budget) in enumerate(zip(chosen, budgets, strict=True), start=1):
+        quoted = excerpt(passage, budget, shown.setdefault(passage.hit.document.id, set()))
+        shown[passage.hit.document.id].update(quoted)
+        citations.append(Citation.from_hit(n, passage.hit, "\n".join(quoted)))
     lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, chosen)
     for passage in also:
@@ -84,13 +86,16 @@ def lead(passage: Scored) -> str:
     return max(stating, key=lambda u: u.score).unit.shown
 
 
-def excerpt(passage: Scored, budget: int = EXCERPT_CHARS) -> str:
+def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str] = ()) -> list[str]:
     """The passage's best unit grown to its best-scoring neighbours, within `budget`
-    characters (the best unit alone may exceed it)."""
+    characters (the best unit alone may exceed it), as the units are shown. Units at either
+    end that are in `shown`, or part of a unit there, are left out: passages overlap, so a
+    passage quoted beside its neighbour in the document may begin or end with what the
+    neighbour's quote holds."""
     units = passage.units
     start = passage.best_unit
     if start is None:
-        return passage.hit.text.strip()
+        return [passage.hit.text.strip()]
     low = high = start
     size = len(units[start].unit.shown)
     while True:
@@ -105,7 +110,18 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS) -> str:
         _, taken = max(options)
         size += len(units[taken].unit.shown)
         low, high = min(low, taken), max(high, taken)
-    return "\n".join(u.unit.shown for u in units[low : high + 1])
+    quoted = [u.unit.shown for u in units[low : high + 1]]
+    while len(quoted) > 1 and _within(quoted[0], shown):
+        quoted.pop(0)
+    while len(quoted) > 1 and _within(quoted[-1], shown):
+        quoted.pop()
+    return quoted
+
+
+def _within(text: str, shown: Collection[str]) -> bool:
+    """Whether `text` was shown, or is part of what was (a code block's tail the passage
+    starts with, the end of a sentence)."""
+    return text in shown or any(text.strip() in other for other in shown)
 
 
 def abstention(

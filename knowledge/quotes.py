@@ -86,12 +86,19 @@ def units(text: str) -> list[Unit]:
             out.append(_code(tail, block))
         i = closing + 1
     _read(lines, i, out, block)
-    found = [u for u in out if u.text.strip()]
+    found = [u for u in out if u.text.strip() and not _bare_fences(u)]
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
     if not found and text.strip():  # nothing but titles: the text itself is what there is to quote
         found = [Unit(" ".join(text.split()), Kind.SENTENCE, 1)]
     return found
+
+
+def _bare_fences(unit: Unit) -> bool:
+    """A code unit of fence lines only: a passage that ends just after a block opens."""
+    return unit.kind == Kind.CODE and all(
+        not line.strip() or _FENCE.match(line) for line in unit.text.split("\n")
+    )
 
 
 def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0) -> int:

@@ -199,3 +199,10 @@ def test_a_runaway_nesting_of_list_items_is_read_without_running_out_of_stack() 
     assert [u.text for u in found[: MAX_NESTING + 1]] == [f"- level {n}" for n in range(MAX_NESTING + 1)]
     assert len(found) == MAX_NESTING + 2, "the levels below the limit are one (capped) unit"
     assert found[-1].text.startswith(f"- level {MAX_NESTING + 1} - level {MAX_NESTING + 2}")
+
+
+def test_a_passage_ending_just_after_a_fence_opens_quotes_no_empty_block() -> None:
+    found = units("The endpoint can also be used with the application class:\n\n```python\n")
+    assert [(u.kind, u.text) for u in found] == [
+        (Kind.SENTENCE, "The endpoint can also be used with the application class:")
+    ]

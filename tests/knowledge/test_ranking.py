@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.embedding import LocalEmbedder, Vectors
 from knowledge.engine import READ_ON, Knowledge, Request
+from knowledge.extractive import excerpt
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
 from knowledge.ranking import MAX_WEIGHED, Ranker, Ranking, folders, question_terms, rarest, without_word
@@ -241,6 +242,20 @@ async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(s
     read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, passage, following)
     added = [u.unit.text for u in read.units[len(passage.units) :]]
     assert added == ["List custom headers in `expose_headers`."]
+
+
+async def test_a_quote_leaves_out_what_a_neighbouring_quote_showed_at_its_ends(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("proxies.md", _long_doc("proxy", "HTTPS_PROXY")))
+    _, ranking = await ranked(stack, index, "which variable sets the proxy for every session?")
+    passage = max(ranking.passages, key=lambda p: len(p.units))  # the filler's passage
+    whole = excerpt(passage, budget=10_000)
+    assert len(whole) >= 3
+    assert excerpt(passage, budget=10_000, shown={whole[0], whole[-1]}) == whole[1:-1]
+    assert excerpt(passage, budget=10_000, shown={whole[1]}) == whole, "only the ends are trimmed"
+    assert excerpt(passage, budget=10_000, shown=set(whole)) == whole[-1:], "a quote is never empty"
+    inside = {f"{whole[0]} {whole[1]}"}  # the neighbour's quote held the first unit inside a longer one
+    assert excerpt(passage, budget=10_000, shown=inside) == whole[2:]
 
 
 def _debugging_page() -> str:
