@@ -204,16 +204,22 @@ class Ranker:
             continued_code(passage.units[-1].unit, following) if passage.units else (None, following)
         )
         fresh = [*([code] if code else []), *(u for u in units(following) if u.text not in known)]
+        own, completed = passage.units, False
         # Passages overlap: the next one may begin with the end of a sentence this one holds,
-        # a fragment, unless it starts with a capital ("CORSMiddleware as an inner ...").
-        while fresh and (fresh[0].fragment or any(fresh[0].text in text for text in known)):
+        # a fragment, unless it starts with a capital ("CORSMiddleware as an inner ..."); or
+        # go on with the unit this one was cut inside.
+        while fresh:
+            if own and not completed and (whole := _completed(own[-1].unit, fresh[0])):
+                own, completed = [*own[:-1], replace(own[-1], unit=whole)], True
+            elif not (fresh[0].fragment or any(fresh[0].text in text for text in known)):
+                break
             fresh.pop(0)
         added = [
             ScoredUnit(u, 0.0, c, self._weights.unit_mix_coverage * c)
             for u in fresh
             for c in [ranking.terms.coverage(stems_of(f"{u.text} {u.section} {u.label}"))]
         ]
-        return replace(passage, units=[*passage.units, *added], following=passage.following + len(added))
+        return replace(passage, units=[*own, *added], following=passage.following + len(added))
 
     async def question_terms(self, question: str) -> QuestionTerms:
         """The question's words weighed by their idf (not yet by importance)."""
@@ -278,6 +284,24 @@ def score_passage(
         + w.location * located
     )
     return Scored(hit, score, scored_units)
+
+
+MIN_OVERLAP = 12
+"""Characters two cut pieces of one unit must share for them to be joined."""
+
+
+def _completed(cut: Unit, next_: Unit) -> Unit | None:
+    """`cut`, the last unit of a passage cut inside it, made whole by `next_`, the first unit
+    of the passage that follows (which overlaps it: it holds `cut` and more, or begins inside
+    it); None when `next_` does not go on with it."""
+    if next_.kind != cut.kind or next_.text in cut.text:
+        return None
+    if next_.text.startswith(cut.text):
+        return replace(next_, block=cut.block, section=cut.section, label=cut.label)
+    for shared in range(min(len(cut.text), len(next_.text)), MIN_OVERLAP - 1, -1):
+        if cut.text.endswith(next_.text[:shared]):
+            return replace(cut, text=cut.text + next_.text[shared:])
+    return None
 
 
 def question_terms(words: Sequence[str], frequencies: tuple[dict[str, int], int] | None) -> QuestionTerms:

@@ -244,6 +244,47 @@ async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(s
     assert added == ["List custom headers in `expose_headers`."]
 
 
+async def test_a_unit_the_passage_was_cut_inside_is_completed_not_repeated(stack: Stack) -> None:
+    index = stack.index()
+    # a passage as the chunker may cut one: inside its last sentence, or inside a code block
+    page = (
+        "# CORS\n\nBrowsers block cross-origin reads. Wrap the whole application with CORSMiddleware so error"
+    )
+    tree = "# Layout\n\nLay the templates out like this:\n\n```\nyourpackage/\n    admin/"
+    await stack.ingestor.add(index, md("cors.md", page))
+    await stack.ingestor.add(index, md("layout.md", tree))
+    ranker = Ranker(stack.embedder, stack.retriever.term_frequencies)
+    for question, name, following, whole, rest in [
+        (
+            "how do error responses get CORS headers?",
+            "cors.md",
+            "CORSMiddleware so error responses carry the headers too.\n\nList custom headers in `expose_headers`.\n",
+            "Wrap the whole application with CORSMiddleware so error responses carry the headers too.",
+            ["List custom headers in `expose_headers`."],
+        ),
+        (
+            "how do error responses get CORS headers?",
+            "cors.md",
+            "application with CORSMiddleware so error responses carry the headers too.\n",
+            "Wrap the whole application with CORSMiddleware so error responses carry the headers too.",
+            [],
+        ),
+        (
+            "how do we lay out the admin templates?",
+            "layout.md",
+            "out like this:\n\n```\nyourpackage/\n    admin/\n        index.html\n```\n\nThen render `admin/index.html`.\n",
+            "```\nyourpackage/\n    admin/\n        index.html\n```",
+            ["Then render `admin/index.html`."],
+        ),
+    ]:
+        _, ranking = await ranked(stack, index, question)
+        passage = next(p for p in ranking.passages if p.hit.document.name == name)
+        read = ranker.read_on(ranking, passage, following)
+        texts = [u.unit.text for u in read.units]
+        assert texts[len(passage.units) - 1] == whole, "the cut unit is replaced by the whole one"
+        assert texts[len(passage.units) :] == rest and read.following == len(rest)
+
+
 async def test_a_quote_leaves_out_what_a_neighbouring_quote_showed_at_its_ends(stack: Stack) -> None:
     index = stack.index()
     await stack.ingestor.add(index, md("proxies.md", _long_doc("proxy", "HTTPS_PROXY")))
