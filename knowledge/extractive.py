@@ -30,7 +30,8 @@ LEAD_EXCERPT_CHARS = 1200
 CITED_DOCUMENTS = 5
 CLOSEST = 3
 LEAD_WORDS = 6
-"""The lead is a sentence that states something: shorter ones ("See below.") are passed over."""
+"""The lead is a sentence that states something: shorter ones ("See below.") are passed over,
+as are those that end with a colon."""
 
 
 def extractive_answer(
@@ -82,8 +83,14 @@ def lead(passage: Scored) -> str:
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
-    stating = [u for u in sentences if len(u.unit.text.split()) >= LEAD_WORDS] or sentences
+    stating = [u for u in sentences if _states(u.unit.text)] or sentences
     return max(stating, key=lambda u: u.score).unit.shown
+
+
+def _states(sentence: str) -> bool:
+    """Whether a sentence can stand as the answer: not a short one ("See below."), nor one that
+    introduces what follows it ("If you pass a single value, like this:")."""
+    return len(sentence.split()) >= LEAD_WORDS and not sentence.rstrip().endswith(":")
 
 
 def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str] = ()) -> list[str]:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.embedding import LocalEmbedder, Vectors
 from knowledge.engine import READ_ON, Knowledge, Request
-from knowledge.extractive import excerpt
+from knowledge.extractive import excerpt, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
 from knowledge.ranking import MAX_WEIGHED, Ranker, Ranking, folders, question_terms, rarest, without_word
@@ -283,6 +283,21 @@ async def test_a_unit_the_passage_was_cut_inside_is_completed_not_repeated(stack
         texts = [u.unit.text for u in read.units]
         assert texts[len(passage.units) - 1] == whole, "the cut unit is replaced by the whole one"
         assert texts[len(passage.units) :] == rest and read.following == len(rest)
+
+
+async def test_the_lead_is_a_sentence_that_states_not_one_that_introduces_code(stack: Stack) -> None:
+    index = stack.index()
+    page = (
+        "# Timeouts\n\nIf you specify a single value for the timeout, like this:\n\n"
+        "```python\nrequests.get(url, timeout=5)\n```\n\n"
+        "The single timeout value is applied to both the connect and the read timeouts.\n"
+    )
+    await stack.ingestor.add(index, md("timeouts.md", page))
+    _, ranking = await ranked(stack, index, "what if you specify a single value for the timeout?")
+    passage = ranking.passages[0]
+    assert passage.best_unit is not None
+    assert passage.units[passage.best_unit].unit.text.endswith("like this:"), "the colon sentence scores best"
+    assert lead(passage) == "The single timeout value is applied to both the connect and the read timeouts."
 
 
 async def test_a_quote_leaves_out_what_a_neighbouring_quote_showed_at_its_ends(stack: Stack) -> None:
