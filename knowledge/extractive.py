@@ -148,8 +148,9 @@ def abstention(
     if not names:
         text = "There is no index enabled here to search. Enable one with “enable the <name> index”."
     else:
+        found = "an answer to that" if closest else "anything about that"  # it found something
         text = (
-            f"I couldn't find anything about that in {_where(names)}. "
+            f"I couldn't find {found} in {_where(names)}. "
             "Add the right document with “add this doc to your memory”, or enable another index."
         )
         if closest:

@@ -69,7 +69,7 @@ async def test_abstains_honestly_and_says_where_it_looked(stack: Stack) -> None:
     index_id = await filled(stack)
     answer = await stack.knowledge().ask(ask(UNRELATED, stack, [index_id]))
     assert answer.abstained and answer.citations == []
-    assert "the notes index" in answer.text
+    assert answer.text.startswith("I couldn't find anything about that in the notes index.")
     shape = answer.as_json()
     assert shape["abstained"] is True and shape["confidence"] == 0.0
     assert shape["closest"] == [], "nothing close enough to offer"
@@ -88,6 +88,9 @@ async def test_an_abstention_offers_the_closest_documents_not_as_an_answer(stack
     assert ranking.passages and confidence > 0.0
     assert answer.abstained and answer.citations == [] and answer.confidence is not None
     assert next(c.name for c in answer.closest) == "handbook.md"
+    assert answer.text.startswith("I couldn't find an answer to that in the notes index."), (
+        "it found something"
+    )
     assert "Not an answer, but you might look at: handbook.md (notes)" in answer.text
     assert answer.as_json()["closest"] == [
         {"name": c.name, "url": c.url, "index": "notes"} for c in answer.closest
