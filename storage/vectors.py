@@ -33,6 +33,11 @@ from storage.records import StorageError
 
 MetadataValue = str | int | float | bool
 BATCH = 1000
+EF_SEARCH = 400
+"""How many neighbours the HNSW search explores. Chroma's default, 100, is as many as Lore
+asks for (the dense side's 100 candidates): on the docs-QA corpus it missed 1.1% of the true
+100 nearest chunks for 62 of 110 questions, and missed different ones in each build of the
+index. At 400 it misses one in 10,000, for 0.5 ms more a query at 100k chunks."""
 
 
 class VectorStoreError(StorageError):
@@ -210,7 +215,7 @@ class ChromaVectorStore:
             metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
         )
         self._check_model(collection, ref)
-        self._collections[ref.name] = collection
+        self._collections[ref.name] = _searching_wide(collection)
         return collection
 
     def _existing(self, ref: CollectionRef) -> Collection | None:
@@ -224,7 +229,7 @@ class ChromaVectorStore:
         except (NotFoundError, ValueError):
             return None
         self._check_model(collection, ref)
-        self._collections[ref.name] = collection
+        self._collections[ref.name] = _searching_wide(collection)
         return collection
 
     @staticmethod
@@ -232,3 +237,14 @@ class ChromaVectorStore:
         stored = (collection.metadata or {}).get("model_id")
         if stored is not None and stored != ref.model_id:
             raise VectorStoreError(f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}")
+
+
+def _searching_wide(collection: Collection) -> Collection:
+    """The collection, its search set to explore `EF_SEARCH` neighbours (once for a
+    collection made before it was; the setting is kept with the collection). It applies to
+    searches in a process that has not yet searched the collection, so it is set as the
+    collection is first opened."""
+    hnsw = (collection.configuration or {}).get("hnsw")
+    if hnsw is not None and (hnsw.get("ef_search") or 0) < EF_SEARCH:
+        collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+    return collection

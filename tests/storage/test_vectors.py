@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from storage.vectors import (
+    EF_SEARCH,
     ChromaVectorStore,
     CollectionRef,
+    PrecomputedEmbeddings,
     VectorRecord,
     VectorStoreError,
     chroma_client,
@@ -78,3 +80,25 @@ def test_a_new_process_reopens_the_collection_with_lores_embedding_function(tmp_
         check=True,
     )
     assert out.stdout.split() == ["lore-precomputed", "local:test", "3"]
+
+
+def test_searches_explore_wider_than_the_candidates_lore_asks_for(chroma_client: object) -> None:
+    """Chroma's default `ef_search` (100) equals the dense side's 100 candidates and misses
+    some of the true nearest; Lore's collections, new or made before, search `EF_SEARCH` wide."""
+    client = chroma_client
+    old = CollectionRef("T1", 8, "local:test", 3)
+    made_before = client.create_collection(  # type: ignore[attr-defined]
+        old.name,
+        embedding_function=PrecomputedEmbeddings("local:test", 3),
+        metadata={"hnsw:space": "cosine", "model_id": "local:test", "dimension": 3},
+    )
+    made_before.add(
+        ids=["1"], embeddings=[[1.0, 0.0, 0.0]], documents=["old"], metadatas=[{"document_id": 1}]
+    )
+    assert made_before.configuration["hnsw"]["ef_search"] == 100, "Chroma's default"
+    store = ChromaVectorStore(client)  # type: ignore[arg-type]
+    store.add(REF, records(1, range(1, 4)))
+    assert [h.id for h in store.query(old, [1.0, 0.0, 0.0], 5)] == [1]
+    for ref in (REF, old):
+        kept = client.get_collection(ref.name)  # type: ignore[attr-defined]
+        assert kept.configuration["hnsw"]["ef_search"] == EF_SEARCH
