@@ -80,7 +80,7 @@ bench.calibrate`; see the README for the held-out half). The hedge, chosen on th
 half, flags (refuses or hedges) 82% of its unanswerable questions and hedges 13% of its
 answerable ones: a caveat costs a correct answer little, a confident wrong one costs trust.
 The tune half has since grown to 110 questions (30 unanswerable): there it refuses 2.5% of the
-answerable and 40% of the unanswerable questions, and flags 77%; it was kept, not refitted."""
+answerable and 47% of the unanswerable questions, and flags 77%; it was kept, not refitted."""
 
 
 def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
