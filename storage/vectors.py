@@ -15,6 +15,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # before anything imports o
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 import contextlib
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,10 +27,12 @@ from chromadb.api import ClientAPI
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
-from chromadb.errors import NotFoundError
+from chromadb.errors import ChromaError, NotFoundError
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from storage.records import StorageError
+
+log = logging.getLogger(__name__)
 
 MetadataValue = str | int | float | bool
 BATCH = 1000
@@ -213,6 +216,7 @@ class ChromaVectorStore:
             ref.name,
             embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
+            configuration={"hnsw": {"ef_search": EF_SEARCH}},
         )
         self._check_model(collection, ref)
         self._collections[ref.name] = _searching_wide(collection)
@@ -240,11 +244,16 @@ class ChromaVectorStore:
 
 
 def _searching_wide(collection: Collection) -> Collection:
-    """The collection, its search set to explore `EF_SEARCH` neighbours (once for a
-    collection made before it was; the setting is kept with the collection). It applies to
-    searches in a process that has not yet searched the collection, so it is set as the
-    collection is first opened."""
+    """The collection, its search widened to `EF_SEARCH` neighbours if it was made before
+    Lore set that at creation (the setting is kept with the collection; it applies to the
+    searches of a process that has not yet searched the collection, so it is set as the
+    collection is first opened). Widening is an optimisation: if Chroma refuses it (a Chroma
+    server's own database can be busy with other writers), the collection is used as it is
+    and the next process to open it tries again."""
     hnsw = (collection.configuration or {}).get("hnsw")
     if hnsw is not None and (hnsw.get("ef_search") or 0) < EF_SEARCH:
-        collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+        try:
+            collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+        except ChromaError as exc:
+            log.warning("could not widen the search of collection %s: %s", collection.name, exc)
     return collection

@@ -102,3 +102,29 @@ def test_searches_explore_wider_than_the_candidates_lore_asks_for(chroma_client:
     for ref in (REF, old):
         kept = client.get_collection(ref.name)  # type: ignore[attr-defined]
         assert kept.configuration["hnsw"]["ef_search"] == EF_SEARCH
+
+
+def test_a_collection_whose_search_chroma_will_not_widen_is_used_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Chroma server's own database can be busy ("database is locked") when several
+    workers write at once: widening is an optimisation, never a reason to fail an ingest."""
+    from chromadb.api.models.Collection import Collection
+    from chromadb.errors import InternalError
+
+    client = chroma_client(path=tmp_path)
+    old = CollectionRef("T1", 9, "local:test", 3)
+    client.create_collection(
+        old.name,
+        embedding_function=PrecomputedEmbeddings("local:test", 3),  # type: ignore[arg-type]
+        metadata={"hnsw:space": "cosine", "model_id": "local:test", "dimension": 3},
+    )
+
+    def busy(self: Collection, **_: object) -> None:
+        raise InternalError("Database error: error returned from database: (code: 5) database is locked")
+
+    monkeypatch.setattr(Collection, "modify", busy)
+    store = ChromaVectorStore(client)
+    store.add(old, records(1, range(1, 3)))
+    assert [h.id for h in store.query(old, [1.0, 0.1, 0.0], 1)] == [1]
+    assert "could not widen the search of collection lore-T1-9" in caplog.text
