@@ -56,8 +56,9 @@ def extractive_answer(
     shown: dict[int, set[str]] = {}  # per document, the units quoted so far
     citations = []
     for n, (passage, budget) in enumerate(zip(chosen, budgets, strict=True), start=1):
-        quoted = excerpt(passage, budget, shown.setdefault(passage.hit.document.id, set()))
-        shown[passage.hit.document.id].update(quoted)
+        seen = shown.setdefault(passage.hit.document.id, set())
+        quoted = excerpt(passage, budget, seen)
+        seen.update(quoted)
         citations.append(Citation.from_hit(n, passage.hit, "\n".join(quoted)))
     lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, chosen)
@@ -78,8 +79,7 @@ def extractive_answer(
 
 def lead(passage: Scored) -> str:
     """The passage's best sentence (a code block or list item when it has no sentence)."""
-    own = passage.units[: len(passage.units) - passage.following]
-    units = [u for u in own if not u.unit.fragment]
+    units = [u for u in passage.own_units if not u.unit.fragment]
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
@@ -128,7 +128,7 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
 def _within(text: str, shown: Collection[str]) -> bool:
     """Whether `text` was shown, or is part of what was (a code block's tail the passage
     starts with, the end of a sentence)."""
-    return text in shown or any(text.strip() in other for other in shown)
+    return any(text.strip() in other for other in shown)
 
 
 def abstention(

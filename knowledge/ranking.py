@@ -97,17 +97,19 @@ class Scored:
     (`read_on`): they may be quoted with the passage, never lead it."""
 
     @property
+    def own_units(self) -> list[ScoredUnit]:
+        """The units of the passage itself, without those read on from the next one."""
+        return self.units[: len(self.units) - self.following]
+
+    @property
     def best_unit(self) -> int | None:
         """Position of the best unit of the passage itself that can be quoted on its own."""
-        own = len(self.units) - self.following
-        quotable = [i for i, u in enumerate(self.units[:own]) if not u.unit.fragment]
+        quotable = [i for i, u in enumerate(self.own_units) if not u.unit.fragment]
         return max(quotable, key=lambda i: self.units[i].score, default=None)
 
     def own(self) -> Scored:
         """The passage without the units read on from the next one."""
-        if not self.following:
-            return self
-        return replace(self, units=self.units[: len(self.units) - self.following], following=0)
+        return replace(self, units=self.own_units, following=0) if self.following else self
 
 
 @dataclass(frozen=True)
