@@ -75,6 +75,9 @@ class Citation:
     index_name: str
     document_id: int
     index_id: int | None = None
+    source: str = ""
+    """What the document was added from, as its index knows it (`Document.source_key`): a
+    file's path, a page's URL …; what tells apart two documents of the same name."""
 
     @classmethod
     def from_hit(cls, n: int, hit: Hit, text: str | None = None) -> Citation:
@@ -90,6 +93,7 @@ class Citation:
             index_name=hit.index.name,
             document_id=hit.document.id,
             index_id=hit.index.id,
+            source=hit.document.source_key,
         )
 
 
@@ -127,12 +131,24 @@ class Answer:
             "abstained": self.abstained,
             "fallback": self.fallback.value if self.fallback else None,
             "citations": [
-                {"n": c.n, "name": c.name, "url": c.url, "text": c.text, "score": round(c.score, 6)}
+                {
+                    "n": c.n,
+                    "name": c.name,
+                    "url": c.url,
+                    "source": c.source,
+                    "text": c.text,
+                    "score": round(c.score, 6),
+                }
                 for c in self.citations
             ],
             "confidence": None if self.confidence is None else round(self.confidence, 4),
             **(
-                {"closest": [{"name": c.name, "url": c.url, "index": c.index_name} for c in self.closest]}
+                {
+                    "closest": [
+                        {"name": c.name, "url": c.url, "source": c.source, "index": c.index_name}
+                        for c in self.closest
+                    ]
+                }
                 if self.abstained
                 else {}
             ),

@@ -41,7 +41,8 @@ async def test_extractive_answer_quotes_and_cites(stack: Stack) -> None:
     assert len(first.text) < len(HANDBOOK)  # trimmed to the sentences that answer
     shape = answer.as_json()
     assert set(shape) == {"answer", "mode", "abstained", "fallback", "citations", "confidence"}
-    assert set(shape["citations"][0]) == {"n", "name", "url", "text", "score"}  # type: ignore[index]
+    assert set(shape["citations"][0]) == {"n", "name", "url", "source", "text", "score"}  # type: ignore[index]
+    assert first.source == "https://wiki.example.com/handbook", "what the document was added from"
     assert 0.0 <= answer.confidence <= 1.0  # type: ignore[operator]
     lead = answer.text.split("\n", 1)[0]
     assert lead.endswith("[1]") and "two minutes" in lead, "the answer leads with the best sentence"
@@ -93,8 +94,9 @@ async def test_an_abstention_offers_the_closest_documents_not_as_an_answer(stack
     )
     assert "Not an answer, but you might look at: handbook.md (notes)" in answer.text
     assert answer.as_json()["closest"] == [
-        {"name": c.name, "url": c.url, "index": "notes"} for c in answer.closest
+        {"name": c.name, "url": c.url, "source": c.source, "index": "notes"} for c in answer.closest
     ]
+    assert {c.source for c in answer.closest} >= {"https://wiki.example.com/handbook"}
 
 
 async def test_generated_answer_maps_citations_and_drops_invented_ones(stack: Stack, llm: FakeOpenAI) -> None:
