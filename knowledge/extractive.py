@@ -84,7 +84,7 @@ def lead(passage: Scored) -> str:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
     stating = [u for u in sentences if _states(u.unit.text)] or sentences
-    return max(stating, key=lambda u: u.score).unit.shown
+    return max(stating, key=lambda u: u.score).unit.quoted
 
 
 def _states(sentence: str) -> bool:
@@ -117,7 +117,7 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
         _, taken = max(options)
         size += len(units[taken].unit.shown)
         low, high = min(low, taken), max(high, taken)
-    quoted = [u.unit.shown for u in units[low : high + 1]]
+    quoted = [u.unit.quoted for u in units[low : high + 1]]
     while len(quoted) > 1 and _within(quoted[0], shown):
         quoted.pop(0)
     while len(quoted) > 1 and _within(quoted[-1], shown):

@@ -5,6 +5,7 @@ stop in the middle of a fact, so a passage is cut only where a reader would paus
 sentences of a paragraph, between list items, around a code block (fenced, indented after
 a `::` paragraph, or under a `.. code-block::` directive), which is kept whole. Heading lines
 and their underlines are not quotable; they name the section the units that follow belong to.
+A quoted sentence or item shows reST's inline markup as Sphinx renders it (`readable`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,19 @@ _SENTENCE_END = re.compile(
 )
 
 
+_ROLE = re.compile(r"(?<![\w`]):(?:[a-z][\w-]*:)?(?P<role>[a-z][\w-]*):`(?P<body>[^`\n]+)`")
+_EXPLICIT = re.compile(r"(?P<title>.*?)\s*<(?P<target>[^<>]+)>")
+_CODE_ROLES = frozenset((
+    "func", "meth", "class", "data", "attr", "mod", "exc", "obj", "const", "envvar", "option",
+    "program", "file", "command", "samp", "kbd", "code",
+))  # fmt: skip
+"""Roles Sphinx renders as code; any other (`doc`, `ref`, `term` …) as words."""
+_CALLED = frozenset(("func", "meth"))
+_NUMBERED = {"pep": "PEP", "rfc": "RFC"}
+_LITERAL = re.compile(r"``(?P<body>[^`\n]+?)``")
+_LINK = re.compile(r"`(?P<text>[^`<\n]+?)\s*<(?P<target>[^`>\n]+)>`__?(?!\w)")
+_NAMED = re.compile(r"(?<![\w`])`(?P<text>[^`<\n]+?)`__?(?!\w)")
+
 MAX_NESTING = 16
 """List items nested deeper than this are not read apart (each level is a recursion)."""
 
@@ -66,11 +80,50 @@ class Unit:
         return self.text
 
     @property
+    def quoted(self) -> str:
+        """The text as a reader sees it: prose with its reST markup rendered, code as is."""
+        return self.shown if self.kind == Kind.CODE else readable(self.shown)
+
+    @property
     def fragment(self) -> bool:
         """Whether the unit starts mid-sentence (a passage may begin with the end of the
         one before it): it is scored, but not quoted on its own."""
         first = self.text.lstrip()[:1]
         return self.kind == Kind.SENTENCE and (first.islower() or first in ",;:)]}")
+
+
+def readable(text: str) -> str:
+    """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
+    `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is
+    Name, :pep:`8` is PEP 8. Text without reST markup is returned as it is."""
+    if "`" not in text:
+        return text
+    text = _ROLE.sub(_role, text)
+    text = _LITERAL.sub(r"`\g<body>`", text)
+    text = _LINK.sub(_link, text)
+    return _NAMED.sub(r"\g<text>", text)
+
+
+def _role(found: re.Match[str]) -> str:
+    role, body = found["role"], found["body"].strip()
+    explicit = _EXPLICIT.fullmatch(body)
+    if explicit and explicit["title"]:
+        shown = explicit["title"]
+    else:
+        target = (explicit["target"] if explicit else body).strip().lstrip("!")
+        shown = target[1:].rsplit(".", 1)[-1] if target.startswith("~") else target
+    if role in _NUMBERED:
+        return f"{_NUMBERED[role]} {shown}"
+    if role not in _CODE_ROLES:
+        return shown
+    if role in _CALLED and not shown.endswith(")"):
+        shown += "()"
+    return f"`{shown}`"
+
+
+def _link(found: re.Match[str]) -> str:
+    target = found["target"].strip()
+    return f"[{found['text']}]({target})" if target.startswith(("https://", "http://")) else found["text"]
 
 
 def units(text: str) -> list[Unit]:

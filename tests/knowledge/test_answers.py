@@ -9,6 +9,7 @@ from knowledge.abstain import Calibration
 from knowledge.answer import HEDGE_NOTICE, Answer, Fallback, ResponseMode
 from knowledge.engine import Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
+from knowledge.ingest import Source
 from knowledge.llm import Delta
 from knowledge.retrieval import Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
@@ -289,3 +290,19 @@ async def test_a_passage_is_not_read_on_into_a_passage_quoted_before_it(stack: S
     assert len(quoted) == 2 and "deploy rollback --to previous" in quoted[0], quoted
     assert "deploy rollback --to previous" not in quoted[1], "the first quote is not quoted again"
     assert "before anyone starts debugging" in quoted[1], "the second quote is its own passage"
+
+
+async def test_an_answer_quotes_rest_prose_as_it_reads_not_as_it_is_marked_up(stack: Stack) -> None:
+    index = stack.index()
+    page = (
+        "Building URLs\n=============\n\n"
+        "To build a URL outside a request, set :data:`SERVER_NAME` and call :func:`~flask.url_for` "
+        "with ``_external=True``; see :doc:`/appcontext` for the application context.\n"
+    )
+    await stack.ingestor.add(index, Source(name="urls.rst", data=page.encode()))
+    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
+        ask("how do I build a URL outside a request?", stack, [index.id])
+    )
+    shown = "\n".join([answer.text, *(c.text for c in answer.citations)])
+    assert "set `SERVER_NAME` and call `url_for()` with `_external=True`" in answer.citations[0].text
+    assert ":func:" not in shown and "``" not in shown and ":data:" not in shown
