@@ -95,7 +95,8 @@ class Unit:
 def readable(text: str) -> str:
     """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
     `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is
-    Name, :pep:`8` is PEP 8. Text without reST markup is returned as it is."""
+    Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use". Text
+    without reST markup is returned as it is."""
     if "`" not in text:
         return text
     text = _ROLE.sub(_role, text)
@@ -114,6 +115,9 @@ def _role(found: re.Match[str]) -> str:
         shown = target[1:].rsplit(".", 1)[-1] if target.startswith("~") else target
     if role in _NUMBERED:
         return f"{_NUMBERED[role]} {shown}"
+    if role == "ref" and not (explicit and explicit["title"]):  # the section's title, near enough
+        words = re.sub(r"[-_]+", " ", shown).strip()
+        return words[:1].upper() + words[1:]
     if role not in _CODE_ROLES:
         return shown
     if role in _CALLED and not shown.endswith(")"):

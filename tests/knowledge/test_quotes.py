@@ -212,14 +212,15 @@ def test_prose_is_quoted_with_its_rest_markup_rendered_and_code_as_written() -> 
     text = (
         "Call :func:`~flask.url_for` with ``_external=True``; :meth:`Flask.run() <flask.Flask.run>` "
         "and the :class:`flask.Flask` object are described in `the API docs <https://flask.example/api>`_, "
-        "the `Flask-Talisman`_ extension in :doc:`/security`, style in :pep:`8`.\n\n"
+        "the `Flask-Talisman`_ extension in :doc:`/security`, style in :pep:`8`, ports in "
+        ":ref:`address-already-in-use`, :ref:`the debugger <debug_mode>`.\n\n"
         ".. code-block:: python\n\n    url = url_for('index', _external=True)  # ``kept``, :func:`kept`\n"
     )
     sentence, code = units(text)
     assert sentence.quoted == (
         "Call `url_for()` with `_external=True`; `Flask.run()` and the `flask.Flask` object are "
         "described in [the API docs](https://flask.example/api), the Flask-Talisman extension in "
-        "/security, style in PEP 8."
+        "/security, style in PEP 8, ports in Address already in use, the debugger."
     )
     assert code.kind == Kind.CODE and code.quoted == code.text and ":func:`kept`" in code.quoted
     markdown = units("Use `jsonify` or a `dict`, see [the guide](https://example.com).")[0]
