@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
-from knowledge.quotes import Kind
+from knowledge.quotes import Kind, Unit
 from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
 
@@ -95,7 +95,9 @@ def _states(sentence: str) -> bool:
 
 def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str] = ()) -> list[str]:
     """The passage's best unit grown to its best-scoring neighbours, within `budget`
-    characters (the best unit alone may exceed it), as the units are shown. Units at either
+    characters (the best unit alone may exceed it), as the units are shown. A unit of a reST
+    directive's body ("SECRET_KEY: …") does not grow into text of no known directive: a
+    passage may begin inside the body of one whose name it does not show. Units at either
     end that are in `shown`, or part of a unit there, are left out: passages overlap, so a
     passage quoted beside its neighbour in the document may begin or end with what the
     neighbour's quote holds."""
@@ -105,23 +107,42 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
         return [passage.hit.text.strip()]
     low = high = start
     size = len(units[start].unit.shown)
+    named = units[start].unit.label
     while True:
         options = []
         if low > 0 and not units[low - 1].unit.fragment:
             options.append((units[low - 1].score, low - 1))
         if high + 1 < len(units):
             options.append((units[high + 1].score, high + 1))
-        options = [(s, i) for s, i in options if size + len(units[i].unit.shown) <= budget]
+        options = [
+            (s, i)
+            for s, i in options
+            if size + len(units[i].unit.shown) <= budget and (units[i].unit.label or not named)
+        ]
         if not options:
             break
         _, taken = max(options)
         size += len(units[taken].unit.shown)
         low, high = min(low, taken), max(high, taken)
-    quoted = [u.unit.quoted for u in units[low : high + 1]]
-    while len(quoted) > 1 and _within(quoted[0], shown):
-        quoted.pop(0)
-    while len(quoted) > 1 and _within(quoted[-1], shown):
-        quoted.pop()
+    while high > low and _within(units[low].unit.rendered, shown):
+        low += 1
+    while high > low and _within(units[high].unit.rendered, shown):
+        high -= 1
+    return _labelled([u.unit for u in units[low : high + 1]])
+
+
+def _labelled(units: Sequence[Unit]) -> list[str]:
+    """The units as quoted, a reST directive's name ("SECRET_KEY: …") before the first
+    sentence or item of its body only: not again before each, nor inside its code."""
+    quoted, run, named = [], "", False
+    for unit in units:
+        if unit.label != run:
+            run, named = unit.label, False
+        if unit.labelled and not named and unit.kind != Kind.CODE:
+            quoted.append(unit.quoted)
+            named = True
+        else:
+            quoted.append(unit.rendered)
     return quoted
 
 

@@ -74,15 +74,22 @@ class Unit:
 
     @property
     def shown(self) -> str:
-        """The text as quoted: labelled by its directive's name when it does not say it."""
-        if self.label and self.label not in self.text:
-            return f"{self.label}: {self.text}"
-        return self.text
+        """The text labelled by its directive's name when it does not say it (as scored)."""
+        return f"{self.label}: {self.text}" if self.labelled else self.text
+
+    @property
+    def labelled(self) -> bool:
+        return bool(self.label) and self.label not in self.text
+
+    @property
+    def rendered(self) -> str:
+        """The text as a reader sees it: prose with its reST markup rendered, code as is."""
+        return self.text if self.kind == Kind.CODE else readable(self.text)
 
     @property
     def quoted(self) -> str:
-        """The text as a reader sees it: prose with its reST markup rendered, code as is."""
-        return self.shown if self.kind == Kind.CODE else readable(self.shown)
+        """`rendered`, labelled as `shown` is."""
+        return f"{self.label}: {self.rendered}" if self.labelled else self.rendered
 
     @property
     def fragment(self) -> bool:

@@ -11,7 +11,18 @@ from knowledge.engine import READ_ON, Knowledge, Request
 from knowledge.extractive import excerpt, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.ranking import MAX_WEIGHED, Ranker, Ranking, folders, question_terms, rarest, without_word
+from knowledge.quotes import units
+from knowledge.ranking import (
+    MAX_WEIGHED,
+    Ranker,
+    Ranking,
+    Scored,
+    ScoredUnit,
+    folders,
+    question_terms,
+    rarest,
+    without_word,
+)
 from knowledge.retrieval import Retrieval
 from knowledge.words import content_words, stems_of
 from storage.keyword import MAX_TERMS
@@ -347,3 +358,26 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     assert code[0].startswith("import logging")
     assert code[-1].endswith("logging.getLogger('urllib3').setLevel(logging.DEBUG)")
     assert "\n".join(code).count("handler_15 =") == 1, "the lines both chunks hold are quoted once"
+
+
+def test_a_directive_is_named_once_and_its_quote_keeps_out_text_of_no_known_directive() -> None:
+    """A passage cut from a reST reference page may begin with the tail of a body whose
+    directive line fell into the passage before ("Default: None" of some other setting)."""
+    text = (
+        "    Default: ``None``\n\n"
+        ".. py:data:: SECRET_KEY\n\n"
+        "    A secret key that will be used for securely signing the session cookie.\n"
+        "    It should be a long random ``bytes`` or ``str``. For example, copy the output of this:\n\n"
+        "    .. code-block:: text\n\n"
+        "        $ python -c 'import secrets; print(secrets.token_hex())'\n\n"
+        "    Do not reveal the secret key.\n"
+    )
+    scores = [0.9, 1.0, 0.5, 0.4, 0.3, 0.2]  # the stray default scores second best
+    passage = Scored(None, 1.0, [ScoredUnit(u, s, 0.0, s) for u, s in zip(units(text), scores, strict=True)])  # type: ignore[arg-type]
+    assert excerpt(passage, budget=10_000) == [
+        "SECRET_KEY: A secret key that will be used for securely signing the session cookie.",
+        "It should be a long random `bytes` or `str`.",
+        "For example, copy the output of this:",
+        "$ python -c 'import secrets; print(secrets.token_hex())'",
+        "Do not reveal the secret key.",
+    ]
