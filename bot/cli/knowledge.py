@@ -101,6 +101,8 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Ask a question over your indexes."""
+    if not question.strip():
+        raise typer.BadParameter("the question is empty", param_hint="QUESTION")
     chosen_mode = _mode(mode)
 
     async def work(services: Services, actor: Actor) -> str:

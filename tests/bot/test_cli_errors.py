@@ -15,6 +15,7 @@ BAD = [
     (["jobs", "--follow", "999"], "no indexing job 999"),
     (["ask", "what?", "--index", "nosuch"], "I don't know an index called 'nosuch'"),
     (["ask", "what?", "--mode", "BOGUS"], "BOGUS"),
+    (["ask", "  "], "the question is empty"),
     (["docs", "nosuch"], "I don't know an index called 'nosuch'"),
     (["forget", "personal", "nothing-like-this.pdf"], "there is no document matching"),
     (["forget", "nosuch", "x"], "I don't know an index called 'nosuch'"),
