@@ -25,6 +25,25 @@ _DESCRIPTION = re.compile(
     r"decorator|envvar|option|confval|describe|object|property)::\s*(?P<name>.+?)\s*$",
     re.I,
 )
+_DIRECTIVE_PARTS = re.compile(r"^\s*\.\.\s+(?:[\w-]+:)?(?P<name>[\w-]+)::\s*(?P<argument>.*?)\s*$")
+_ADMONITIONS = {
+    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
+    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
+    "seealso": "See also", "todo": "To do",
+}  # fmt: skip
+"""Directives Sphinx shows as a box headed by their name: quoted as "Warning: …"."""
+_VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
+             "deprecated": "Deprecated since version"}  # fmt: skip
+"""Directives whose argument is a version: "Changed in version 2.3: …"."""
+_SILENT = frozenset((
+    "toctree", "image", "figure", "include", "currentmodule", "module", "automodule", "autoclass",
+    "autofunction", "automethod", "autodata", "autoexception", "autoattribute", "tabs", "only",
+    "rst-class", "highlight", "index", "contents", "raw", "meta", "default-role", "role",
+))  # fmt: skip
+"""Directives whose argument is a file, a module or a setting: nothing a reader is shown."""
+_NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta"))
+"""Silent directives whose body is not prose either (a table of contents' entries …)."""
+_OPTION_LINE = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'#*+:._])\1{2,}\s*$")
 _BACKTICKS = re.compile(r"^`{3,}$")
@@ -190,8 +209,7 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
         elif _CODE_DIRECTIVE.match(line):
             i = _indented(lines, i + 1, out, block, _indent(line))
         elif _DIRECTIVE.match(line):
-            out.extend(_sentences(_DIRECTIVE.sub("", line).strip(), block))
-            i += 1
+            i = _directive(lines, i, out, block)
         elif _TABLE.match(line):
             i = _table(lines, i, out, block)
         elif _ITEM.match(line) or _FIELD.match(line):
@@ -200,6 +218,58 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             i = _paragraph(lines, i, out, block)
         out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
     return block
+
+
+def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """A directive that is not code: its text (the argument and the lines continuing it) as
+    Sphinx shows it, an admonition's or a version note's name before its first paragraph
+    ("Warning: …", "Changed in version 2.3: …"); nothing for one that names a file or a
+    module. Its body's other paragraphs are read as any text. The line after it."""
+    found = _DIRECTIVE_PARTS.match(lines[i])
+    name, argument = (found["name"].lower(), found["argument"]) if found else ("", "")
+    base, j = _indent(lines[i]), i + 1
+    parts = [argument] if argument else []
+    while (
+        j < len(lines) and lines[j].strip() and _indent(lines[j]) > base and not _OPTION_LINE.match(lines[j])
+    ):
+        parts.append(lines[j].strip())
+        j += 1
+    while j < len(lines) and lines[j].strip() and _indent(lines[j]) > base:  # its options
+        j += 1
+    text = " ".join(parts)
+    if name in _NOT_PROSE:
+        while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
+            j += 1
+    if name in _SILENT:
+        return j
+    if name in _VERSIONS:
+        version, _, body = text.partition(" ")
+        if not body:
+            body, j = _first_paragraph(lines, j, base)
+        text = f"{_VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
+    elif name in _ADMONITIONS and not text:
+        text, j = _first_paragraph(lines, j, base)
+    if name in _ADMONITIONS and text:
+        text = f"{_ADMONITIONS[name]}: {text}"
+    out.extend(_sentences(text, block))
+    return j
+
+
+def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
+    """The paragraph of a directive's body starting after the blank lines at `j` ('' when its
+    body begins with something else, a list or code), and the line after it."""
+    k = j
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if k == len(lines) or _indent(lines[k]) <= base or _ITEM.match(lines[k]) or _DIRECTIVE.match(lines[k]):
+        return "", j
+    end = k
+    while end < len(lines) and lines[end].strip() and _indent(lines[end]) > base:
+        end += 1
+    text = " ".join(line.strip() for line in lines[k:end])
+    if text.endswith("::"):  # it introduces a literal block: left to the paragraph reader
+        return "", j
+    return text, end
 
 
 def continued_code(previous: Unit, text: str) -> tuple[Unit | None, str]:

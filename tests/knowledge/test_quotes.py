@@ -225,3 +225,30 @@ def test_prose_is_quoted_with_its_rest_markup_rendered_and_code_as_written() -> 
     assert code.kind == Kind.CODE and code.quoted == code.text and ":func:`kept`" in code.quoted
     markdown = units("Use `jsonify` or a `dict`, see [the guide](https://example.com).")[0]
     assert markdown.quoted == markdown.text, "Markdown is left as it is"
+
+
+def test_directives_read_as_sphinx_shows_them() -> None:
+    text = (
+        "Upload it.\n\n"
+        ".. warning:: It is strongly recommended that you open files in :ref:`binary\n"
+        "             mode <tut-files>`. Requests may set the ``Content-Length`` header.\n\n"
+        ".. versionchanged:: 2.3\n    The default is now ``None``.\n\n"
+        ".. deprecated:: 2.2\n\n    Use ``other`` instead.\n\n"
+        ".. versionadded:: 1.0\n\n"
+        ".. note::\n\n    Sessions persist cookies.\n\n"
+        ".. autofunction:: url_for\n\n"
+        ".. image:: flask.png\n   :alt: the logo\n\n"
+        ".. toctree::\n   :maxdepth: 2\n\n   tutorial/index\n   api\n\n"
+        ".. tip::\n\n    For example::\n\n        app.run(debug=True)\n"
+    )
+    assert [u.quoted for u in units(text)] == [
+        "Upload it.",
+        "Warning: It is strongly recommended that you open files in binary mode.",
+        "Requests may set the `Content-Length` header.",
+        "Changed in version 2.3: The default is now `None`.",
+        "Deprecated since version 2.2: Use `other` instead.",
+        "New in version 1.0.",
+        "Note: Sessions persist cookies.",
+        "For example:",
+        "app.run(debug=True)",
+    ], "a directive's text continues on its indented lines; files, modules and options are not text"
