@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
-from knowledge.quotes import Kind, Unit
+from knowledge.quotes import Kind, Unit, without_marker
 from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
 
@@ -78,13 +78,18 @@ def extractive_answer(
 
 
 def lead(passage: Scored) -> str:
-    """The passage's best sentence (a code block or list item when it has no sentence)."""
+    """The passage's best sentence that states something; else its best list item that does
+    (a passage may hold only the sentence introducing its list); else its best unit."""
     units = [u for u in passage.own_units if not u.unit.fragment]
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
-    stating = [u for u in sentences if _states(u.unit.text)] or sentences
-    return max(stating, key=lambda u: u.score).unit.quoted
+    items = [u for u in units if u.unit.kind == Kind.ITEM]
+    stating = (
+        [u for u in sentences if _states(u.unit.text)] or [u for u in items if _states(u.unit.text)] or sentences
+    )
+    best = max(stating, key=lambda u: u.score).unit
+    return without_marker(best.quoted) if best.kind == Kind.ITEM else best.quoted
 
 
 def _states(sentence: str) -> bool:

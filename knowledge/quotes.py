@@ -118,6 +118,12 @@ class Unit:
         return self.kind == Kind.SENTENCE and (first.islower() or first in ",;:)]}")
 
 
+def without_marker(text: str) -> str:
+    """A list item's text without its bullet or number ("- Register …" → "Register …")."""
+    found = _ITEM.match(text)
+    return text[found.end() - 1 :] if found else text
+
+
 def readable(text: str) -> str:
     """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
     `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is

@@ -381,3 +381,18 @@ def test_a_directive_is_named_once_and_its_quote_keeps_out_text_of_no_known_dire
         "$ python -c 'import secrets; print(secrets.token_hex())'",
         "Do not reveal the secret key.",
     ]
+
+
+async def test_a_passage_of_one_introducing_sentence_leads_with_its_best_list_item(stack: Stack) -> None:
+    index = stack.index()
+    page = (
+        "# Blueprints\n\nBlueprints are intended for these cases:\n\n"
+        "- Factor an application into a set of blueprints, one for each part of a larger application.\n"
+        "- Register a blueprint on an application at a URL prefix, so that all of its routes share it.\n"
+        "- Provide template filters, static files and templates through blueprints.\n"
+    )
+    await stack.ingestor.add(index, md("blueprints.md", page))
+    _, ranking = await ranked(stack, index, "how do I register a blueprint at a URL prefix?")
+    assert lead(ranking.passages[0]) == (
+        "Register a blueprint on an application at a URL prefix, so that all of its routes share it."
+    )
