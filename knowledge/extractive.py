@@ -86,7 +86,9 @@ def lead(passage: Scored) -> str:
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
     items = [u for u in units if u.unit.kind == Kind.ITEM]
     stating = (
-        [u for u in sentences if _states(u.unit.text)] or [u for u in items if _states(u.unit.text)] or sentences
+        [u for u in sentences if _states(u.unit.text)]
+        or [u for u in items if _states(u.unit.text)]
+        or sentences
     )
     best = max(stating, key=lambda u: u.score).unit
     return without_marker(best.quoted) if best.kind == Kind.ITEM else best.quoted
