@@ -410,7 +410,7 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int, depth: int) -> 
             and not (_FENCE.match(lines[own]) or _DIRECTIVE.match(lines[own]))
         ):
             own += 1
-        text = " ".join(part.strip() for part in lines[start:own] if part.strip())
+        text = _item_text(lines[start:own], base)
         literal = text.endswith("::")
         if literal:  # "Example::" introduces the literal block nested in the item
             text = text[:-3] if text.endswith(" ::") else text[:-1]
@@ -425,6 +425,20 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int, depth: int) -> 
         if _indent(lines[end]) != base:
             break
     return end, block
+
+
+def _item_text(lines: list[str], base: int) -> str:
+    """An item's own paragraph on one line, but for the sub-items it runs into (Markdown
+    nests a list without a blank line), each on a line of its own at its depth."""
+    text = ""
+    for line in lines:
+        if not line.strip():
+            continue
+        if text and _ITEM.match(line) and _indent(line) > base:
+            text += "\n" + line[base:].rstrip()
+        else:
+            text += (" " if text else "") + line.strip()
+    return text
 
 
 def _nested(lines: list[str], out: list[Unit], block: int, depth: int, *, literal: bool) -> int:

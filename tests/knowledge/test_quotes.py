@@ -252,3 +252,23 @@ def test_directives_read_as_sphinx_shows_them() -> None:
         "For example:",
         "app.run(debug=True)",
     ], "a directive's text continues on its indented lines; files, modules and options are not text"
+
+
+def test_sub_items_an_item_runs_into_keep_their_lines_and_depth() -> None:
+    text = (
+        "Before releasing, open a pull request that includes:\n\n"
+        "- **An update to the changelog**:\n"
+        "    - We follow the format from keepachangelog.\n"
+        "    - Compare `master` with the latest tag, and list\n"
+        "      the entries of interest to users:\n"
+        "        - Things that **must** go in the changelog.\n"
+        "- **A version bump**: see `__version__.py`.\n"
+    )
+    _, changelog, bump = units(text)
+    assert changelog.kind == Kind.ITEM and changelog.text == (
+        "- **An update to the changelog**:\n"
+        "    - We follow the format from keepachangelog.\n"
+        "    - Compare `master` with the latest tag, and list the entries of interest to users:\n"
+        "        - Things that **must** go in the changelog."
+    ), "not run together on one line"
+    assert bump.text == "- **A version bump**: see `__version__.py`."
