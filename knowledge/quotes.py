@@ -43,6 +43,7 @@ _SILENT = frozenset((
 """Directives whose argument is a file, a module or a setting: nothing a reader is shown."""
 _NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta"))
 """Silent directives whose body is not prose either (a table of contents' entries …)."""
+_CAPTION = re.compile(r"^\s*:caption:\s*(?P<caption>\S.*?)\s*$")
 _OPTION_LINE = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'#*+:._])\1{2,}\s*$")
@@ -213,7 +214,12 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
         elif _FENCE.match(line):
             i = _fenced(lines, i, out, block)
         elif _CODE_DIRECTIVE.match(line):
-            i = _indented(lines, i + 1, out, block, _indent(line))
+            after = _past_options(lines, i + 1)
+            caption = _caption(lines[i + 1 : after])
+            i = _indented(lines, after, out, block, _indent(line))
+            if caption and len(out) > start:
+                code = out[-1]
+                out[-1] = Unit(f"# {caption}\n{code.text}", code.kind, code.block)
         elif _DIRECTIVE.match(line):
             i = _directive(lines, i, out, block)
         elif _TABLE.match(line):
@@ -240,8 +246,7 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     ):
         parts.append(lines[j].strip())
         j += 1
-    while j < len(lines) and lines[j].strip() and _indent(lines[j]) > base:  # its options
-        j += 1
+    j = _past_options(lines, j)
     text = " ".join(parts)
     if name in _NOT_PROSE:
         while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
@@ -357,6 +362,22 @@ def _fenced(lines: list[str], i: int, out: list[Unit], block: int) -> int:
         end += 1
     out.append(_code("\n".join(lines[i : end + 1]), block))
     return end + 1
+
+
+def _caption(options: list[str]) -> str:
+    """A code block's `:caption:` (its file's name, usually), shown as a comment above it."""
+    for line in options:
+        if found := _CAPTION.match(line):
+            return readable(found["caption"]).replace("`", "")
+    return ""
+
+
+def _past_options(lines: list[str], i: int) -> int:
+    """The line after a directive's options (`:caption: app.py`, `:linenos:`), which are
+    not its content."""
+    while i < len(lines) and _OPTION_LINE.match(lines[i]):
+        i += 1
+    return i
 
 
 def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int) -> int:

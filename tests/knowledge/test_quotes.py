@@ -272,3 +272,13 @@ def test_sub_items_an_item_runs_into_keep_their_lines_and_depth() -> None:
         "        - Things that **must** go in the changelog."
     ), "not run together on one line"
     assert bump.text == "- **A version bump**: see `__version__.py`."
+
+
+def test_a_code_blocks_options_are_not_its_code_but_its_caption_is_shown() -> None:
+    text = (
+        ".. code-block:: python\n    :caption: ``tests/test_factory.py``\n    :emphasize-lines: 2\n\n"
+        "    from flaskr import create_app\n\n    def test_config():\n        assert not create_app().testing\n"
+    )
+    assert [u.text for u in units(text)] == [
+        "# tests/test_factory.py\nfrom flaskr import create_app\n\ndef test_config():\n    assert not create_app().testing"
+    ], "the caption names the file, as a comment over the code"
