@@ -215,4 +215,10 @@ def map_citations(text: str, hits: Sequence[Hit]) -> tuple[str, list[Citation]]:
         return match.group(0)
 
     cleaned = CITATION.sub(keep, text)
+    cleaned = _MARKED_FENCE.sub(lambda found: f"{found[1]}\n{found[2].strip()}", cleaned)
     return re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned), list(cited.values())
+
+
+_MARKED_FENCE = re.compile(r"^([ \t]*(?:`{3,}|~{3,}))[ \t]+((?:\[\d{1,3}\][ \t]*)+)$", re.MULTILINE)
+"""A closing code fence with citation markers after it ("``` [1]"): Markdown does not read
+that as closing the block, so the rest of the answer would show as code."""

@@ -3,6 +3,8 @@ response modes, honest abstention, graceful degradation and caching."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from knowledge.abstain import Calibration
@@ -306,3 +308,33 @@ async def test_an_answer_quotes_rest_prose_as_it_reads_not_as_it_is_marked_up(st
     shown = "\n".join([answer.text, *(c.text for c in answer.citations)])
     assert "set `SERVER_NAME` and call `url_for()` with `_external=True`" in answer.citations[0].text
     assert ":func:" not in shown and "``" not in shown and ":data:" not in shown
+
+
+async def test_a_citation_marker_never_follows_a_closing_code_fence(stack: Stack) -> None:
+    """'``` [1]' does not close a fenced block in Markdown: the rest of the answer would be code."""
+    index = stack.index()
+    page = (
+        "# Testing websockets\n\n"
+        "```python\nwith client.websocket_connect('/ws') as websocket:\n    data = websocket.receive_text()\n```\n"
+    )
+    await stack.ingestor.add(index, md("testclient.md", page))
+    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
+        ask("how do I test a websocket route with websocket_connect?", stack, [index.id])
+    )
+    lines = answer.text.split("\n")
+    assert not [line for line in lines if re.fullmatch(r">?\s*(```|~~~)\s+\[\d+\]", line)], answer.text
+    assert "> ```\n> [1]" in answer.text, "the marker goes on a line of its own under the block"
+
+
+async def test_a_models_marker_after_a_closing_fence_goes_on_its_own_line(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    index_id = await filled(stack)
+    llm.enqueue(
+        Reply(
+            "Switch the load balancer back:\n\n```\nprevious colour\n``` [1]\n\nIt takes about two minutes [1]."
+        )
+    )
+    answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
+    assert answer.fallback is None and [c.n for c in answer.citations] == [1]
+    assert "```\nprevious colour\n```\n[1]\n\nIt takes about two minutes [1]." in answer.text, answer.text
