@@ -29,11 +29,11 @@ MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
 LEAD_EXCERPT_CHARS = 1200
 CITED_DOCUMENTS = 5
-_CLOSING_FENCE = re.compile(r"(`{3,}|~{3,})")
 CLOSEST = 3
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over,
 as are those that end with a colon."""
+_CLOSING_FENCE = re.compile(r"`{3,}|~{3,}")
 
 
 def extractive_answer(

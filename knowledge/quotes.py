@@ -99,6 +99,7 @@ class Unit:
 
     @property
     def labelled(self) -> bool:
+        """Whether the unit is shown with its directive's name (it does not say it itself)."""
         return bool(self.label) and self.label not in self.text
 
     @property
