@@ -142,9 +142,13 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
 
 def _labelled(units: Sequence[Unit]) -> list[str]:
     """The units as quoted, a reST directive's name ("SECRET_KEY: …") before the first
-    sentence or item of its body only: not again before each, nor inside its code."""
+    sentence or item of its body only: not again before each, nor inside its code; and where
+    the quote runs on past a heading of the passage, the heading, in bold, before what
+    follows it."""
     quoted, run, named = [], "", False
-    for unit in units:
+    for i, unit in enumerate(units):
+        if i and unit.section and unit.section != units[i - 1].section:
+            quoted.append(f"**{unit.section}**")
         if unit.label != run:
             run, named = unit.label, False
         if unit.labelled and not named and unit.kind != Kind.CODE:

@@ -396,3 +396,24 @@ async def test_a_passage_of_one_introducing_sentence_leads_with_its_best_list_it
     assert lead(ranking.passages[0]) == (
         "Register a blueprint on an application at a URL prefix, so that all of its routes share it."
     )
+
+
+def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
+    text = (
+        "Keep-alive is automatic within a session.\n\n"
+        "Streaming Uploads\n-----------------\n\n"
+        "Requests supports streaming uploads of large files.\n"
+        "Provide a file-like object as the body.\n"
+    )
+    found = units(text)
+    passage = Scored(
+        None, 1.0, [ScoredUnit(u, s, 0.0, s) for u, s in zip(found, [0.9, 1.0, 0.8], strict=True)]
+    )  # type: ignore[arg-type]
+    assert excerpt(passage, budget=10_000) == [
+        "Keep-alive is automatic within a session.",
+        "**Streaming Uploads**",
+        "Requests supports streaming uploads of large files.",
+        "Provide a file-like object as the body.",
+    ], "the heading where the quote crosses it, not above its first unit"
+    under = Scored(None, 1.0, [ScoredUnit(u, 1.0, 0.0, 1.0) for u in found[1:]])  # type: ignore[arg-type]
+    assert excerpt(under, budget=10_000)[0] == "Requests supports streaming uploads of large files."
