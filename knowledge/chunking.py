@@ -44,6 +44,8 @@ MAX_CHARS_PER_PIECE = 8
 """Bounds a chunk's length when the model reads long runs as one piece ([UNK] for words
 over 100 characters, such as base64 or a line without spaces)."""
 HEADING_CHARS = 200
+_PATH_SEPARATOR, _TITLE_SEPARATOR = " > ", " — "
+"""Between the headings of a path ("Install > Linux"), and after the title ("Guide — Install")."""
 BLOCK_CHARS = 32_768
 CHAR_STEP = 16  # capacities are rounded down to a multiple of these, so splitters are reused
 
@@ -306,6 +308,11 @@ def _visible(text: str) -> int:
     return len("".join(text.split()))
 
 
+def innermost(prefix: str) -> str:
+    """The last heading of a chunk's prefix ("Guide — Install > Linux" → "Linux")."""
+    return re.split(f"{re.escape(_PATH_SEPARATOR)}|{re.escape(_TITLE_SEPARATOR)}", prefix)[-1].strip()
+
+
 def prefix(title: str, heading: str = "") -> str:
     """`Title — Heading > Path` on one line, cut to `PREFIX_PIECES` word pieces."""
     return _prefix(title, heading)
@@ -316,7 +323,7 @@ def _prefix(title: str, heading: str) -> str:
     """`Title — Heading > Path` on one line, cut to `PREFIX_PIECES` word pieces."""
     title, heading = " ".join(title.split()), " ".join(heading.split())
     if title and heading and not _starts_with(heading, title):
-        prefix = f"{title} — {heading}"
+        prefix = f"{title}{_TITLE_SEPARATOR}{heading}"
     else:
         prefix = heading or title
     if count_by_words(prefix) <= PREFIX_PIECES:
@@ -330,7 +337,7 @@ def _starts_with(heading: str, title: str) -> bool:
 
 
 def _joined(path: list[tuple[int, str]]) -> str:
-    return " > ".join(name for _, name in path if name)
+    return _PATH_SEPARATOR.join(name for _, name in path if name)
 
 
 def _clean(name: str) -> str:

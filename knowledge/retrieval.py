@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from knowledge.chunking import innermost
 from knowledge.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
 from knowledge.filters import ContextFilter, Filter, document_fields, matches
@@ -123,9 +124,15 @@ class Retriever:
 
     async def following(self, hit: Hit) -> str | None:
         """The text of the passage that follows `hit` in its document, if any: a passage
-        often ends by introducing what the next one lists."""
+        often ends by introducing what the next one lists. One that opens another section
+        begins with that section's heading, as a `#` line (the stored text has none), so a
+        quote running on into it shows where it went."""
         chunk = await asyncio.to_thread(self._documents.chunk_at, hit.document.id, hit.position + 1)
-        return chunk.text if chunk is not None else None
+        if chunk is None:
+            return None
+        if chunk.heading != hit.heading and (section := innermost(chunk.heading)):
+            return f"# {section}\n\n{chunk.text}"  # it starts a section: its title comes first
+        return chunk.text
 
     async def search(
         self,

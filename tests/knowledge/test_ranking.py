@@ -417,3 +417,17 @@ def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
     ], "the heading where the quote crosses it, not above its first unit"
     under = Scored(None, 1.0, [ScoredUnit(u, 1.0, 0.0, 1.0) for u in found[1:]])  # type: ignore[arg-type]
     assert excerpt(under, budget=10_000)[0] == "Requests supports streaming uploads of large files."
+
+
+async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack) -> None:
+    index = stack.index()
+    page = (
+        "# Responses\n\n## Set Cookie\n\nStarlette provides a `set_cookie` method to set cookies on the response.\n\n"
+        "## HTMLResponse\n\nTakes some text or bytes and returns an HTML response.\n"
+    )
+    await stack.ingestor.add(index, md("responses.md", page))
+    retrieval, _ = await ranked(stack, index, "how do I set a cookie on a response?")
+    cookie = next(h for h in retrieval.hits if "set_cookie" in h.text)
+    assert await stack.retriever.following(cookie) == (
+        "# HTMLResponse\n\nTakes some text or bytes and returns an HTML response."
+    ), "the stored passage has no heading line: it is given one"
