@@ -214,11 +214,23 @@ def map_citations(text: str, hits: Sequence[Hit]) -> tuple[str, list[Citation]]:
         cited.setdefault(n, Citation.from_hit(n, hits[n - 1]))
         return match.group(0)
 
-    cleaned = CITATION.sub(keep, text)
-    cleaned = _MARKED_FENCE.sub(lambda found: f"{found[1]}\n{found[2].strip()}", cleaned)
+    cleaned = closed_fences(CITATION.sub(keep, text))
     return re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned), list(cited.values())
 
 
-_MARKED_FENCE = re.compile(r"^([ \t]*(?:`{3,}|~{3,}))[ \t]+((?:\[\d{1,3}\][ \t]*)+)$", re.MULTILINE)
-"""A closing code fence with citation markers after it ("``` [1]"): Markdown does not read
-that as closing the block, so the rest of the answer would show as code."""
+_MARKED_FENCE = re.compile(
+    r"^(?P<quote>>[ \t]?)?(?P<fence>[ \t]*(?:`{3,}|~{3,}))[ \t]+(?P<markers>(?:\[\d{1,3}\][ \t]*)+)$",
+    re.MULTILINE,
+)
+
+
+def closed_fences(text: str) -> str:
+    """`text` with citation markers written after a closing code fence ("``` [1]", also in a
+    quote: "> ``` [1]") moved to a line of their own: Markdown does not read a fence followed
+    by text as closing the block, so the rest of the answer would show as code."""
+    return _MARKED_FENCE.sub(
+        lambda found: (
+            f"{found['quote'] or ''}{found['fence']}\n{found['quote'] or ''}{found['markers'].strip()}"
+        ),
+        text,
+    )

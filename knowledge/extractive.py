@@ -16,10 +16,9 @@ where Lore looked and names the closest documents as places to look, not as an a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Collection, Sequence
 
-from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
+from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode, closed_fences
 from knowledge.quotes import Kind, Unit, without_marker
 from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
@@ -33,7 +32,6 @@ CLOSEST = 3
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over,
 as are those that end with a colon."""
-_CLOSING_FENCE = re.compile(r"`{3,}|~{3,}")
 
 
 def extractive_answer(
@@ -62,14 +60,14 @@ def extractive_answer(
         quoted = excerpt(passage, budget, seen)
         seen.update(quoted)
         citations.append(Citation.from_hit(n, passage.hit, "\n".join(quoted)))
-    lines = [_marked(lead(chosen[0]), 1), ""] + [_quoted(c) for c in citations]
+    lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, chosen)
     for passage in also:
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, lead(passage)))
     if also:
         lines += ["", "See also " + " ".join(f"[{c.n}]" for c in citations[len(chosen) :]) + "."]
     return Answer(
-        text="\n".join(lines),
+        text=closed_fences("\n".join(lines)),
         citations=citations,
         mode=mode,
         fallback=fallback,
@@ -237,15 +235,7 @@ def _see_also(relevant: Sequence[Scored], chosen: Sequence[Scored]) -> list[Scor
 
 def _quoted(citation: Citation) -> str:
     body = "\n".join(f"> {line}" if line else ">" for line in citation.text.split("\n"))
-    return _marked(body, citation.n, "> ")
-
-
-def _marked(text: str, n: int, prefix: str = "") -> str:
-    """`text` with its citation marker `[n]` at its end, or on a line of its own when the text
-    ends by closing a code fence: a fence followed by text does not close, and the code block
-    would run on over the rest of the answer."""
-    last = text.rsplit("\n", 1)[-1].removeprefix(prefix).strip()
-    return f"{text}\n{prefix}[{n}]" if _CLOSING_FENCE.fullmatch(last) else f"{text} [{n}]"
+    return f"{body} [{citation.n}]"
 
 
 def _named(citation: Citation) -> str:

@@ -5,7 +5,7 @@ stop in the middle of a fact, so a passage is cut only where a reader would paus
 sentences of a paragraph, between list items, around a code block (fenced, indented after
 a `::` paragraph, or under a `.. code-block::` directive), which is kept whole. Heading lines
 and their underlines are not quotable; they name the section the units that follow belong to.
-A quoted sentence or item shows reST's inline markup as Sphinx renders it (`readable`).
+A quoted sentence or item shows reST's inline markup as Sphinx renders it (`knowledge.markup`).
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+
+from knowledge.markup import readable
 
 MAX_UNIT_CHARS = 1200
 """A longer code block or item is cut at a line end, saying so with "…"."""
@@ -57,19 +59,6 @@ _SENTENCE_END = re.compile(
     r"[\"')\]]*\s+(?=[A-Z0-9\"'(\[`*:<])"
 )
 
-
-_ROLE = re.compile(r"(?<![\w`]):(?:[a-z][\w-]*:)?(?P<role>[a-z][\w-]*):`(?P<body>[^`\n]+)`")
-_EXPLICIT = re.compile(r"(?P<title>.*?)\s*<(?P<target>[^<>]+)>")
-_CODE_ROLES = frozenset((
-    "func", "meth", "class", "data", "attr", "mod", "exc", "obj", "const", "envvar", "option",
-    "program", "file", "command", "samp", "kbd", "code",
-))  # fmt: skip
-"""Roles Sphinx renders as code; any other (`doc`, `ref`, `term` …) as words."""
-_CALLED = frozenset(("func", "meth"))
-_NUMBERED = {"pep": "PEP", "rfc": "RFC"}
-_LITERAL = re.compile(r"``(?P<body>[^`\n]+?)``")
-_LINK = re.compile(r"`(?P<text>[^`<\n]+?)\s*<(?P<target>[^`>\n]+)>`__?(?!\w)")
-_NAMED = re.compile(r"(?<![\w`])`(?P<text>[^`<\n]+?)`__?(?!\w)")
 
 MAX_NESTING = 16
 """List items nested deeper than this are not read apart (each level is a recursion)."""
@@ -126,44 +115,6 @@ def without_marker(text: str) -> str:
     return text[found.end() - 1 :] if found else text
 
 
-def readable(text: str) -> str:
-    """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
-    `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is
-    Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use". Text
-    without reST markup is returned as it is."""
-    if "`" not in text:
-        return text
-    text = _ROLE.sub(_role, text)
-    text = _LITERAL.sub(r"`\g<body>`", text)
-    text = _LINK.sub(_link, text)
-    return _NAMED.sub(r"\g<text>", text)
-
-
-def _role(found: re.Match[str]) -> str:
-    role, body = found["role"], found["body"].strip()
-    explicit = _EXPLICIT.fullmatch(body)
-    if explicit and explicit["title"]:
-        shown = explicit["title"]
-    else:
-        target = (explicit["target"] if explicit else body).strip().lstrip("!")
-        shown = target[1:].rsplit(".", 1)[-1] if target.startswith("~") else target
-    if role in _NUMBERED:
-        return f"{_NUMBERED[role]} {shown}"
-    if role == "ref" and not (explicit and explicit["title"]):  # the section's title, near enough
-        words = re.sub(r"[-_]+", " ", shown).strip()
-        return words[:1].upper() + words[1:]
-    if role not in _CODE_ROLES:
-        return shown
-    if role in _CALLED and not shown.endswith(")"):
-        shown += "()"
-    return f"`{shown}`"
-
-
-def _link(found: re.Match[str]) -> str:
-    target = found["target"].strip()
-    return f"[{found['text']}]({target})" if target.startswith(("https://", "http://")) else found["text"]
-
-
 def units(text: str) -> list[Unit]:
     """The quotable units of `text`, in order."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -216,11 +167,7 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             i = _fenced(lines, i, out, block)
         elif _CODE_DIRECTIVE.match(line):
             after = _past_options(lines, i + 1)
-            caption = _caption(lines[i + 1 : after])
-            i = _indented(lines, after, out, block, _indent(line))
-            if caption and len(out) > start:
-                code = out[-1]
-                out[-1] = Unit(f"# {caption}\n{code.text}", code.kind, code.block)
+            i = _indented(lines, after, out, block, _indent(line), _caption(lines[i + 1 : after]))
         elif _DIRECTIVE.match(line):
             i = _directive(lines, i, out, block)
         elif _TABLE.match(line):
@@ -366,7 +313,7 @@ def _fenced(lines: list[str], i: int, out: list[Unit], block: int) -> int:
 
 
 def _caption(options: list[str]) -> str:
-    """A code block's `:caption:` (its file's name, usually), shown as a comment above it."""
+    """A code block's `:caption:` (its file's name, usually), or ''."""
     for line in options:
         if found := _CAPTION.match(line):
             return readable(found["caption"]).replace("`", "")
@@ -381,8 +328,9 @@ def _past_options(lines: list[str], i: int) -> int:
     return i
 
 
-def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int) -> int:
-    """A literal block: the lines indented deeper than `base` (blank lines inside kept)."""
+def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int, caption: str = "") -> int:
+    """A literal block: the lines indented deeper than `base` (blank lines inside kept), under
+    a comment line naming its `caption` when it has one."""
     end = i
     while end < len(lines) and (not lines[end].strip() or _indent(lines[end]) > base):
         end += 1
@@ -393,7 +341,8 @@ def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int) 
         body.pop(0)
     if body:
         least = min(_indent(b) for b in body if b.strip())
-        out.append(_code("\n".join(b[least:] for b in body), block))
+        code = "\n".join(b[least:] for b in body)
+        out.append(_code(f"# {caption}\n{code}" if caption else code, block))
     return max(end, i + 1) if body else i
 
 

@@ -27,6 +27,17 @@ def ask(question: str, stack: Stack, index_ids: list[int], mode: ResponseMode | 
     )
 
 
+SURE = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5)
+"""Answers whatever it finds, with confidence 1.0."""
+
+
+async def answered_surely(stack: Stack, question: str, index_id: int) -> Answer:
+    """The answer of a Knowledge whose calibration answers whatever it finds (`SURE`)."""
+    return await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
+        ask(question, stack, [index_id])
+    )
+
+
 async def filled(stack: Stack) -> int:
     index = stack.index()
     await stack.ingestor.add(index, md("handbook.md", HANDBOOK, url="https://wiki.example.com/handbook"))
@@ -227,17 +238,13 @@ async def test_with_the_embedder_down_answers_still_quote_keyword_hits(stack: St
     assert answer.citations[0].name == "handbook.md" and "two minutes" in answer.citations[0].text
 
 
-SURE = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5)
-"""Answers whatever it finds, with confidence 1.0."""
 UNSURE = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5, hedge=1.01)
 """Answers whatever it finds, never sure enough not to say so."""
 
 
 async def test_an_answer_lore_is_not_sure_of_says_so(stack: Stack) -> None:
     index_id = await filled(stack)
-    sure = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
-        ask(ROLLBACK, stack, [index_id])
-    )
+    sure = await answered_surely(stack, ROLLBACK, index_id)
     doubtful = Knowledge(stack.retriever, None, window=16_000, calibration=UNSURE)
     unsure = await doubtful.ask(ask(ROLLBACK, stack, [index_id]))
     assert await doubtful.ask(ask(ROLLBACK, stack, [index_id])) is unsure, "a caveat does not stop caching"
@@ -285,9 +292,7 @@ async def test_a_passage_is_not_read_on_into_a_passage_quoted_before_it(stack: S
     index = stack.index()
     await stack.ingestor.add(index, md("rollback.md", ROLLBACK_PAGE))
     question = "what is the rollback command, and how many minutes does a rollback take?"
-    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
-        ask(question, stack, [index.id])
-    )
+    answer = await answered_surely(stack, question, index.id)
     quoted = [c.text for c in answer.citations]
     assert len(quoted) == 2 and "deploy rollback --to previous" in quoted[0], quoted
     assert "deploy rollback --to previous" not in quoted[1], "the first quote is not quoted again"
@@ -302,9 +307,7 @@ async def test_an_answer_quotes_rest_prose_as_it_reads_not_as_it_is_marked_up(st
         "with ``_external=True``; see :doc:`/appcontext` for the application context.\n"
     )
     await stack.ingestor.add(index, Source(name="urls.rst", data=page.encode()))
-    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
-        ask("how do I build a URL outside a request?", stack, [index.id])
-    )
+    answer = await answered_surely(stack, "how do I build a URL outside a request?", index.id)
     shown = "\n".join([answer.text, *(c.text for c in answer.citations)])
     assert "set `SERVER_NAME` and call `url_for()` with `_external=True`" in answer.citations[0].text
     assert ":func:" not in shown and "``" not in shown and ":data:" not in shown
@@ -318,9 +321,7 @@ async def test_a_citation_marker_never_follows_a_closing_code_fence(stack: Stack
         "```python\nwith client.websocket_connect('/ws') as websocket:\n    data = websocket.receive_text()\n```\n"
     )
     await stack.ingestor.add(index, md("testclient.md", page))
-    answer = await Knowledge(stack.retriever, None, window=16_000, calibration=SURE).ask(
-        ask("how do I test a websocket route with websocket_connect?", stack, [index.id])
-    )
+    answer = await answered_surely(stack, "how do I test a websocket route with websocket_connect?", index.id)
     lines = answer.text.split("\n")
     assert not [line for line in lines if re.fullmatch(r">?\s*(```|~~~)\s+\[\d+\]", line)], answer.text
     assert "> ```\n> [1]" in answer.text, "the marker goes on a line of its own under the block"

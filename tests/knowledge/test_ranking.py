@@ -11,7 +11,7 @@ from knowledge.engine import READ_ON, Knowledge, Request
 from knowledge.extractive import excerpt, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.quotes import units
+from knowledge.quotes import Unit, units
 from knowledge.ranking import (
     MAX_WEIGHED,
     Ranker,
@@ -360,6 +360,12 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     assert "\n".join(code).count("handler_15 =") == 1, "the lines both chunks hold are quoted once"
 
 
+def scored_units(found: Sequence[Unit], scores: Sequence[float]) -> Scored:
+    """A passage of `found` units, each scored `scores` (dense and overall), as the second
+    stage would leave it."""
+    return Scored(None, 1.0, [ScoredUnit(u, s, 0.0, s) for u, s in zip(found, scores, strict=True)])  # type: ignore[arg-type]
+
+
 def test_a_directive_is_named_once_and_its_quote_keeps_out_text_of_no_known_directive() -> None:
     """A passage cut from a reST reference page may begin with the tail of a body whose
     directive line fell into the passage before ("Default: None" of some other setting)."""
@@ -373,7 +379,7 @@ def test_a_directive_is_named_once_and_its_quote_keeps_out_text_of_no_known_dire
         "    Do not reveal the secret key.\n"
     )
     scores = [0.9, 1.0, 0.5, 0.4, 0.3, 0.2]  # the stray default scores second best
-    passage = Scored(None, 1.0, [ScoredUnit(u, s, 0.0, s) for u, s in zip(units(text), scores, strict=True)])  # type: ignore[arg-type]
+    passage = scored_units(units(text), scores)
     assert excerpt(passage, budget=10_000) == [
         "SECRET_KEY: A secret key that will be used for securely signing the session cookie.",
         "It should be a long random `bytes` or `str`.",
@@ -406,16 +412,14 @@ def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
         "Provide a file-like object as the body.\n"
     )
     found = units(text)
-    passage = Scored(
-        None, 1.0, [ScoredUnit(u, s, 0.0, s) for u, s in zip(found, [0.9, 1.0, 0.8], strict=True)]
-    )  # type: ignore[arg-type]
+    passage = scored_units(found, [0.9, 1.0, 0.8])
     assert excerpt(passage, budget=10_000) == [
         "Keep-alive is automatic within a session.",
         "**Streaming Uploads**",
         "Requests supports streaming uploads of large files.",
         "Provide a file-like object as the body.",
     ], "the heading where the quote crosses it, not above its first unit"
-    under = Scored(None, 1.0, [ScoredUnit(u, 1.0, 0.0, 1.0) for u in found[1:]])  # type: ignore[arg-type]
+    under = scored_units(found[1:], [1.0, 1.0])
     assert excerpt(under, budget=10_000)[0] == "Requests supports streaming uploads of large files."
 
 

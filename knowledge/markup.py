@@ -1,0 +1,62 @@
+"""reStructuredText's inline markup as a reader of the rendered page sees it, in Markdown.
+
+Quotes of a Sphinx page (`knowledge.quotes`) would otherwise show ":func:`~flask.url_for`"
+where the page shows `url_for()`. Only inline markup: blocks (directives, literal blocks)
+are read by `knowledge.quotes`. Text without reST markup is left as it is, so Markdown passes
+through unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ROLE = re.compile(r"(?<![\w`]):(?:[a-z][\w-]*:)?(?P<role>[a-z][\w-]*):`(?P<body>[^`\n]+)`")
+_EXPLICIT = re.compile(r"(?P<title>.*?)\s*<(?P<target>[^<>]+)>")
+_CODE_ROLES = frozenset((
+    "func", "meth", "class", "data", "attr", "mod", "exc", "obj", "const", "envvar", "option",
+    "program", "file", "command", "samp", "kbd", "code",
+))  # fmt: skip
+"""Roles Sphinx renders as code; any other (`doc`, `ref`, `term` …) as words."""
+_CALLED = frozenset(("func", "meth"))
+_NUMBERED = {"pep": "PEP", "rfc": "RFC"}
+_LITERAL = re.compile(r"``(?P<body>[^`\n]+?)``")
+_LINK = re.compile(r"`(?P<text>[^`<\n]+?)\s*<(?P<target>[^`>\n]+)>`__?(?!\w)")
+_NAMED = re.compile(r"(?<![\w`])`(?P<text>[^`<\n]+?)`__?(?!\w)")
+
+
+def readable(text: str) -> str:
+    """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
+    `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is
+    Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use". Text
+    without reST markup is returned as it is."""
+    if "`" not in text:
+        return text
+    text = _ROLE.sub(_role, text)
+    text = _LITERAL.sub(r"`\g<body>`", text)
+    text = _LINK.sub(_link, text)
+    return _NAMED.sub(r"\g<text>", text)
+
+
+def _role(found: re.Match[str]) -> str:
+    role, body = found["role"], found["body"].strip()
+    explicit = _EXPLICIT.fullmatch(body)
+    if explicit and explicit["title"]:
+        shown = explicit["title"]
+    else:
+        target = (explicit["target"] if explicit else body).strip().lstrip("!")
+        shown = target[1:].rsplit(".", 1)[-1] if target.startswith("~") else target
+    if role in _NUMBERED:
+        return f"{_NUMBERED[role]} {shown}"
+    if role == "ref" and not (explicit and explicit["title"]):  # the section's title, near enough
+        words = re.sub(r"[-_]+", " ", shown).strip()
+        return words[:1].upper() + words[1:]
+    if role not in _CODE_ROLES:
+        return shown
+    if role in _CALLED and not shown.endswith(")"):
+        shown += "()"
+    return f"`{shown}`"
+
+
+def _link(found: re.Match[str]) -> str:
+    target = found["target"].strip()
+    return f"[{found['text']}]({target})" if target.startswith(("https://", "http://")) else found["text"]
