@@ -5,6 +5,7 @@ whether to call the model and what to fall back to; it never raises for a model 
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import logging
 import re
@@ -245,7 +246,10 @@ class Knowledge:
         if retrieval.best_similarity is None:
             return unweighed, None
         try:
-            ranking = await self._ranker.rank(question, retrieval.hits)
+            before = await asyncio.gather(
+                *(self._retriever.preceding(hit) for hit in retrieval.hits[: self._ranker.depth])
+            )
+            ranking = await self._ranker.rank(question, retrieval.hits, before)
         except EmbedderUnavailable as exc:
             log.warning("second stage skipped, the embedder failed: %s", exc)
             return unweighed, None

@@ -107,19 +107,24 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
     passage may begin inside the body of one whose name it does not show. Units at either
     end that are in `shown`, or part of a unit there, are left out: passages overlap, so a
     passage quoted beside its neighbour in the document may begin or end with what the
-    neighbour's quote holds."""
+    neighbour's quote holds; they take none of the budget."""
     units = passage.units
     start = passage.best_unit
     if start is None:
         return [passage.hit.text.strip()]
+    first, last = 0, len(units) - 1  # what the quote may grow to: not what was shown
+    while first < start and _within(units[first].unit.rendered, shown):
+        first += 1
+    while last > start and _within(units[last].unit.rendered, shown):
+        last -= 1
     low = high = start
     size = len(units[start].unit.shown)
     named = units[start].unit.label
     while True:
         options = []
-        if low > 0 and not units[low - 1].unit.fragment:
+        if low > first and not units[low - 1].unit.fragment:
             options.append((units[low - 1].score, low - 1))
-        if high + 1 < len(units):
+        if high < last:
             options.append((units[high + 1].score, high + 1))
         options = [
             (s, i)

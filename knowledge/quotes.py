@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import enum
 import re
+import textwrap
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from knowledge.markup import readable
 
@@ -60,6 +62,9 @@ _SENTENCE_END = re.compile(
 )
 
 
+OVERLAP_CHARS = 2000
+"""How far back into the passage before a passage may repeat it (chunks overlap by 32 word
+pieces, which are at most `chunking.MAX_CHARS_PER_PIECE` characters each)."""
 MAX_NESTING = 16
 """List items nested deeper than this are not read apart (each level is a recursion)."""
 
@@ -115,18 +120,18 @@ def without_marker(text: str) -> str:
     return text[found.end() - 1 :] if found else text
 
 
-def units(text: str) -> list[Unit]:
-    """The quotable units of `text`, in order."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+def units(text: str, before: str = "") -> list[Unit]:
+    """The quotable units of `text`, in order. `before` is the text of the passage that
+    precedes it in its section, if known: a passage may begin inside a literal block that
+    one opened, and those lines are code, not prose."""
+    lines = _lines(text)
     out: list[Unit] = []
-    i = 0
-    block = 0
-    if (closing := _closing_fence(lines)) is not None:  # the passage starts inside a code block
-        tail = "\n".join(lines[:closing]).strip("\n")
-        if tail.strip():
-            block = 1
-            out.append(_code(tail, block))
-        i = closing + 1
+    i, code, _ = _continued_block(before, text)
+    if not i and (closing := _closing_fence(lines)) is not None:  # it starts inside a fenced block
+        i, code = closing + 1, lines[:closing]
+    block = 1 if any(line.strip() for line in code) else 0
+    if block:
+        out.append(_code(textwrap.dedent("\n".join(code)).strip("\n"), block))
     _read(lines, i, out, block)
     found = [u for u in out if u.text.strip() and not _bare_fences(u)]
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
@@ -231,50 +236,152 @@ def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
     return text, end
 
 
-def continued_code(previous: Unit, text: str) -> tuple[Unit | None, str]:
-    """When a passage ends in code (`previous`) and the passage after it (`text`) starts
-    indented, the chunker cut a literal block between them: the block's rest as a code unit,
-    without the lines the passage repeats (chunks overlap, the first may begin mid-line),
-    and the text after the block. Otherwise None and `text`."""
-    if previous.kind != Kind.CODE:
+def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None, str]:
+    """When the passage `before` ends inside a code block (its last unit `previous` is its
+    code) and the passage after it, `text`, goes on with the block: the block's rest as a
+    code unit of `previous`'s block, without the lines `text` repeats of `before` (chunks
+    overlap), and the text after the block. Otherwise None and `text`."""
+    continued = _continued_block(before, text)
+    if previous.kind != Kind.CODE or not continued.lines:
         return None, text
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    held = [line.strip() for line in previous.text.split("\n") if line.strip()]
-    if lines and lines[0].strip() and not lines[0][:1].isspace():
-        if not any(line.endswith(lines[0].strip()) for line in held):
-            return None, text
-        lines = lines[1:]  # the overlap began inside a line the passage holds
-    end = 0
-    while end < len(lines) and (not lines[end].strip() or lines[end][:1].isspace()):
+    rest = "\n".join(_lines(text)[continued.lines :])
+    fresh = "\n".join(continued.code[continued.repeated :])
+    if not fresh.strip():
+        return None, rest
+    new = textwrap.dedent(fresh).strip("\n")
+    return Unit(_cap(new), Kind.CODE, previous.block, previous.section, previous.label), rest
+
+
+class _Continued(NamedTuple):
+    """What of a passage continues a code block the passage before it left open."""
+
+    lines: int
+    """How many of its lines continue it (a closing fence included)."""
+    code: list[str]
+    """Those lines as code (a first line cut from the middle of its line indented as that line)."""
+    repeated: int
+    """How many of its lines repeat the passage before it (chunks overlap)."""
+
+
+def _continued_block(before: str, text: str) -> _Continued:
+    """What of `text` continues a code block still open at the end of `before`, the
+    passage before it; nothing when no block is open there. An indented block goes on while
+    lines are indented deeper than its opener; a fenced one up to its closing fence.
+    Passages overlap: `text` may repeat the end of `before`, from the middle of a line, and
+    what it repeats may begin inside a block that `before` closes."""
+    before_lines, lines = _lines(before), _lines(text)
+    before = "\n".join(before_lines)
+    start = _overlap(before, "\n".join(lines))
+    if start is None:  # it repeats nothing: it begins where `before` ends
+        row, cut = len(before_lines), False
+    else:
+        row, cut = before.count("\n", 0, start), before[start - 1 : start] not in ("", "\n")  # mid-line
+    found = _open_block(before_lines, row + 1 if cut else row)
+    if found is None or (cut and found[0] == row) or not text.strip():
+        return _Continued(0, [], 0)  # no block open where `text` begins, or it begins on its opener
+    _, base, fenced = found
+    end = 1 if cut else 0
+    while end < len(lines) and (
+        not _FENCE.match(lines[end]) if fenced else not lines[end].strip() or _indent(lines[end]) > base
+    ):
         end += 1
     body = lines[:end]
-    repeated = 0
-    while repeated < len(body) and (not body[repeated].strip() or body[repeated].strip() in held):
-        repeated += 1
-    body = body[repeated:]
-    if not any(line.strip() for line in body):
-        return None, text
-    least = min(_indent(line) for line in body if line.strip())
-    code = "\n".join(line[least:] for line in body).strip("\n")
-    rest = "\n".join(lines[end:])
-    return Unit(_cap(code), Kind.CODE, previous.block, previous.section, previous.label), rest
+    if cut:  # indented as the line it was cut from
+        body[0] = " " * _indent(before_lines[row]) + body[0].lstrip()
+    repeated = 0 if start is None else before[start:].count("\n") + 1
+    return _Continued(min(end + fenced, len(lines)), body, repeated)
+
+
+def _open_block(lines: list[str], end: int) -> tuple[int, int, bool] | None:
+    """The code block open after `lines[:end]`, as (the line opening it, -1 when the lines
+    begin inside it; the indentation its lines run deeper than; whether it is fenced), or
+    None. A fenced block is open when a fence before `end` has no closing one before it; an
+    indented one when, going back from line `end - 1`, every line is blank or indented
+    deeper than its opener, a paragraph ending with `::` or a code directive."""
+    inside, fences = _fence_roles(lines)  # `lines` may begin inside a fenced block themselves
+    opened = [(j, opens) for j, opens in fences if j < end]
+    if opened and opened[-1][1]:
+        return opened[-1][0], _indent(lines[opened[-1][0]]), True
+    if inside and not opened:
+        return -1, 0, True
+    least = None
+    for j in range(end - 1, -1, -1):
+        line = lines[j]
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        if least is not None and indent < least and _opens_literal(line):
+            return j, indent, False
+        if indent == 0:
+            return None
+        if not _OPTION_LINE.match(line):  # a code directive's options lie between it and its code
+            least = indent if least is None else min(least, indent)
+    return None
+
+
+def _opens_literal(line: str) -> bool:
+    """A code directive, or a paragraph's line ending with `::` (not another directive)."""
+    return bool(_CODE_DIRECTIVE.match(line)) or (line.rstrip().endswith("::") and not _DIRECTIVE.match(line))
+
+
+def _overlap(before: str, text: str) -> int | None:
+    """Where in `before` the longest stretch running to its end that `text` starts with
+    begins; None when `text` starts with none of it."""
+    start = before.find(text[:1], max(0, len(before) - OVERLAP_CHARS))
+    while start >= 0:
+        if before[start:].strip() and text.startswith(before[start:]):
+            return start
+        start = before.find(text[:1], start + 1)
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
 def _closing_fence(lines: list[str]) -> int | None:
     """The line of the fence that closes a code block begun before the passage (a passage
-    cut from a document may start inside one), or None. It is the first fence line when the
-    passage holds an odd number of fences, that fence is bare (no language named), and the
-    line before it is text, not blank: code runs up to the fence that closes it, while a
-    fence that opens a block follows a blank line or a heading."""
-    fences = [
-        j for j, line in enumerate(lines) if _FENCE.match(line) and not (j and _is_heading(lines, j - 1))
-    ]
-    if len(fences) % 2 == 0:
-        return None
-    first = fences[0]
+    cut from a document may start inside one), or None."""
+    inside, fences = _fence_roles(lines)
+    return fences[0][0] if inside and fences else None
+
+
+def _fence_roles(lines: list[str]) -> tuple[bool, list[tuple[int, bool]]]:
+    """Whether `lines` begin inside a fenced code block, and each fence line that opens or
+    closes one, with whether it opens. A fence naming a language opens a block: one inside a
+    block is its text (CommonMark), which in a document means the guess of where blocks
+    begin was wrong, so the guess with fewer of those is taken. On a tie, the passage began
+    inside a block when it holds an odd number of fences and the first is bare and follows a
+    line of text: code runs up to the fence that closes it, while a fence that opens a block
+    follows a blank line or a heading."""
+    fences = _fences(lines, 0)
+
+    def walk(inside: bool) -> tuple[int, list[tuple[int, bool]]]:
+        wrong, roles = 0, []
+        for j in fences:
+            if inside and _FENCE.sub("", lines[j]).strip():
+                wrong += 1
+                continue
+            inside = not inside
+            roles.append((j, inside))
+        return wrong, roles
+
+    (outside_wrong, outside), (inside_wrong, inside) = walk(False), walk(True)
+    if inside_wrong != outside_wrong:
+        return (True, inside) if inside_wrong < outside_wrong else (False, outside)
+    first = fences[0] if len(fences) % 2 else 0
     if first == 0 or _FENCE.sub("", lines[first]).strip() or not lines[first - 1].strip():
-        return None
-    return first
+        return False, outside
+    return True, inside
+
+
+def _fences(lines: list[str], start: int) -> list[int]:
+    """The code fence lines from line `start` on (not a reST title's underline of backticks)."""
+    return [
+        j
+        for j in range(start, len(lines))
+        if _FENCE.match(lines[j]) and not (j and _is_heading(lines, j - 1))
+    ]
 
 
 def _looks_like_a_title(unit: Unit) -> bool:

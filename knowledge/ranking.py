@@ -169,16 +169,18 @@ class Ranker:
     def depth(self) -> int:
         return self._depth
 
-    async def rank(self, question: str, hits: Sequence[Hit]) -> Ranking:
+    async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[str] = ()) -> Ranking:
         """The first `depth` hits re-scored and reordered; the others follow in their order,
-        unscored (with no units)."""
+        unscored (with no units). `before` holds, for the first hits, the text of the passage
+        before each in its section ('' for none; `Retriever.preceding`)."""
         head, tail = list(hits[: self._depth]), list(hits[self._depth :])
         if not head:
             return Ranking(question, [])
         words, counts = await self._counted(question)
         weighed = rarest([w for w in words if not common(w, counts)], counts)
         variants = [without_word(question, w) for w in weighed]
-        cut = [units(h.text) for h in head]
+        before = [*before[: len(head)], *[""] * (len(head) - len(before))]
+        cut = [units(h.text, b) for h, b in zip(head, before, strict=True)]
         texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
         vectors = await self._embed([question, *variants, *texts])
         moves = (1.0 - vectors[1 : 1 + len(variants)] @ vectors[0]).tolist()
@@ -203,7 +205,9 @@ class Ranker:
         quote's continuation, not a candidate)."""
         known = {u.unit.text for u in passage.units}
         code, following = (
-            continued_code(passage.units[-1].unit, following) if passage.units else (None, following)
+            continued_code(passage.units[-1].unit, passage.hit.text, following)
+            if passage.units
+            else (None, following)
         )
         fresh = [*([code] if code else []), *(u for u in units(following) if u.text not in known)]
         own, completed = passage.units, False

@@ -134,6 +134,14 @@ class Retriever:
             return f"# {section}\n\n{chunk.text}"  # it starts a section: its title comes first
         return chunk.text
 
+    async def preceding(self, hit: Hit) -> str:
+        """The text of the passage before `hit` in its section ('' for a section's first): a
+        passage may begin inside a literal block that one opened (`knowledge.quotes.units`)."""
+        if hit.position == 0:
+            return ""
+        chunk = await asyncio.to_thread(self._documents.chunk_at, hit.document.id, hit.position - 1)
+        return chunk.text if chunk is not None and chunk.heading == hit.heading else ""
+
     async def search(
         self,
         indexes: Sequence[IndexRef],

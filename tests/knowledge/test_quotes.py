@@ -172,25 +172,110 @@ def test_a_list_item_holding_a_code_block_keeps_the_code_whole_and_apart() -> No
     assert blocks == sorted(blocks) and blocks[0] != blocks[1], "the code is a block of its own, in order"
 
 
+DEBUGGING = (
+    "Debugging\n=========\n\n"
+    "Turn on logging at the lowest level::\n\n"
+    "      import logging\n"
+    "      HTTPConnection.debuglevel = 1"
+)
+
+
 def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
-    ending = Unit("import logging\nHTTPConnection.debuglevel = 1", Kind.CODE, 4, "Debugging")
+    ending = units(DEBUGGING)[-1]
+    assert ending == Unit("import logging\nHTTPConnection.debuglevel = 1", Kind.CODE, 1, "Debugging")
     following = (
         "debuglevel = 1\n\n"  # the overlap begins inside a line the passage already holds
         "      logging.basicConfig()\n"
         "      log.setLevel(logging.DEBUG)\n\n"
         "One key difference is the license."
     )
-    code, rest = continued_code(ending, following)
-    assert code == Unit("logging.basicConfig()\nlog.setLevel(logging.DEBUG)", Kind.CODE, 4, "Debugging")
+    code, rest = continued_code(ending, DEBUGGING, following)
+    assert code == Unit("logging.basicConfig()\nlog.setLevel(logging.DEBUG)", Kind.CODE, 1, "Debugging")
     assert [u.text for u in units(rest)] == ["One key difference is the license."]
 
 
 def test_only_code_is_continued_and_only_by_indented_text() -> None:
     sentence = Unit("Configure logging.", Kind.SENTENCE, 1)
-    assert continued_code(sentence, "    x = 1\n") == (None, "    x = 1\n")
-    code = Unit("x = 1", Kind.CODE, 1)
-    assert continued_code(code, "Another paragraph.\n    y = 2") == (None, "Another paragraph.\n    y = 2")
-    assert continued_code(code, "    x = 1\n\nDone.") == (None, "    x = 1\n\nDone."), "only repeated lines"
+    assert continued_code(sentence, DEBUGGING, "    x = 1\n") == (None, "    x = 1\n")
+    code = units(DEBUGGING)[-1]
+    paragraph = "Another paragraph.\n    y = 2"
+    assert continued_code(code, DEBUGGING, paragraph) == (None, paragraph)
+    assert continued_code(code, "Some prose.\n\n    x = 1", "    y = 2") == (None, "    y = 2"), (
+        "no block open"
+    )
+    repeated = "debuglevel = 1\n\nDone."
+    assert continued_code(code, DEBUGGING, repeated) == (None, "Done."), "only repeated lines"
+
+
+def test_a_passage_that_begins_inside_a_literal_block_reads_its_first_lines_as_code() -> None:
+    before = (
+        "Use a fixture for the runner. The fixture goes in conftest::\n\n"
+        "    import pytest\n\n"
+        "    @pytest.fixture\n"
+        "    def runner(app):"
+    )
+    text = (  # chunks overlap: this one repeats the end of the one before, from a word
+        "@pytest.fixture\n"
+        "    def runner(app):\n"
+        "        return app.test_cli_runner()\n\n"
+        "Use the runner to invoke commands."
+    )
+    alone = units(text)
+    assert alone[0].kind == Kind.SENTENCE, "without the passage before, the lines read as prose"
+    found = units(text, before)
+    assert [(u.kind, u.text) for u in found] == [
+        (Kind.CODE, "@pytest.fixture\ndef runner(app):\n    return app.test_cli_runner()"),
+        (Kind.SENTENCE, "Use the runner to invoke commands."),
+    ]
+    assert units(text, "The passage before says nothing of code.") == alone
+    opener = "conftest::\n\n    import pytest\n\n    @pytest.fixture\n    def runner(app):"
+    assert units(opener, before)[0] == Unit("conftest:", Kind.SENTENCE, 1), (
+        "it repeats the opener: read as is"
+    )
+
+
+def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> None:
+    before = (
+        ".. code-block:: text\n"
+        "   :caption: Bash\n\n"
+        "   $ export SETTINGS=/path/to/settings.cfg\n"
+        "   $ flask run\n"
+        "    * Running on http://127.0.0.1:5000/\n\n"
+        "The configuration files themselves are Python files"
+    )
+    text = "$ flask run\n    * Running on http://127.0.0.1:5000/\n\nThe configuration files themselves are Python files."
+    assert [(u.kind, u.text) for u in units(text, before)] == [
+        (Kind.CODE, "$ flask run\n * Running on http://127.0.0.1:5000/"),
+        (Kind.SENTENCE, "The configuration files themselves are Python files."),
+    ]
+
+
+def test_a_passage_that_begins_inside_a_fenced_block_reads_up_to_its_closing_fence() -> None:
+    before = "Add the middleware:\n\n```python\napp = Starlette()\napp.add_middleware(\n    CORSMiddleware,"
+    text = "CORSMiddleware,\n    allow_origins=['*'],\n)\n```\n\nThen run it.\n\n```\nuvicorn app:app\n```"
+    found = units(text, before)
+    assert [(u.kind, u.text) for u in found] == [
+        (Kind.CODE, "    CORSMiddleware,\n    allow_origins=['*'],\n)"),
+        (Kind.SENTENCE, "Then run it."),
+        (Kind.CODE, "```\nuvicorn app:app\n```"),
+    ]
+    titled = "Title\n``````````\n\nProse::\n\n    code_line()"  # reST lets a title's underline be backticks
+    assert units("code_line()\n\nMore prose.", titled)[0] == Unit("code_line()", Kind.CODE, 1)
+
+
+def test_a_passage_between_two_fenced_blocks_knows_which_fence_closes_and_which_opens() -> None:
+    # it begins inside one block and ends inside the next: two fences, as if it held one whole block
+    text = "routes = [\n    Route('/', homepage),\n]\n```\n\nNow the test configuration:\n\n```python title=\"conftest.py\"\nimport pytest"
+    assert [(u.kind, u.text) for u in units(text)] == [
+        (Kind.CODE, "routes = [\n    Route('/', homepage),\n]"),
+        (Kind.SENTENCE, "Now the test configuration:"),
+        (Kind.CODE, '```python title="conftest.py"\nimport pytest'),
+    ]
+    following = "import pytest\n\n@pytest.fixture\ndef client():\n    ...\n```\n\nThen write the tests."
+    assert [(u.kind, u.text) for u in units(following, text)] == [
+        (Kind.CODE, "import pytest\n\n@pytest.fixture\ndef client():\n    ..."),
+        (Kind.SENTENCE, "Then write the tests."),
+    ]
 
 
 def test_a_runaway_nesting_of_list_items_is_read_without_running_out_of_stack() -> None:

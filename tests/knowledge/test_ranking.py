@@ -11,7 +11,7 @@ from knowledge.engine import READ_ON, Knowledge, Request
 from knowledge.extractive import excerpt, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.quotes import Unit, units
+from knowledge.quotes import Kind, Unit, units
 from knowledge.ranking import (
     MAX_WEIGHED,
     Ranker,
@@ -28,6 +28,9 @@ from knowledge.words import content_words, stems_of
 from storage.keyword import MAX_TERMS
 from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md
+
+TRUSTING = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)
+"""Answers whatever it finds."""
 
 
 async def ranked(stack: Stack, index: IndexRef, question: str) -> tuple[Retrieval, Ranking]:
@@ -231,8 +234,7 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
     )
     question = "how do we configure the proxy and the certificate bundle settings for every session?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
-    trusting = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)  # answers whatever it finds
-    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=trusting)
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
     ranking, _ = await knowledge.judge(question, retrieval)
     read = [p for p in ranking.passages[:READ_ON] if p.following]
     assert len(read) >= 2, "not only the best passage is read on"
@@ -325,6 +327,16 @@ async def test_a_quote_leaves_out_what_a_neighbouring_quote_showed_at_its_ends(s
     assert excerpt(passage, budget=10_000, shown=inside) == whole[2:]
 
 
+def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
+    shown = Unit("The session pools connections per host.", Kind.SENTENCE, 1)
+    best = Unit("Pass timeout=5 to wait at most five seconds.", Kind.SENTENCE, 1)
+    after = Unit("Without it a slow server hangs the program.", Kind.SENTENCE, 1)
+    passage = scored_units([shown, best, after], [0.9, 1.0, 0.5])
+    room = len(best.text) + max(len(shown.text), len(after.text))  # the best and one neighbour
+    assert excerpt(passage, budget=room) == [shown.text, best.text], "the better neighbour first"
+    assert excerpt(passage, budget=room, shown={shown.text}) == [best.text, after.text]
+
+
 def _debugging_page() -> str:
     """A reST page whose list item holds a literal block too long for one chunk."""
     filler = " ".join(f"Release {n} changed how sessions pool their connections." for n in range(1, 12))
@@ -348,8 +360,7 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     await stack.ingestor.add(index, md("api.rst", _debugging_page()))
     question = "how do i turn on verbose logging of the headers to debug?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
-    trusting = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)
-    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=trusting)
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
     ranking, _ = await knowledge.judge(question, retrieval)
     cut = [p for p in ranking.passages[:READ_ON] if "import logging" in p.hit.text and p.following]
     assert cut, "the passage holding the start of the block is read on"
@@ -358,6 +369,46 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     assert code[0].startswith("import logging")
     assert code[-1].endswith("logging.getLogger('urllib3').setLevel(logging.DEBUG)")
     assert "\n".join(code).count("handler_15 =") == 1, "the lines both chunks hold are quoted once"
+
+
+async def test_a_passage_that_begins_inside_a_literal_block_is_scored_with_its_lines_as_code(
+    stack: Stack,
+) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("api.rst", _debugging_page()))
+    question = "how do i set the urllib3 logger to debug level?"
+    retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
+    ranking, _ = await knowledge.judge(question, retrieval)
+    passage = next(p for p in ranking.passages if "urllib3" in p.hit.text)
+    assert "::" not in passage.hit.text, "the passage begins inside the block the one before opens"
+    first = passage.units[0].unit
+    assert first.kind == "code" and first.text.endswith(
+        "logging.getLogger('urllib3').setLevel(logging.DEBUG)"
+    )
+    assert "handler_15 = logging.StreamHandler()  # handler number 15" in first.text, "its lines, as written"
+    assert [u.unit.text for u in passage.units[1:]] == ["The license changed as well."]
+    assert units(passage.hit.text)[0].kind == "sentence", "read alone, its first lines would be prose"
+
+
+async def test_the_passage_before_is_read_within_a_section_only(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("api.rst", _debugging_page()))
+    page = (
+        "# Responses\n\n## Set Cookie\n\nUse `set_cookie` on the response to set a cookie the browser keeps.\n\n"
+        "## HTML\n\nTakes some text or bytes and returns an HTML response to the browser.\n"
+    )
+    await stack.ingestor.add(index, md("responses.md", page))
+    hits = (await stack.retriever.search([stack.fresh(index)], "logging handler cookie html", top_k=20)).hits
+    by_text = {h.text: h for h in hits}
+    html = next(h for t, h in by_text.items() if t.startswith("Takes some text"))
+    assert html.position > 0 and await stack.retriever.preceding(html) == "", "another section's passage"
+    logging_hits = sorted((h for h in hits if h.document.name == "api.rst"), key=lambda h: h.position)
+    assert logging_hits[0].position == 0 and await stack.retriever.preceding(logging_hits[0]) == ""
+    later = logging_hits[-1]
+    assert later.position > 0
+    before = await stack.retriever.preceding(later)
+    assert before and before != later.text and before[-40:] in _debugging_page()
 
 
 def scored_units(found: Sequence[Unit], scores: Sequence[float]) -> Scored:
