@@ -35,7 +35,7 @@ from knowledge.context import (
     split_conversation,
 )
 from knowledge.errors import EmbedderUnavailable, LLMUnavailable
-from knowledge.extractive import abstention, extractive_answer
+from knowledge.extractive import MOST_QUOTED, abstention, extractive_answer
 from knowledge.filters import Filter
 from knowledge.followup import rewrite, standalone_question
 from knowledge.llm import ChatModel, Completion, Delta
@@ -47,7 +47,7 @@ from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
 
-READ_ON = 3
+READ_ON = MOST_QUOTED
 """How many of the best passages an answer may quote on into the passage that follows."""
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""

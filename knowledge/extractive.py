@@ -2,8 +2,8 @@
 
 Needs no model (the offline default). The second stage (`knowledge.ranking`) has scored
 every unit of the best passages; the answer leads with the single best sentence, cited, then
-quotes an excerpt of each of the best passages (at most `MAX_PER_DOCUMENT` from one
-document), each grown from its best unit to the neighbouring units that score best until
+quotes an excerpt of each of the `QUOTED_PASSAGES` best passages (one more for a question
+that asks several things; at most `MAX_PER_DOCUMENT` from one document), each grown from its best unit to the neighbouring units that score best until
 `EXCERPT_CHARS` (`LEAD_EXCERPT_CHARS` for the best). The best passages may have been read on
 into the ones that follow them in their documents (`Ranker.read_on`, `engine.READ_ON`: a
 passage often ends by introducing the list that answers); a passage read into is not quoted
@@ -16,6 +16,7 @@ where Lore looked and names the closest documents as places to look, not as an a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode, closed_fences
@@ -24,6 +25,15 @@ from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
 
 QUOTED_PASSAGES = 3
+MOST_QUOTED = QUOTED_PASSAGES + 1
+"""For a question that asks several things (`asks_several`): its parts' answers often lie
+in different passages. On the tune half, two more multi-part questions hold all their facts."""
+_SEVERAL = re.compile(
+    r"\?.*\?|;|,\s*and\b|\s\+\s|\band\s+(?:what|how|where|which|why|when|is|are|can|do|does|should)\b"
+    r"|\bvs\b|\bversus\b|\bdifferences?\b",
+    re.IGNORECASE | re.DOTALL,
+)
+"""Two questions, clauses joined by "and what/how/…", a comparison."""
 MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
 LEAD_EXCERPT_CHARS = 1200
@@ -51,7 +61,7 @@ def extractive_answer(
     `hedged` answer's first notice says Lore is not sure the documents answer exactly that."""
     best, *others = ranking.passages
     relevant = [p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor]
-    chosen = _chosen([best, *relevant])
+    chosen = _chosen([best, *relevant], MOST_QUOTED if asks_several(ranking.question) else QUOTED_PASSAGES)
     budgets = [LEAD_EXCERPT_CHARS, *[EXCERPT_CHARS] * (len(chosen) - 1)]
     shown: dict[int, set[str]] = {}  # per document, the units quoted so far
     citations = []
@@ -205,7 +215,13 @@ def abstention(
     )
 
 
-def _chosen(passages: Sequence[Scored]) -> list[Scored]:
+def asks_several(question: str) -> bool:
+    """Whether the question asks several things ("what goes in the server block and what do we
+    change in the app?", "StreamingResponse vs FileResponse?")."""
+    return bool(_SEVERAL.search(question))
+
+
+def _chosen(passages: Sequence[Scored], limit: int) -> list[Scored]:
     per_document: dict[int, int] = {}
     chosen: list[Scored] = []
     read: set[tuple[int, int]] = set()  # passages a chosen one was read on into
@@ -219,7 +235,7 @@ def _chosen(passages: Sequence[Scored]) -> list[Scored]:
         chosen.append(passage)
         if passage.following:
             read.add((document, passage.hit.position + 1))
-        if len(chosen) == QUOTED_PASSAGES:
+        if len(chosen) == limit:
             break
     return chosen
 

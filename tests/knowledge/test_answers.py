@@ -8,9 +8,10 @@ import re
 import pytest
 
 from knowledge.abstain import Calibration
-from knowledge.answer import HEDGE_NOTICE, Answer, Fallback, ResponseMode
+from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
 from knowledge.engine import Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
+from knowledge.extractive import QUOTED_PASSAGES, asks_several
 from knowledge.ingest import Source
 from knowledge.llm import Delta
 from knowledge.retrieval import Retriever
@@ -297,6 +298,45 @@ async def test_a_passage_is_not_read_on_into_a_passage_quoted_before_it(stack: S
     assert len(quoted) == 2 and "deploy rollback --to previous" in quoted[0], quoted
     assert "deploy rollback --to previous" not in quoted[1], "the first quote is not quoted again"
     assert "before anyone starts debugging" in quoted[1], "the second quote is its own passage"
+
+
+DEPLOY_PAGES = {
+    f"{name}.md": f"# {name.title()}\n\n{text}\n"
+    for name, text in {
+        "staging": "Deploys go to staging first; the staging deploy runs the smoke tests for ten minutes.",
+        "production": "A production deploy needs a second engineer to approve it in the deploy channel.",
+        "rollback": "A deploy is rolled back with `deploy rollback`, which restores the last release.",
+        "freeze": "There are no deploys on Fridays after noon: the deploy freeze lasts until Monday.",
+        "hotfix": "A hotfix deploy may skip staging when the incident commander approves it.",
+    }.items()
+}
+
+
+def test_a_question_that_asks_several_things_is_told_apart() -> None:
+    assert asks_several("what goes in the nginx server block and what do we change in the app?")
+    assert asks_several("StreamingResponse vs FileResponse, any real difference?")
+    assert asks_several("where does the secret key go? how do we generate one?")
+    assert not asks_several("how do cookies and sessions work in flask?"), "one thing, of two words"
+    assert not asks_several("how do I deploy to production?")
+
+
+async def test_a_question_that_asks_several_things_gets_one_more_quote(stack: Stack) -> None:
+    index = stack.index()
+    for name, page in DEPLOY_PAGES.items():
+        await stack.ingestor.add(index, md(name, page))
+    one = await answered_surely(stack, "how does a deploy to production get approved?", index.id)
+    several = await answered_surely(
+        stack, "how does a production deploy get approved, and when are deploys frozen?", index.id
+    )
+    assert len(_quoted(one)) == QUOTED_PASSAGES
+    assert len(_quoted(several)) == QUOTED_PASSAGES + 1
+    assert "freeze lasts until Monday" in "\n".join(c.text for c in _quoted(several))
+
+
+def _quoted(answer: Answer) -> list[Citation]:
+    """The citations an answer quotes (not those it names under "See also")."""
+    also = answer.text.rsplit("See also", 1)[1] if "See also" in answer.text else ""
+    return [c for c in answer.citations if f"[{c.n}]" not in also]
 
 
 async def test_an_answer_quotes_rest_prose_as_it_reads_not_as_it_is_marked_up(stack: Stack) -> None:
