@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import re
 import textwrap
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -322,6 +323,19 @@ def _open_block(lines: list[str], end: int) -> tuple[int, int, bool] | None:
 def _opens_literal(line: str) -> bool:
     """A code directive, or a paragraph's line ending with `::` (not another directive)."""
     return bool(_CODE_DIRECTIVE.match(line)) or (line.rstrip().endswith("::") and not _DIRECTIVE.match(line))
+
+
+def joined(passages: Sequence[str]) -> str:
+    """Consecutive passages of a document as one text, each without what it repeats of the
+    one before (chunks overlap)."""
+    text = ""
+    for passage in passages:
+        start = _overlap(text, passage) if text else None
+        if start is None:
+            text = f"{text}\n{passage}" if text else passage
+        else:
+            text += passage[len(text) - start :]
+    return text
 
 
 def _overlap(before: str, text: str) -> int | None:

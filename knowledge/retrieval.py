@@ -22,12 +22,17 @@ from knowledge.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
 from knowledge.filters import ContextFilter, Filter, document_fields, matches
 from knowledge.ingest import check_model, collection_for
+from knowledge.quotes import joined
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
 from storage.repositories.documents import DocumentRepository
 from storage.vectors import VectorHit, VectorStore
 
 log = logging.getLogger(__name__)
+
+PRECEDING = 2
+"""How many passages before a passage are read to tell whether it begins inside a code block
+(a block may be longer than a passage)."""
 
 
 class QueryType(enum.StrEnum):
@@ -127,20 +132,28 @@ class Retriever:
         often ends by introducing what the next one lists. One that opens another section
         begins with that section's heading, as a `#` line (the stored text has none), so a
         quote running on into it shows where it went."""
-        chunk = await asyncio.to_thread(self._documents.chunk_at, hit.document.id, hit.position + 1)
-        if chunk is None:
+        found = await asyncio.to_thread(
+            self._documents.chunks_in, hit.document.id, hit.position + 1, hit.position + 1
+        )
+        if not found:
             return None
+        chunk = found[0]
         if chunk.heading != hit.heading and (section := innermost(chunk.heading)):
             return f"# {section}\n\n{chunk.text}"  # it starts a section: its title comes first
         return chunk.text
 
     async def preceding(self, hit: Hit) -> str:
-        """The text of the passage before `hit` in its section ('' for a section's first): a
-        passage may begin inside a literal block that one opened (`knowledge.quotes.units`)."""
-        if hit.position == 0:
-            return ""
-        chunk = await asyncio.to_thread(self._documents.chunk_at, hit.document.id, hit.position - 1)
-        return chunk.text if chunk is not None and chunk.heading == hit.heading else ""
+        """The text of the `PRECEDING` passages before `hit` in its section, joined ('' for a
+        section's first): a passage may begin inside a code block one of them opened
+        (`knowledge.quotes.units`)."""
+        first = max(0, hit.position - PRECEDING)
+        found = await asyncio.to_thread(self._documents.chunks_in, hit.document.id, first, hit.position - 1)
+        section: list[str] = []
+        for chunk in reversed(found):
+            if chunk.position != hit.position - len(section) - 1 or chunk.heading != hit.heading:
+                break
+            section.insert(0, chunk.text)
+        return joined(section)
 
     async def search(
         self,

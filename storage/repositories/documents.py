@@ -204,22 +204,26 @@ class DocumentRepository:
                 if r.id is not None and r.document_id in ready
             }
 
-    def chunk_at(self, document_id: int, position: int) -> ChunkRecord | None:
-        """The chunk at `position` in a ready document (None past its end or while it is
-        not ready): how a passage is read on into the one that follows it."""
+    def chunks_in(self, document_id: int, first: int, last: int) -> list[ChunkRecord]:
+        """The chunks at positions `first` to `last` of a ready document, in order (none
+        while it is not ready): how a passage is read on into the one that follows it, and
+        read with those before it."""
         with self._db.session() as session:
-            row = session.exec(
+            rows = session.exec(
                 select(Chunk)
                 .join(Document, col(Document.id) == Chunk.document_id)
                 .where(
                     Chunk.document_id == document_id,
-                    Chunk.position == position,
+                    col(Chunk.position).between(first, last),
                     Document.status == DocumentStatus.READY,
                 )
-            ).first()
-            if row is None or row.id is None:
-                return None
-            return ChunkRecord(row.id, row.document_id, row.index_id, row.position, row.heading, row.text)
+                .order_by(col(Chunk.position))
+            ).all()
+            return [
+                ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text)
+                for r in rows
+                if r.id is not None
+            ]
 
     def documents(self, document_ids: Sequence[int]) -> dict[int, DocumentRef]:
         if not document_ids:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge.quotes import MAX_NESTING, Kind, Unit, continued_code, units
+from knowledge.quotes import MAX_NESTING, Kind, Unit, continued_code, joined, units
 
 RST = """Configuration Handling
 ======================
@@ -276,6 +276,13 @@ def test_a_passage_between_two_fenced_blocks_knows_which_fence_closes_and_which_
         (Kind.CODE, "import pytest\n\n@pytest.fixture\ndef client():\n    ..."),
         (Kind.SENTENCE, "Then write the tests."),
     ]
+
+
+def test_consecutive_passages_are_joined_without_what_each_repeats() -> None:
+    assert joined(["Pass a timeout.\n    get(url,", "get(url,\n        timeout=5)", "Then retry."]) == (
+        "Pass a timeout.\n    get(url,\n        timeout=5)\nThen retry."
+    )
+    assert joined([]) == "" and joined(["only one"]) == "only one"
 
 
 def test_a_runaway_nesting_of_list_items_is_read_without_running_out_of_stack() -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.chunking import chunk_text
 from knowledge.embedding import LocalEmbedder, Vectors
 from knowledge.engine import READ_ON, Knowledge, Request
 from knowledge.extractive import excerpt, lead
@@ -337,11 +340,11 @@ def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
     assert excerpt(passage, budget=room, shown={shown.text}) == [best.text, after.text]
 
 
-def _debugging_page() -> str:
+def _debugging_page(handlers: int = 15) -> str:
     """A reST page whose list item holds a literal block too long for one chunk."""
     filler = " ".join(f"Release {n} changed how sessions pool their connections." for n in range(1, 12))
     steps = "\n".join(
-        f"      handler_{n} = logging.StreamHandler()  # handler number {n}" for n in range(1, 16)
+        f"      handler_{n} = logging.StreamHandler()  # handler number {n}" for n in range(1, handlers + 1)
     )
     return (
         "Migrating to 1.x\n================\n\n"
@@ -371,22 +374,29 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     assert "\n".join(code).count("handler_15 =") == 1, "the lines both chunks hold are quoted once"
 
 
+@pytest.mark.parametrize("handlers", [15, 40], ids=["the passage before opens it", "one further back does"])
 async def test_a_passage_that_begins_inside_a_literal_block_is_scored_with_its_lines_as_code(
-    stack: Stack,
+    stack: Stack, handlers: int
 ) -> None:
     index = stack.index()
-    await stack.ingestor.add(index, md("api.rst", _debugging_page()))
+    await stack.ingestor.add(index, md("api.rst", _debugging_page(handlers)))
     question = "how do i set the urllib3 logger to debug level?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
     knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
     ranking, _ = await knowledge.judge(question, retrieval)
     passage = next(p for p in ranking.passages if "urllib3" in p.hit.text)
-    assert "::" not in passage.hit.text, "the passage begins inside the block the one before opens"
+    assert "::" not in passage.hit.text, "the passage begins inside a block"
+    chunks = [c.text for c in chunk_text(_debugging_page(handlers), title="api.rst")]
+    assert ("::" in chunks[passage.hit.position - 1]) == (handlers == 15), (
+        "opened by the passage before, or not"
+    )
     first = passage.units[0].unit
     assert first.kind == "code" and first.text.endswith(
         "logging.getLogger('urllib3').setLevel(logging.DEBUG)"
     )
-    assert "handler_15 = logging.StreamHandler()  # handler number 15" in first.text, "its lines, as written"
+    assert f"handler_{handlers} = logging.StreamHandler()  # handler number {handlers}" in first.text, (
+        "as written"
+    )
     assert [u.unit.text for u in passage.units[1:]] == ["The license changed as well."]
     assert units(passage.hit.text)[0].kind == "sentence", "read alone, its first lines would be prose"
 
