@@ -123,9 +123,9 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
     if start is None:
         return [passage.hit.text.strip()]
     first, last = 0, len(units) - 1  # what the quote may grow to: not what was shown
-    while first < start and _within(units[first].unit.rendered, shown):
+    while first < start and _within(units[first].unit, shown):
         first += 1
-    while last > start and _within(units[last].unit.rendered, shown):
+    while last > start and _within(units[last].unit, shown):
         last -= 1
     low = high = start
     size = len(units[start].unit.shown)
@@ -146,9 +146,9 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
         _, taken = max(options)
         size += len(units[taken].unit.shown)
         low, high = min(low, taken), max(high, taken)
-    while high > low and _within(units[low].unit.rendered, shown):
+    while high > low and _within(units[low].unit, shown):
         low += 1
-    while high > low and _within(units[high].unit.rendered, shown):
+    while high > low and _within(units[high].unit, shown):
         high -= 1
     return _labelled([u.unit for u in units[low : high + 1]])
 
@@ -172,10 +172,11 @@ def _labelled(units: Sequence[Unit]) -> list[str]:
     return quoted
 
 
-def _within(text: str, shown: Collection[str]) -> bool:
-    """Whether `text` was shown, or is part of what was (a code block's tail the passage
-    starts with, the end of a sentence)."""
-    return any(text.strip() in other for other in shown)
+def _within(unit: Unit, shown: Collection[str]) -> bool:
+    """Whether `unit` was shown, or is part of what was (a code block's tail the passage
+    starts with, the end of a sentence); code is looked for without its fences."""
+    text = (unit.text if unit.kind == Kind.CODE else unit.rendered).strip()
+    return any(text in other for other in shown)
 
 
 def abstention(

@@ -23,6 +23,7 @@ MAX_UNIT_CHARS = 1200
 """A longer code block or item is cut at a line end, saying so with "…"."""
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_BACKTICK_RUN = re.compile(r"`{3,}")
 _CODE_DIRECTIVE = re.compile(r"^\s*\.\.\s+(?:code-block|code|sourcecode|literalinclude)::", re.I)
 _DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::")
 _DESCRIPTION = re.compile(
@@ -56,6 +57,8 @@ _BACKTICKS = re.compile(r"^`{3,}$")
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)]|#\.|\(\w\))\s+\S")
 _FIELD = re.compile(r"^(\s*):[^:\n]+:(?:\s|$)")
+_DOCTEST = re.compile(r"^\s*>>>(?:\s|$)")
+"""A reST doctest block's first line: the block is code up to the next blank line."""
 _TABLE = re.compile(r"^\s*(?:\+[-=+]+\+|\|.*\||={2,}(?:\s+={2,})+)\s*$")
 _SENTENCE_END = re.compile(
     r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bNo\.)"
@@ -99,8 +102,15 @@ class Unit:
 
     @property
     def rendered(self) -> str:
-        """The text as a reader sees it: prose with its reST markup rendered, code as is."""
-        return self.text if self.kind == Kind.CODE else readable(self.text)
+        """The text as a reader sees it: prose with its reST markup rendered, code as written
+        in a fenced block (one read from an indented block gets its fences: in Markdown its
+        `# comment` line would be a heading, `>>>` a nested quote, `**kwargs` bold)."""
+        if self.kind != Kind.CODE:
+            return readable(self.text)
+        if _FENCE.match(self.text):
+            return self.text
+        fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICK_RUN.findall(self.text))])
+        return f"{fence}\n{self.text}\n{fence}"
 
     @property
     def quoted(self) -> str:
@@ -178,6 +188,8 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             i = _directive(lines, i, out, block)
         elif _TABLE.match(line):
             i = _table(lines, i, out, block)
+        elif _DOCTEST.match(line):
+            i = _doctest(lines, i, out, block)
         elif _ITEM.match(line) or _FIELD.match(line):
             i, block = _item(lines, i, out, block, depth)
         else:
@@ -238,19 +250,21 @@ def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
 
 
 def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None, str]:
-    """When the passage `before` ends inside a code block (its last unit `previous` is its
-    code) and the passage after it, `text`, goes on with the block: the block's rest as a
-    code unit of `previous`'s block, without the lines `text` repeats of `before` (chunks
-    overlap), and the text after the block. Otherwise None and `text`."""
+    """When the passage `before` ends inside a code block, or with the line opening one,
+    and the passage after it, `text`, goes on with the block: the block's rest as a code
+    unit, without the lines `text` repeats of `before` (chunks overlap), and the text after
+    the block. The unit is part of `previous`'s block (the passage's last unit) when that is
+    the block's code, else a block of its own after it. Otherwise None and `text`."""
     continued = _continued_block(before, text)
-    if previous.kind != Kind.CODE or not continued.lines:
+    if not continued.lines:
         return None, text
     rest = "\n".join(_lines(text)[continued.lines :])
     fresh = "\n".join(continued.code[continued.repeated :])
     if not fresh.strip():
         return None, rest
-    new = textwrap.dedent(fresh).strip("\n")
-    return Unit(_cap(new), Kind.CODE, previous.block, previous.section, previous.label), rest
+    code = _cap(textwrap.dedent(fresh).strip("\n"))
+    block = previous.block if previous.kind == Kind.CODE else previous.block + 1
+    return Unit(code, Kind.CODE, block, previous.section, previous.label), rest
 
 
 class _Continued(NamedTuple):
@@ -311,8 +325,8 @@ def _open_block(lines: list[str], end: int) -> tuple[int, int, bool] | None:
         if not line.strip():
             continue
         indent = _indent(line)
-        if least is not None and indent < least and _opens_literal(line):
-            return j, indent, False
+        if (least is None or indent < least) and _opens_literal(line):
+            return j, indent, False  # (with no line after it: the block begins past `end`)
         if indent == 0:
             return None
         if not _OPTION_LINE.match(line):  # a code directive's options lie between it and its code
@@ -465,6 +479,16 @@ def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int, 
         code = "\n".join(b[least:] for b in body)
         out.append(_code(f"# {caption}\n{code}" if caption else code, block))
     return max(end, i + 1) if body else i
+
+
+def _doctest(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """A doctest block (an interactive Python session pasted into reST): its lines up to the
+    next blank line, as code."""
+    end = i
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    out.append(_code(textwrap.dedent("\n".join(lines[i:end])), block))
+    return end
 
 
 def _table(lines: list[str], i: int, out: list[Unit], block: int) -> int:

@@ -194,9 +194,19 @@ def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
     assert [u.text for u in units(rest)] == ["One key difference is the license."]
 
 
-def test_only_code_is_continued_and_only_by_indented_text() -> None:
-    sentence = Unit("Configure logging.", Kind.SENTENCE, 1)
-    assert continued_code(sentence, DEBUGGING, "    x = 1\n") == (None, "    x = 1\n")
+def test_a_passage_ending_with_the_line_that_opens_a_literal_block_continues_as_code() -> None:
+    before = "Requests encodes it for you if you pass it directly::"
+    (opener,) = units(before)
+    assert opener.text == "Requests encodes it for you if you pass it directly:"
+    following = "    >>> url = 'https://api.example.com/'\n    >>> r = requests.post(url, json=payload)\n\nNote the header."
+    code, rest = continued_code(opener, before, following)
+    assert code == Unit(
+        ">>> url = 'https://api.example.com/'\n>>> r = requests.post(url, json=payload)", Kind.CODE, 2
+    )
+    assert [u.text for u in units(rest)] == ["Note the header."]
+
+
+def test_only_a_block_left_open_is_continued_and_only_by_indented_text() -> None:
     code = units(DEBUGGING)[-1]
     paragraph = "Another paragraph.\n    y = 2"
     assert continued_code(code, DEBUGGING, paragraph) == (None, paragraph)
@@ -314,7 +324,9 @@ def test_prose_is_quoted_with_its_rest_markup_rendered_and_code_as_written() -> 
         "described in [the API docs](https://flask.example/api), the Flask-Talisman extension in "
         "/security, style in PEP 8, ports in Address already in use, the debugger."
     )
-    assert code.kind == Kind.CODE and code.quoted == code.text and ":func:`kept`" in code.quoted
+    assert (
+        code.kind == Kind.CODE and code.quoted == f"```\n{code.text}\n```" and ":func:`kept`" in code.quoted
+    )
     markdown = units("Use `jsonify` or a `dict`, see [the guide](https://example.com).")[0]
     assert markdown.quoted == markdown.text, "Markdown is left as it is"
 
@@ -342,8 +354,17 @@ def test_directives_read_as_sphinx_shows_them() -> None:
         "New in version 1.0.",
         "Note: Sessions persist cookies.",
         "For example:",
-        "app.run(debug=True)",
+        "```\napp.run(debug=True)\n```",
     ], "a directive's text continues on its indented lines; files, modules and options are not text"
+
+
+def test_code_read_from_an_indented_block_is_quoted_in_a_fence_markdown_does_not_read_into() -> None:
+    text = "Run this::\n\n    # app.py\n    >>> def view(**kwargs):\n    ...     return ```\n"
+    code = units(text)[-1]
+    assert code.text == "# app.py\n>>> def view(**kwargs):\n...     return ```"
+    assert code.quoted == f"````\n{code.text}\n````", "a fence longer than the backticks it holds"
+    fenced = units("Run:\n\n```bash\nflask run\n```\n")[-1]
+    assert fenced.quoted == "```bash\nflask run\n```", "a fenced block keeps its own fences"
 
 
 def test_sub_items_an_item_runs_into_keep_their_lines_and_depth() -> None:

@@ -338,6 +338,11 @@ def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
     room = len(best.text) + max(len(shown.text), len(after.text))  # the best and one neighbour
     assert excerpt(passage, budget=room) == [shown.text, best.text], "the better neighbour first"
     assert excerpt(passage, budget=room, shown={shown.text}) == [best.text, after.text]
+    tail = Unit("x = 1", Kind.CODE, 1)  # the passage begins with the tail of a block quoted whole
+    passage = scored_units([tail, best], [0.9, 1.0])
+    assert excerpt(passage, shown={"```\nimport os\nx = 1\n```"}) == [best.text], (
+        "code is found without fences"
+    )
 
 
 def _debugging_page(handlers: int = 15) -> str:
@@ -445,7 +450,7 @@ def test_a_directive_is_named_once_and_its_quote_keeps_out_text_of_no_known_dire
         "SECRET_KEY: A secret key that will be used for securely signing the session cookie.",
         "It should be a long random `bytes` or `str`.",
         "For example, copy the output of this:",
-        "$ python -c 'import secrets; print(secrets.token_hex())'",
+        "```\n$ python -c 'import secrets; print(secrets.token_hex())'\n```",
         "Do not reveal the secret key.",
     ]
 
