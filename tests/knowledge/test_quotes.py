@@ -367,6 +367,22 @@ def test_code_read_from_an_indented_block_is_quoted_in_a_fence_markdown_does_not
     assert fenced.quoted == "```bash\nflask run\n```", "a fenced block keeps its own fences"
 
 
+def test_a_doctest_block_is_code_up_to_its_blank_line() -> None:
+    text = (
+        "It will be encoded automatically:\n\n"
+        "    >>> url = 'https://api.github.com/some/endpoint'\n"
+        "    >>> payload = {'some': 'data'}\n\n"
+        "    >>> r = requests.post(url, json=payload)\n\n"
+        "Note, the ``json`` parameter is ignored if ``data`` is passed.\n"
+    )
+    assert [(u.kind, u.text) for u in units(text)] == [
+        (Kind.SENTENCE, "It will be encoded automatically:"),
+        (Kind.CODE, ">>> url = 'https://api.github.com/some/endpoint'\n>>> payload = {'some': 'data'}"),
+        (Kind.CODE, ">>> r = requests.post(url, json=payload)"),
+        (Kind.SENTENCE, "Note, the ``json`` parameter is ignored if ``data`` is passed."),
+    ]
+
+
 def test_sub_items_an_item_runs_into_keep_their_lines_and_depth() -> None:
     text = (
         "Before releasing, open a pull request that includes:\n\n"
