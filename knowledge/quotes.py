@@ -49,6 +49,8 @@ _SILENT = frozenset((
 """Directives whose argument is a file, a module or a setting: nothing a reader is shown."""
 _NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta"))
 """Silent directives whose body is not prose either (a table of contents' entries …)."""
+_MKDOCS_ADMONITION = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)(?:\s+"(?P<title>[^"]*)")?\s*$')
+"""A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented."""
 _CAPTION = re.compile(r"^\s*:caption:\s*(?P<caption>\S.*?)\s*$")
 _OPTION_LINE = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
@@ -119,8 +121,10 @@ class Unit:
 
     @property
     def fragment(self) -> bool:
-        """Whether the unit starts mid-sentence (a passage may begin with the end of the
-        one before it): it is scored, but not quoted on its own."""
+        """Whether the unit starts mid-sentence, or is code of brackets alone (a passage may
+        begin with the end of the one before it): it is scored, but not quoted on its own."""
+        if self.kind == Kind.CODE:  # the closing brackets of a block the passage before holds
+            return not any(c.isalnum() for c in self.text)
         first = self.text.lstrip()[:1]
         return self.kind == Kind.SENTENCE and (first.islower() or first in ",;:)]}")
 
@@ -186,6 +190,8 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             i = _indented(lines, after, out, block, _indent(line), _caption(lines[i + 1 : after]))
         elif _DIRECTIVE.match(line):
             i = _directive(lines, i, out, block)
+        elif admonition := _MKDOCS_ADMONITION.match(line):
+            i = _admonition(lines, i, out, block, admonition)
         elif _TABLE.match(line):
             i = _table(lines, i, out, block)
         elif _DOCTEST.match(line):
@@ -232,6 +238,21 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     return j
 
 
+def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re.Match[str]) -> int:
+    """A Markdown admonition (`!!! warning`) read as its reST directive is: "Warning: …"
+    before its first paragraph, or its title ("Note: Keep the key secret."). The line after
+    what was read; its body's other paragraphs are read as any text."""
+    name = found["name"].lower()
+    title = found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())
+    text, j = _first_paragraph(lines, i + 1, _indent(lines[i]))
+    heading = title.strip()
+    if heading and text:
+        out.extend(_sentences(f"{heading}: {text}", block))
+    elif text or heading:
+        out.extend(_sentences(text or heading, block))
+    return j if text else i + 1
+
+
 def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
     """The paragraph of a directive's body starting after the blank lines at `j` ('' when its
     body begins with something else, a list or code), and the line after it."""
@@ -273,7 +294,7 @@ class _Continued(NamedTuple):
     lines: int
     """How many of its lines continue it (a closing fence included)."""
     code: list[str]
-    """Those lines as code (a first line cut from the middle of its line indented as that line)."""
+    """Those lines as code (a first line cut from the middle of its line made whole)."""
     repeated: int
     """How many of its lines repeat the passage before it (chunks overlap)."""
 
@@ -301,8 +322,8 @@ def _continued_block(before: str, text: str) -> _Continued:
     ):
         end += 1
     body = lines[:end]
-    if cut:  # indented as the line it was cut from
-        body[0] = " " * _indent(before_lines[row]) + body[0].lstrip()
+    if cut:  # the line the passage begins in the middle of, whole: `before` ends with it
+        body[0] = before_lines[row]
     repeated = 0 if start is None else before[start:].count("\n") + 1
     return _Continued(min(end + fenced, len(lines)), body, repeated)
 

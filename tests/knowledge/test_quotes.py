@@ -383,6 +383,32 @@ def test_a_doctest_block_is_code_up_to_its_blank_line() -> None:
     ]
 
 
+def test_markdown_admonitions_read_as_their_rest_directives() -> None:
+    text = (
+        "!!! info\n    The `filename` field is optional.\n\n"
+        '!!! warning "Keep it secret"\n    Never commit the key.\n\n'
+        '??? note ""\n    Collapsed by default.\n\n'
+        "Plain text.\n"
+    )
+    assert [u.text for u in units(text)] == [
+        "Info: The `filename` field is optional.",
+        "Keep it secret: Never commit the key.",
+        "Collapsed by default.",
+        "Plain text.",
+    ]
+
+
+def test_a_passage_begun_mid_line_in_a_block_shows_that_line_whole_and_no_stray_brackets() -> None:
+    before = 'Read it:\n\n```python\nform = await request.form()\nfilename = form["upload_file"].filename'
+    text = '= form["upload_file"].filename\ncontents = await form["upload_file"].read()\n```\n\nDone.'
+    assert units(text, before)[0].text == (
+        'filename = form["upload_file"].filename\ncontents = await form["upload_file"].read()'
+    )
+    tail = units("]\n```\n\nYou can also mount sub-applications.")[0]
+    assert tail.kind == Kind.CODE and tail.fragment, "brackets closing a block are not quoted on their own"
+    assert not units("Run::\n\n    x = 1\n")[-1].fragment
+
+
 def test_sub_items_an_item_runs_into_keep_their_lines_and_depth() -> None:
     text = (
         "Before releasing, open a pull request that includes:\n\n"
