@@ -70,7 +70,7 @@ def extractive_answer(
         quoted = excerpt(passage, budget, seen)
         seen.update(quoted)
         citations.append(Citation.from_hit(n, passage.hit, "\n".join(quoted)))
-    lines = [lead(chosen[0]) + " [1]", ""] + [_quoted(c) for c in citations]
+    lines = [first_line(chosen), ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, chosen)
     for passage in also:
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, lead(passage)))
@@ -94,12 +94,30 @@ def lead(passage: Scored) -> str:
     if not units:
         return passage.hit.text.strip().split("\n", 1)[0]
     sentences = [u for u in units if u.unit.kind == Kind.SENTENCE] or units
+    return _stated(passage) or max(sentences, key=lambda u: u.score).unit.quoted
+
+
+def first_line(chosen: Sequence[Scored]) -> str:
+    """The answer's first line, cited: the lead of the best passage, unless it holds no
+    sentence and no item that states something (it is code: a code block is no first line)
+    and a passage quoted after it does."""
+    units = [u for u in chosen[0].own_units if not u.unit.fragment]
+    if _stated(chosen[0]) is None and not any(u.unit.kind == Kind.SENTENCE for u in units):
+        for n, passage in enumerate(chosen[1:], start=2):
+            if (stated := _stated(passage)) is not None:
+                return f"{stated} [{n}]"
+    return f"{lead(chosen[0])} [1]"
+
+
+def _stated(passage: Scored) -> str | None:
+    """The passage's best sentence that states something, else its best list item that does;
+    None when it has neither."""
+    units = [u for u in passage.own_units if not u.unit.fragment]
+    sentences = [u for u in units if u.unit.kind == Kind.SENTENCE]
     items = [u for u in units if u.unit.kind == Kind.ITEM]
-    stating = (
-        [u for u in sentences if _states(u.unit.text)]
-        or [u for u in items if _states(u.unit.text)]
-        or sentences
-    )
+    stating = [u for u in sentences if _states(u.unit.text)] or [u for u in items if _states(u.unit.text)]
+    if not stating:
+        return None
     best = max(stating, key=lambda u: u.score).unit
     return without_marker(best.quoted) if best.kind == Kind.ITEM else best.quoted
 

@@ -11,7 +11,7 @@ from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.chunking import chunk_text
 from knowledge.embedding import LocalEmbedder, Vectors
 from knowledge.engine import READ_ON, Knowledge, Request
-from knowledge.extractive import excerpt, lead
+from knowledge.extractive import excerpt, first_line, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
 from knowledge.quotes import Kind, Unit, units
@@ -343,6 +343,18 @@ def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
     assert excerpt(passage, shown={"```\nimport os\nx = 1\n```"}) == [best.text], (
         "code is found without fences"
     )
+
+
+def test_an_answer_never_begins_with_a_code_block() -> None:
+    code = Unit("with client.session_transaction() as session:\n    session['user_id'] = 1", Kind.CODE, 1)
+    stating = Unit(
+        "Use the client's session_transaction() method to set values before a request.", Kind.SENTENCE, 1
+    )
+    introducing = Unit("Here is an example of such a test:", Kind.SENTENCE, 1)
+    other = scored_units([stating], [0.8])
+    assert first_line([scored_units([code], [1.0]), other]) == f"{stating.text} [2]", "the next quote's"
+    assert first_line([scored_units([introducing, code], [0.9, 1.0]), other]) == f"{introducing.text} [1]"
+    assert first_line([scored_units([code], [1.0])]) == f"{code.quoted} [1]", "with nothing else to say"
 
 
 def _debugging_page(handlers: int = 15) -> str:
