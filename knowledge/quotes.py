@@ -136,9 +136,9 @@ def without_marker(text: str) -> str:
 
 
 def units(text: str, before: str = "") -> list[Unit]:
-    """The quotable units of `text`, in order. `before` is the text of the passage that
-    precedes it in its section, if known: a passage may begin inside a literal block that
-    one opened, and those lines are code, not prose."""
+    """The quotable units of `text`, in order. `before` is the text before it in its
+    section, if known (the passages before it, `joined`): a passage may begin inside a code
+    block opened there, and those lines are code, not prose."""
     lines = _lines(text)
     out: list[Unit] = []
     i, code, _ = _continued_block(before, text)

@@ -171,8 +171,8 @@ class Ranker:
 
     async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[str] = ()) -> Ranking:
         """The first `depth` hits re-scored and reordered; the others follow in their order,
-        unscored (with no units). `before` holds, for the first hits, the text of the passage
-        before each in its section ('' for none; `Retriever.preceding`)."""
+        unscored (with no units). `before` holds, for the first hits, the text before each in
+        its section ('' for none; `Retriever.preceding`)."""
         head, tail = list(hits[: self._depth]), list(hits[self._depth :])
         if not head:
             return Ranking(question, [])
