@@ -5,7 +5,6 @@ whether to call the model and what to fall back to; it never raises for a model 
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import logging
 import re
@@ -246,9 +245,7 @@ class Knowledge:
         if retrieval.best_similarity is None:
             return unweighed, None
         try:
-            before = await asyncio.gather(
-                *(self._retriever.preceding(hit) for hit in retrieval.hits[: self._ranker.depth])
-            )
+            before = await self._retriever.preceding(retrieval.hits[: self._ranker.depth])
             ranking = await self._ranker.rank(question, retrieval.hits, before)
         except EmbedderUnavailable as exc:
             log.warning("second stage skipped, the embedder failed: %s", exc)

@@ -133,7 +133,7 @@ class Retriever:
         begins with that section's heading, as a `#` line (the stored text has none), so a
         quote running on into it shows where it went."""
         found = await asyncio.to_thread(
-            self._documents.chunks_in, hit.document.id, hit.position + 1, hit.position + 1
+            self._documents.chunks_in, [(hit.document.id, hit.position + 1, hit.position + 1)]
         )
         if not found:
             return None
@@ -142,18 +142,22 @@ class Retriever:
             return f"# {section}\n\n{chunk.text}"  # it starts a section: its title comes first
         return chunk.text
 
-    async def preceding(self, hit: Hit) -> str:
-        """The text of the `PRECEDING` passages before `hit` in its section, joined ('' for a
-        section's first): a passage may begin inside a code block one of them opened
-        (`knowledge.quotes.units`)."""
-        first = max(0, hit.position - PRECEDING)
-        found = await asyncio.to_thread(self._documents.chunks_in, hit.document.id, first, hit.position - 1)
-        section: list[str] = []
-        for chunk in reversed(found):
-            if chunk.position != hit.position - len(section) - 1 or chunk.heading != hit.heading:
-                break
-            section.insert(0, chunk.text)
-        return joined(section)
+    async def preceding(self, hits: Sequence[Hit]) -> list[str]:
+        """For each hit, the text of the `PRECEDING` passages before it in its section, joined
+        ('' for a section's first): a passage may begin inside a code block one of them opened
+        (`knowledge.quotes.units`). One read for all."""
+        spans = [(h.document.id, max(0, h.position - PRECEDING), h.position - 1) for h in hits if h.position]
+        found = await asyncio.to_thread(self._documents.chunks_in, spans)
+        by_place = {(c.document_id, c.position): c for c in found}
+        texts = []
+        for hit in hits:
+            section: list[str] = []
+            while (chunk := by_place.get((hit.document.id, hit.position - len(section) - 1))) is not None:
+                if chunk.heading != hit.heading or len(section) == PRECEDING:
+                    break
+                section.insert(0, chunk.text)
+            texts.append(joined(section))
+        return texts
 
     async def search(
         self,

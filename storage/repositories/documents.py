@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import and_, or_, update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
@@ -204,20 +204,26 @@ class DocumentRepository:
                 if r.id is not None and r.document_id in ready
             }
 
-    def chunks_in(self, document_id: int, first: int, last: int) -> list[ChunkRecord]:
-        """The chunks at positions `first` to `last` of a ready document, in order (none
-        while it is not ready): how a passage is read on into the one that follows it, and
-        read with those before it."""
+    def chunks_in(self, spans: Sequence[tuple[int, int, int]]) -> list[ChunkRecord]:
+        """The chunks of ready documents in `spans`, each (document id, first position, last
+        position), ordered by document and position (none of a document not ready): how a
+        passage is read on into the one that follows it, and read with those before it."""
+        if not spans:
+            return []
         with self._db.session() as session:
             rows = session.exec(
                 select(Chunk)
                 .join(Document, col(Document.id) == Chunk.document_id)
                 .where(
-                    Chunk.document_id == document_id,
-                    col(Chunk.position).between(first, last),
+                    or_(
+                        *(
+                            and_(col(Chunk.document_id) == document, col(Chunk.position).between(first, last))
+                            for document, first, last in spans
+                        )
+                    ),
                     Document.status == DocumentStatus.READY,
                 )
-                .order_by(col(Chunk.position))
+                .order_by(col(Chunk.document_id), col(Chunk.position))
             ).all()
             return [
                 ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text)

@@ -429,13 +429,15 @@ async def test_the_passage_before_is_read_within_a_section_only(stack: Stack) ->
     hits = (await stack.retriever.search([stack.fresh(index)], "logging handler cookie html", top_k=20)).hits
     by_text = {h.text: h for h in hits}
     html = next(h for t, h in by_text.items() if t.startswith("Takes some text"))
-    assert html.position > 0 and await stack.retriever.preceding(html) == "", "another section's passage"
+    assert html.position > 0 and await stack.retriever.preceding([html]) == [""], "another section's passage"
     logging_hits = sorted((h for h in hits if h.document.name == "api.rst"), key=lambda h: h.position)
-    assert logging_hits[0].position == 0 and await stack.retriever.preceding(logging_hits[0]) == ""
+    assert logging_hits[0].position == 0 and await stack.retriever.preceding(logging_hits[:1]) == [""]
     later = logging_hits[-1]
     assert later.position > 0
-    before = await stack.retriever.preceding(later)
+    (before,) = await stack.retriever.preceding([later])
     assert before and before != later.text and before[-40:] in _debugging_page()
+    together = await stack.retriever.preceding([html, logging_hits[0], later])
+    assert together == ["", "", before], "one read for all gives each its own"
 
 
 def scored_units(found: Sequence[Unit], scores: Sequence[float]) -> Scored:
