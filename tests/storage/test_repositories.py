@@ -126,6 +126,28 @@ def test_pending_documents_are_invisible_until_ready(database: Database) -> None
     assert stats.latest_document_at is not None and stats.latest_document_at.tzinfo is not None
 
 
+def test_chunks_are_read_by_span_of_positions_in_ready_documents(database: Database) -> None:
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    docs = DocumentRepository(database)
+    first, _ = docs.create_pending(new_doc(index.id, key="a.md", digest="a"), chunks(5))
+    second, _ = docs.create_pending(new_doc(index.id, key="b.md", digest="b"), chunks(3))
+    pending, _ = docs.create_pending(new_doc(index.id, key="c.md", digest="c"), chunks(3))
+    docs.mark_ready(first.id)
+    docs.mark_ready(second.id)
+    found = docs.chunks_in([(second.id, 1, 2), (first.id, 1, 3), (pending.id, 0, 2), (first.id, 9, 9)])
+    assert [(c.document_id, c.position, c.text) for c in found] == [
+        (first.id, 1, "chunk 1"),
+        (first.id, 2, "chunk 2"),
+        (first.id, 3, "chunk 3"),
+        (second.id, 1, "chunk 1"),
+        (second.id, 2, "chunk 2"),
+    ], "in order of document and position; none of a document not ready, none past the end"
+    assert docs.chunks_in([]) == []
+
+
 def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:
     directory, indexes, docs = (
         Directory(database),
