@@ -1,9 +1,10 @@
 """The extractive answerer: the best sentence as the answer, then the passages it rests on.
 
 Needs no model (the offline default). The second stage (`knowledge.ranking`) has scored
-every unit of the best passages; the answer leads with the single best sentence, cited, then
-quotes an excerpt of each of the `QUOTED_PASSAGES` best passages (one more for a question
-that asks several things; at most `MAX_PER_DOCUMENT` from one document), each grown from its best unit to the neighbouring units that score best until
+every unit of the best passages; the answer leads with the single best sentence, cited
+(`first_line`), then quotes an excerpt of each of the `QUOTED_PASSAGES` best passages (one
+more for a question that asks several things; at most `MAX_PER_DOCUMENT` from one document),
+each grown from its best unit to the neighbouring units that score best until
 `EXCERPT_CHARS` (`LEAD_EXCERPT_CHARS` for the best). The best passages may have been read on
 into the ones that follow them in their documents (`Ranker.read_on`, `engine.READ_ON`: a
 passage often ends by introducing the list that answers); a passage read into is not quoted
