@@ -244,8 +244,8 @@ class Knowledge:
         unweighed = Ranking(question, [Scored(h, h.score, []) for h in retrieval.hits])
         if retrieval.best_similarity is None:
             return unweighed, None
+        before = await self._retriever.preceding(retrieval.hits[: self._ranker.depth])
         try:
-            before = await self._retriever.preceding(retrieval.hits[: self._ranker.depth])
             ranking = await self._ranker.rank(question, retrieval.hits, before)
         except EmbedderUnavailable as exc:
             log.warning("second stage skipped, the embedder failed: %s", exc)

@@ -243,13 +243,9 @@ def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re
     before its first paragraph, or its title ("Note: Keep the key secret."). The line after
     what was read; its body's other paragraphs are read as any text."""
     name = found["name"].lower()
-    title = found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())
+    title = (found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())).strip()
     text, j = _first_paragraph(lines, i + 1, _indent(lines[i]))
-    heading = title.strip()
-    if heading and text:
-        out.extend(_sentences(f"{heading}: {text}", block))
-    elif text or heading:
-        out.extend(_sentences(text or heading, block))
+    out.extend(_sentences(f"{title}: {text}" if title and text else text or title, block))
     return j if text else i + 1
 
 

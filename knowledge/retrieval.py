@@ -152,8 +152,9 @@ class Retriever:
         texts = []
         for hit in hits:
             section: list[str] = []
-            while (chunk := by_place.get((hit.document.id, hit.position - len(section) - 1))) is not None:
-                if chunk.heading != hit.heading or len(section) == PRECEDING:
+            for back in range(1, PRECEDING + 1):
+                chunk = by_place.get((hit.document.id, hit.position - back))
+                if chunk is None or chunk.heading != hit.heading:
                     break
                 section.insert(0, chunk.text)
             texts.append(joined(section))
