@@ -42,7 +42,7 @@ CITED_DOCUMENTS = 5
 CLOSEST = 3
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over,
-as are those that end with a colon."""
+as are those that end with a colon or ask ("So how exactly does Flask handle uploads?")."""
 
 
 def extractive_answer(
@@ -125,8 +125,9 @@ def _stated(passage: Scored) -> str | None:
 
 def _states(sentence: str) -> bool:
     """Whether a sentence can stand as the answer: not a short one ("See below."), nor one that
-    introduces what follows it ("If you pass a single value, like this:")."""
-    return len(sentence.split()) >= LEAD_WORDS and not sentence.rstrip().endswith(":")
+    introduces what follows it ("If you pass a single value, like this:"), nor a question
+    (a page often asks the reader's question before it answers it)."""
+    return len(sentence.split()) >= LEAD_WORDS and not sentence.rstrip().endswith((":", "?"))
 
 
 def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str] = ()) -> list[str]:
@@ -183,7 +184,7 @@ def _labelled(units: Sequence[Unit]) -> list[str]:
             quoted.append(f"**{unit.section}**")
         if unit.label != run:
             run, named = unit.label, False
-        if unit.labelled and not named and unit.kind != Kind.CODE:
+        if not named and unit.kind != Kind.CODE:  # the first says the name, itself or labelled
             quoted.append(unit.quoted)
             named = True
         else:

@@ -59,6 +59,8 @@ _BACKTICKS = re.compile(r"^`{3,}$")
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s+\S")
 _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)]|#\.|\(\w\))\s+\S")
 _FIELD = re.compile(r"^(\s*):[^:\n]+:(?:\s|$)")
+_ROLE_TAIL = re.compile(r"<[^<>`\s]+>`")
+"""The end of a reST reference cut in two: "<Config.from_mapping>` sets …"."""
 _DOCTEST = re.compile(r"^\s*>>>(?:\s|$)")
 """A reST doctest block's first line: the block is code up to the next blank line."""
 _TABLE = re.compile(r"^\s*(?:\+[-=+]+\+|\|.*\||={2,}(?:\s+={2,})+)\s*$")
@@ -99,8 +101,9 @@ class Unit:
 
     @property
     def labelled(self) -> bool:
-        """Whether the unit is shown with its directive's name (it does not say it itself)."""
-        return bool(self.label) and self.label not in self.text
+        """Whether the unit is shown with its directive's name (it does not say it itself,
+        as a word of its own: "configuration" does not say `config`, nor `flask.g` `g`)."""
+        return bool(self.label) and re.search(rf"(?<![\w.]){re.escape(self.label)}(?!\w)", self.text) is None
 
     @property
     def rendered(self) -> str:
@@ -125,8 +128,10 @@ class Unit:
         begin with the end of the one before it): it is scored, but not quoted on its own."""
         if self.kind == Kind.CODE:  # the closing brackets of a block the passage before holds
             return not any(c.isalnum() for c in self.text)
-        first = self.text.lstrip()[:1]
-        return self.kind == Kind.SENTENCE and (first.islower() or first in ",;:)]}")
+        text = self.text.lstrip()
+        return self.kind == Kind.SENTENCE and (
+            text[:1].islower() or text[:1] in ",;:)]}" or _ROLE_TAIL.match(text) is not None
+        )
 
 
 def without_marker(text: str) -> str:
@@ -141,7 +146,9 @@ def units(text: str, before: str = "") -> list[Unit]:
     block opened there, and those lines are code, not prose."""
     lines = _lines(text)
     out: list[Unit] = []
-    i, code, _ = _continued_block(before, text)
+    i, code, _, cut = _continued_block(before, text)
+    if not i and cut:
+        _goes_on(lines)
     if not i and (closing := _closing_fence(lines)) is not None:  # it starts inside a fenced block
         i, code = closing + 1, lines[:closing]
     block = 1 if any(line.strip() for line in code) else 0
@@ -182,7 +189,7 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
         start = len(out)
         if description := _DESCRIPTION.match(line):
             label, label_indent = description.group("name"), _indent(line)
-            i += 1
+            i = _past_options(lines, i + 1)  # `:noindex:` is not its body
         elif _FENCE.match(line):
             i = _fenced(lines, i, out, block)
         elif _CODE_DIRECTIVE.match(line):
@@ -206,9 +213,10 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
 
 def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     """A directive that is not code: its text (the argument and the lines continuing it) as
-    Sphinx shows it, an admonition's or a version note's name before its first paragraph
-    ("Warning: …", "Changed in version 2.3: …"); nothing for one that names a file or a
-    module. Its body's other paragraphs are read as any text. The line after it."""
+    Sphinx shows it, an admonition's or a version note's name, or a generic admonition's
+    title, before its first paragraph ("Warning: …", "Changed in version 2.3: …"); nothing
+    for one that names a file or a module. Its body's other paragraphs are read as any
+    text. The line after it."""
     found = _DIRECTIVE_PARTS.match(lines[i])
     name, argument = (found["name"].lower(), found["argument"]) if found else ("", "")
     base, j = _indent(lines[i]), i + 1
@@ -230,6 +238,9 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
         if not body:
             body, j = _first_paragraph(lines, j, base)
         text = f"{_VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
+    elif name == "admonition":  # a box headed by its argument: "Note: …"
+        body, j = _first_paragraph(lines, j, base)
+        text = f"{text}: {body}" if text and body else text or body
     elif name in _ADMONITIONS and not text:
         text, j = _first_paragraph(lines, j, base)
     if name in _ADMONITIONS and text:
@@ -293,6 +304,8 @@ class _Continued(NamedTuple):
     """Those lines as code (a first line cut from the middle of its line made whole)."""
     repeated: int
     """How many of its lines repeat the passage before it (chunks overlap)."""
+    cut: bool = False
+    """Whether it begins in the middle of a line."""
 
 
 def _continued_block(before: str, text: str) -> _Continued:
@@ -310,7 +323,7 @@ def _continued_block(before: str, text: str) -> _Continued:
         row, cut = before.count("\n", 0, start), before[start - 1 : start] not in ("", "\n")  # mid-line
     found = _open_block(before_lines, row + 1 if cut else row)
     if found is None or (cut and found[0] == row) or not text.strip():
-        return _Continued(0, [], 0)  # no block open where `text` begins, or it begins on its opener
+        return _Continued(0, [], 0, cut)  # no block open where `text` begins, or it begins on its opener
     _, base, fenced = found
     end = 1 if cut else 0
     while end < len(lines) and (
@@ -321,7 +334,18 @@ def _continued_block(before: str, text: str) -> _Continued:
     if cut:  # the line the passage begins in the middle of, whole: `before` ends with it
         body[0] = before_lines[row]
     repeated = 0 if start is None else before[start:].count("\n") + 1
-    return _Continued(min(end + fenced, len(lines)), body, repeated)
+    return _Continued(min(end + fenced, len(lines)), body, repeated, cut)
+
+
+def _goes_on(lines: list[str]) -> None:
+    """A passage's first line, begun in the middle of its line, indented as the line after
+    it when that one goes on with its paragraph (a directive's or a list item's body):
+    "…requests do" and "    not time out." are one sentence, not a sentence and a fragment."""
+    if len(lines) < 2 or not lines[1].strip() or _indent(lines[1]) <= _indent(lines[0]):
+        return
+    indented = [" " * _indent(lines[1]) + lines[0].lstrip(), lines[1]]
+    if not (_starts_block(indented, 1, 0) or _FIELD.match(lines[1]) or _DOCTEST.match(lines[1])):
+        lines[0] = indented[0]
 
 
 def _open_block(lines: list[str], end: int) -> tuple[int, int, bool] | None:

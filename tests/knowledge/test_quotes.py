@@ -437,3 +437,57 @@ def test_a_code_blocks_options_are_not_its_code_but_its_caption_is_shown() -> No
     assert [u.text for u in units(text)] == [
         "# tests/test_factory.py\nfrom flaskr import create_app\n\ndef test_config():\n    assert not create_app().testing"
     ], "the caption names the file, as a comment over the code"
+
+
+def test_a_description_directives_options_are_not_its_body_and_a_generic_admonition_has_its_title() -> None:
+    text = (
+        "Available by default:\n\n"
+        ".. data:: config\n   :noindex:\n\n   The current configuration object (:data:`flask.Flask.config`)\n\n"
+        ".. data:: g\n   :noindex:\n\n   The request-bound object for global variables (:data:`flask.g`).\n\n"
+        ".. admonition:: Note\n\n    ``timeout`` is not a time limit on the entire download.\n\n"
+        ".. admonition:: The Jinja Context Behavior\n\n    These variables are added to the context.\n"
+    )
+    assert [u.quoted for u in units(text)] == [
+        "Available by default:",
+        "config: The current configuration object (`flask.Flask.config`)",
+        "g: The request-bound object for global variables (`flask.g`).",
+        "Note: `timeout` is not a time limit on the entire download.",
+        "The Jinja Context Behavior: These variables are added to the context.",
+    ], "`:noindex:` is no text; a dotted name ending in the label does not say it as a word"
+
+
+def test_a_passage_begun_mid_line_in_an_indented_body_reads_that_line_with_the_rest_of_its_sentence() -> None:
+    before = (
+        "Timeouts\n--------\n\n.. admonition:: Note\n\n"
+        "    ``timeout`` is not a time limit on the entire response download; rather, an\n"
+        "    exception is raised if no bytes have been received on the underlying\n"
+        "    socket for ``timeout`` seconds. If no timeout is specified explicitly, requests do\n"
+    )
+    passage = (
+        "socket for ``timeout`` seconds. If no timeout is specified explicitly, requests do\n"
+        "    not time out.\n\nErrors\n------\n\nA network problem raises a ``ConnectionError``.\n"
+    )
+    read = [(u.text, u.fragment) for u in units(passage, before)]
+    assert read == [
+        ("socket for ``timeout`` seconds.", True),
+        ("If no timeout is specified explicitly, requests do not time out.", False),
+        ("A network problem raises a ``ConnectionError``.", False),
+    ]
+    assert "If no timeout is specified explicitly, requests do" in [u.text for u in units(passage)], (
+        "without the passage before, where the line began is not known"
+    )
+    cut_at_its_start = "Ends here.\n" + passage[passage.index("If no") :]
+    assert [u.text for u in units(cut_at_its_start, "Ends here.\n")][1] == (
+        "If no timeout is specified explicitly, requests do"
+    ), "a passage that begins at a line's start is read as it stands"
+    item = "*   ``SECRET_KEY`` is used by Flask to keep data safe. It is set to ``'dev'`` during\n"
+    listed = units("set to ``'dev'`` during\n    development. Override it when deploying.\n", item)
+    assert [u.text for u in listed] == ["set to ``'dev'`` during development.", "Override it when deploying."]
+    block = units("deploying.\n\n    .. code-block:: text\n\n        flask run\n", "Override it when deploying.\n")
+    assert block[-1].kind == Kind.CODE, "a line after it that begins a block is not taken into its paragraph"
+
+
+def test_the_tail_of_a_rest_reference_cut_in_two_is_a_fragment() -> None:
+    found = units("<Config.from_mapping>` sets\nsome default configuration the app will use.\n")
+    assert found[0].fragment
+    assert not units("<br> tags are not escaped.")[0].fragment

@@ -515,3 +515,24 @@ async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack)
     assert await stack.retriever.following(cookie) == (
         "# HTMLResponse\n\nTakes some text or bytes and returns an HTML response."
     ), "the stored passage has no heading line: it is given one"
+
+
+def test_a_question_the_page_asks_is_never_the_lead() -> None:
+    asked = Unit("So how exactly does Flask handle uploads of large files?", Kind.SENTENCE, 1)
+    answer = Unit("Flask keeps small uploads in memory and larger ones in a temporary file.", Kind.SENTENCE, 1)
+    passage = scored_units([asked, answer], [1.0, 0.6])
+    assert lead(passage) == answer.text
+    assert first_line([passage]) == f"{answer.text} [1]"
+
+
+def test_a_directives_name_is_shown_once_even_when_its_first_sentence_says_it() -> None:
+    found = units(
+        ".. data:: session\n\n"
+        "   A proxy to the session data for the current request.\n"
+        "   This is only available when a request context is active.\n"
+    )
+    passage = scored_units(found, [0.5, 1.0])
+    assert excerpt(passage, budget=10_000) == [
+        "A proxy to the session data for the current request.",
+        "This is only available when a request context is active.",
+    ], "its first sentence names it: the second is not labelled as if it began the body"
