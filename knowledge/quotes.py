@@ -343,9 +343,8 @@ def _goes_on(lines: list[str]) -> None:
     "…requests do" and "    not time out." are one sentence, not a sentence and a fragment."""
     if len(lines) < 2 or not lines[1].strip() or _indent(lines[1]) <= _indent(lines[0]):
         return
-    indented = [" " * _indent(lines[1]) + lines[0].lstrip(), lines[1]]
-    if not (_starts_block(indented, 1, 0) or _FIELD.match(lines[1]) or _DOCTEST.match(lines[1])):
-        lines[0] = indented[0]
+    if not (_FIELD.match(lines[1]) or _DOCTEST.match(lines[1])):  # (a paragraph stops at other blocks)
+        lines[0] = " " * _indent(lines[1]) + lines[0].lstrip()
 
 
 def _open_block(lines: list[str], end: int) -> tuple[int, int, bool] | None:

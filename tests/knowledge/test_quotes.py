@@ -483,8 +483,8 @@ def test_a_passage_begun_mid_line_in_an_indented_body_reads_that_line_with_the_r
     item = "*   ``SECRET_KEY`` is used by Flask to keep data safe. It is set to ``'dev'`` during\n"
     listed = units("set to ``'dev'`` during\n    development. Override it when deploying.\n", item)
     assert [u.text for u in listed] == ["set to ``'dev'`` during development.", "Override it when deploying."]
-    block = units("deploying.\n\n    .. code-block:: text\n\n        flask run\n", "Override it when deploying.\n")
-    assert block[-1].kind == Kind.CODE, "a line after it that begins a block is not taken into its paragraph"
+    doctest = units("like this:\n    >>> requests.get(url)\n", "It is used like this:\n")
+    assert [u.kind for u in doctest] == [Kind.SENTENCE, Kind.CODE], "a block after it is not its paragraph"
 
 
 def test_the_tail_of_a_rest_reference_cut_in_two_is_a_fragment() -> None:

@@ -519,7 +519,9 @@ async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack)
 
 def test_a_question_the_page_asks_is_never_the_lead() -> None:
     asked = Unit("So how exactly does Flask handle uploads of large files?", Kind.SENTENCE, 1)
-    answer = Unit("Flask keeps small uploads in memory and larger ones in a temporary file.", Kind.SENTENCE, 1)
+    answer = Unit(
+        "Flask keeps small uploads in memory and larger ones in a temporary file.", Kind.SENTENCE, 1
+    )
     passage = scored_units([asked, answer], [1.0, 0.6])
     assert lead(passage) == answer.text
     assert first_line([passage]) == f"{answer.text} [1]"
