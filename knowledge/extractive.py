@@ -65,18 +65,22 @@ def extractive_answer(
     chosen = _chosen([best, *relevant], MOST_QUOTED if asks_several(ranking.question) else QUOTED_PASSAGES)
     budgets = [LEAD_EXCERPT_CHARS, *[EXCERPT_CHARS] * (len(chosen) - 1)]
     shown: dict[int, set[str]] = {}  # per document, the units quoted so far
-    citations = []
-    for n, (passage, budget) in enumerate(zip(chosen, budgets, strict=True), start=1):
+    citations: list[Citation] = []
+    quoted_passages: list[Scored] = []
+    for passage, budget in zip(chosen, budgets, strict=True):
         seen = shown.setdefault(passage.hit.document.id, set())
         quoted = excerpt(passage, budget, seen)
+        if any(c.text == "\n".join(quoted) for c in citations):
+            continue  # the same words on another page (docs repeat paragraphs): cited, not quoted twice
         seen.update(quoted)
-        citations.append(Citation.from_hit(n, passage.hit, "\n".join(quoted)))
-    lines = [first_line(chosen), ""] + [_quoted(c) for c in citations]
-    also = _see_also(relevant, chosen)
+        quoted_passages.append(passage)
+        citations.append(Citation.from_hit(len(citations) + 1, passage.hit, "\n".join(quoted)))
+    lines = [first_line(quoted_passages), ""] + [_quoted(c) for c in citations]
+    also = _see_also(relevant, quoted_passages)
     for passage in also:
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, lead(passage)))
     if also:
-        lines += ["", "See also " + " ".join(f"[{c.n}]" for c in citations[len(chosen) :]) + "."]
+        lines += ["", "See also " + " ".join(f"[{c.n}]" for c in citations[len(quoted_passages) :]) + "."]
     return Answer(
         text=closed_fences("\n".join(lines)),
         citations=citations,

@@ -22,13 +22,18 @@ _NUMBERED = {"pep": "PEP", "rfc": "RFC"}
 _LITERAL = re.compile(r"``(?P<body>[^`\n]+?)``")
 _LINK = re.compile(r"`(?P<text>[^`<\n]+?)\s*<(?P<target>[^`>\n]+)>`__?(?!\w)")
 _NAMED = re.compile(r"(?<![\w`])`(?P<text>[^`<\n]+?)`__?(?!\w)")
+_ANCHOR = re.compile(r'<a\s[^<>]*?\bhref="(?P<target>[^"<>]+)"[^<>]*>(?P<text>[^<>]*)</a>', re.IGNORECASE)
+"""An HTML link in Markdown prose (MkDocs pages have them)."""
 
 
 def readable(text: str) -> str:
     """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
     `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is
-    Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use". Text
-    without reST markup is returned as it is."""
+    Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use"; and
+    an HTML link <a href="url">text</a> is [text](url). Text without such markup is returned
+    as it is."""
+    if "<a " in text:
+        text = _ANCHOR.sub(_anchor, text)
     if "`" not in text:
         return text
     text = _ROLE.sub(_role, text)
@@ -55,6 +60,13 @@ def _role(found: re.Match[str]) -> str:
     if role in _CALLED and not shown.endswith(")"):
         shown += "()"
     return f"`{shown}`"
+
+
+def _anchor(found: re.Match[str]) -> str:
+    target, text = found["target"].strip(), found["text"].strip()
+    if not target.startswith(("https://", "http://")):
+        return text
+    return target if text in ("", target, target.removesuffix("/")) else f"[{text}]({target})"
 
 
 def _link(found: re.Match[str]) -> str:

@@ -54,6 +54,8 @@ _MKDOCS_ADMONITION = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)(?:\s+
 _CAPTION = re.compile(r"^\s*:caption:\s*(?P<caption>\S.*?)\s*$")
 _OPTION_LINE = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
+_REFERENCE = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+\s*$")
+"""A Markdown link reference definition, `[jinja2]: https://…`: no text of the page."""
 _UNDERLINE = re.compile(r"^\s*([=\-~^\"'#*+:._])\1{2,}\s*$")
 _BACKTICKS = re.compile(r"^`{3,}$")
 _ATX = re.compile(r"^\s{0,3}#{1,6}\s+\S")
@@ -140,10 +142,12 @@ def without_marker(text: str) -> str:
     return text[found.end() - 1 :] if found else text
 
 
-def units(text: str, before: str = "") -> list[Unit]:
+def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     """The quotable units of `text`, in order. `before` is the text before it in its
     section, if known (the passages before it, `joined`): a passage may begin inside a code
-    block opened there, and those lines are code, not prose."""
+    block opened there, and those lines are code, not prose. A text of titles alone is
+    quoted by its titles' words, unless `titles` is False (the rest of a passage read on
+    into: the next section's title is nothing to quote)."""
     lines = _lines(text)
     out: list[Unit] = []
     i, code, _, cut = _continued_block(before, text)
@@ -158,8 +162,9 @@ def units(text: str, before: str = "") -> list[Unit]:
     found = [u for u in out if u.text.strip() and not _bare_fences(u)]
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
-    if not found and text.strip():  # nothing but titles: the text itself is what there is to quote
-        found = [Unit(" ".join(text.split()), Kind.SENTENCE, 1)]
+    if not found and titles:  # nothing but titles: their words are what there is to quote
+        words = " ".join(line.strip() for line in lines if not (_UNDERLINE.match(line) or _unread(line)))
+        found = [Unit(" ".join(words.split()), Kind.SENTENCE, 1)] if words.strip() else []
     return found
 
 
@@ -180,7 +185,7 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             section, label = _heading_text(lines[i]), ""
             i += 1 if _ATX.match(line) else 2
             continue
-        if not line.strip() or (_UNDERLINE.match(line) and not _FENCE.match(line)) or _COMMENT.match(line):
+        if not line.strip() or (_UNDERLINE.match(line) and not _FENCE.match(line)) or _unread(line):
             i += 1
             continue
         if label and _indent(line) <= label_indent:
@@ -452,9 +457,23 @@ def _fences(lines: list[str], start: int) -> list[int]:
     ]
 
 
+def _unread(line: str) -> bool:
+    """A reST comment or link target, or a Markdown link reference definition."""
+    return bool(_COMMENT.match(line) or _REFERENCE.match(line))
+
+
 def _looks_like_a_title(unit: Unit) -> bool:
+    """Short, not ended as a sentence, and not a label before a value or code ("Default:
+    ``False``", "For example: `request.query_params['search']`": what a setting's
+    default is, a page's example)."""
     text = unit.text.strip()
-    return unit.kind == Kind.SENTENCE and len(text.split()) <= 6 and text[-1:] not in ".!?:;,)"
+    return (
+        unit.kind == Kind.SENTENCE
+        and len(text.split()) <= 6
+        and text[-1:] not in ".!?:;,)"
+        and ": " not in text
+        and "`" not in text
+    )
 
 
 def _heading_text(line: str) -> str:

@@ -209,7 +209,10 @@ class Ranker:
             if passage.units
             else (None, following)
         )
-        fresh = [*([code] if code else []), *(u for u in units(following) if u.text not in known)]
+        fresh = [
+            *([code] if code else []),
+            *(u for u in units(following, titles=False) if u.text not in known),
+        ]
         own, completed = passage.units, False
         # Passages overlap: the next one may begin with the end of a sentence this one holds,
         # a fragment, unless it starts with a capital ("CORSMiddleware as an inner ..."); or

@@ -11,12 +11,15 @@ from knowledge.abstain import Calibration
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
 from knowledge.engine import Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
-from knowledge.extractive import QUOTED_PASSAGES, asks_several
+from knowledge.extractive import QUOTED_PASSAGES, asks_several, extractive_answer
 from knowledge.ingest import Source
 from knowledge.llm import Delta
-from knowledge.retrieval import Retriever
+from knowledge.quotes import units
+from knowledge.ranking import Ranking, Scored, ScoredUnit
+from knowledge.retrieval import Retrieval, Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
+from tests.knowledge.test_citations import hit
 
 ROLLBACK = "How long does a rollback take?"
 UNRELATED = "What is the boiling point of liquid nitrogen on Jupiter's moons?"
@@ -379,3 +382,34 @@ async def test_a_models_marker_after_a_closing_fence_goes_on_its_own_line(
     answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
     assert answer.fallback is None and [c.n for c in answer.citations] == [1]
     assert "```\nprevious colour\n```\n[1]\n\nIt takes about two minutes [1]." in answer.text, answer.text
+
+
+def test_a_quote_two_pages_share_word_for_word_is_quoted_once_and_both_pages_cited() -> None:
+    """Docs repeat paragraphs: Starlette's requests and websockets pages say "Query parameters
+    are exposed as an immutable multi-dict." in the same words; their passages differ only in
+    what is not quoted (the tail of a sentence the passage begins with)."""
+    shared = "Query parameters are exposed as an immutable multi-dict.\n\nRead them with `query_params`.\n"
+    pages = [hit(f"scope of the request.\n\n{shared}", 1), hit(f"of the websocket.\n\n{shared}", 2)]
+    pages.append(hit("Path parameters are exposed as a dictionary interface.\n", 3))
+    passages = [
+        Scored(
+            h,
+            1.0 - n / 10,
+            [
+                ScoredUnit(
+                    u, 0.5, 0.5, 0.5 + (u.text == "Query parameters are exposed as an immutable multi-dict.")
+                )
+                for u in units(h.text)
+            ],
+        )
+        for n, h in enumerate(pages)
+    ]
+    retrieval = Retrieval(pages, "how do I read query parameters?", [pages[0].index], 0.8)
+    answer = extractive_answer(Ranking(retrieval.query, passages), retrieval, ResponseMode.RAG_ONLY)
+    quoted = _quoted(answer)
+    assert [c.name for c in quoted] == ["d1.md", "d3.md"], "the second page's identical quote is left out"
+    assert sum("immutable multi-dict" in c.text for c in quoted) == 1
+    assert [c.name for c in answer.citations] == ["d1.md", "d3.md", "d2.md"], (
+        "and the page is named under See also"
+    )
+    assert answer.text.endswith("See also [3].")

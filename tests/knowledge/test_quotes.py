@@ -97,7 +97,10 @@ def test_a_passage_of_one_short_line_is_quoted_whole() -> None:
     assert [u.text for u in units("service.retention_days: 45\nservice.region: eu-west")] == [
         "service.retention_days: 45 service.region: eu-west"
     ]
-    assert [u.text for u in units("Title only\n==========\n")] == ["Title only =========="]
+    assert [u.text for u in units("Title only\n==========\n")] == ["Title only"]
+    targets = ".. _`urllib3`: https://github.com/urllib3/urllib3\n\n.. _blocking:\n\nBlocking?\n---------\n"
+    assert [u.text for u in units(targets)] == ["Blocking?"], "link targets are no words of a title"
+    assert units(targets, titles=False) == [], "what a passage read on into holds of the next section"
 
 
 def test_a_passage_cut_inside_a_code_block_keeps_its_tail_as_code() -> None:
@@ -491,3 +494,32 @@ def test_the_tail_of_a_rest_reference_cut_in_two_is_a_fragment() -> None:
     found = units("<Config.from_mapping>` sets\nsome default configuration the app will use.\n")
     assert found[0].fragment
     assert not units("<br> tags are not escaped.")[0].fragment
+
+
+def test_a_passage_ending_with_a_title_leaves_it_to_the_next_but_keeps_a_labelled_value() -> None:
+    """A reST title whose underline fell into the next passage is that passage's; a short
+    last line that labels a value or code is the passage's own text."""
+    ending = "    Enable debug mode.\n\n    Default: ``False``\n\n.. py:data:: TESTING\n"
+    assert [u.text for u in units(".. py:data:: DEBUG\n\n" + ending)][-1] == "Default: ``False``"
+    example = "Query parameters are exposed as a multi-dict.\n\nFor example: `request.query_params['q']`\n"
+    assert [u.text for u in units(example)][-1] == "For example: `request.query_params['q']`"
+    titled = "Keep-alive is automatic within a session.\n\nStreaming Uploads\n"
+    assert [u.text for u in units(titled)] == ["Keep-alive is automatic within a session."]
+
+
+def test_link_definitions_are_no_text_and_an_html_link_reads_as_a_markdown_one() -> None:
+    text = (
+        "Install [Jinja2][jinja2] to use templates.\n\n"
+        "[jinja2]: https://jinja.palletsprojects.com/\n"
+        "[pathlike]: https://docs.python.org/3/library/os.html#os.PathLike\n\n"
+        '**Source Code**: <a href="https://github.com/encode/starlette" target="_blank">'
+        "https://github.com/encode/starlette</a>\n\n"
+        '**Docs**: <a href="https://www.starlette.io/" target="_blank">the site</a>, '
+        '<a href="#install">install</a>\n'
+    )
+    assert [u.quoted for u in units(text)] == [
+        "Install [Jinja2][jinja2] to use templates.",
+        "**Source Code**: https://github.com/encode/starlette",
+        "**Docs**: [the site](https://www.starlette.io/), install",
+    ]
+    assert [u.text for u in units("[jinja2]: https://jinja.palletsprojects.com/\n")] == [], "nothing to quote"

@@ -258,6 +258,9 @@ async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(s
     read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, passage, following)
     added = [u.unit.text for u in read.units[len(passage.units) :]]
     assert added == ["List custom headers in `expose_headers`."]
+    targets = ".. _`CORS`: https://developer.mozilla.org/docs/Web/HTTP/CORS\n\nSessions\n--------\n"
+    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, passage, targets)
+    assert read.units == passage.units, "link targets and the next section's title are nothing to quote"
 
 
 async def test_a_unit_the_passage_was_cut_inside_is_completed_not_repeated(stack: Stack) -> None:
