@@ -24,6 +24,12 @@ _LINK = re.compile(r"`(?P<text>[^`<\n]+?)\s*<(?P<target>[^`>\n]+)>`__?(?!\w)")
 _NAMED = re.compile(r"(?<![\w`])`(?P<text>[^`<\n]+?)`__?(?!\w)")
 _ANCHOR = re.compile(r'<a\s[^<>]*?\bhref="(?P<target>[^"<>]+)"[^<>]*>(?P<text>[^<>]*)</a>', re.IGNORECASE)
 """An HTML link in Markdown prose (MkDocs pages have them)."""
+_TAG = re.compile(
+    r"</?(?:a|p|i|b|em|strong|u|small|span|div|center|sup|sub|h[1-6]|img|br|hr)(?:\s[^<>]*)?/?>",
+    re.IGNORECASE,
+)
+"""The HTML that formats Markdown prose, which a reader of the page does not see."""
+_CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 
 
 def readable(text: str) -> str:
@@ -32,8 +38,8 @@ def readable(text: str) -> str:
     Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use"; and
     an HTML link <a href="url">text</a> is [text](url). Text without such markup is returned
     as it is."""
-    if "<a " in text:
-        text = _ANCHOR.sub(_anchor, text)
+    if "<" in text:
+        text = _without_html(text)
     if "`" not in text:
         return text
     text = _ROLE.sub(_role, text)
@@ -60,6 +66,22 @@ def _role(found: re.Match[str]) -> str:
     if role in _CALLED and not shown.endswith(")"):
         shown += "()"
     return f"`{shown}`"
+
+
+def _without_html(text: str) -> str:
+    """Prose's HTML as the page shows it: links as Markdown links, the tags that format it
+    left out; code spans as written."""
+    pieces, end = [], 0
+    for span in _CODE_SPAN.finditer(text):
+        pieces += [_prose_html(text[end : span.start()]), span.group()]
+        end = span.end()
+    shown = "".join([*pieces, _prose_html(text[end:])])
+    return shown.strip() if shown != text else text
+
+
+def _prose_html(prose: str) -> str:
+    prose = _ANCHOR.sub(_anchor, prose)
+    return re.sub(r"\s{2,}", " ", _TAG.sub(" ", prose)) if _TAG.search(prose) else prose
 
 
 def _anchor(found: re.Match[str]) -> str:

@@ -515,11 +515,17 @@ def test_link_definitions_are_no_text_and_an_html_link_reads_as_a_markdown_one()
         '**Source Code**: <a href="https://github.com/encode/starlette" target="_blank">'
         "https://github.com/encode/starlette</a>\n\n"
         '**Docs**: <a href="https://www.starlette.io/" target="_blank">the site</a>, '
-        '<a href="#install">install</a>\n'
+        '<a href="#install">install</a>\n\n'
+        '<p align="center"><i>Starlette is <a href="https://github.com/encode/starlette/blob/master/LICENSE.md">'
+        "BSD licensed</a> code.<br/>Designed & crafted with care.</i></br></p>\n\n"
+        "End a line with a `<br/>` tag; compare `a < b`.\n"
     )
     assert [u.quoted for u in units(text)] == [
         "Install [Jinja2][jinja2] to use templates.",
         "**Source Code**: https://github.com/encode/starlette",
         "**Docs**: [the site](https://www.starlette.io/), install",
-    ]
+        "Starlette is [BSD licensed](https://github.com/encode/starlette/blob/master/LICENSE.md) code. "
+        "Designed & crafted with care.",
+        "End a line with a `<br/>` tag; compare `a < b`.",
+    ], "the HTML that formats prose is not shown; code spans are as written"
     assert [u.text for u in units("[jinja2]: https://jinja.palletsprojects.com/\n")] == [], "nothing to quote"
