@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import replace
 
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode, closed_fences
 from knowledge.quotes import Kind, Unit, without_marker
@@ -174,7 +175,8 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
         low += 1
     while high > low and _within(units[high].unit, shown):
         high -= 1
-    return _labelled([u.unit for u in units[low : high + 1]])
+    quoted = [u.unit for u in units[low : high + 1]]
+    return _labelled([_unrepeated(quoted[0], shown), *quoted[1:]])
 
 
 def _labelled(units: Sequence[Unit]) -> list[str]:
@@ -194,6 +196,20 @@ def _labelled(units: Sequence[Unit]) -> list[str]:
         else:
             quoted.append(unit.rendered)
     return quoted
+
+
+def _unrepeated(unit: Unit, shown: Collection[str]) -> Unit:
+    """A code unit without its first lines when a quote shown ends with them (passages
+    overlap, so the next passage's code block begins with the lines the quote before
+    ended with)."""
+    if unit.kind != Kind.CODE or not shown:
+        return unit
+    lines = unit.text.split("\n")
+    ends = [other.rstrip("`\n").split("\n") for other in shown]
+    repeated = max(
+        (n for end in ends for n in range(len(lines) - 1, 0, -1) if end[-n:] == lines[:n]), default=0
+    )
+    return replace(unit, text="\n".join(lines[repeated:])) if repeated else unit
 
 
 def _within(unit: Unit, shown: Collection[str]) -> bool:
@@ -258,7 +274,7 @@ def _chosen(passages: Sequence[Scored], limit: int) -> list[Scored]:
         if any(c.hit.document.id == document and c.hit.position == passage.hit.position + 1 for c in chosen):
             passage = passage.own()  # what it was read on into is quoted already, better ranked
         chosen.append(passage)
-        if passage.following:
+        if passage.continued:
             read.add((document, passage.hit.position + 1))
         if len(chosen) == limit:
             break

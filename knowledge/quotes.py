@@ -14,7 +14,7 @@ import enum
 import re
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from knowledge.markup import readable
@@ -150,7 +150,7 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     into: the next section's title is nothing to quote)."""
     lines = _lines(text)
     out: list[Unit] = []
-    i, code, _, cut = _continued_block(before, text)
+    i, code, _, cut, _ = _continued_block(before, text)
     if not i and cut:
         _goes_on(lines)
     if not i and (closing := _closing_fence(lines)) is not None:  # it starts inside a fenced block
@@ -286,16 +286,24 @@ def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None,
     """When the passage `before` ends inside a code block, or with the line opening one,
     and the passage after it, `text`, goes on with the block: the block's rest as a code
     unit, without the lines `text` repeats of `before` (chunks overlap), and the text after
-    the block. The unit is part of `previous`'s block (the passage's last unit) when that is
-    the block's code, else a block of its own after it. Otherwise None and `text`."""
+    the block. When `previous` (the passage's last unit) is the block's code, the unit is
+    the whole block, read from its opener as `previous` was, so that it begins with
+    `previous`'s text (one block, its lines indented as written); else a block of its own
+    after it. Otherwise None and `text`."""
     continued = _continued_block(before, text)
     if not continued.lines:
         return None, text
     rest = "\n".join(_lines(text)[continued.lines :])
-    fresh = "\n".join(continued.code[continued.repeated :])
-    if not fresh.strip():
+    fresh = continued.code[continued.repeated :]
+    if not "".join(fresh).strip():
         return None, rest
-    code = _cap(textwrap.dedent(fresh).strip("\n"))
+    if previous.kind == Kind.CODE and continued.opener >= 0:
+        read: list[Unit] = []
+        _read([*_lines(before)[continued.opener :], *fresh], 0, read, previous.block - 1)
+        whole = next((u for u in read if u.kind == Kind.CODE), None)
+        if whole is not None and whole.text.startswith(previous.text):
+            return replace(whole, block=previous.block, section=previous.section, label=previous.label), rest
+    code = _cap(textwrap.dedent("\n".join(fresh)).strip("\n"))
     block = previous.block if previous.kind == Kind.CODE else previous.block + 1
     return Unit(code, Kind.CODE, block, previous.section, previous.label), rest
 
@@ -311,6 +319,8 @@ class _Continued(NamedTuple):
     """How many of its lines repeat the passage before it (chunks overlap)."""
     cut: bool = False
     """Whether it begins in the middle of a line."""
+    opener: int = -1
+    """The line of the passage before that opens the block (-1: none, or not there)."""
 
 
 def _continued_block(before: str, text: str) -> _Continued:
@@ -339,7 +349,7 @@ def _continued_block(before: str, text: str) -> _Continued:
     if cut:  # the line the passage begins in the middle of, whole: `before` ends with it
         body[0] = before_lines[row]
     repeated = 0 if start is None else before[start:].count("\n") + 1
-    return _Continued(min(end + fenced, len(lines)), body, repeated, cut)
+    return _Continued(min(end + fenced, len(lines)), body, repeated, cut, found[0])
 
 
 def _goes_on(lines: list[str]) -> None:

@@ -95,6 +95,9 @@ class Scored:
     following: int = 0
     """How many of the last units were read on from the next passage of the document
     (`read_on`): they may be quoted with the passage, never lead it."""
+    continued: bool = False
+    """Whether it was read on into the next passage (units added, or its last unit made
+    whole: a code block the next passage ends); the next passage is not quoted again."""
 
     @property
     def own_units(self) -> list[ScoredUnit]:
@@ -228,7 +231,12 @@ class Ranker:
             for u in fresh
             for c in [ranking.terms.coverage(stems_of(f"{u.text} {u.section} {u.label}"))]
         ]
-        return replace(passage, units=[*own, *added], following=passage.following + len(added))
+        return replace(
+            passage,
+            units=[*own, *added],
+            following=passage.following + len(added),
+            continued=passage.continued or completed or bool(added),
+        )
 
     async def question_terms(self, question: str) -> QuestionTerms:
         """The question's words weighed by their idf (not yet by importance)."""

@@ -4,6 +4,7 @@ response modes, honest abstention, graceful degradation and caching."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -14,9 +15,9 @@ from knowledge.errors import EmbedderUnavailable
 from knowledge.extractive import QUOTED_PASSAGES, asks_several, extractive_answer
 from knowledge.ingest import Source
 from knowledge.llm import Delta
-from knowledge.quotes import units
+from knowledge.quotes import Kind, Unit, units
 from knowledge.ranking import Ranking, Scored, ScoredUnit
-from knowledge.retrieval import Retrieval, Retriever
+from knowledge.retrieval import Hit, Retrieval, Retriever
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 from tests.knowledge.test_citations import hit
@@ -413,3 +414,28 @@ def test_a_quote_two_pages_share_word_for_word_is_quoted_once_and_both_pages_cit
         "and the page is named under See also"
     )
     assert answer.text.endswith("See also [3].")
+
+
+def test_a_passage_a_better_one_was_read_on_into_is_not_quoted_again() -> None:
+    """A code block cut by the chunker: the passage holding its start is read on to its end
+    (its last unit made whole, no unit added); the passage holding the end is not quoted."""
+    start = replace(
+        hit("Turn it on like this::\n\n    import logging\n    handler = logging.StreamHandler()\n", 1),
+        position=4,
+    )
+    end = replace(hit("    handler.setLevel(logging.DEBUG)\n", 1), position=5)
+    other = hit("Logging is configured by the application, not by the library.\n", 2)
+
+    def scored(h: Hit, score: float) -> Scored:
+        return Scored(h, score, [ScoredUnit(u, score, 0.5, score) for u in units(h.text)])
+
+    whole = Unit(
+        "import logging\nhandler = logging.StreamHandler()\nhandler.setLevel(logging.DEBUG)", Kind.CODE, 2
+    )
+    first = scored(start, 0.9)
+    first = replace(first, units=[*first.units[:-1], replace(first.units[-1], unit=whole)], continued=True)
+    retrieval = Retrieval([start, end, other], "how do i turn on logging?", [start.index], 0.8)
+    ranking = Ranking(retrieval.query, [first, scored(end, 0.8), scored(other, 0.7)])
+    answer = extractive_answer(ranking, retrieval, ResponseMode.RAG_ONLY)
+    assert [c.name for c in _quoted(answer)] == ["d1.md", "d2.md"]
+    assert answer.text.count("setLevel(logging.DEBUG)") == 1

@@ -193,8 +193,20 @@ def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
         "One key difference is the license."
     )
     code, rest = continued_code(ending, DEBUGGING, following)
-    assert code == Unit("logging.basicConfig()\nlog.setLevel(logging.DEBUG)", Kind.CODE, 1, "Debugging")
+    assert code == Unit(
+        "import logging\nHTTPConnection.debuglevel = 1\n\nlogging.basicConfig()\nlog.setLevel(logging.DEBUG)",
+        Kind.CODE,
+        1,
+        "Debugging",
+    ), "the whole block, one unit: the passage's part of it and the rest"
     assert [u.text for u in units(rest)] == ["One key difference is the license."]
+    nested = "Define it::\n\n    def create_app():\n        app = Flask(__name__)"
+    code, _ = continued_code(
+        units(nested)[-1], nested, "        app.config.from_pyfile('config.py')\n    return app\n"
+    )
+    assert code is not None and code.text == (
+        "def create_app():\n    app = Flask(__name__)\n    app.config.from_pyfile('config.py')\nreturn app"
+    ), "its lines indented as written, not each part on its own"
 
 
 def test_a_passage_ending_with_the_line_that_opens_a_literal_block_continues_as_code() -> None:

@@ -360,7 +360,7 @@ def test_an_answer_never_begins_with_a_code_block() -> None:
     assert first_line([scored_units([code], [1.0])]) == f"{code.quoted} [1]", "with nothing else to say"
 
 
-def _debugging_page(handlers: int = 15) -> str:
+def _debugging_page(handlers: int = 15, after: str = "The license changed as well.\n") -> str:
     """A reST page whose list item holds a literal block too long for one chunk."""
     filler = " ".join(f"Release {n} changed how sessions pool their connections." for n in range(1, 12))
     steps = "\n".join(
@@ -374,7 +374,7 @@ def _debugging_page(handlers: int = 15) -> str:
         "      import logging\n"
         f"{steps}\n"
         "      logging.getLogger('urllib3').setLevel(logging.DEBUG)\n\n"
-        "The license changed as well.\n"
+        f"{after}"
     )
 
 
@@ -385,13 +385,33 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
     knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
     ranking, _ = await knowledge.judge(question, retrieval)
-    cut = [p for p in ranking.passages[:READ_ON] if "import logging" in p.hit.text and p.following]
+    cut = [p for p in ranking.passages[:READ_ON] if "import logging" in p.hit.text and p.continued]
     assert cut, "the passage holding the start of the block is read on"
     assert "urllib3" not in cut[0].hit.text, "the block is cut between two passages"
     code = [u.unit.text for u in cut[0].units if u.unit.kind == "code"]
+    assert len(code) == 1, "one block, quoted as one"
     assert code[0].startswith("import logging")
-    assert code[-1].endswith("logging.getLogger('urllib3').setLevel(logging.DEBUG)")
+    assert code[0].endswith("logging.getLogger('urllib3').setLevel(logging.DEBUG)")
     assert "\n".join(code).count("handler_15 =") == 1, "the lines both chunks hold are quoted once"
+
+
+async def test_a_code_block_read_on_into_the_next_passage_is_not_quoted_again_from_it(stack: Stack) -> None:
+    index = stack.index()
+    steps = "\n".join(
+        f"    handler_{n} = logging.StreamHandler()  # handler number {n}" for n in range(1, 19)
+    )
+    page = f"Debugging\n=========\n\nTurn on verbose logging of every header like this::\n\n{steps}\n"
+    await stack.ingestor.add(index, md("debugging.rst", page))
+    question = "how do i turn on verbose logging of every header?"
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
+    ranking, _ = await knowledge.judge(question, await stack.retriever.search([stack.fresh(index)], question))
+    (first,) = [p for p in ranking.passages[:READ_ON] if "handler_1 =" in p.hit.text]
+    assert "handler_18 =" not in first.hit.text, "the block is cut between two passages"
+    assert first.continued and not first.following, "the next passage's code made its last unit whole"
+    assert first.units[-1].unit.text.endswith("handler_18 = logging.StreamHandler()  # handler number 18")
+    answer = await knowledge.ask(Request([stack.fresh(index)], [{"role": "user", "content": question}]))
+    shown = [line for line in answer.text.split("\n") if "handler_" in line]
+    assert len(shown) == 18 and len(set(shown)) == 18, "each line of the block once"
 
 
 @pytest.mark.parametrize("handlers", [15, 40], ids=["the passage before opens it", "one further back does"])
