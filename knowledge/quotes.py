@@ -95,6 +95,9 @@ class Unit:
     """The heading the unit is under, if the passage shows it."""
     label: str = ""
     """The name a reST description directive gives its body (`.. py:data:: DEBUG`)."""
+    continues: bool = False
+    """It begins in the middle of a sentence the passage before holds (known from that
+    passage's text: "CLI command, or `with` block." ends a sentence begun there)."""
 
     @property
     def shown(self) -> str:
@@ -132,7 +135,7 @@ class Unit:
             return not any(c.isalnum() for c in self.text)
         text = self.text.lstrip()
         return self.kind == Kind.SENTENCE and (
-            text[:1].islower() or text[:1] in ",;:)]}" or _ROLE_TAIL.match(text) is not None
+            self.continues or text[:1].islower() or text[:1] in ",;:)]}" or _ROLE_TAIL.match(text) is not None
         )
 
 
@@ -162,10 +165,51 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     found = [u for u in out if u.text.strip() and not _bare_fences(u)]
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
+    if found and not i and _at_start(found[0], lines) and _begins_mid_sentence(before, text):
+        found[0] = replace(found[0], continues=True)
     if not found and titles:  # nothing but titles: their words are what there is to quote
         words = " ".join(line.strip() for line in lines if not (_UNDERLINE.match(line) or _unread(line)))
         found = [Unit(" ".join(words.split()), Kind.SENTENCE, 1)] if words.strip() else []
     return found
+
+
+def _begins_mid_sentence(before: str, text: str) -> bool:
+    """Whether `text` begins in the middle of a sentence of `before`, the passage before it
+    (chunks are cut by size and overlap): in a line whose start, in `before`, does not end a
+    sentence, or at the start of a line that goes on with a line of prose before it that
+    does not end one (reST wraps its paragraphs)."""
+    if not before.strip() or not text[:1].strip():
+        return False
+    start = _overlap(before, text)
+    preceding = _lines(before if start is None else before[:start])
+    if start is not None and preceding[-1].strip():  # it begins in the middle of a line
+        return not _ends_sentence(preceding[-1])
+    if not preceding[-1].strip():
+        preceding.pop()  # it begins a line
+    previous = preceding[-1] if preceding else ""
+    if not previous.strip():
+        return False  # a new paragraph
+    first = _lines(text)[0]
+    return not (
+        _indent(previous) != _indent(first)
+        or _ends_sentence(previous)
+        or any(p.match(previous) for p in (_UNDERLINE, _FENCE, _TABLE, _ATX))
+        or any(p.match(first) for p in (_ITEM, _DIRECTIVE, _FENCE, _FIELD, _DOCTEST, _TABLE))
+    )
+
+
+def _at_start(unit: Unit, lines: list[str]) -> bool:
+    """Whether `unit` is a sentence the passage's first line begins."""
+    first = " ".join(lines[0].split())
+    return (
+        unit.kind == Kind.SENTENCE
+        and bool(first)
+        and (first.startswith(unit.text) or unit.text.startswith(first))
+    )
+
+
+def _ends_sentence(line: str) -> bool:
+    return line.rstrip().rstrip("\"')]*`").endswith((".", "!", "?", ":"))
 
 
 def _bare_fences(unit: Unit) -> bool:

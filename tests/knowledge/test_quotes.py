@@ -254,8 +254,8 @@ def test_a_passage_that_begins_inside_a_literal_block_reads_its_first_lines_as_c
     ]
     assert units(text, "The passage before says nothing of code.") == alone
     opener = "conftest::\n\n    import pytest\n\n    @pytest.fixture\n    def runner(app):"
-    assert units(opener, before)[0] == Unit("conftest:", Kind.SENTENCE, 1), (
-        "it repeats the opener: read as is"
+    assert units(opener, before)[0] == Unit("conftest:", Kind.SENTENCE, 1, continues=True), (
+        "it repeats the opener: read as is, the end of a sentence begun before it"
     )
 
 
@@ -541,3 +541,30 @@ def test_link_definitions_are_no_text_and_an_html_link_reads_as_a_markdown_one()
         "End a line with a `<br/>` tag; compare `a < b`.",
     ], "the HTML that formats prose is not shown; code spans are as written"
     assert [u.text for u in units("[jinja2]: https://jinja.palletsprojects.com/\n")] == [], "nothing to quote"
+
+
+def test_a_passage_that_begins_mid_sentence_knows_it_from_the_passage_before() -> None:
+    """Flask's appcontext page: a chunk begins "CLI command, or ``with`` block.", the end of
+    a sentence the chunk before holds; its capital letter does not make it a sentence."""
+    before = (
+        "The context\n-----------\n\n"
+        "The application context is pushed during a request,\n"
+        "CLI command, or ``with`` block. Various callbacks run during the context.\n"
+    )
+    wrapped = "CLI command, or ``with`` block. Various callbacks run during the context.\n"
+    found = units(wrapped, before[: before.index("CLI")])
+    assert [(u.text, u.fragment) for u in found] == [
+        ("CLI command, or ``with`` block.", True),
+        ("Various callbacks run during the context.", False),
+    ], "at the start of a line that goes on with a sentence of the line before"
+    assert units(wrapped)[0].fragment is False, "without the passage before, it cannot be told"
+    one_line = "The application context is pushed during a request, CLI"  # overlapping from mid-line
+    assert units("CLI command, or ``with`` block.", one_line)[0].fragment
+    assert not units("CLI commands push it.", "It is pushed during a request. CLI")[0].fragment
+    assert not units("Various callbacks run during the context.\n", before[: before.index("Various")])[
+        0
+    ].fragment
+    paragraph = "The context\n-----------\n\nSome intro.\n\n"
+    assert not units("CLI commands push it too.\n", paragraph)[0].fragment, "a new paragraph"
+    assert not units("CLI commands push it too.\n", "The context\n-----------")[0].fragment, "after a title"
+    assert not units("- CLI commands push it too.\n", "Where it is pushed,")[0].fragment, "an item"
