@@ -515,7 +515,7 @@ def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
         "Provide a file-like object as the body.\n"
     )
     found = units(text)
-    passage = scored_units(found, [0.9, 1.0, 0.8])
+    passage = scored_units(found, [1.0, 0.9, 0.8])
     assert excerpt(passage, budget=10_000) == [
         "Keep-alive is automatic within a session.",
         "**Streaming Uploads**",
@@ -524,6 +524,11 @@ def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
     ], "the heading where the quote crosses it, not above its first unit"
     under = scored_units(found[1:], [1.0, 1.0])
     assert excerpt(under, budget=10_000)[0] == "Requests supports streaming uploads of large files."
+    later = scored_units(found, [0.9, 1.0, 0.8])
+    assert excerpt(later, budget=10_000) == [
+        "Requests supports streaming uploads of large files.",
+        "Provide a file-like object as the body.",
+    ], "a quote grows on into the next section, never back into the one before its best unit"
 
 
 async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack) -> None:
