@@ -51,6 +51,9 @@ _NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw
 """Silent directives whose body is not prose either (a table of contents' entries …)."""
 _MKDOCS_ADMONITION = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)(?:\s+"(?P<title>[^"]*)")?\s*$')
 """A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented."""
+_AUTODOC = re.compile(r"^\s*:::\s+[\w.:-]+\s*$")
+"""mkdocstrings' `::: package.Class` and its indented options: reference generated from the
+code when the site is built, no text of the page (as reST's `autoclass`)."""
 _CAPTION = re.compile(r"^\s*:caption:\s*(?P<caption>\S.*?)\s*$")
 _OPTION_LINE = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
@@ -63,6 +66,10 @@ _ITEM = re.compile(r"^(\s*)(?:[-*+•]|\d{1,3}[.)]|#\.|\(\w\))\s+\S")
 _FIELD = re.compile(r"^(\s*):[^:\n]+:(?:\s|$)")
 _ROLE_TAIL = re.compile(r"<[^<>`\s]+>`")
 """The end of a reST reference cut in two: "<Config.from_mapping>` sets …"."""
+_BARE_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|#\.|[*•])\s*$")
+"""A numbered item's number, or a bullet, with nothing after it."""
+_AUTO_NUMBER = re.compile(r"^(\s*)#\.(?=\s)")
+"""reST's auto-numbered item ("#. Install it"), shown as a bullet."""
 _DOCTEST = re.compile(r"^\s*>>>(?:\s|$)")
 """A reST doctest block's first line: the block is code up to the next blank line."""
 _TABLE = re.compile(r"^\s*(?:\+[-=+]+\+|\|.*\||={2,}(?:\s+={2,})+)\s*$")
@@ -115,6 +122,8 @@ class Unit:
         """The text as a reader sees it: prose with its reST markup rendered, code as written
         in a fenced block (one read from an indented block gets its fences: in Markdown its
         `# comment` line would be a heading, `>>>` a nested quote, `**kwargs` bold)."""
+        if self.kind == Kind.ITEM:
+            return readable(_AUTO_NUMBER.sub(r"\1-", self.text))
         if self.kind != Kind.CODE:
             return readable(self.text)
         if _FENCE.match(self.text):
@@ -152,9 +161,15 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     quoted by its titles' words, unless `titles` is False (the rest of a passage read on
     into: the next section's title is nothing to quote)."""
     lines = _lines(text)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and _BARE_MARKER.match(lines[-1]):
+        lines.pop()  # the passage was cut just after the next item's number
     out: list[Unit] = []
-    i, code, _, cut, _ = _continued_block(before, text)
-    if not i and cut:
+    i, code, _, cut, _, whole = _continued_block(before, text)
+    if not i and cut and (_DIRECTIVE.match(whole) or _FENCE.match(whole)):
+        lines[0] = whole  # begun in the middle of a directive's or a fence's line
+    elif not i and cut:
         _goes_on(lines)
     if not i and (closing := _closing_fence(lines)) is not None:  # it starts inside a fenced block
         i, code = closing + 1, lines[:closing]
@@ -246,6 +261,8 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             i = _indented(lines, after, out, block, _indent(line), _caption(lines[i + 1 : after]))
         elif _DIRECTIVE.match(line):
             i = _directive(lines, i, out, block)
+        elif _AUTODOC.match(line):
+            i = _past_block(lines, i + 1, _indent(line))
         elif admonition := _MKDOCS_ADMONITION.match(line):
             i = _admonition(lines, i, out, block, admonition)
         elif _TABLE.match(line):
@@ -278,8 +295,7 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     j = _past_options(lines, j)
     text = " ".join(parts)
     if name in _NOT_PROSE:
-        while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
-            j += 1
+        j = _past_block(lines, j, base)
     if name in _SILENT:
         return j
     if name in _VERSIONS:
@@ -304,9 +320,19 @@ def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re
     what was read; its body's other paragraphs are read as any text."""
     name = found["name"].lower()
     title = (found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())).strip()
+    body = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), len(lines))
+    if body < len(lines) and _AUTODOC.match(lines[body]) and _indent(lines[body]) > _indent(lines[i]):
+        return _past_block(lines, body, _indent(lines[i]))  # a box of generated reference only
     text, j = _first_paragraph(lines, i + 1, _indent(lines[i]))
     out.extend(_sentences(f"{title}: {text}" if title and text else text or title, block))
     return j if text else i + 1
+
+
+def _past_block(lines: list[str], j: int, base: int) -> int:
+    """The line after the blank lines and the lines indented deeper than `base` from `j` on."""
+    while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > base):
+        j += 1
+    return j
 
 
 def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
@@ -365,6 +391,8 @@ class _Continued(NamedTuple):
     """Whether it begins in the middle of a line."""
     opener: int = -1
     """The line of the passage before that opens the block (-1: none, or not there)."""
+    whole: str = ""
+    """When it begins in the middle of a line: that line, whole, from the passage before."""
 
 
 def _continued_block(before: str, text: str) -> _Continued:
@@ -382,7 +410,10 @@ def _continued_block(before: str, text: str) -> _Continued:
         row, cut = before.count("\n", 0, start), before[start - 1 : start] not in ("", "\n")  # mid-line
     found = _open_block(before_lines, row + 1 if cut else row)
     if found is None or (cut and found[0] == row) or not text.strip():
-        return _Continued(0, [], 0, cut)  # no block open where `text` begins, or it begins on its opener
+        whole = (
+            before_lines[row] if cut else ""
+        )  # no block open where `text` begins, or it begins on its opener
+        return _Continued(0, [], 0, cut, whole=whole)
     _, base, fenced = found
     end = 1 if cut else 0
     while end < len(lines) and (
@@ -393,7 +424,7 @@ def _continued_block(before: str, text: str) -> _Continued:
     if cut:  # the line the passage begins in the middle of, whole: `before` ends with it
         body[0] = before_lines[row]
     repeated = 0 if start is None else before[start:].count("\n") + 1
-    return _Continued(min(end + fenced, len(lines)), body, repeated, cut, found[0])
+    return _Continued(min(end + fenced, len(lines)), body, repeated, cut, found[0], body[0] if cut else "")
 
 
 def _goes_on(lines: list[str]) -> None:

@@ -568,3 +568,36 @@ def test_a_passage_that_begins_mid_sentence_knows_it_from_the_passage_before() -
     assert not units("CLI commands push it too.\n", paragraph)[0].fragment, "a new paragraph"
     assert not units("CLI commands push it too.\n", "The context\n-----------")[0].fragment, "after a title"
     assert not units("- CLI commands push it too.\n", "Where it is pushed,")[0].fragment, "an item"
+
+
+def test_mkdocstrings_reference_is_no_text_of_the_page() -> None:
+    text = (
+        '??? abstract "API Reference"\n'
+        "    ::: starlette.testclient.TestClient\n"
+        "        options:\n"
+        "            parameter_headings: false\n"
+        "            filters:\n"
+        '                - "__init__"\n\n'
+        "The test client allows you to make requests against your ASGI application.\n\n"
+        "::: starlette.responses.Response\n    options:\n        show_root_heading: true\n\n"
+        '!!! note "Sessions"\n    The client keeps cookies.\n'
+    )
+    assert [u.quoted for u in units(text)] == [
+        "The test client allows you to make requests against your ASGI application.",
+        "Sessions: The client keeps cookies.",
+    ]
+
+
+def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_page_does() -> None:
+    before = "Then install the file with ``pip``.\n\n.. code-block:: none"
+    text = "code-block:: none\n\n    $ pip install flaskr-1.0.0-py3-none-any.whl\n\nPip installs it.\n"
+    assert [(u.kind, u.text) for u in units(text, before)] == [
+        (Kind.CODE, "$ pip install flaskr-1.0.0-py3-none-any.whl"),
+        (Kind.SENTENCE, "Pip installs it."),
+    ], "the directive's line, begun in its middle, is read whole from the passage before"
+    listed = "Why build URLs?\n\n1. It is more descriptive.\n2. It escapes special characters.\n4.\n"
+    assert [u.text for u in units(listed)][-1] == "2. It escapes special characters.", (
+        "the next item's number, cut from its text, is not part of the item before"
+    )
+    numbered = units("Steps:\n\n#.  Create the app.\n#.  Configure it.\n")
+    assert [u.rendered for u in numbered[1:]] == ["-  Create the app.", "-  Configure it."]
