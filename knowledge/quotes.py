@@ -49,11 +49,23 @@ _SILENT = frozenset((
 """Directives whose argument is a file, a module or a setting: nothing a reader is shown."""
 _NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta"))
 """Silent directives whose body is not prose either (a table of contents' entries …)."""
-_MKDOCS_ADMONITION = re.compile(r'^\s*(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)(?:\s+"(?P<title>[^"]*)")?\s*$')
-"""A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented."""
+_MKDOCS_ADMONITION = re.compile(
+    r'^\s*(?:(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)|===\+?(?=\s+"))(?:\s+"(?P<title>[^"]*)")?\s*$'
+)
+"""A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented;
+or a content tab, `=== "Title"`, read as one headed by its title."""
 _AUTODOC = re.compile(r"^\s*:::\s+[\w.:-]+\s*$")
 """mkdocstrings' `::: package.Class` and its indented options: reference generated from the
 code when the site is built, no text of the page (as reST's `autoclass`)."""
+_OPTION_NAME = re.compile(r"^\s*:(?P<name>[\w-]+):(?:\s|$)")
+_OPTIONS = frozenset((
+    "members", "undoc-members", "inherited-members", "show-inheritance", "member-order",
+    "special-members", "private-members", "exclude-members", "noindex", "no-index", "orphan",
+    "nocomments", "tocdepth", "maxdepth", "caption", "name", "class", "language", "linenos",
+    "emphasize-lines", "lineno-start", "dedent", "alt", "width", "height", "align", "target",
+    "titlesonly", "hidden", "glob", "platform", "synopsis",
+))  # fmt: skip
+"""Options of directives and a page's metadata fields: no text of the page."""
 _CAPTION = re.compile(r"^\s*:caption:\s*(?P<caption>\S.*?)\s*$")
 _OPTION_LINE = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
 _COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
@@ -183,7 +195,11 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     if found and not i and _at_start(found[0], lines) and _begins_mid_sentence(before, text):
         found[0] = replace(found[0], continues=True)
     if not found and titles:  # nothing but titles: their words are what there is to quote
-        words = " ".join(line.strip() for line in lines if not (_UNDERLINE.match(line) or _unread(line)))
+        words = " ".join(
+            line.strip()
+            for line in lines
+            if not (_UNDERLINE.match(line) or _unread(line) or _DIRECTIVE.match(line))
+        )
         found = [Unit(" ".join(words.split()), Kind.SENTENCE, 1)] if words.strip() else []
     return found
 
@@ -318,7 +334,7 @@ def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re
     """A Markdown admonition (`!!! warning`) read as its reST directive is: "Warning: …"
     before its first paragraph, or its title ("Note: Keep the key secret."). The line after
     what was read; its body's other paragraphs are read as any text."""
-    name = found["name"].lower()
+    name = (found["name"] or "").lower()
     title = (found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())).strip()
     body = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), len(lines))
     if body < len(lines) and _AUTODOC.match(lines[body]) and _indent(lines[body]) > _indent(lines[i]):
@@ -341,7 +357,11 @@ def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
     k = j
     while k < len(lines) and not lines[k].strip():
         k += 1
-    if k == len(lines) or _indent(lines[k]) <= base or _ITEM.match(lines[k]) or _DIRECTIVE.match(lines[k]):
+    if (
+        k == len(lines)
+        or _indent(lines[k]) <= base
+        or any(p.match(lines[k]) for p in (_ITEM, _DIRECTIVE, _FENCE, _DOCTEST))
+    ):
         return "", j
     end = k
     while end < len(lines) and lines[end].strip() and _indent(lines[end]) > base:
@@ -543,8 +563,11 @@ def _fences(lines: list[str], start: int) -> list[int]:
 
 
 def _unread(line: str) -> bool:
-    """A reST comment or link target, or a Markdown link reference definition."""
-    return bool(_COMMENT.match(line) or _REFERENCE.match(line))
+    """A reST comment or link target, a Markdown link reference definition, or an option
+    line of a directive a passage begins after (`:members:`) or a page's metadata
+    (`:orphan:`)."""
+    option = _OPTION_NAME.match(line)
+    return bool(_COMMENT.match(line) or _REFERENCE.match(line) or (option and option["name"] in _OPTIONS))
 
 
 def _looks_like_a_title(unit: Unit) -> bool:
@@ -587,7 +610,7 @@ def _fenced(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     end = i + 1
     while end < len(lines) and not lines[end].strip().startswith(fence.group(1)):
         end += 1
-    out.append(_code("\n".join(lines[i : end + 1]), block))
+    out.append(_code(textwrap.dedent("\n".join(lines[i : end + 1])), block))  # (a fence may be indented)
     return end + 1
 
 

@@ -601,3 +601,33 @@ def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_
     )
     numbered = units("Steps:\n\n#.  Create the app.\n#.  Configure it.\n")
     assert [u.rendered for u in numbered[1:]] == ["-  Create the app.", "-  Configure it."]
+
+
+def test_directive_options_a_passage_begins_with_and_a_pages_metadata_are_no_text() -> None:
+    before = "Useful Functions and Classes\n----------------------------\n\n.. autoclass:: Flask"
+    assert units("Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n", before)[-1].text == (
+        "The app object."
+    )
+    assert [u.text for u in units(":orphan:\n\nThis page moved.\n")] == ["This page moved."]
+    assert [u.text for u in units(":param url: The URL to fetch.\n")] == [":param url: The URL to fetch."], (
+        "a field of text is kept"
+    )
+    only = "Exceptions\n----------\n\n.. autoexception:: requests.RequestException\n.. autofunction:: post\n"
+    assert [u.text for u in units(only)] == ["Exceptions"], "a passage of generated reference: its title"
+
+
+def test_a_content_tab_reads_as_a_box_headed_by_its_title_and_its_fenced_code_is_code() -> None:
+    text = (
+        "Add the middleware once:\n\n"
+        '=== "✅ Do"\n\n    ```python\n    app = Starlette(middleware=[m])\n    ```\n\n'
+        '=== "❌ Don\'t"\n\n    Never wrap the app twice.\n\n'
+        "!!! example\n\n    ```python\n    x = 1\n    ```\n"
+    )
+    assert [u.quoted for u in units(text)] == [
+        "Add the middleware once:",
+        "✅ Do",
+        "```python\napp = Starlette(middleware=[m])\n```",
+        "❌ Don't: Never wrap the app twice.",
+        "Example",
+        "```python\nx = 1\n```",
+    ], "an indented fence is code, dedented, not a paragraph of the box"
