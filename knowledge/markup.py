@@ -8,6 +8,7 @@ through unchanged.
 
 from __future__ import annotations
 
+import html
 import re
 
 _ROLE = re.compile(r"(?<![\w`]):(?:[a-z][\w-]*:)?(?P<role>[a-z][\w-]*):`(?P<body>[^`\n]+)`")
@@ -29,6 +30,10 @@ _TAG = re.compile(
     re.IGNORECASE,
 )
 """The HTML that formats Markdown prose, which a reader of the page does not see."""
+_ENTITY = re.compile(r"&(?:[a-zA-Z][a-zA-Z0-9]{1,30}|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
+"""An HTML character reference, with its semicolon (a URL's `&copy=2` is not one)."""
+_SUBSTITUTION = re.compile(r"(?<![\w|`])\|(?P<name>[^|\s`][^|`\n]*?)\|(?:__?)?(?![\w|])")
+"""A reST substitution, `|fetch|_`: its name (its definition is elsewhere on the page)."""
 _CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
 
 
@@ -36,10 +41,12 @@ def readable(text: str) -> str:
     """reST inline markup as Sphinx shows it, in Markdown: ":func:`~flask.url_for`" is
     `url_for()`, ``x`` is `x`, a link `text <url>`_ is [text](url), a reference `Name`_ is
     Name, :pep:`8` is PEP 8, :ref:`address-already-in-use` is "Address already in use"; and
-    an HTML link <a href="url">text</a> is [text](url). Text without such markup is returned
-    as it is."""
-    if "<" in text:
+    an HTML link <a href="url">text</a> is [text](url), `&mdash;` is "—", a substitution
+    `|fetch|_` is "fetch". Text without such markup is returned as it is."""
+    if "<" in text or "&" in text:
         text = _without_html(text)
+    if "|" in text:
+        text = _SUBSTITUTION.sub(r"\g<name>", text)
     if "`" not in text:
         return text
     text = _ROLE.sub(_role, text)
@@ -80,7 +87,7 @@ def _without_html(text: str) -> str:
 
 
 def _prose_html(prose: str) -> str:
-    prose = _ANCHOR.sub(_anchor, prose)
+    prose = _ENTITY.sub(lambda found: html.unescape(found.group()), _ANCHOR.sub(_anchor, prose))
     return re.sub(r"\s{2,}", " ", _TAG.sub(" ", prose)) if _TAG.search(prose) else prose
 
 

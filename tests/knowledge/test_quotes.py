@@ -631,3 +631,16 @@ def test_a_content_tab_reads_as_a_box_headed_by_its_title_and_its_fenced_code_is
         "Example",
         "```python\nx = 1\n```",
     ], "an indented fence is code, dedented, not a paragraph of the box"
+
+
+def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
+    found = units(
+        "|fetch|_ takes a URL and returns a |Promise|_.\n\n"
+        "Designed &amp; crafted with care &mdash; see https://example.com/?id=1&copy=2.\n\n"
+        "Escape it as `&amp;` in HTML.\n"
+    )
+    assert [u.quoted for u in found] == [
+        "fetch takes a URL and returns a Promise.",
+        "Designed & crafted with care — see https://example.com/?id=1&copy=2.",
+        "Escape it as `&amp;` in HTML.",
+    ], "a URL's query and a code span are left as written"
