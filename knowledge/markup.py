@@ -1,9 +1,10 @@
-"""reStructuredText's inline markup as a reader of the rendered page sees it, in Markdown.
+"""Inline markup as a reader of the rendered page sees it, in Markdown.
 
 Quotes of a Sphinx page (`knowledge.quotes`) would otherwise show ":func:`~flask.url_for`"
-where the page shows `url_for()`. Only inline markup: blocks (directives, literal blocks)
-are read by `knowledge.quotes`. Text without reST markup is left as it is, so Markdown passes
-through unchanged.
+where the page shows `url_for()`, and quotes of a MkDocs page its HTML (`<a href=…>`,
+`<br/>`, `&mdash;`). Only inline markup: blocks (directives, literal blocks) are read by
+`knowledge.quotes`. Text without such markup is left as it is, so Markdown passes through
+unchanged; code spans are never touched.
 """
 
 from __future__ import annotations
