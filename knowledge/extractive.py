@@ -157,14 +157,13 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
     named = units[start].unit.label
     while True:
         options = []
+        # back to the unit before, unless it is a fragment or past a heading (another section)
         if (
             low > first
             and not units[low - 1].unit.fragment
             and units[low - 1].unit.section == units[low].unit.section
         ):
-            options.append(
-                (units[low - 1].score, low - 1)
-            )  # not back past a heading: that is another section
+            options.append((units[low - 1].score, low - 1))
         if high < last:
             options.append((units[high + 1].score, high + 1))
         options = [

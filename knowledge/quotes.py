@@ -179,7 +179,7 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
         lines.pop()  # the passage was cut just after the next item's number
     out: list[Unit] = []
     i, code, _, cut, _, whole = _continued_block(before, text)
-    if not i and cut and (_DIRECTIVE.match(whole) or _FENCE.match(whole)):
+    if not i and cut and lines and (_DIRECTIVE.match(whole) or _FENCE.match(whole)):
         lines[0] = whole  # begun in the middle of a directive's or a fence's line
     elif not i and cut:
         _goes_on(lines)
@@ -192,7 +192,7 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     found = [u for u in out if u.text.strip() and not _bare_fences(u)]
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
-    if found and not i and _at_start(found[0], lines) and _begins_mid_sentence(before, text):
+    if found and lines and not i and _at_start(found[0], lines) and _begins_mid_sentence(before, text):
         found[0] = replace(found[0], continues=True)
     if not found and titles:  # nothing but titles: their words are what there is to quote
         words = " ".join(

@@ -599,6 +599,7 @@ def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_
     assert [u.text for u in units(listed)][-1] == "2. It escapes special characters.", (
         "the next item's number, cut from its text, is not part of the item before"
     )
+    assert units("1.", "Intro.\n\n.. note:: 1.") == [], "a passage of a cut number alone holds nothing"
     numbered = units("Steps:\n\n#.  Create the app.\n#.  Configure it.\n")
     assert [u.rendered for u in numbered[1:]] == ["-  Create the app.", "-  Configure it."]
 
