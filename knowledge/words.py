@@ -12,6 +12,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from storage.keyword import searched_words
+
 WORD = re.compile(r"\w+")
 STOPWORDS = frozenset(
     [
@@ -137,7 +139,7 @@ def stem(word: str) -> str:
 
 def content_words(text: str) -> list[str]:
     """Distinct words that can carry meaning (not function words), lower-cased, in order."""
-    words = (w for w in WORD.findall(text.lower()) if w not in STOPWORDS and (len(w) > 1 or w.isdigit()))
+    words = (w for w in searched_words(text) if w not in STOPWORDS)
     return list(dict.fromkeys(words))
 
 

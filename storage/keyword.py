@@ -63,13 +63,30 @@ class KeywordHit:
     """Higher is better; comparable within one query."""
 
 
+def searched_words(text: str) -> list[str]:
+    """The lower-cased words of `text` a search reads, in order: a single letter only when it
+    stands alone, a name (Flask's `g`), not part of "e.g.", "flask's" or "don't"."""
+    text = text.lower()
+    return [
+        found.group()
+        for found in WORD.finditer(text)
+        if len(found.group()) > 1 or found.group().isdigit() or _alone(text, found.start(), found.end())
+    ]
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    return text[start - 1 : start] not in _JOINERS and text[end : end + 1] not in _JOINERS
+
+
+_JOINERS = frozenset(".'’-")
+
+
 def query_terms(query: str) -> list[str]:
     """Distinct lower-cased words of the query, in order, without the function words unless
     there is nothing else (at most MAX_TERMS)."""
     seen: dict[str, None] = {}
-    for word in WORD.findall(query.lower()):
-        if len(word) > 1 or word.isdigit():
-            seen.setdefault(word, None)
+    for word in searched_words(query):
+        seen.setdefault(word, None)
     words = list(seen)
     content = [w for w in words if w not in STOPWORDS]
     return (content or words)[:MAX_TERMS]

@@ -180,6 +180,10 @@ async def test_a_pasted_log_costs_a_bounded_number_of_embeddings(stack: Stack) -
     assert answer.text
 
 
+def test_a_one_letter_name_is_a_content_word_and_a_possessive_s_is_not() -> None:
+    assert content_words("what does flask's g object do, e.g. in a view?") == ["flask", "g", "object", "view"]
+
+
 def test_the_rarest_words_are_weighed() -> None:
     words = [f"w{n}" for n in range(MAX_WEIGHED + 6)]
     counts = ({w: (0 if n % 2 else 100 + n) for n, w in enumerate(words)}, 1000)

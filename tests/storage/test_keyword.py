@@ -19,6 +19,38 @@ def test_function_words_are_left_out_of_a_query_unless_it_has_nothing_else() -> 
     assert query_terms("v2 of the API") == ["v2", "api"]
 
 
+def test_a_single_letter_is_a_word_when_it_stands_alone() -> None:
+    assert query_terms("what does flask's g object hold?") == ["flask", "g", "object", "hold"]
+    assert query_terms("e.g. a C extension, i.e. the R one") == ["c", "extension", "r", "one"]
+    assert query_terms("the user's data") == ["user", "data"] and query_terms("don't retry") == [
+        "don",
+        "retry",
+    ]
+
+
+def test_a_question_finds_a_one_letter_name(database: Database) -> None:
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    documents = DocumentRepository(database)
+    texts = [
+        "Use g to store data during a request, such as the database connection.",
+        "Sessions store data.",
+        "Blueprints group views.",
+        "Templates render pages.",
+    ]
+    ids = []
+    for n, text in enumerate(texts):
+        doc, chunk_ids = documents.create_pending(
+            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
+        )
+        documents.mark_ready(doc.id)
+        ids.extend(chunk_ids)
+    hits = KeywordIndex(database).search([index.id], "where does g store data?", 10)
+    assert [h.chunk_id for h in hits] == [ids[0], ids[1]], "the shorter passage without `g` comes second"
+
+
 def test_a_question_matches_on_its_content_words_only(database: Database) -> None:
     Directory(database).ensure_tenant("T1")
     index = IndexRepository(database).create(
