@@ -5,12 +5,30 @@ from __future__ import annotations
 
 from storage.db import Database
 from storage.keyword import KeywordIndex, query_terms, within_budget
-from storage.records import NewChunk
+from storage.records import IndexRef, NewChunk
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.values import Scope
 from tests.storage.test_repositories import DIM, MODEL, new_doc
+
+
+def indexed(database: Database, texts: list[str]) -> tuple[IndexRef, list[int]]:
+    """A fresh index holding one ready document of one chunk for each of `texts`, and the
+    chunks' ids in order."""
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    documents = DocumentRepository(database)
+    ids = []
+    for n, text in enumerate(texts):
+        doc, chunk_ids = documents.create_pending(
+            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
+        )
+        documents.mark_ready(doc.id)
+        ids.extend(chunk_ids)
+    return index, ids
 
 
 def test_function_words_are_left_out_of_a_query_unless_it_has_nothing_else() -> None:
@@ -29,46 +47,24 @@ def test_a_single_letter_is_a_word_when_it_stands_alone() -> None:
 
 
 def test_a_question_finds_a_one_letter_name(database: Database) -> None:
-    Directory(database).ensure_tenant("T1")
-    index = IndexRepository(database).create(
-        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
-    )
-    documents = DocumentRepository(database)
     texts = [
         "Use g to store data during a request, such as the database connection.",
         "Sessions store data.",
         "Blueprints group views.",
         "Templates render pages.",
     ]
-    ids = []
-    for n, text in enumerate(texts):
-        doc, chunk_ids = documents.create_pending(
-            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
-        )
-        documents.mark_ready(doc.id)
-        ids.extend(chunk_ids)
+    index, ids = indexed(database, texts)
     hits = KeywordIndex(database).search([index.id], "where does g store data?", 10)
     assert [h.chunk_id for h in hits] == [ids[0], ids[1]], "the shorter passage without `g` comes second"
 
 
 def test_a_question_matches_on_its_content_words_only(database: Database) -> None:
-    Directory(database).ensure_tenant("T1")
-    index = IndexRepository(database).create(
-        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
-    )
-    documents = DocumentRepository(database)
     texts = [
         "The rollback plan is to redeploy the previous image.",
         "It is what it is, and that is all there is to it.",
         "Who is on call this week? The platform team is.",
     ]
-    ids = []
-    for n, text in enumerate(texts):
-        doc, chunk_ids = documents.create_pending(
-            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
-        )
-        documents.mark_ready(doc.id)
-        ids.extend(chunk_ids)
+    index, ids = indexed(database, texts)
 
     hits = KeywordIndex(database).search([index.id], "What is the rollback plan?", 10)
     assert [h.chunk_id for h in hits] == [ids[0]], "“what is the” matches nothing by itself"
@@ -89,21 +85,10 @@ def test_the_commonest_terms_are_left_out_beyond_the_postings_budget() -> None:
 
 
 def test_a_common_term_beyond_the_budget_does_not_widen_the_matches(database: Database) -> None:
-    Directory(database).ensure_tenant("T1")
-    index = IndexRepository(database).create(
-        "T1", "kw", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
-    )
-    documents = DocumentRepository(database)
     texts = [f"Service number {n} logs its requests." for n in range(6)] + [
         "The billing service retries a failed invoice every night."
     ]
-    ids = []
-    for n, text in enumerate(texts):
-        doc, chunk_ids = documents.create_pending(
-            new_doc(index.id, key=f"d{n}.md", digest=f"h{n}"), [NewChunk(position=0, heading="", text=text)]
-        )
-        documents.mark_ready(doc.id)
-        ids.extend(chunk_ids)
+    index, ids = indexed(database, texts)
     question = "which service retries an invoice?"
 
     everything = KeywordIndex(database).search([index.id], question, 10)
