@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from knowledge.chunking import innermost
+from knowledge.cuts import joined
 from knowledge.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
 from knowledge.filters import ContextFilter, Filter, document_fields, matches
 from knowledge.ingest import check_model, collection_for
-from knowledge.quotes import joined
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
 from storage.repositories.documents import DocumentRepository

@@ -63,6 +63,10 @@ class KeywordHit:
     """Higher is better; comparable within one query."""
 
 
+_JOINERS = frozenset(".'’-")
+"""What joins a letter to its neighbours: "e.g.", "flask's", "don't", "X-Forwarded"."""
+
+
 def searched_words(text: str) -> list[str]:
     """The lower-cased words of `text` a search reads, in order: a single letter only when it
     stands alone, a name (Flask's `g`), not part of "e.g.", "flask's" or "don't"."""
@@ -76,9 +80,6 @@ def searched_words(text: str) -> list[str]:
 
 def _alone(text: str, start: int, end: int) -> bool:
     return text[start - 1 : start] not in _JOINERS and text[end : end + 1] not in _JOINERS
-
-
-_JOINERS = frozenset(".'’-")
 
 
 def query_terms(query: str) -> list[str]:

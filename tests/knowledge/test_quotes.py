@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from knowledge.quotes import MAX_NESTING, Kind, Unit, continued_code, joined, units
+from knowledge.cuts import joined
+from knowledge.quotes import MAX_NESTING, Kind, Unit, continued_code, units
 
 RST = """Configuration Handling
 ======================
