@@ -157,10 +157,11 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
     named = units[start].unit.label
     while True:
         options = []
-        # back to the unit before, unless it is a fragment or past a heading (another section)
+        # back to the unit before, unless it is a fragment, the tail of a block the passage
+        # before begins (the end of another example), or past a heading (another section)
         if (
             low > first
-            and not units[low - 1].unit.fragment
+            and not (units[low - 1].unit.fragment or units[low - 1].unit.continues)
             and units[low - 1].unit.section == units[low].unit.section
         ):
             options.append((units[low - 1].score, low - 1))

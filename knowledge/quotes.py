@@ -56,10 +56,11 @@ _VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in ver
 _SILENT = frozenset((
     "toctree", "image", "figure", "include", "currentmodule", "module", "automodule", "autoclass",
     "autofunction", "automethod", "autodata", "autoexception", "autoattribute", "tabs", "only",
-    "rst-class", "highlight", "index", "contents", "raw", "meta", "default-role", "role",
+    "rst-class", "highlight", "index", "contents", "raw", "meta", "default-role", "role", "run",
 ))  # fmt: skip
-"""Directives whose argument is a file, a module or a setting: nothing a reader is shown."""
-_NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta"))
+"""Directives whose argument is a file, a module or a setting: nothing a reader is shown (nor
+the calls `click:run` makes to show an example's output, which only a docs build prints)."""
+_NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta", "run"))
 """Silent directives whose body is not prose either (a table of contents' entries …)."""
 _MKDOCS_ADMONITION = re.compile(
     r'^\s*(?:(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)|===\+?(?=\s+"))(?:\s+"(?P<title>[^"]*)")?\s*$'
@@ -115,8 +116,8 @@ class Unit:
     label: str = ""
     """The name a reST description directive gives its body (`.. py:data:: DEBUG`)."""
     continues: bool = False
-    """It begins in the middle of a sentence the passage before holds (known from that
-    passage's text: "CLI command, or `with` block." ends a sentence begun there)."""
+    """It begins in the middle of a sentence or a code block the passage before holds (known
+    from that passage's text: "CLI command, or `with` block." ends a sentence begun there)."""
 
     @property
     def shown(self) -> str:
@@ -138,8 +139,8 @@ class Unit:
             return readable(_AUTO_NUMBER.sub(r"\1-", self.text))
         if self.kind != Kind.CODE:
             return readable(self.text)
-        if FENCE.match(self.text):
-            return self.text
+        if opening := FENCE.match(self.text):
+            return self.text if _closed(self.text) else f"{self.text}\n{opening[1]}"
         fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICK_RUN.findall(self.text))])
         return f"{fence}\n{self.text}\n{fence}"
 
@@ -158,6 +159,20 @@ class Unit:
         return self.kind == Kind.SENTENCE and (
             self.continues or text[:1].islower() or text[:1] in ",;:)]}" or _ROLE_TAIL.match(text) is not None
         )
+
+
+def _closed(code: str) -> bool:
+    """Whether a fenced block's text ends with the fence that closes it (a passage may end
+    inside the block: its quote must close it, or the rest of the answer would show as code)."""
+    lines = code.rstrip().split("\n")
+    opening = FENCE.match(lines[0])
+    last = lines[-1].strip()
+    return (
+        opening is not None
+        and len(lines) > 1
+        and last.startswith(opening[1])
+        and not last.strip(opening[1][0])
+    )
 
 
 def without_marker(text: str) -> str:
@@ -186,8 +201,8 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     if not i and (closing := closing_fence(lines)) is not None:  # it starts inside a fenced block
         i, code = closing + 1, lines[:closing]
     block = 1 if any(line.strip() for line in code) else 0
-    if block:
-        out.append(_code(textwrap.dedent("\n".join(code)).strip("\n"), block))
+    if block:  # the rest of a block the passage before begins
+        out.append(replace(_code(textwrap.dedent("\n".join(code)).strip("\n"), block), continues=True))
     _read(lines, i, out, block)
     found = [u for u in out if u.text.strip() and not _bare_fences(u)]
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:

@@ -10,6 +10,7 @@ import charset_normalizer
 
 from knowledge.errors import UnsupportedContent
 from knowledge.extraction import formats
+from knowledge.extraction.myst import as_rest
 from knowledge.extraction.types import Extracted, clean
 
 _BOM_CODECS = (
@@ -111,9 +112,11 @@ def extract_text(data: bytes, name: str, mime_type: str) -> Extracted:
 
 
 def extract_markdown(data: bytes, name: str, mime_type: str) -> Extracted:
-    """Markdown kept as is; the title is the front matter's `title:` or the first '# ' line."""
+    """Markdown kept as is, but for MyST's directives and roles, written as the reST they
+    stand for (`myst.as_rest`); the title is the front matter's `title:` or the first '# '
+    line."""
     text = decode_text(data, name)
-    return Extracted(text=text, mime_type=mime_type, title=markdown_title(text))
+    return Extracted(text=as_rest(text), mime_type=mime_type, title=markdown_title(text))
 
 
 def markdown_title(text: str) -> str | None:

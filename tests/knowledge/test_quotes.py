@@ -286,7 +286,7 @@ def test_a_passage_that_begins_inside_a_fenced_block_reads_up_to_its_closing_fen
         (Kind.CODE, "```\nuvicorn app:app\n```"),
     ]
     titled = "Title\n``````````\n\nProse::\n\n    code_line()"  # reST lets a title's underline be backticks
-    assert units("code_line()\n\nMore prose.", titled)[0] == Unit("code_line()", Kind.CODE, 1)
+    assert units("code_line()\n\nMore prose.", titled)[0] == Unit("code_line()", Kind.CODE, 1, continues=True)
 
 
 def test_a_passage_between_two_fenced_blocks_knows_which_fence_closes_and_which_opens() -> None:
@@ -324,6 +324,15 @@ def test_a_passage_ending_just_after_a_fence_opens_quotes_no_empty_block() -> No
     assert [(u.kind, u.text) for u in found] == [
         (Kind.SENTENCE, "The endpoint can also be used with the application class:")
     ]
+
+
+def test_a_fenced_block_a_passage_ends_inside_is_closed_when_quoted() -> None:
+    (_, code) = units("Configure it:\n\n````python\nimport logging\n```\nlogging.basicConfig()\n")
+    assert code.rendered == "````python\nimport logging\n```\nlogging.basicConfig()\n````", (
+        "closed by the fence that opened it: the rest of the answer is not code"
+    )
+    (_, whole) = units("Configure it:\n\n~~~\nimport logging\n~~~\n")
+    assert whole.rendered == "~~~\nimport logging\n~~~", "a closed block is left as written"
 
 
 def test_prose_is_quoted_with_its_rest_markup_rendered_and_code_as_written() -> None:

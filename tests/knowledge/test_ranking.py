@@ -352,6 +352,27 @@ def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
     )
 
 
+def test_a_quote_does_not_grow_back_into_the_tail_of_a_block_the_passage_before_begins() -> None:
+    before = "Pass a transport:\n\n```pycon\n>>> transport = httpx.HTTPTransport(local_address='0.0.0.0')\n"
+    text = (
+        ">>> client = httpx.Client(transport=transport)\n```\n\n"
+        "Connection retries are also available via this interface.\n"
+        "Requests will be retried the given number of times in case a connection fails."
+    )
+    found = units(text, before)
+    assert found[0].kind == Kind.CODE and found[0].continues, "the end of another example"
+    passage = scored_units(found, [0.9, 1.0, 0.8])
+    assert excerpt(passage, budget=10_000) == [
+        "Connection retries are also available via this interface.",
+        "Requests will be retried the given number of times in case a connection fails.",
+    ]
+    assert passage.best_unit == 1
+    alone = scored_units(found[:1], [1.0])
+    assert excerpt(alone, budget=10_000) == ["```\n>>> client = httpx.Client(transport=transport)\n```"], (
+        "a passage of nothing else is still quoted by it"
+    )
+
+
 def test_an_answer_never_begins_with_a_code_block() -> None:
     code = Unit("with client.session_transaction() as session:\n    session['user_id'] = 1", Kind.CODE, 1)
     stating = Unit(
