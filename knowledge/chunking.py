@@ -147,8 +147,8 @@ def chunk_text(text: str, *, title: str = "", spec: ChunkSpec = ChunkSpec()) -> 
     """
     if not text.strip():
         return []
-    spans = [span for section in _sections(text) for span in _split(text, section, title, spec)]
-    kept = _drop_tiny(text, spans, spec.min_chars)
+    parts = [_split(text, section, title, spec) for section in _sections(text)]
+    kept = _drop_tiny(text, parts, spec.min_chars)
     return [TextChunk(n, s.heading, text[s.lead : s.end], s.lead) for n, s in enumerate(kept)]
 
 
@@ -294,11 +294,16 @@ def _chars_per_piece(text: str) -> float:
     return min(max(len(text) / max(count_by_words(text), 1), 1.0), MAX_CHARS_PER_PIECE)
 
 
-def _drop_tiny(text: str, spans: list[_Span], min_chars: int) -> list[_Span]:
-    """Spans whose own text has at least `min_chars` non-space characters; if none has, the
-    longest, so that a document keeps one chunk."""
+def _drop_tiny(text: str, sections: list[list[_Span]], min_chars: int) -> list[_Span]:
+    """The spans of each section (in order) but a section's first whose own text has fewer
+    than `min_chars` non-space characters (a section of "ok" or "---"); if none is left, the
+    longest, so that a document keeps one chunk. A section's later spans are kept however
+    small: the end of a code block cut off by the size limit ("})" and its fence) is part of
+    what the span before began."""
+    spans = [span for parts in sections for span in parts]
     sizes = [_visible(text[s.start : s.end]) for s in spans]
-    kept = [span for span, size in zip(spans, sizes, strict=True) if size >= min_chars]
+    later = [n > 0 for parts in sections for n in range(len(parts))]
+    kept = [span for span, size, cont in zip(spans, sizes, later, strict=True) if size >= min_chars or cont]
     if kept or not spans:
         return kept
     return [spans[sizes.index(max(sizes))]]

@@ -274,6 +274,66 @@ def test_tiny_chunks_are_dropped_and_positions_stay_consecutive() -> None:
     assert [c.position for c in chunks] == list(range(len(chunks)))
 
 
+UVICORN_BODY = '''# ASGI
+
+## Requests & responses
+
+### Reading the request body
+
+You can stream the request body without blocking the asyncio task pool,
+by fetching messages from the `receive` coroutine.
+
+```python
+async def read_body(receive):
+    """
+    Read and return the entire body from an incoming ASGI message.
+    """
+    body = b''
+    more_body = True
+
+    while more_body:
+        message = await receive()
+        body += message.get('body', b'')
+        more_body = message.get('more_body', False)
+
+    return body
+
+
+async def app(scope, receive, send):
+    """
+    Echo the request body back in an HTTP response.
+    """
+    body = await read_body(receive)
+    await send({
+        'type': 'http.response.start',
+        'status': 200,
+        'headers': [
+            (b'content-type', b'text/plain'),
+            (b'content-length', str(len(body)).encode())
+        ]
+    })
+    await send({
+        'type': 'http.response.body',
+        'body': body,
+    })
+```
+
+### Streaming responses
+'''
+"""A section of Uvicorn's docs (BSD-3-Clause): its last span holds only the end of the
+example cut off by the size limit."""
+
+
+def test_the_small_end_of_a_section_cut_by_size_is_kept() -> None:
+    chunks = chunk_text(UVICORN_BODY)
+    assert uncovered(UVICORN_BODY, chunks) == "", "the end of the example: `'body': body,`, `})`"
+    assert chunks[-1].heading == "ASGI > Requests & responses > Reading the request body"
+    assert chunks[-1].text.endswith("'body': body,\n    })\n```")
+    assert chunk_text("# One\nok\n\n# Two\nThe second section is long enough to be kept.") == [
+        TextChunk(0, "Two", "The second section is long enough to be kept.", 16)
+    ], "a section of a few characters is still dropped"
+
+
 def test_a_small_document_keeps_one_chunk() -> None:
     [chunk] = chunk_text("# Notes\n\nship it", title="Standup")
     assert (chunk.position, chunk.heading, chunk.text, chunk.start) == (0, "Notes", "ship it", 9)
