@@ -39,6 +39,12 @@ _SEVERAL = re.compile(
 MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
 LEAD_EXCERPT_CHARS = 1200
+TAIL_SHARE = 0.5
+"""A passage may begin with the end of a code block the passage before begins: its quote
+grows back into it only when it scores at least this share of the best unit's score (the
+lines that register the converter the answer is about), not when it is the end of another
+example (`client = httpx.Client(transport=transport)` before "Connection retries are also
+available")."""
 CITED_DOCUMENTS = 5
 CLOSEST = 3
 LEAD_WORDS = 6
@@ -155,13 +161,16 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
     low = high = start
     size = len(units[start].unit.shown)
     named = units[start].unit.label
+    best_score = units[start].score
     while True:
         options = []
         # back to the unit before, unless it is a fragment, the tail of a block the passage
-        # before begins (the end of another example), or past a heading (another section)
+        # before begins that scores under `TAIL_SHARE` of the best (the end of another
+        # example), or past a heading (another section)
         if (
             low > first
-            and not (units[low - 1].unit.fragment or units[low - 1].unit.continues)
+            and not units[low - 1].unit.fragment
+            and not (units[low - 1].unit.continues and units[low - 1].score < TAIL_SHARE * best_score)
             and units[low - 1].unit.section == units[low].unit.section
         ):
             options.append((units[low - 1].score, low - 1))

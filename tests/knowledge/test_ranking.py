@@ -11,7 +11,7 @@ from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.chunking import chunk_text
 from knowledge.embedding import LocalEmbedder, Vectors
 from knowledge.engine import READ_ON, Knowledge, Request
-from knowledge.extractive import excerpt, first_line, lead
+from knowledge.extractive import TAIL_SHARE, excerpt, first_line, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
 from knowledge.quotes import Kind, Unit, units
@@ -352,7 +352,7 @@ def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
     )
 
 
-def test_a_quote_does_not_grow_back_into_the_tail_of_a_block_the_passage_before_begins() -> None:
+def test_a_quote_grows_back_into_the_tail_of_a_block_the_passage_before_begins_only_when_it_scores() -> None:
     before = "Pass a transport:\n\n```pycon\n>>> transport = httpx.HTTPTransport(local_address='0.0.0.0')\n"
     text = (
         ">>> client = httpx.Client(transport=transport)\n```\n\n"
@@ -361,12 +361,15 @@ def test_a_quote_does_not_grow_back_into_the_tail_of_a_block_the_passage_before_
     )
     found = units(text, before)
     assert found[0].kind == Kind.CODE and found[0].continues, "the end of another example"
-    passage = scored_units(found, [0.9, 1.0, 0.8])
+    assert 0.4 < TAIL_SHARE < 0.6
+    passage = scored_units(found, [0.4, 1.0, 0.8])  # under TAIL_SHARE of the best: another example's end
     assert excerpt(passage, budget=10_000) == [
         "Connection retries are also available via this interface.",
         "Requests will be retried the given number of times in case a connection fails.",
     ]
     assert passage.best_unit == 1
+    about_it = scored_units(found, [0.6, 1.0, 0.8])  # the lines the answer is about
+    assert excerpt(about_it, budget=10_000)[0] == "```\n>>> client = httpx.Client(transport=transport)\n```"
     alone = scored_units(found[:1], [1.0])
     assert excerpt(alone, budget=10_000) == ["```\n>>> client = httpx.Client(transport=transport)\n```"], (
         "a passage of nothing else is still quoted by it"
