@@ -39,6 +39,9 @@ _SEVERAL = re.compile(
 MAX_PER_DOCUMENT = 2
 EXCERPT_CHARS = 800
 LEAD_EXCERPT_CHARS = 1200
+INTRODUCED_CHARS = 400
+"""A quote ending with a sentence that introduces an example ("For example:") may run this far
+past its budget to show it; a longer example leaves the sentence out."""
 TAIL_SHARE = 0.5
 """A passage may begin with the end of a code block the passage before begins: its quote
 grows back into it only when it scores at least this share of the best unit's score (the
@@ -186,12 +189,29 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
         _, taken = max(options)
         size += len(units[taken].unit.shown)
         low, high = min(low, taken), max(high, taken)
+    if high < last and _introduces(units[high].unit, units[high + 1].unit):
+        # not a promise left hanging: the example it introduces, if it is short, else not it
+        if size + len(units[high + 1].unit.shown) <= budget + INTRODUCED_CHARS:
+            high += 1
+        elif high > start:
+            high -= 1
     while high > low and _within(units[low].unit, shown):
         low += 1
     while high > low and _within(units[high].unit, shown):
         high -= 1
     quoted = [u.unit for u in units[low : high + 1]]
     return _labelled([_unrepeated(quoted[0], shown), *quoted[1:]])
+
+
+def _introduces(unit: Unit, following: Unit) -> bool:
+    """Whether `unit` is a sentence introducing the example that follows it ("You can
+    configure the timeout behavior for any of these values...", "For example:")."""
+    return (
+        unit.kind == Kind.SENTENCE
+        and following.kind == Kind.CODE
+        and unit.text.rstrip().endswith((":", "...", "…"))
+        and following.section == unit.section
+    )
 
 
 def _labelled(units: Sequence[Unit]) -> list[str]:

@@ -376,6 +376,22 @@ def test_a_quote_grows_back_into_the_tail_of_a_block_the_passage_before_begins_o
     )
 
 
+def test_a_quote_does_not_end_with_a_sentence_introducing_an_example_it_leaves_out() -> None:
+    best = Unit("The write timeout is the longest wait to send a chunk of the request body.", Kind.SENTENCE, 1)
+    intro = Unit("You can configure the timeout behavior for any of these values...", Kind.SENTENCE, 1)
+    short = Unit("timeout = httpx.Timeout(10.0, write=60.0)", Kind.CODE, 2)
+    room = len(best.text) + len(intro.text)  # the example does not fit the budget
+    passage = scored_units([best, intro, short], [1.0, 0.5, 0.1])
+    assert excerpt(passage, budget=room) == [best.text, intro.text, f"```\n{short.text}\n```"], (
+        "a short example is shown past the budget"
+    )
+    long = Unit("\n".join(f"client_{n} = httpx.Client(timeout=timeout)" for n in range(40)), Kind.CODE, 2)
+    passage = scored_units([best, intro, long], [1.0, 0.5, 0.1])
+    assert excerpt(passage, budget=room) == [best.text], "a long one leaves out the sentence promising it"
+    alone = scored_units([intro, long], [1.0, 0.1])
+    assert excerpt(alone, budget=len(intro.text)) == [intro.text], "the best unit is always quoted"
+
+
 def test_an_answer_never_begins_with_a_code_block() -> None:
     code = Unit("with client.session_transaction() as session:\n    session['user_id'] = 1", Kind.CODE, 1)
     stating = Unit(
