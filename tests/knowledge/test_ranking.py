@@ -377,7 +377,9 @@ def test_a_quote_grows_back_into_the_tail_of_a_block_the_passage_before_begins_o
 
 
 def test_a_quote_does_not_end_with_a_sentence_introducing_an_example_it_leaves_out() -> None:
-    best = Unit("The write timeout is the longest wait to send a chunk of the request body.", Kind.SENTENCE, 1)
+    best = Unit(
+        "The write timeout is the longest wait to send a chunk of the request body.", Kind.SENTENCE, 1
+    )
     intro = Unit("You can configure the timeout behavior for any of these values...", Kind.SENTENCE, 1)
     short = Unit("timeout = httpx.Timeout(10.0, write=60.0)", Kind.CODE, 2)
     room = len(best.text) + len(intro.text)  # the example does not fit the budget
