@@ -60,6 +60,9 @@ _SILENT = frozenset((
 ))  # fmt: skip
 """Directives whose argument is a file, a module or a setting: nothing a reader is shown (nor
 the calls `click:run` makes to show an example's output, which only a docs build prints)."""
+_TITLED = frozenset(("admonition", "tab", "group-tab"))
+"""Directives shown as a box or a tab headed by their argument (a generic admonition, and the
+tabs of sphinx-tabs and sphinx-design): quoted as "Title: …"."""
 _NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta", "run"))
 """Silent directives whose body is not prose either (a table of contents' entries …)."""
 _MKDOCS_ADMONITION = re.compile(
@@ -308,7 +311,7 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
         if not body:
             body, j = _first_paragraph(lines, j, base)
         text = f"{_VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
-    elif name == "admonition":  # a box headed by its argument: "Note: …"
+    elif name in _TITLED:  # a box or a tab headed by its argument: "Note: …", "Bash: …"
         body, j = _first_paragraph(lines, j, base)
         text = f"{text}: {body}" if text and body else text or body
     elif name in _ADMONITIONS and not text:

@@ -13,11 +13,11 @@ FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 
 CODE_DIRECTIVE = re.compile(
     r"^\s*\.\.\s+(?:code-block|code|sourcecode|literalinclude|code-cell|testcode|testoutput|doctest"
-    r"|ipython|jupyter-execute|prompt|(?:[\w-]+:)?example)::",
+    r"|ipython|jupyter-execute|prompt|code-tab|(?:[\w-]+:)?example)::",
     re.I,
 )
-"""A directive whose body is code: Sphinx's own, those of its doctest, IPython, Jupyter and
-prompt extensions, and an example's (Click's docs show theirs with `click:example`)."""
+"""A directive whose body is code: Sphinx's own, those of its doctest, IPython, Jupyter,
+prompt and tabs extensions, and an example's (Click's docs show theirs with `click:example`)."""
 
 
 DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w:-]+::")

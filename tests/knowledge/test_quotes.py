@@ -644,6 +644,19 @@ def test_a_content_tab_reads_as_a_box_headed_by_its_title_and_its_fenced_code_is
     ], "an indented fence is code, dedented, not a paragraph of the box"
 
 
+def test_sphinx_tabs_read_as_boxes_headed_by_their_titles() -> None:
+    text = (
+        ".. tabs::\n\n    .. group-tab:: Bash\n\n        Add this to ``~/.bashrc``:\n\n"
+        "        .. code-block:: bash\n\n            eval \"$(_FOO_COMPLETE=bash_source foo)\"\n\n"
+        "    .. code-tab:: python\n\n        import foo\n"
+    )
+    assert [(u.kind, u.rendered) for u in units(text)] == [
+        (Kind.SENTENCE, "Bash: Add this to `~/.bashrc`:"),
+        (Kind.CODE, '```\neval "$(_FOO_COMPLETE=bash_source foo)"\n```'),
+        (Kind.CODE, "```\nimport foo\n```"),
+    ]
+
+
 def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
     found = units(
         "|fetch|_ takes a URL and returns a |Promise|_.\n\n"
