@@ -647,7 +647,7 @@ def test_a_content_tab_reads_as_a_box_headed_by_its_title_and_its_fenced_code_is
 def test_sphinx_tabs_read_as_boxes_headed_by_their_titles() -> None:
     text = (
         ".. tabs::\n\n    .. group-tab:: Bash\n\n        Add this to ``~/.bashrc``:\n\n"
-        "        .. code-block:: bash\n\n            eval \"$(_FOO_COMPLETE=bash_source foo)\"\n\n"
+        '        .. code-block:: bash\n\n            eval "$(_FOO_COMPLETE=bash_source foo)"\n\n'
         "    .. code-tab:: python\n\n        import foo\n"
     )
     assert [(u.kind, u.rendered) for u in units(text)] == [
