@@ -50,6 +50,9 @@ from storage.records import IndexRef
 SCIFACT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "scifact"
 DOCS_CORPUS = Path(__file__).resolve().parent / "data" / "docs-corpus"
 DOCS_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "questions.jsonl"
+UNSEEN_CORPUS = Path(__file__).resolve().parent / "data" / "unseen-corpus"
+UNSEEN_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "unseen.jsonl"
+"""Docs of projects nothing was tuned on (HTTPX, Click, Uvicorn), all held out."""
 QUICK_PROJECT, QUICK_QUESTIONS = "requests", 6
 QUICK_DOCUMENTS = 150
 QUICK_SEED = 7
@@ -229,8 +232,15 @@ async def scifact(services: Services, folder: Path, quick: bool) -> dict[str, An
 # -- docs-QA ------------------------------------------------------------------------------
 
 
-async def docs_qa(services: Services, quick: bool) -> dict[str, Any]:
-    """The docs corpus in a fresh index, each half of the question set asked once."""
+async def docs_qa(
+    services: Services,
+    quick: bool,
+    corpus: Path = DOCS_CORPUS,
+    questions: Path = DOCS_QUESTIONS,
+    project: str = QUICK_PROJECT,
+) -> dict[str, Any]:
+    """A corpus (the docs corpus) in a fresh index, each half of its question set asked once
+    (`quick`: one project's files and a few of its questions)."""
     index = await throwaway_index(services, "docs")
     keys: dict[int, str] = {}
 
@@ -238,7 +248,7 @@ async def docs_qa(services: Services, quick: bool) -> dict[str, Any]:
         if isinstance(result, IngestResult):
             keys[result.document.id] = source.key
 
-    sources = [s for s in qa_sources(DOCS_CORPUS) if not quick or s.key.startswith(QUICK_PROJECT + "/")]
+    sources = [s for s in qa_sources(corpus) if not quick or s.key.startswith(project + "/")]
     started = time.perf_counter()
     await services.ingestor.add_many(index, sources, record)
     ingest_seconds = time.perf_counter() - started
@@ -246,9 +256,9 @@ async def docs_qa(services: Services, quick: bool) -> dict[str, Any]:
     await services.retriever.search([index], "warm up")
     splits: dict[str, Any] = {}
     for split in ("tune", "heldout"):
-        items = load_questions(DOCS_QUESTIONS, split)
+        items = load_questions(questions, split)
         if quick:
-            items = [i for i in items if i.id.startswith(QUICK_PROJECT)][:QUICK_QUESTIONS]
+            items = [i for i in items if i.id.startswith(project)][:QUICK_QUESTIONS]
         if not items:
             continue
         results = await ask_all(services.knowledge, [index], items, lambda d: keys.get(d, f"#{d}"))
@@ -393,6 +403,11 @@ async def run(workdir: Path, quick: bool, scifact_folder: Path = SCIFACT) -> dic
     if DOCS_QUESTIONS.exists():
         qa = await timed(workdir / "docs-qa", lambda services: docs_qa(services, quick))
         qa["lore_ask"] = await asyncio.to_thread(lore_ask_latency, workdir / "docs-qa", quick)
+        if UNSEEN_QUESTIONS.exists():
+            qa["unseen"] = await timed(
+                workdir / "unseen-qa",
+                lambda services: docs_qa(services, quick, UNSEEN_CORPUS, UNSEEN_QUESTIONS, "httpx"),
+            )
     else:
         qa = {"skipped": f"no question set at {DOCS_QUESTIONS}"}
     return {"quick": quick, "scifact": beir, "answers": handbook, "docs_qa": qa}

@@ -340,26 +340,29 @@ def _quality(section: Json) -> str:
 
 def _docs_qa(qa: Json) -> str:
     """The docs-QA table: one row per half of the question set."""
-    halves = [h for h in ("tune", "heldout") if h in qa]
+    halves = [(h, qa[h]) for h in ("tune", "heldout") if h in qa]
     if not halves:
         return ""
+    if "heldout" in qa.get("unseen", {}):  # HTTPX, Click and Uvicorn: projects nothing was tuned on
+        halves.append(("unseen projects", qa["unseen"]["heldout"]))
     rows = [
         [
-            f"{half} ({qa[half]['answerable']} + {qa[half]['unanswerable']})",
-            f"{qa[half]['cited_recall@5']:.3f}",
-            f"{qa[half]['hit@1']:.3f} / {qa[half]['hit@5']:.3f}",
-            f"{qa[half]['facts']:.3f}",
-            f"{qa[half]['abstention']:.3f}" if qa[half]["unanswerable"] else "—",
-            f"{qa[half]['wrong_abstention']:.3f}",
-            f"{qa[half].get('flagged', 0.0):.3f} / {qa[half].get('hedged', 0.0):.3f}",
-            f"{qa[half]['latency_ms']['p50']:g} / {qa[half]['latency_ms']['p95']:g}",
+            f"{half} ({scores['answerable']} + {scores['unanswerable']})",
+            f"{scores['cited_recall@5']:.3f}",
+            f"{scores['hit@1']:.3f} / {scores['hit@5']:.3f}",
+            f"{scores['facts']:.3f}",
+            f"{scores['abstention']:.3f}" if scores["unanswerable"] else "—",
+            f"{scores['wrong_abstention']:.3f}",
+            f"{scores.get('flagged', 0.0):.3f} / {scores.get('hedged', 0.0):.3f}",
+            f"{scores['latency_ms']['p50']:g} / {scores['latency_ms']['p95']:g}",
         ]
-        for half in halves
+        for half, scores in halves
     ]
     header = ["half (answerable + unanswerable)", "cited recall@5", "Hit@1 / Hit@5", "facts", "abstention"]
     cli = qa.get("lore_ask")
     return (
-        f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`)\n\n"
+        f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`; "
+        "\"unseen projects\": the HTTPX, Click and Uvicorn docs, none tuned on)\n\n"
         + _table([*header, "wrong abstentions", "flagged / hedged", "p50 / p95 ms"], rows)
         + (
             f"\n\n`lore ask -i docs --json`, a new process per question ({cli['questions']} questions): "

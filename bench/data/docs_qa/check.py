@@ -70,15 +70,22 @@ def _is_text_list(value: object) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
 
 
-def _schema_problems(item: Item) -> list[str]:
+def projects_in(corpus: Path) -> tuple[str, ...]:
+    """The projects of a corpus: its folders (`flask`, `starlette`, `requests` for the docs
+    corpus), in the order `PROJECTS` gives the docs corpus's."""
+    found = sorted(p.name for p in corpus.iterdir() if p.is_dir()) if corpus.is_dir() else []
+    return tuple(p for p in PROJECTS if p in found) + tuple(p for p in found if p not in PROJECTS)
+
+
+def _schema_problems(item: Item, projects: Sequence[str] = PROJECTS) -> list[str]:
     problems = []
     keys = set(item)
     if missing := REQUIRED - keys:
         problems.append(f"missing fields {sorted(missing)}")
     if extra := keys - FIELDS:
         problems.append(f"unknown fields {sorted(extra)}")
-    if not re.fullmatch(r"(flask|starlette|requests)-\d{3}", str(item.get("id"))):
-        problems.append("id must look like flask-012, starlette-003 or requests-101")
+    if not re.fullmatch(rf"({'|'.join(map(re.escape, projects))})-\d{{3}}", str(item.get("id"))):
+        problems.append(f"id must be a project's name and three digits ({projects[0]}-012); projects: {projects}")
     if item.get("split") not in SPLITS:
         problems.append(f"split must be one of {SPLITS}")
     if item.get("kind") not in KINDS:
@@ -139,7 +146,7 @@ def _gold_problems(item: Item, corpus: Path) -> list[str]:
 
 def item_problems(item: Item, corpus: Path = CORPUS) -> list[str]:
     """Every problem with one item; [] when it is valid."""
-    problems = _schema_problems(item) or _history_problems(item)
+    problems = _schema_problems(item, projects_in(corpus) or PROJECTS) or _history_problems(item)
     if problems:
         return problems
     return _gold_problems(item, corpus)
@@ -186,10 +193,10 @@ def find_problems(items: Sequence[Item], corpus: Path = CORPUS, partial: bool = 
     return _set_problems(items, partial)
 
 
-def table(items: Sequence[Item]) -> str:
+def table(items: Sequence[Item], projects: Sequence[str] = PROJECTS) -> str:
     """Counts per kind (rows) and project/split (columns), as a Markdown table."""
     cells = Counter((i["kind"], project_of(i), i["split"]) for i in items)
-    columns = [(p, s) for p in PROJECTS for s in SPLITS]
+    columns = [(p, s) for p in projects for s in SPLITS]
     lines = [
         "| kind | " + " | ".join(f"{p} {s}" for p, s in columns) + " | total |",
         "|---" * (len(columns) + 2) + "|",
@@ -210,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     items = load(args.questions)
     found = find_problems(items, args.corpus, args.partial)
-    print(table(items))
+    print(table(items, projects_in(args.corpus) or PROJECTS))
     headline = _headline(items)
     splits = Counter(i["split"] for i in items)
     print(
