@@ -362,7 +362,7 @@ def _docs_qa(qa: Json) -> str:
     cli = qa.get("lore_ask")
     return (
         f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`; "
-        "\"unseen projects\": the HTTPX, Click and Uvicorn docs, none tuned on)\n\n"
+        '"unseen projects": the HTTPX, Click and Uvicorn docs, none tuned on)\n\n'
         + _table([*header, "wrong abstentions", "flagged / hedged", "p50 / p95 ms"], rows)
         + (
             f"\n\n`lore ask -i docs --json`, a new process per question ({cli['questions']} questions): "

@@ -85,7 +85,9 @@ def _schema_problems(item: Item, projects: Sequence[str] = PROJECTS) -> list[str
     if extra := keys - FIELDS:
         problems.append(f"unknown fields {sorted(extra)}")
     if not re.fullmatch(rf"({'|'.join(map(re.escape, projects))})-\d{{3}}", str(item.get("id"))):
-        problems.append(f"id must be a project's name and three digits ({projects[0]}-012); projects: {projects}")
+        problems.append(
+            f"id must be a project's name and three digits ({projects[0]}-012); projects: {projects}"
+        )
     if item.get("split") not in SPLITS:
         problems.append(f"split must be one of {SPLITS}")
     if item.get("kind") not in KINDS:
