@@ -305,6 +305,8 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     if name in _NOT_PROSE:
         j = _past_block(lines, j, base)
     if name in _SILENT:
+        if name in _NOT_PROSE and out and out[-1].kind == Kind.SENTENCE and out[-1].text.endswith(":"):
+            out.pop()  # "What it looks like:" introduces what only a docs build shows
         return j
     if name in _VERSIONS:
         version, _, body = text.partition(" ")

@@ -657,6 +657,18 @@ def test_sphinx_tabs_read_as_boxes_headed_by_their_titles() -> None:
     ]
 
 
+def test_a_sentence_introducing_what_only_a_docs_build_shows_is_left_out() -> None:
+    text = (
+        "Counting is commonly used for verbosity.\n\n.. click:example::\n\n    @click.command()\n"
+        "    def log():\n        pass\n\nWhat it looks like:\n\n.. click:run::\n\n"
+        "    invoke(log, args=['-vvv'])\n\nThe next paragraph.\n\nContents:\n\n.. toctree::\n\n   quickstart\n"
+    )
+    assert [u.text for u in units(text) if u.kind == Kind.SENTENCE] == [
+        "Counting is commonly used for verbosity.",
+        "The next paragraph.",
+    ]
+
+
 def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
     found = units(
         "|fetch|_ takes a URL and returns a |Promise|_.\n\n"
