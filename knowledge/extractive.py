@@ -134,7 +134,8 @@ def _stated(passage: Scored) -> str | None:
     if not stating:
         return None
     best = max(stating, key=lambda u: u.score).unit
-    return without_marker(best.quoted) if best.kind == Kind.ITEM else best.quoted
+    # an item's own paragraph: its sub-items, on lines of their own, are for the quote
+    return without_marker(best.quoted).split("\n", 1)[0] if best.kind == Kind.ITEM else best.quoted
 
 
 def _states(sentence: str) -> bool:

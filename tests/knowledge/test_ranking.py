@@ -553,6 +553,18 @@ async def test_a_passage_of_one_introducing_sentence_leads_with_its_best_list_it
     )
 
 
+def test_an_item_leads_with_its_own_paragraph_not_its_sub_items() -> None:
+    (item,) = units(
+        "- `--log-config <path>` - Logging configuration file, in the `dictConfig()` formats.\n"
+        "    * A YAML file needs PyYAML installed.\n"
+    )
+    assert item.kind == Kind.ITEM and "\n" in item.text, "the sub-item is quoted on its own line"
+    passage = scored_units([item], [1.0])
+    assert (
+        lead(passage) == "`--log-config <path>` - Logging configuration file, in the `dictConfig()` formats."
+    )
+
+
 def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
     text = (
         "Keep-alive is automatic within a session.\n\n"
