@@ -25,6 +25,7 @@ from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseM
 from knowledge.quotes import Kind, Unit, without_marker
 from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
+from knowledge.syntax import FENCE
 
 QUOTED_PASSAGES = 3
 MOST_QUOTED = QUOTED_PASSAGES + 1
@@ -80,8 +81,9 @@ def extractive_answer(
     for passage, budget in zip(chosen, budgets, strict=True):
         seen = shown.setdefault(passage.hit.document.id, set())
         quoted = excerpt(passage, budget, seen)
-        if any(c.text == "\n".join(quoted) for c in citations):
-            continue  # the same words on another page (docs repeat paragraphs): cited, not quoted twice
+        body = _unfenced("\n".join(quoted))
+        if body and any(body in _unfenced(c.text) for c in citations):
+            continue  # words a quote shows already (docs repeat paragraphs, examples): cited, not quoted twice
         seen.update(quoted)
         quoted_passages.append(passage)
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, "\n".join(quoted)))
@@ -251,8 +253,22 @@ def _unrepeated(unit: Unit, shown: Collection[str]) -> Unit:
 def _within(unit: Unit, shown: Collection[str]) -> bool:
     """Whether `unit` was shown, or is part of what was (a code block's tail the passage
     starts with, the end of a sentence); code is looked for without its fences."""
-    text = (unit.text if unit.kind == Kind.CODE else unit.rendered).strip()
-    return any(text in other for other in shown)
+    text = (_code_lines(unit.text) if unit.kind == Kind.CODE else unit.rendered).strip()
+    return bool(text) and any(text in other for other in shown)
+
+
+def _unfenced(text: str) -> str:
+    """`text` without its code fence lines (one quote may show a block as ```` ```bash ````,
+    another as ```` ``` ````)."""
+    return "\n".join(line for line in text.split("\n") if not FENCE.match(line)).strip()
+
+
+def _code_lines(code: str) -> str:
+    """A code unit's lines without the fences it was written between (```` ```bash ````)."""
+    lines = code.strip("\n").split("\n")
+    if len(lines) > 1 and FENCE.match(lines[0]):
+        lines = lines[1:-1] if FENCE.match(lines[-1]) else lines[1:]
+    return "\n".join(lines)
 
 
 def abstention(

@@ -416,6 +416,25 @@ def test_a_quote_two_pages_share_word_for_word_is_quoted_once_and_both_pages_cit
     assert answer.text.endswith("See also [3].")
 
 
+def test_a_quote_another_quote_already_shows_is_not_quoted_again_whatever_its_fences() -> None:
+    """Uvicorn's installation page shows `uv add 'uvicorn[standard]'` twice, once as the end of
+    a block the passage before began (no info string), once whole (```` ```bash ````)."""
+    first = hit(
+        "```\nuv add 'uvicorn[standard]'\n```\n\nThe `standard` extra installs uvloop and httptools.\n", 1
+    )
+    again = hit("Install it with the extras:\n\n```bash\nuv add 'uvicorn[standard]'\n```\n", 2)
+    other = hit("Uvicorn runs ASGI applications; install it with pip or uv.\n", 3)
+    passages = [
+        Scored(h, 1.0 - n / 10, [ScoredUnit(u, 0.5, 0.5, 0.5 + (u.kind == Kind.CODE)) for u in units(h.text)])
+        for n, h in enumerate([first, again, other])
+    ]
+    passages[1] = replace(passages[1], units=passages[1].units[1:])  # the block alone is quoted
+    retrieval = Retrieval([first, again, other], "uvicorn vs uvicorn[standard]?", [first.index], 0.8)
+    answer = extractive_answer(Ranking(retrieval.query, passages), retrieval, ResponseMode.RAG_ONLY)
+    assert [c.name for c in _quoted(answer)] == ["d1.md", "d3.md"], answer.text
+    assert answer.text.count("uv add 'uvicorn[standard]'") == 1
+
+
 def test_a_passage_a_better_one_was_read_on_into_is_not_quoted_again() -> None:
     """A code block cut by the chunker: the passage holding its start is read on to its end
     (its last unit made whole, no unit added); the passage holding the end is not quoted."""

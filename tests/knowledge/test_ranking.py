@@ -350,6 +350,11 @@ def test_what_a_neighbouring_quote_showed_takes_none_of_a_quotes_room() -> None:
     assert excerpt(passage, shown={"```\nimport os\nx = 1\n```"}) == [best.text], (
         "code is found without fences"
     )
+    fenced = Unit("```bash\nuv add 'uvicorn[standard]'\n```", Kind.CODE, 1)  # shown with another info string
+    passage = scored_units([fenced, best], [0.9, 1.0])
+    assert excerpt(passage, shown={"```\nuv add 'uvicorn[standard]'\n```"}) == [best.text], (
+        "a fenced block's lines are found without its fences too"
+    )
 
 
 def test_a_quote_grows_back_into_the_tail_of_a_block_the_passage_before_begins_only_when_it_scores() -> None:
