@@ -26,6 +26,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from knowledge.syntax import ATTRIBUTES
 from knowledge.wordpieces import (
     SPECIAL_TOKENS,
     WINDOW,
@@ -346,8 +347,9 @@ def _joined(path: list[tuple[int, str]]) -> str:
 
 
 def _clean(name: str) -> str:
-    """A heading's words: links reduced to their text, emphasis marks gone, length capped."""
-    name = _EMPHASIS.sub("", _LINK.sub(r"\1", name)).strip()
+    """A heading's words: links reduced to their text, emphasis marks and an attribute list
+    (`{ #query-params }`, the anchor FastAPI's headings carry) gone, length capped."""
+    name = _EMPHASIS.sub("", _LINK.sub(r"\1", ATTRIBUTES.sub("", name))).strip()
     return name if len(name) <= HEADING_CHARS else name[: HEADING_CHARS - 1].rstrip() + "…"
 
 

@@ -70,6 +70,13 @@ _MKDOCS_ADMONITION = re.compile(
 )
 """A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented;
 or a content tab, `=== "Title"`, read as one headed by its title."""
+_BLOCK = re.compile(r"^\s*/{3,}\s*(?P<name>[\w-]+)(?:\s*\|\s*(?P<title>.*?))?\s*$")
+"""A block of pymdownx.blocks (FastAPI's, Typer's and SQLModel's docs): `/// tip`, `/// note |
+Technical Details`, its body not indented, up to a line of `///`."""
+_BLOCK_END = re.compile(r"^\s*/{3,}\s*$")
+_INCLUDE = re.compile(r"^\s*\{(?:\*|!>?)\s.*?\s(?:\*|!)\}\s*$")
+"""A snippet the docs build inserts from another file (FastAPI's `{* ../../docs_src/app.py hl[3]
+*}`, markdown-include's `{!> ../docs_src/app.py !}`): no text of the page."""
 _AUTODOC = re.compile(r"^\s*:::\s+[\w.:-]+\s*$")
 """mkdocstrings' `::: package.Class` and its indented options: reference generated from the
 code when the site is built, no text of the page (as reST's `autoclass`)."""
@@ -207,7 +214,7 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
     if block:  # the rest of a block the passage before begins
         out.append(replace(_code(textwrap.dedent("\n".join(code)).strip("\n"), block), continues=True))
     _read(lines, i, out, block)
-    found = [u for u in out if u.text.strip() and not _bare_fences(u)]
+    found = [u for u in out if u.rendered.strip() and not _bare_fences(u)]  # not an image's tag alone
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
     if found and lines and not i and _at_start(found[0], lines) and begins_mid_sentence(before, text):
@@ -270,6 +277,8 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             i = _past_block(lines, i + 1, indentation(line))
         elif admonition := _MKDOCS_ADMONITION.match(line):
             i = _admonition(lines, i, out, block, admonition)
+        elif opened := _BLOCK.match(line):
+            i = _pymdown_block(lines, i, out, block, opened)
         elif TABLE.match(line):
             i = _table(lines, i, out, block)
         elif DOCTEST.match(line):
@@ -338,6 +347,31 @@ def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re
     return j if text else i + 1
 
 
+def _pymdown_block(lines: list[str], i: int, out: list[Unit], block: int, found: re.Match[str]) -> int:
+    """A pymdownx block (`/// warning`, `/// tab | Python`) read as an admonition is: its title,
+    or its name as a box shows it, before its first paragraph ("Warning: …"). The line after
+    what was read; the rest of its body is read as any text, and its closing `///` as none."""
+    name = found["name"].lower()
+    title = (found["title"] or _ADMONITIONS.get(name, name.title())).strip()
+    j = i + 1
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    end = j
+    while (
+        end < len(lines)
+        and lines[end].strip()
+        and not (_BLOCK_END.match(lines[end]) or _BLOCK.match(lines[end]))
+    ):
+        end += 1
+    paragraph = lines[j:end]
+    if paragraph and not any(p.match(paragraph[0]) for p in (FENCE, ITEM, DIRECTIVE, TABLE, DOCTEST)):
+        text = " ".join(line.strip() for line in paragraph)
+        out.extend(_sentences(f"{title}: {text}" if title else text, block))
+        return end
+    out.extend(_sentences(title, block) if title else [])
+    return i + 1
+
+
 def _past_block(lines: list[str], j: int, base: int) -> int:
     """The line after the blank lines and the lines indented deeper than `base` from `j` on."""
     while j < len(lines) and (not lines[j].strip() or indentation(lines[j]) > base):
@@ -393,11 +427,17 @@ def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None,
 
 
 def _unread(line: str) -> bool:
-    """A reST comment or link target, a Markdown link reference definition, or an option
-    line of a directive a passage begins after (`:members:`) or a page's metadata
-    (`:orphan:`)."""
+    """A reST comment or link target, a Markdown link reference definition, an option line of
+    a directive a passage begins after (`:members:`) or a page's metadata (`:orphan:`), the
+    `///` closing a pymdownx block, or a snippet the docs build inserts from another file."""
     option = _OPTION_NAME.match(line)
-    return bool(_COMMENT.match(line) or _REFERENCE.match(line) or (option and option["name"] in _OPTIONS))
+    return bool(
+        _COMMENT.match(line)
+        or _REFERENCE.match(line)
+        or _BLOCK_END.match(line)
+        or _INCLUDE.match(line)
+        or (option and option["name"] in _OPTIONS)
+    )
 
 
 def _looks_like_a_title(unit: Unit) -> bool:

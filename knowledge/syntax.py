@@ -68,8 +68,13 @@ def is_heading(lines: list[str], i: int) -> bool:
     return bool(UNDERLINE.match(lines[i + 1])) and len(under) >= len(lines[i].strip()) - 1
 
 
+ATTRIBUTES = re.compile(r"\s*\{\s*[#.][^{}\n]*\}\s*$")
+"""A Markdown heading's attribute list (`## Query params { #query-params }`): not its words."""
+
+
 def heading_text(line: str) -> str:
-    return line.strip().lstrip("#").strip()
+    """A heading line's words, without its `#` marks and its attribute list (`{ #anchor }`)."""
+    return ATTRIBUTES.sub("", line.strip().lstrip("#")).strip()
 
 
 def opens_literal(line: str) -> bool:

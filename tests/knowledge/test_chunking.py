@@ -200,6 +200,10 @@ def test_heading_markup_is_cleaned() -> None:
     body = "The body of the section, with enough words to be kept."
     [chunk] = chunk_text(f"## **Bold** `code` and [a link](https://example.com)\n{body}")
     assert chunk.heading == "Bold code and a link"
+    [anchored] = chunk_text(f"## Query Parameters {{ #query-parameters }}\n{body}")  # FastAPI's docs
+    assert anchored.heading == "Query Parameters"
+    [braces] = chunk_text(f"## The {{name}} placeholder\n{body}")
+    assert braces.heading == "The {name} placeholder", "braces that are no attribute list stay"
 
 
 def test_hashes_in_code_blocks_and_hashtags_are_not_headings() -> None:

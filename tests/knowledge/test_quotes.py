@@ -669,6 +669,38 @@ def test_a_sentence_introducing_what_only_a_docs_build_shows_is_left_out() -> No
     ]
 
 
+def test_pymdownx_blocks_read_as_boxes_and_included_snippets_are_no_text() -> None:
+    """FastAPI's docs: `/// tip` blocks, nested tabs of more slashes, and code the docs build
+    inserts from another file."""
+    text = (
+        "/// tip\n\nThe command `fastapi dev` reads your `main.py` file.\n\n///\n\n"
+        "/// note | Technical Details\n\nFastAPI is a class that inherits from Starlette.\n\n"
+        "You can use Starlette's features too.\n\n///\n\n"
+        "{* ../../docs_src/first_steps/tutorial001.py hl[3] *}\n\n{!> ../docs_src/app.py !}\n\n"
+        "//// tab | Python 3.8+\n\n```Python\napp = FastAPI()\n```\n\n////\n\n"
+        "Paths like https://example.com/a///b stay text.\n"
+    )
+    assert [(u.kind, u.rendered) for u in units(text)] == [
+        (Kind.SENTENCE, "Tip: The command `fastapi dev` reads your `main.py` file."),
+        (Kind.SENTENCE, "Technical Details: FastAPI is a class that inherits from Starlette."),
+        (Kind.SENTENCE, "You can use Starlette's features too."),
+        (Kind.SENTENCE, "Python 3.8+"),
+        (Kind.CODE, "```Python\napp = FastAPI()\n```"),
+        (Kind.SENTENCE, "Paths like https://example.com/a///b stay text."),
+    ]
+
+
+def test_a_headings_attribute_list_and_a_paragraph_of_an_image_alone_are_no_text() -> None:
+    text = (
+        "## Status codes { #status-codes }\n\nUse the variables from `fastapi.status`:\n\n"
+        '<img src="/img/tutorial/response-status-code/image02.png">\n\nThey hold the same numbers.\n'
+    )
+    assert [(u.section, u.rendered) for u in units(text)] == [
+        ("Status codes", "Use the variables from `fastapi.status`:"),
+        ("Status codes", "They hold the same numbers."),
+    ]
+
+
 def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
     found = units(
         "|fetch|_ takes a URL and returns a |Promise|_.\n\n"
