@@ -70,7 +70,7 @@ _MKDOCS_ADMONITION = re.compile(
 )
 """A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented;
 or a content tab, `=== "Title"`, read as one headed by its title."""
-_BLOCK = re.compile(r"^\s*/{3,}\s*(?P<name>[\w-]+)(?:\s*\|\s*(?P<title>.*?))?\s*$")
+_BLOCK = re.compile(r"^\s*/{3,}\s*(?P<name>[a-z][a-z-]*)(?:\s*\|\s*(?P<title>.*?))?\s*$")
 """A block of pymdownx.blocks (FastAPI's, Typer's and SQLModel's docs): `/// tip`, `/// note |
 Technical Details`, its body not indented, up to a line of `///`."""
 _BLOCK_END = re.compile(r"^\s*/{3,}\s*$")

@@ -678,7 +678,7 @@ def test_pymdownx_blocks_read_as_boxes_and_included_snippets_are_no_text() -> No
         "You can use Starlette's features too.\n\n///\n\n"
         "{* ../../docs_src/first_steps/tutorial001.py hl[3] *}\n\n{!> ../docs_src/app.py !}\n\n"
         "//// tab | Python 3.8+\n\n```Python\napp = FastAPI()\n```\n\n////\n\n"
-        "Paths like https://example.com/a///b stay text.\n"
+        "Paths like https://example.com/a///b stay text.\n\n/// Returns the sum (a Rust doc comment).\n"
     )
     assert [(u.kind, u.rendered) for u in units(text)] == [
         (Kind.SENTENCE, "Tip: The command `fastapi dev` reads your `main.py` file."),
@@ -687,6 +687,7 @@ def test_pymdownx_blocks_read_as_boxes_and_included_snippets_are_no_text() -> No
         (Kind.SENTENCE, "Python 3.8+"),
         (Kind.CODE, "```Python\napp = FastAPI()\n```"),
         (Kind.SENTENCE, "Paths like https://example.com/a///b stay text."),
+        (Kind.SENTENCE, "/// Returns the sum (a Rust doc comment)."),
     ]
 
 
