@@ -26,11 +26,15 @@ _LINK = re.compile(r"`(?P<text>[^`<\n]+?)\s*<(?P<target>[^`>\n]+)>`__?(?!\w)")
 _NAMED = re.compile(r"(?<![\w`])`(?P<text>[^`<\n]+?)`__?(?!\w)")
 _ANCHOR = re.compile(r'<a\s[^<>]*?\bhref="(?P<target>[^"<>]+)"[^<>]*>(?P<text>[^<>]*)</a>', re.IGNORECASE)
 """An HTML link in Markdown prose (MkDocs pages have them)."""
-_TAG = re.compile(
-    r"</?(?:a|p|i|b|em|strong|u|small|span|div|center|sup|sub|h[1-6]|img|br|hr)(?:\s[^<>]*)?/?>",
+_TAG = re.compile(r"</?(?:a|p|div|center|h[1-6]|img|br|hr)(?:\s[^<>]*)?/?>", re.IGNORECASE)
+"""The HTML that lays out Markdown prose, which a reader of the page does not see (a space)."""
+_INLINE_TAG = re.compile(
+    r"</?(?:i|b|em|strong|u|small|span|sup|sub|dfn|abbr|mark|kbd|q|cite|s|del|ins|time)(?:\s[^<>]*)?>",
     re.IGNORECASE,
 )
-"""The HTML that formats Markdown prose, which a reader of the page does not see."""
+"""The HTML that formats words in prose (FastAPI's `<dfn title="…">parsing</dfn>`): nothing."""
+_CODE_TAG = re.compile(r"<code>(?P<code>[^<>`\n]+)</code>", re.IGNORECASE)
+"""`<code>kwargs</code>`, which Markdown writes `kwargs`."""
 _ENTITY = re.compile(r"&(?:[a-zA-Z][a-zA-Z0-9]{1,30}|#[0-9]{1,7}|#x[0-9a-fA-F]{1,6});")
 """An HTML character reference, with its semicolon (a URL's `&copy=2` is not one)."""
 _SUBSTITUTION = re.compile(r"(?<![\w|`])\|(?P<name>[^|\s`][^|`\n]*?)\|(?:__?)?(?![\w|])")
@@ -89,6 +93,7 @@ def _without_html(text: str) -> str:
 
 def _prose_html(prose: str) -> str:
     prose = _ENTITY.sub(lambda found: html.unescape(found.group()), _ANCHOR.sub(_anchor, prose))
+    prose = _INLINE_TAG.sub("", _CODE_TAG.sub(r"`\g<code>`", prose))
     return re.sub(r"\s{2,}", " ", _TAG.sub(" ", prose)) if _TAG.search(prose) else prose
 
 

@@ -204,8 +204,8 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
         lines.pop()  # the passage was cut just after the next item's number
     out: list[Unit] = []
     i, code, _, cut, _, whole = continued_block(before, text)
-    if not i and cut and lines and (DIRECTIVE.match(whole) or FENCE.match(whole)):
-        lines[0] = whole  # begun in the middle of a directive's or a fence's line
+    if not i and cut and lines and (DIRECTIVE.match(whole) or FENCE.match(whole) or _INCLUDE.match(whole)):
+        lines[0] = whole  # begun in the middle of a directive's, a fence's or an include's line
     elif not i and cut:
         goes_on(lines)
     if not i and (closing := closing_fence(lines)) is not None:  # it starts inside a fenced block

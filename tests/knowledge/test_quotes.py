@@ -702,6 +702,17 @@ def test_a_headings_attribute_list_and_a_paragraph_of_an_image_alone_are_no_text
     ]
 
 
+def test_html_that_formats_words_is_not_shown_and_a_cut_include_line_is_no_text() -> None:
+    text = (
+        'Data "<dfn title="converting the string">parsing</dfn>" and <abbr title="K-ey W-ord Arg-uments">'
+        "<code>kwargs</code></abbr> work, `<code>` in a span stays.\n"
+    )
+    assert units(text)[0].rendered == 'Data "parsing" and `kwargs` work, `<code>` in a span stays.'
+    before = "Override the handler:\n\n{* ../../docs_src/handling_errors/tutorial004_py310.py hl[2,14:19] *}"
+    cut = "hl[2,14:19] *}\n\nNow you will get a text version."  # a passage begun inside the include's line
+    assert [u.text for u in units(cut, before)] == ["Now you will get a text version."]
+
+
 def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
     found = units(
         "|fetch|_ takes a URL and returns a |Promise|_.\n\n"
