@@ -324,7 +324,7 @@ def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
         text = f"{_VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
     elif name in _TITLED:  # a box or a tab headed by its argument: "Note: …", "Bash: …"
         body, j = _first_paragraph(lines, j, base)
-        text = f"{text}: {body}" if text and body else text or body
+        text = _headed(text, body)
     elif name in _ADMONITIONS and not text:
         text, j = _first_paragraph(lines, j, base)
     if name in _ADMONITIONS and text:
@@ -343,7 +343,7 @@ def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re
     if body < len(lines) and _AUTODOC.match(lines[body]) and indentation(lines[body]) > indentation(lines[i]):
         return _past_block(lines, body, indentation(lines[i]))  # a box of generated reference only
     text, j = _first_paragraph(lines, i + 1, indentation(lines[i]))
-    out.extend(_sentences(f"{title}: {text}" if title and text else text or title, block))
+    out.extend(_sentences(_headed(title, text), block))
     return j if text else i + 1
 
 
@@ -364,12 +364,16 @@ def _pymdown_block(lines: list[str], i: int, out: list[Unit], block: int, found:
     ):
         end += 1
     paragraph = lines[j:end]
+    text = ""
     if paragraph and not any(p.match(paragraph[0]) for p in (FENCE, ITEM, DIRECTIVE, TABLE, DOCTEST)):
         text = " ".join(line.strip() for line in paragraph)
-        out.extend(_sentences(f"{title}: {text}" if title else text, block))
-        return end
-    out.extend(_sentences(title, block) if title else [])
-    return i + 1
+    out.extend(_sentences(_headed(title, text), block))
+    return end if text else i + 1
+
+
+def _headed(title: str, text: str) -> str:
+    """A box's first paragraph headed by its title ("Warning: …"), or either alone."""
+    return f"{title}: {text}" if title and text else text or title
 
 
 def _past_block(lines: list[str], j: int, base: int) -> int:

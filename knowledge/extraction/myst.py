@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import re
 
+from knowledge.syntax import FENCE, OPTION_LINE
+
 _OPENING = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[\w:.-]+)\}[ \t]*(?P<argument>.*?)\s*$"
 )
-_FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})")
-_OPTION = re.compile(r"^[ \t]*:[\w-]+:(?:[ \t].*)?$")
 _ROLE = re.compile(r"(?<![^\s(\[\"'])\{(?P<name>[\w:.-]+)\}(?=`[^`\n]+`)")
 """`{func}`confirm``: after a space, an opening bracket or quote, or at the line's start (in
 "`/users/{name}` and `x`" the braces are a path's)."""
@@ -52,8 +52,8 @@ def _converted(lines: list[str], depth: int = 0) -> list[str]:
             end = _closing(lines, i + 1, opening["fence"])
             out.extend(_directive(opening, lines[i + 1 : end], depth))
             i = end + 1
-        elif fence := _FENCE.match(line):  # a code block: as written
-            end = _closing(lines, i + 1, fence["fence"])
+        elif fence := FENCE.match(line):  # a code block: as written
+            end = _closing(lines, i + 1, fence[1])
             out.extend(lines[i : end + 1])
             i = end + 1
         else:
@@ -109,7 +109,7 @@ def _options(body: list[str]) -> tuple[list[str], list[str]]:
         if end is not None:
             return [f":{line.strip()}" for line in body[1:end] if ":" in line], body[end + 1 :]
     j = 0
-    while j < len(body) and _OPTION.match(body[j]):
+    while j < len(body) and OPTION_LINE.match(body[j]):
         j += 1
     return body[:j], body[j:]
 

@@ -72,9 +72,11 @@ def _is_text_list(value: object) -> bool:
 
 def projects_in(corpus: Path) -> tuple[str, ...]:
     """The projects of a corpus: its folders (`flask`, `starlette`, `requests` for the docs
-    corpus), in the order `PROJECTS` gives the docs corpus's."""
+    corpus), in the order `PROJECTS` gives the docs corpus's; `PROJECTS` for a corpus without
+    folders."""
     found = sorted(p.name for p in corpus.iterdir() if p.is_dir()) if corpus.is_dir() else []
-    return tuple(p for p in PROJECTS if p in found) + tuple(p for p in found if p not in PROJECTS)
+    ordered = tuple(p for p in PROJECTS if p in found) + tuple(p for p in found if p not in PROJECTS)
+    return ordered or PROJECTS
 
 
 def _schema_problems(item: Item, projects: Sequence[str] = PROJECTS) -> list[str]:
@@ -148,7 +150,7 @@ def _gold_problems(item: Item, corpus: Path) -> list[str]:
 
 def item_problems(item: Item, corpus: Path = CORPUS) -> list[str]:
     """Every problem with one item; [] when it is valid."""
-    problems = _schema_problems(item, projects_in(corpus) or PROJECTS) or _history_problems(item)
+    problems = _schema_problems(item, projects_in(corpus)) or _history_problems(item)
     if problems:
         return problems
     return _gold_problems(item, corpus)
@@ -219,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     items = load(args.questions)
     found = find_problems(items, args.corpus, args.partial)
-    print(table(items, projects_in(args.corpus) or PROJECTS))
+    print(table(items, projects_in(args.corpus)))
     headline = _headline(items)
     splits = Counter(i["split"] for i in items)
     print(
