@@ -21,7 +21,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from knowledge.ranking import Ranking
+from knowledge.ranking import Ranking, Scored, folder_names
 from knowledge.retrieval import Hit
 from knowledge.words import stems_of
 
@@ -32,6 +32,10 @@ TYPICAL_STANDOUT = 1.89
 """The median standout of the tuning half's answerable questions."""
 MEANING_PASSAGES = 2
 """How many of the best passages are read for the question's words."""
+COMMON_NAME = 0.5
+"""A part of the index whose name is written in at least this share of the passages found
+in the other parts is not named by a question that says it: "requests" in a question
+about Flask is a word, not the Requests project."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,60 @@ def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
     return Evidence(
         best_sentence, standout, best.score, _agreement(hits), ranking.terms.meaning_coverage(held)
     )
+
+
+@dataclass(frozen=True)
+class Elsewhere:
+    """The question names a part of the index (a project: "can uvicorn serve static
+    files?") and the best passage lies in another part, which is what it answers for."""
+
+    asked: tuple[str, ...]
+    found: str
+
+    @property
+    def notice(self) -> str:
+        return f"What I found is about {self.found}, not {' or '.join(self.asked)}."
+
+
+def elsewhere(ranking: Ranking) -> Elsewhere | None:
+    """Whether the best passage answers for another part of the index than the question
+    names. The parts are the folders (or a URL's hosts) where the passages' paths first
+    part ways: `uvicorn/docs/…` and `fastapi/docs/…` under one root. A part is named when
+    the question holds its name, that name is rare in the passages of the other parts
+    (`COMMON_NAME`), and the best passage does not say it either."""
+    scored = [p for p in ranking.passages if p.units]
+    parts = _parts(scored)
+    if parts is None or len(set(parts)) < 2:
+        return None
+    asked = set(ranking.terms.idf)
+    named = sorted(part for part in set(parts) if _named(part, asked, scored, parts))
+    if not named or parts[0] in named:
+        return None
+    best = scored[0].hit
+    if any(stems_of(name) & stems_of(f"{best.heading} {best.text}") for name in named):
+        return None
+    return Elsewhere(tuple(named), parts[0])
+
+
+def _parts(passages: Sequence[Scored]) -> list[str] | None:
+    """The folder each passage lies in where their paths part ways; None when one of them
+    lies at that level itself (its file beside the folders: no parts to tell apart)."""
+    paths = [folder_names(p.hit) for p in passages]
+    depth = 0
+    while all(len(path) > depth for path in paths) and len({path[depth] for path in paths}) == 1:
+        depth += 1
+    if not paths or any(len(path) <= depth for path in paths):
+        return None
+    return [path[depth] for path in paths]
+
+
+def _named(part: str, asked: set[str], passages: Sequence[Scored], parts: Sequence[str]) -> bool:
+    said = stems_of(part) & asked
+    others = [p.hit for p, where in zip(passages, parts, strict=True) if where != part]
+    if not said or not others:
+        return False
+    written = sum(bool(said & stems_of(f"{h.heading} {h.text}")) for h in others)
+    return written < COMMON_NAME * len(others)
 
 
 def _agreement(hits: Sequence[Hit]) -> float:

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.abstain import CALIBRATION, Calibration, Evidence, elsewhere, evidence
 from knowledge.answer import (
     HEDGE_NOTICE,
     Answer,
@@ -226,13 +226,14 @@ class Knowledge:
 
     async def judge(self, question: str, retrieval: Retrieval) -> tuple[Ranking, float]:
         """The second stage's ranking of what was found, and the calibrated confidence that
-        it answers the question (0.0 when nothing relevant was found)."""
+        it answers the question (0.0 when nothing relevant was found, or when the best
+        passage answers for another project than the question names: `elsewhere`)."""
         if not self.relevant(retrieval):
             return Ranking(question, []), 0.0
         ranking, found = await self.weigh(question, retrieval)
         if found is None:
             return ranking, self._calibration.threshold
-        confidence = self._calibration.confidence(found)
+        confidence = 0.0 if elsewhere(ranking) else self._calibration.confidence(found)
         if self.answers(confidence):
             ranking = await self._read_on(ranking)
         return ranking, confidence
@@ -319,7 +320,14 @@ class Knowledge:
             return self._offline(ranking, confidence, retrieval, mode, fallback)
         rule = self._rule(mode, retrieval, request, confidence)
         if rule is None:
-            return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
+            return abstention(
+                retrieval,
+                mode,
+                ranking=ranking,
+                confidence=confidence,
+                fallback=fallback,
+                notices=_why(ranking),
+            )
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
         reranked = await self._reranked(rule, query, ranking, budget)
@@ -400,7 +408,12 @@ class Knowledge:
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
         if not ranking.passages or not self.answers(confidence):
             return abstention(
-                retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
+                retrieval,
+                mode,
+                ranking=ranking,
+                confidence=confidence,
+                fallback=fallback,
+                notices=[*notices, *_why(ranking)],
             )
         return extractive_answer(
             ranking,
@@ -521,3 +534,10 @@ class Knowledge:
             request.min_confidence,
             request.fallback.value,
         )
+
+
+def _why(ranking: Ranking) -> list[str]:
+    """What an abstention says beyond "not found": that what was found answers for another
+    project than the question names (`knowledge.abstain.elsewhere`)."""
+    found = elsewhere(ranking)
+    return [found.notice] if found else []

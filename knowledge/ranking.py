@@ -369,8 +369,12 @@ def importance(words: Sequence[str], moves: Sequence[float]) -> dict[str, float]
 _FOLDER_SEPARATORS = re.compile(r"[/\\]")
 
 
+def folder_names(hit: Hit) -> list[str]:
+    """The folders a passage's document lies in, outermost first: its source key (a path or
+    a URL) without the file name."""
+    return _FOLDER_SEPARATORS.split(hit.document.source_key)[:-1]
+
+
 def folders(hit: Hit) -> set[str]:
-    """Stemmed words of the folders a passage's document lies in (its source key without
-    the file name: a path or a URL)."""
-    parts = _FOLDER_SEPARATORS.split(hit.document.source_key)[:-1]
-    return stems_of(" ".join(parts))
+    """Stemmed words of the folders a passage's document lies in."""
+    return stems_of(" ".join(folder_names(hit)))

@@ -1,0 +1,102 @@
+"""An answer for another project than the question names is no answer: with several projects'
+docs in one index, "can uvicorn serve static files?" must not be answered from FastAPI's
+`StaticFiles` page."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from knowledge.abstain import Calibration, Elsewhere, elsewhere
+from knowledge.engine import Knowledge, Request
+from knowledge.quotes import units
+from knowledge.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
+from knowledge.words import content_words, stem
+from tests.knowledge.conftest import Stack, md
+from tests.knowledge.test_citations import hit
+
+UVICORN = """# Deployment
+
+Run the server with `uvicorn main:app --host 0.0.0.0 --port 8000`. Uvicorn serves one ASGI
+application: pass its import string, and use `--workers 4` to run several processes.
+
+## Behind Nginx
+
+Put Nginx in front of uvicorn to terminate TLS, and pass `--proxy-headers` so uvicorn trusts
+the client address Nginx forwards.
+"""
+STATIC = """# Static Files
+
+You can serve static files automatically from a directory using `StaticFiles`. Mount a
+`StaticFiles()` instance at a path: `app.mount("/static", StaticFiles(directory="static"))`,
+and every file in the folder is served under `/static`.
+"""
+SURE = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5)
+"""Answers whatever it finds: only the project the question names can make it refuse."""
+
+
+def ranking(question: str, *passages: tuple[str, str]) -> Ranking:
+    """A ranking of (source key, text) passages, best first, for `question`."""
+    scored = []
+    for n, (key, text) in enumerate(passages, start=1):
+        found = hit(text, n)
+        found = replace(found, document=replace(found.document, source_key=key))
+        scored.append(Scored(found, 2.0 - n / 10, [ScoredUnit(u, 0.5, 0.5, 0.5) for u in units(text)]))
+    return Ranking(question, scored, QuestionTerms({stem(w): 1.0 for w in content_words(question)}))
+
+
+def test_the_best_passage_in_another_project_than_the_one_named_answers_elsewhere() -> None:
+    static = ("corpus/fastapi/docs/static-files.md", "Mount StaticFiles to serve a directory of files.")
+    deploy = ("corpus/uvicorn/docs/deployment.md", "Run uvicorn behind Nginx with --proxy-headers.")
+    settings = ("corpus/uvicorn/docs/settings.md", "Use --port to bind uvicorn to another port.")
+    question = "can uvicorn serve a folder of static files?"
+    assert elsewhere(ranking(question, static, deploy, settings)) == Elsewhere(("uvicorn",), "fastapi")
+    assert elsewhere(ranking(question, deploy, static, settings)) is None, "the best passage is uvicorn's"
+    assert elsewhere(ranking("how do I serve a folder of static files?", static, deploy)) is None, (
+        "none named"
+    )
+    said = ("corpus/fastapi/docs/static-files.md", "Mount StaticFiles, then run uvicorn as usual.")
+    assert elsewhere(ranking(question, said, deploy)) is None, "the passage says how the two go together"
+    both = "can uvicorn serve static files the way fastapi does?"
+    assert elsewhere(ranking(both, static, deploy)) is None
+    # Websites part ways at their hosts.
+    hosts = [
+        ("https://fastapi.tiangolo.com/tutorial/static-files/", static[1]),
+        ("https://www.uvicorn.org/deployment/", deploy[1]),
+    ]
+    assert elsewhere(ranking(question, *hosts)) == Elsewhere(("www.uvicorn.org",), "fastapi.tiangolo.com")
+
+
+def test_a_projects_name_that_is_a_common_word_or_a_file_beside_the_folders_names_nothing() -> None:
+    # "requests" names the Requests project's folder, but Flask's passages say it too.
+    flask = [
+        ("docs/flask/form.rst", "Form data is parsed into a MultiDict on the form attribute."),
+        *(
+            (f"docs/flask/{name}.rst", f"The request object holds the {name} of incoming requests.")
+            for name in ("files", "headers")
+        ),
+    ]
+    library = ("docs/requests/api.rst", "requests.get(url, timeout=3) sends a GET request.")
+    assert elsewhere(ranking("how do I read the form of incoming requests?", *flask, library)) is None
+    # Sections of one project's docs are folders beside its pages, not projects.
+    pages = [("docs/tutorial/views.rst", "Register the view."), ("docs/config.rst", "Set SECRET_KEY.")]
+    assert elsewhere(ranking("where does the config go in the tutorial?", *reversed(pages))) is None
+    assert elsewhere(ranking("question", ("a.md", "x"), ("b.md", "y"))) is None, "no folders at all"
+    assert elsewhere(Ranking("question", [])) is None
+
+
+async def test_an_answer_for_another_project_is_refused_and_says_whose_it_is(stack: Stack) -> None:
+    index = stack.index()
+    for key, text in {"docs/uvicorn/deployment.md": UVICORN, "docs/fastapi/static-files.md": STATIC}.items():
+        await stack.ingestor.add(index, replace(md(key.rsplit("/", 1)[1], text), source_key=key))
+    knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=SURE)
+
+    def asking(question: str) -> Request:
+        return Request([stack.indexes.get(index.id)], [{"role": "user", "content": question}])
+
+    answer = await knowledge.ask(asking("can uvicorn serve a folder of static files by itself?"))
+    assert answer.abstained and answer.citations == [] and answer.confidence == 0.0
+    assert answer.notices == ["What I found is about fastapi, not uvicorn."]
+    assert [c.name for c in answer.closest][0] == "static-files.md"
+    answered = await knowledge.ask(asking("how do I serve a folder of static files with fastapi?"))
+    assert not answered.abstained and answered.citations[0].name == "static-files.md"
+    assert not answered.notices
