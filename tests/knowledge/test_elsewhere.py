@@ -96,7 +96,7 @@ async def test_an_answer_for_another_project_is_refused_and_says_whose_it_is(sta
     answer = await knowledge.ask(asking("can uvicorn serve a folder of static files by itself?"))
     assert answer.abstained and answer.citations == [] and answer.confidence == 0.0
     assert answer.notices == ["What I found is about fastapi, not uvicorn."]
-    assert [c.name for c in answer.closest][0] == "static-files.md"
+    assert answer.closest[0].name == "static-files.md"
     answered = await knowledge.ask(asking("how do I serve a folder of static files with fastapi?"))
     assert not answered.abstained and answered.citations[0].name == "static-files.md"
     assert not answered.notices
