@@ -75,16 +75,15 @@ def extractive_answer(
     relevant = [p for p in others if p.hit.similarity is None or p.hit.similarity >= relevance_floor]
     chosen = _chosen([best, *relevant], MOST_QUOTED if asks_several(ranking.question) else QUOTED_PASSAGES)
     budgets = [LEAD_EXCERPT_CHARS, *[EXCERPT_CHARS] * (len(chosen) - 1)]
-    shown: dict[int, set[str]] = {}  # per document, the units quoted so far
+    shown: set[str] = set()  # the units quoted so far, from any document: docs repeat paragraphs
     citations: list[Citation] = []
     quoted_passages: list[Scored] = []
     for passage, budget in zip(chosen, budgets, strict=True):
-        seen = shown.setdefault(passage.hit.document.id, set())
-        quoted = excerpt(passage, budget, seen)
+        quoted = excerpt(passage, budget, shown)
         body = _unfenced("\n".join(quoted))
         if body and any(body in _unfenced(c.text) for c in citations):
             continue  # words a quote shows already (docs repeat paragraphs, examples): cited, not quoted twice
-        seen.update(quoted)
+        shown.update(quoted)
         quoted_passages.append(passage)
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, "\n".join(quoted)))
     lines = [first_line(quoted_passages), ""] + [_quoted(c) for c in citations]

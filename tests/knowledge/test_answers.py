@@ -435,6 +435,23 @@ def test_a_quote_another_quote_already_shows_is_not_quoted_again_whatever_its_fe
     assert answer.text.count("uv add 'uvicorn[standard]'") == 1
 
 
+def test_a_paragraph_two_pages_repeat_is_quoted_once() -> None:
+    """Uvicorn's index and deployment pages both open their Gunicorn section with the same
+    deprecation warning: the second quote begins after it."""
+    warning = "Warning: the `uvicorn.workers` module is deprecated.\n\n"
+    first = hit(warning + "Gunicorn is the simplest way to run Uvicorn in production.\n", 1)
+    second = hit(warning + "Gunicorn is a mature server and process manager.\n", 2)
+    passages = [
+        Scored(h, 1.0 - n / 10, [ScoredUnit(u, 0.5, 0.5, 0.5) for u in units(h.text)])
+        for n, h in enumerate([first, second])
+    ]
+    retrieval = Retrieval([first, second], "how do i run uvicorn with gunicorn?", [first.index], 0.8)
+    answer = extractive_answer(Ranking(retrieval.query, passages), retrieval, ResponseMode.RAG_ONLY)
+    assert [c.name for c in _quoted(answer)] == ["d1.md", "d2.md"], answer.text
+    assert sum(c.text.count("deprecated") for c in answer.citations) == 1
+    assert answer.citations[1].text == "Gunicorn is a mature server and process manager."
+
+
 def test_a_passage_a_better_one_was_read_on_into_is_not_quoted_again() -> None:
     """A code block cut by the chunker: the passage holding its start is read on to its end
     (its last unit made whole, no unit added); the passage holding the end is not quoted."""
