@@ -320,14 +320,7 @@ class Knowledge:
             return self._offline(ranking, confidence, retrieval, mode, fallback)
         rule = self._rule(mode, retrieval, request, confidence)
         if rule is None:
-            return abstention(
-                retrieval,
-                mode,
-                ranking=ranking,
-                confidence=confidence,
-                fallback=fallback,
-                notices=_why(ranking),
-            )
+            return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
         reranked = await self._reranked(rule, query, ranking, budget)
@@ -408,12 +401,7 @@ class Knowledge:
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
         if not ranking.passages or not self.answers(confidence):
             return abstention(
-                retrieval,
-                mode,
-                ranking=ranking,
-                confidence=confidence,
-                fallback=fallback,
-                notices=[*notices, *_why(ranking)],
+                retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
             )
         return extractive_answer(
             ranking,
@@ -534,10 +522,3 @@ class Knowledge:
             request.min_confidence,
             request.fallback.value,
         )
-
-
-def _why(ranking: Ranking) -> list[str]:
-    """What an abstention says beyond "not found": that what was found answers for another
-    project than the question names (`knowledge.abstain.elsewhere`)."""
-    found = elsewhere(ranking)
-    return [found.notice] if found else []

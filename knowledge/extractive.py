@@ -21,6 +21,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
+from knowledge.abstain import elsewhere
 from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode, closed_fences
 from knowledge.quotes import Kind, Unit, without_marker
 from knowledge.ranking import Ranking, Scored
@@ -280,9 +281,12 @@ def abstention(
     notices: Sequence[str] = (),
 ) -> Answer:
     """An honest "not found": where Lore looked, and the closest documents as places to
-    look (in `closest`, and named in the text, never quoted as an answer)."""
+    look (in `closest`, and named in the text, never quoted as an answer); when what was
+    found answers for another project than the question names, a notice says so
+    (`knowledge.abstain.elsewhere`)."""
     names = [i.name for i in retrieval.searched]
     hits = ranking.hits if ranking is not None else retrieval.hits
+    misplaced = elsewhere(ranking) if ranking is not None else None
     closest = [Citation.from_hit(n, h, "") for n, h in enumerate(_distinct(hits)[:CLOSEST], start=1)]
     if not names:
         text = "There is no index enabled here to search. Enable one with “enable the <name> index”."
@@ -300,7 +304,7 @@ def abstention(
         mode=mode,
         abstained=True,
         fallback=fallback,
-        notices=[*retrieval.notices, *notices],
+        notices=[*retrieval.notices, *notices, *([misplaced.notice] if misplaced else [])],
         searched=names,
         confidence=confidence,
         closest=closest,
