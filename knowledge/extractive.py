@@ -50,6 +50,11 @@ grows back into it only when it scores at least this share of the best unit's sc
 lines that register the converter the answer is about), not when it is the end of another
 example (`client = httpx.Client(transport=transport)` before "Connection retries are also
 available")."""
+CROSSING_SHARE = 0.5
+"""A quote grows on past a heading of its passage into the next section only with units that
+score at least this share of its best unit's score: what follows a heading is another
+subject, shown when it answers too, not to fill the quote's room ("Server errors will be
+logged at the error log level" after the resource limits a question asked about)."""
 CITED_DOCUMENTS = 5
 CLOSEST = 3
 LEAD_WORDS = 6
@@ -180,7 +185,7 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
             and units[low - 1].unit.section == units[low].unit.section
         ):
             options.append((units[low - 1].score, low - 1))
-        if high < last:
+        if high < last and _grows_on(passage, high + 1, start):
             options.append((units[high + 1].score, high + 1))
         options = [
             (s, i)
@@ -217,6 +222,31 @@ def _introduces(unit: Unit, following: Unit) -> bool:
     )
 
 
+def _grows_on(passage: Scored, position: int, best: int) -> bool:
+    """Whether a quote of `passage` around its `best` unit may grow on into the unit at
+    `position`: within its section, or past a heading when a unit of the section it opens
+    scores at least `CROSSING_SHARE` of the best unit (by the words it holds when it was
+    read on from the next passage: those are not embedded)."""
+    units = passage.units
+    if not _crosses(units[position - 1].unit, units[position].unit):
+        return True
+    section = units[position].unit.section
+    end = next((i for i in range(position, len(units)) if units[i].unit.section != section), len(units))
+    own = len(passage.own_units)
+    return any(
+        units[i].coverage >= CROSSING_SHARE * units[best].coverage
+        if i >= own
+        else units[i].score >= CROSSING_SHARE * units[best].score
+        for i in range(position, end)
+    )
+
+
+def _crosses(unit: Unit, following: Unit) -> bool:
+    """Whether a heading lies between `unit` and the one `following` it (which is where a
+    quote shows that heading, `_labelled`)."""
+    return bool(following.section) and following.section != unit.section
+
+
 def _labelled(units: Sequence[Unit]) -> list[str]:
     """The units as quoted, a reST directive's name ("SECRET_KEY: …") before the first
     sentence or item of its body only: not again before each, nor inside its code; and where
@@ -224,7 +254,7 @@ def _labelled(units: Sequence[Unit]) -> list[str]:
     follows it."""
     quoted, run, named = [], "", False
     for i, unit in enumerate(units):
-        if i and unit.section and unit.section != units[i - 1].section:
+        if i and _crosses(units[i - 1], unit):
             quoted.append(f"**{unit.section}**")
         if unit.label != run:
             run, named = unit.label, False

@@ -594,6 +594,38 @@ def test_a_quote_that_runs_past_a_heading_shows_the_heading() -> None:
     ], "a quote grows on into the next section, never back into the one before its best unit"
 
 
+def test_a_quote_grows_past_a_heading_only_into_what_answers_too() -> None:
+    """Uvicorn's resource limits, then its server errors: a quote of the limits has room for
+    the next section, which says nothing the question asked."""
+    text = (
+        "Uvicorn provides the following resource limiting:\n\n"
+        "* Max requests. The number of requests served before the process ends.\n\n"
+        "Server Errors\n-------------\n\n"
+        "Server errors will be logged at the `error` log level.\n"
+    )
+    found = units(text)
+    assert [u.section for u in found] == ["", "", "Server Errors"]
+    quoted = excerpt(scored_units(found, [0.7, 0.9, 0.2]), budget=10_000)
+    assert quoted == [found[0].quoted, found[1].quoted], "not on into the next section"
+    assert excerpt(scored_units(found, [0.7, 0.9, 0.5]), budget=10_000)[-2:] == [
+        "**Server Errors**",
+        found[2].quoted,
+    ], "it scores half the best unit's score: shown"
+    assert len(excerpt(scored_units(found, [0.2, 0.9, 0.1]), budget=10_000)) == 2, (
+        "within its section a quote still grows to fill its room"
+    )
+    # A section whose first sentence only opens it ("Why use a Client?", then "TL;DR: …").
+    opened = units(text + "Errors of the application are logged with their traceback.\n")
+    quoted = excerpt(scored_units(opened, [0.7, 0.9, 0.2, 0.6]), budget=10_000)
+    assert quoted[-3:] == ["**Server Errors**", opened[2].quoted, opened[3].quoted]
+    # Read on from the next passage, the next section is weighed by the words it holds alone.
+    for coverage, grown in [(0.1, 2), (0.2, 4)]:
+        scores = zip(found, [0.7, 0.9, 0.05], [0.1, 0.3, coverage], strict=True)
+        scored = [ScoredUnit(u, s, c, s) for u, s, c in scores]
+        passage = Scored(None, 1.0, scored, following=1)  # type: ignore[arg-type]
+        assert len(excerpt(passage, budget=10_000)) == grown
+
+
 async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack) -> None:
     index = stack.index()
     page = (
