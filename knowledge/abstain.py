@@ -12,6 +12,10 @@ are combined by a logistic model fitted on the tuning half of the docs-QA set
 (`bench/data/docs_qa`); Lore abstains when the resulting confidence is under `threshold`,
 chosen on the same half as the highest that wrongly refuses at most 5% of the answerable
 questions. The held-out half reports how well that generalises (see the README).
+
+Whatever its confidence, an answer for another project than the one the question names is
+no answer (`elsewhere`): with several projects' docs in one index, FastAPI's `StaticFiles`
+page does not say whether Uvicorn serves static files.
 """
 
 from __future__ import annotations
