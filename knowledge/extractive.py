@@ -51,10 +51,10 @@ lines that register the converter the answer is about), not when it is the end o
 example (`client = httpx.Client(transport=transport)` before "Connection retries are also
 available")."""
 CROSSING_SHARE = 0.5
-"""A quote grows on past a heading of its passage into the next section only with units that
-score at least this share of its best unit's score: what follows a heading is another
-subject, shown when it answers too, not to fill the quote's room ("Server errors will be
-logged at the error log level" after the resource limits a question asked about)."""
+"""A quote grows on past a heading of its passage into the next section only when a unit of
+that section scores at least this share of its best unit's score: what follows a heading is
+another subject, shown when it answers too, not to fill the quote's room ("Server errors
+will be logged at the error log level" after the resource limits a question asked about)."""
 CITED_DOCUMENTS = 5
 CLOSEST = 3
 LEAD_WORDS = 6
