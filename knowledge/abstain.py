@@ -36,6 +36,9 @@ TYPICAL_STANDOUT = 1.89
 """The median standout of the tuning half's answerable questions."""
 MEANING_PASSAGES = 2
 """How many of the best passages are read for the question's words."""
+BESIDE = 0.25
+"""At most this share of the passages found may lie beside the folders that tell projects
+apart (a README at the root of several projects' docs) for the folders to count as projects."""
 COMMON_NAME = 0.5
 """A part of the index whose name is written in at least this share of the passages found
 in the other parts is not named by a question that says it: "requests" in a question
@@ -135,10 +138,10 @@ def elsewhere(ranking: Ranking) -> Elsewhere | None:
     (`COMMON_NAME`), and the best passage does not say it either."""
     scored = [p for p in ranking.passages if p.units]
     parts = _parts(scored)
-    if parts is None or len(set(parts)) < 2:
+    if parts is None or len(set(parts) - {""}) < 2:
         return None
     asked = set(ranking.terms.idf)
-    named = sorted(part for part in set(parts) if _named(part, asked, scored, parts))
+    named = sorted(part for part in set(parts) - {""} if _named(part, asked, scored, parts))
     if not named or parts[0] in named:
         return None
     best = scored[0].hit
@@ -148,15 +151,18 @@ def elsewhere(ranking: Ranking) -> Elsewhere | None:
 
 
 def _parts(passages: Sequence[Scored]) -> list[str] | None:
-    """The folder each passage lies in where their paths part ways; None when one of them
-    lies at that level itself (its file beside the folders: no parts to tell apart)."""
+    """The folder each passage lies in where their paths part ways ("" for a file beside
+    the folders, a README at the root); None when the best passage lies beside them, or more
+    than `BESIDE` of the passages do (one project's pages beside its sections' folders: no
+    projects to tell apart)."""
     paths = [folder_names(p.hit) for p in passages]
-    depth = 0
-    while all(len(path) > depth for path in paths) and len({path[depth] for path in paths}) == 1:
+    depth = 0  # down the folders every passage not beside them shares
+    while (deeper := [path for path in paths if len(path) > depth]) and len({p[depth] for p in deeper}) == 1:
         depth += 1
-    if not paths or any(len(path) <= depth for path in paths):
+    beside = sum(len(path) <= depth for path in paths)
+    if not paths or len(paths[0]) <= depth or beside > BESIDE * len(paths):
         return None
-    return [path[depth] for path in paths]
+    return [path[depth] if len(path) > depth else "" for path in paths]
 
 
 def _named(part: str, asked: set[str], passages: Sequence[Scored], parts: Sequence[str]) -> bool:

@@ -56,6 +56,12 @@ def test_the_best_passage_in_another_project_than_the_one_named_answers_elsewher
     )
     said = ("corpus/fastapi/docs/static-files.md", "Mount StaticFiles, then run uvicorn as usual.")
     assert elsewhere(ranking(question, said, deploy)) is None, "the passage says how the two go together"
+    readme = ("corpus/README.md", "Copies of two projects' docs, with their licenses.")
+    beside = ranking(question, static, deploy, settings, readme)
+    assert elsewhere(beside) == Elsewhere(("uvicorn",), "fastapi"), "a file beside the projects is no project"
+    assert elsewhere(ranking(question, readme, static, deploy, settings)) is None, (
+        "the best passage is beside"
+    )
     both = "can uvicorn serve static files the way fastapi does?"
     assert elsewhere(ranking(both, static, deploy)) is None
     # Websites part ways at their hosts.
