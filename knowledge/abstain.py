@@ -43,6 +43,11 @@ COMMON_NAME = 0.5
 """A part of the index whose name is written in at least this share of the passages found
 in the other parts is not named by a question that says it: "requests" in a question
 about Flask is a word, not the Requests project."""
+OWN_NAME = 1 / 3
+"""A part of the index is a project only when at least this share of its own passages found
+write its name: a project's docs say what they document ("uvicorn" in nearly every passage of
+Uvicorn's), a section's folder does not (`guide/`, `api/`: a question that says "api" names no
+part of a site whose pages rarely write it)."""
 
 
 @dataclass(frozen=True)
@@ -134,18 +139,23 @@ def elsewhere(ranking: Ranking) -> Elsewhere | None:
     """Whether the best passage answers for another part of the index than the question
     names. The parts are the folders (or a URL's hosts) where the passages' paths first
     part ways: `uvicorn/docs/…` and `fastapi/docs/…` under one root. A part is named when
-    the question holds its name, that name is rare in the passages of the other parts
-    (`COMMON_NAME`), and the best passage does not say it either."""
+    the question holds its name and the other parts' passages rarely write it
+    (`COMMON_NAME`); another part than the best passage's must be a project, whose own
+    passages write its name (`OWN_NAME`), and the best passage must not say it either."""
     scored = [p for p in ranking.passages if p.units]
     parts = _parts(scored)
     if parts is None or len(set(parts) - {""}) < 2:
         return None
+    hits = [p.hit for p in scored]
     asked = set(ranking.terms.idf)
-    named = sorted(part for part in set(parts) - {""} if _named(part, asked, scored, parts))
-    if not named or parts[0] in named:
+    if _named(parts[0], asked, hits, parts):
         return None
+    others = set(parts) - {"", parts[0]}
+    named = sorted(
+        part for part in others if _named(part, asked, hits, parts) and _project(part, hits, parts)
+    )
     best = scored[0].hit
-    if any(stems_of(name) & stems_of(f"{best.heading} {best.text}") for name in named):
+    if not named or any(stems_of(name) & stems_of(f"{best.heading} {best.text}") for name in named):
         return None
     return Elsewhere(tuple(named), parts[0])
 
@@ -165,13 +175,20 @@ def _parts(passages: Sequence[Scored]) -> list[str] | None:
     return [path[depth] if len(path) > depth else "" for path in paths]
 
 
-def _named(part: str, asked: set[str], passages: Sequence[Scored], parts: Sequence[str]) -> bool:
+def _named(part: str, asked: set[str], hits: Sequence[Hit], parts: Sequence[str]) -> bool:
     said = stems_of(part) & asked
-    others = [p.hit for p, where in zip(passages, parts, strict=True) if where != part]
-    if not said or not others:
-        return False
-    written = sum(bool(said & stems_of(f"{h.heading} {h.text}")) for h in others)
-    return written < COMMON_NAME * len(others)
+    others = [h for h, where in zip(hits, parts, strict=True) if where != part]
+    return bool(said) and bool(others) and _writing(said, others) < COMMON_NAME
+
+
+def _project(part: str, hits: Sequence[Hit], parts: Sequence[str]) -> bool:
+    own = [h for h, where in zip(hits, parts, strict=True) if where == part]
+    return _writing(stems_of(part), own) >= OWN_NAME
+
+
+def _writing(name: set[str], hits: Sequence[Hit]) -> float:
+    """The share of `hits` that write `name` (its stems); 0.0 for none."""
+    return sum(bool(name & stems_of(f"{h.heading} {h.text}")) for h in hits) / len(hits) if hits else 0.0
 
 
 def _agreement(hits: Sequence[Hit]) -> float:

@@ -318,11 +318,14 @@ class Knowledge:
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
             return self._offline(ranking, confidence, retrieval, mode, fallback)
-        rule = self._rule(mode, retrieval, request, confidence)
+        misplaced = elsewhere(ranking)
+        rule = self._rule(mode, retrieval, request, confidence, trusted=misplaced is None)
         if rule is None:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
+        notices = []
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
+            notices = [misplaced.notice] if misplaced else []
         reranked = await self._reranked(rule, query, ranking, budget)
         return _Plan(
             conversation.question,
@@ -332,6 +335,7 @@ class Knowledge:
             mode,
             budget,
             fallback,
+            notices,
             instructions=request.instructions,
             ranking=reranked.ranking,
             confidence=confidence,
@@ -368,9 +372,11 @@ class Knowledge:
         return retrieval
 
     def _rule(
-        self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float
+        self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float, *, trusted: bool
     ) -> str | None:
-        """Which knowledge the model may use; None means abstain without calling it."""
+        """Which knowledge the model may use; None means abstain without calling it. SMART_FALLBACK
+        lets a close enough passage through whatever the confidence, unless the passages are not
+        `trusted`: found for another project than the question names (`elsewhere`)."""
         relevant = self.answers(confidence)
         general = None if request.fallback == FallbackStrategy.NONE else "general"
         if mode == ResponseMode.RAG_ONLY:
@@ -381,7 +387,10 @@ class Knowledge:
             return "fill_gaps" if relevant else general
         if mode == ResponseMode.SMART_FALLBACK:
             threshold = request.min_confidence
-            if self.confidence(retrieval) >= (self._spec.min_confidence if threshold is None else threshold):
+            close = self.confidence(retrieval) >= (
+                self._spec.min_confidence if threshold is None else threshold
+            )
+            if close and trusted:
                 return "documents"
             if relevant and request.fallback == FallbackStrategy.HYBRID:
                 return "fill_gaps"
@@ -468,6 +477,7 @@ class Knowledge:
             notices=[
                 *([HEDGE_NOTICE] if hedged else []),
                 *plan.retrieval.notices,
+                *plan.notices,
                 *labels,
                 *([problem.capitalize() + "."] if problem else []),
             ],

@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from knowledge.abstain import Calibration, Elsewhere, elsewhere
-from knowledge.engine import Knowledge, Request
+from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode
+from knowledge.engine import GENERAL_NOTICE, Knowledge, Request
 from knowledge.quotes import units
 from knowledge.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
 from knowledge.words import content_words, stem
-from tests.knowledge.conftest import Stack, md
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.knowledge.conftest import Stack, chat_model, md
 from tests.knowledge.test_citations import hit
 
 UVICORN = """# Deployment
@@ -86,6 +88,21 @@ def test_a_projects_name_that_is_a_common_word_or_a_file_beside_the_folders_name
     # Sections of one project's docs are folders beside its pages, not projects.
     pages = [("docs/tutorial/views.rst", "Register the view."), ("docs/config.rst", "Set SECRET_KEY.")]
     assert elsewhere(ranking("where does the config go in the tutorial?", *reversed(pages))) is None
+    # A site's sections are folders too, but their pages rarely write the folder's name.
+    guide = ("https://docs.example.com/guide/pagination/", "Pass a cursor to fetch the next page of results.")
+    reference = [
+        ("https://docs.example.com/api/list/", "GET /items returns up to 100 items per page."),
+        ("https://docs.example.com/api/auth/", "Send the token in the Authorization header."),
+        ("https://docs.example.com/api/keys/", "Keys for the API are made in the settings."),
+        ("https://docs.example.com/api/errors/", "Errors come back as JSON with a code."),
+    ]
+    asked = "how do i page through results in the api?"
+    assert elsewhere(ranking(asked, guide, *reference)) is None, "a quarter of api/'s pages is no project"
+    named = [(key, f"{text} Every route of the API is versioned.") for key, text in reference]
+    assert elsewhere(ranking(asked, guide, *named)) == Elsewhere(("api",), "guide"), "a project says its name"
+    assert elsewhere(ranking(asked, guide, ("https://docs.example.com/intro/", "Welcome."))) is None, (
+        "no passage of the named part was found to say whether it is a project"
+    )
     assert elsewhere(ranking("question", ("a.md", "x"), ("b.md", "y"))) is None, "no folders at all"
     assert elsewhere(Ranking("question", [])) is None
 
@@ -106,3 +123,34 @@ async def test_an_answer_for_another_project_is_refused_and_says_whose_it_is(sta
     answered = await knowledge.ask(asking("how do I serve a folder of static files with fastapi?"))
     assert not answered.abstained and answered.citations[0].name == "static-files.md"
     assert not answered.notices
+
+
+async def test_a_model_is_not_given_another_projects_passages_as_the_documents(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    """SMART_FALLBACK hands the model passages close enough to the question whatever the
+    confidence; FastAPI's `StaticFiles` page is close to a question about Uvicorn serving static
+    files, and a model told to answer from it would, citing it. Found for another project, the
+    passages are no documents to answer from: the model answers from its own knowledge, labelled."""
+    index = stack.index()
+    for key, text in {"docs/uvicorn/deployment.md": UVICORN, "docs/fastapi/static-files.md": STATIC}.items():
+        await stack.ingestor.add(index, replace(md(key.rsplit("/", 1)[1], text), source_key=key))
+    knowledge = Knowledge(stack.retriever, chat_model(llm), window=16_000, calibration=SURE)
+    question = [{"role": "user", "content": "can uvicorn serve a folder of static files by itself?"}]
+    searched = [stack.indexes.get(index.id)]
+    llm.enqueue(Reply("Not by itself: Uvicorn is an ASGI server and serves what the app serves."))
+    request = Request(searched, question, mode=ResponseMode.SMART_FALLBACK, min_confidence=0.0)
+    answer = await knowledge.ask(request)
+    assert KNOWLEDGE_RULES["general"] in llm.chat_requests[0].messages[0]["content"]
+    assert "StaticFiles" not in str(llm.chat_requests[0].messages), "FastAPI's passage is not given"
+    assert answer.fallback == Fallback.GENERAL_KNOWLEDGE and answer.citations == []
+    assert answer.notices == ["What I found is about fastapi, not uvicorn.", GENERAL_NOTICE]
+    # With no general knowledge allowed, it is the same refusal as without a model.
+    strict = await knowledge.ask(replace(request, fallback=FallbackStrategy.NONE))
+    assert strict.abstained and strict.notices == ["What I found is about fastapi, not uvicorn."]
+    assert len(llm.chat_requests) == 1
+    # A question about the project the passages are for is answered from them, as before.
+    llm.enqueue(Reply("Mount a `StaticFiles` instance at a path [1]."))
+    asked = [{"role": "user", "content": "how do I serve a folder of static files with fastapi?"}]
+    answered = await knowledge.ask(replace(request, messages=asked))
+    assert answered.fallback is None and answered.citations[0].name == "static-files.md"
