@@ -322,10 +322,11 @@ class Knowledge:
         rule = self._rule(mode, retrieval, request, confidence, trusted=misplaced is None)
         if rule is None:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
-        notices = []
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
-            notices = [misplaced.notice] if misplaced else []
+        # Only general knowledge, or the model's own first (LLM_PRIORITY), follows passages found
+        # for another project: the answer says whose they are.
+        notices = [misplaced.notice] if misplaced else []
         reranked = await self._reranked(rule, query, ranking, budget)
         return _Plan(
             conversation.question,

@@ -149,6 +149,11 @@ async def test_a_model_is_not_given_another_projects_passages_as_the_documents(
     strict = await knowledge.ask(replace(request, fallback=FallbackStrategy.NONE))
     assert strict.abstained and strict.notices == ["What I found is about fastapi, not uvicorn."]
     assert len(llm.chat_requests) == 1
+    # A model answering first from its own knowledge may still cite the passages; the answer
+    # says whose they are.
+    llm.enqueue(Reply("Uvicorn serves the app; mount StaticFiles in the app for files [1]."))
+    first = await knowledge.ask(replace(request, mode=ResponseMode.LLM_PRIORITY))
+    assert first.notices == ["What I found is about fastapi, not uvicorn."]
     # A question about the project the passages are for is answered from them, as before.
     llm.enqueue(Reply("Mount a `StaticFiles` instance at a path [1]."))
     asked = [{"role": "user", "content": "how do I serve a folder of static files with fastapi?"}]
