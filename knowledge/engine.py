@@ -141,6 +141,7 @@ class _Plan:
     budget: Budget
     fallback: Fallback | None = None
     notices: list[str] = field(default_factory=list)
+    """Said above the model's answer (whose project the passages found are for)."""
     instructions: str = ""
     ranking: Ranking | None = None
     confidence: float | None = None
@@ -324,8 +325,8 @@ class Knowledge:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
         if rule == "general":
             fallback = Fallback.GENERAL_KNOWLEDGE
-        # Only general knowledge, or the model's own first (LLM_PRIORITY), follows passages found
-        # for another project: the answer says whose they are.
+        # Passages found for another project lead only to general knowledge, or to the model's
+        # own answer first (LLM_PRIORITY): either way the answer says whose the passages are.
         notices = [misplaced.notice] if misplaced else []
         reranked = await self._reranked(rule, query, ranking, budget)
         return _Plan(
