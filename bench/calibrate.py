@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,8 @@ from knowledge.abstain import Evidence
 from knowledge.engine import AnswerSpec
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
-from knowledge.qa_evaluation import corpus_sources, load_questions
+from knowledge.qa_evaluation import QaItem, corpus_sources, load_questions
+from knowledge.ranking import Ranking
 
 MAX_WRONG = 0.03
 """The goal is at most 5% of answerable questions refused; choosing 3% on the tune half
@@ -32,26 +34,33 @@ slightly with the batch it is embedded in, enough to move a question lying on th
 L2 = 1.0
 
 
-async def gather(home: Path) -> list[tuple[Evidence | None, bool]]:
-    """(evidence or None below the relevance floor, answerable) for each tune question."""
+async def weighed(
+    home: Path, corpus: Path = DOCS_CORPUS, questions: Path = DOCS_QUESTIONS, split: str = "tune"
+) -> AsyncIterator[tuple[QaItem, Ranking | None, Evidence | None]]:
+    """Each question of `split` with its ranking and evidence as `Knowledge.judge` reads them
+    (before reading on), over `corpus` ingested into a throw-away store under `home`; None
+    for both below the relevance floor."""
     services = build_services(settings(home))
     spec = AnswerSpec()
     try:
         index = await throwaway_index(services, "docs")
-        sources: list[Source] = list(corpus_sources(DOCS_CORPUS))
+        sources: list[Source] = list(corpus_sources(corpus))
         await services.ingestor.add_many(index, sources)
         index = await asyncio.to_thread(services.indexes.get, index.id)
-        rows = []
-        for item in load_questions(DOCS_QUESTIONS, "tune"):
+        for item in load_questions(questions, split):
             query = standalone_question(item.question, list(item.history))
             retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
-            found = None
             if retrieval.hits and (retrieval.best_similarity or 0.0) >= spec.relevance_floor:
-                _, found = await services.knowledge.weigh(query, retrieval)  # as judged: before reading on
-            rows.append((found, item.answerable))
-        return rows
+                yield (item, *await services.knowledge.weigh(query, retrieval))
+            else:
+                yield item, None, None
     finally:
         await services.aclose()
+
+
+async def gather(home: Path) -> list[tuple[Evidence | None, bool]]:
+    """(evidence or None below the relevance floor, answerable) for each tune question."""
+    return [(found, item.answerable) async for item, _, found in weighed(home)]
 
 
 def fit(x: np.ndarray, y: np.ndarray, iterations: int = 4000, rate: float = 0.1) -> tuple[np.ndarray, float]:

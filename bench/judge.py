@@ -32,13 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.calibrate import MAX_WRONG, cross_validated_auc, fit
-from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
-from bot.app.services import build_services
-from bot.cli.evaluation import throwaway_index
-from knowledge.engine import AnswerSpec
-from knowledge.followup import standalone_question
-from knowledge.qa_evaluation import corpus_sources, load_questions
+from bench.calibrate import MAX_WRONG, cross_validated_auc, fit, weighed
+from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS
 from knowledge.ranking import Ranking
 
 UNSEEN_CORPUS = Path(__file__).parent / "data" / "unseen-corpus"
@@ -77,31 +72,18 @@ def left_out_scores(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 async def gather(corpus: Path, questions: Path, split: str, home: Path, e5: Any) -> dict[str, Any]:
-    services = build_services(settings(home))
-    spec = AnswerSpec()
     rows: list[tuple[Sequence[float], float, bool]] = []
     spent: list[float] = []
-    try:
-        index = await throwaway_index(services, "docs")
-        await services.ingestor.add_many(index, list(corpus_sources(corpus)))
-        index = await asyncio.to_thread(services.indexes.get, index.id)
-        for item in load_questions(questions, split):
-            query = standalone_question(item.question, list(item.history))
-            retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
-            if not retrieval.hits or (retrieval.best_similarity or 0.0) < spec.relevance_floor:
-                continue
-            ranking, found = await services.knowledge.weigh(query, retrieval)
-            texts = judged_texts(ranking)
-            if found is None or not texts:
-                continue
-            started = time.perf_counter()
-            question = np.asarray(e5.encode([query], is_query=True), dtype=np.float32)[0]
-            units = np.asarray(e5.encode(texts, is_query=False), dtype=np.float32)
-            spent.append((time.perf_counter() - started) * 1000)
-            similarity = units @ question / (np.linalg.norm(units, axis=1) * np.linalg.norm(question))
-            rows.append((found.as_vector(), float(similarity.max()), item.answerable))
-    finally:
-        await services.aclose()
+    async for item, ranking, found in weighed(home, corpus, questions, split):
+        texts = judged_texts(ranking) if ranking is not None else []
+        if found is None or not texts:
+            continue
+        started = time.perf_counter()
+        question = np.asarray(e5.encode([ranking.question], is_query=True), dtype=np.float32)[0]
+        units = np.asarray(e5.encode(texts, is_query=False), dtype=np.float32)
+        spent.append((time.perf_counter() - started) * 1000)
+        similarity = units @ question / (np.linalg.norm(units, axis=1) * np.linalg.norm(question))
+        rows.append((found.as_vector(), float(similarity.max()), item.answerable))
     x = np.array([list(v) for v, _, _ in rows], dtype=float)
     return {
         "five": x,

@@ -146,16 +146,17 @@ def elsewhere(ranking: Ranking) -> Elsewhere | None:
     parts = _parts(scored)
     if parts is None or len(set(parts) - {""}) < 2:
         return None
-    hits = [p.hit for p in scored]
     asked = set(ranking.terms.idf)
-    if _named(parts[0], asked, hits, parts):
+    if not any(stems_of(part) & asked for part in set(parts) - {""}):
+        return None  # most questions name no part: no passage need be read
+    written = [stems_of(f"{p.hit.heading} {p.hit.text}") for p in scored]
+    if _named(parts[0], asked, written, parts):
         return None
     others = set(parts) - {"", parts[0]}
     named = sorted(
-        part for part in others if _named(part, asked, hits, parts) and _project(part, hits, parts)
+        part for part in others if _named(part, asked, written, parts) and _project(part, written, parts)
     )
-    best = scored[0].hit
-    if not named or any(stems_of(name) & stems_of(f"{best.heading} {best.text}") for name in named):
+    if not named or any(stems_of(name) & written[0] for name in named):
         return None
     return Elsewhere(tuple(named), parts[0])
 
@@ -175,20 +176,21 @@ def _parts(passages: Sequence[Scored]) -> list[str] | None:
     return [path[depth] if len(path) > depth else "" for path in paths]
 
 
-def _named(part: str, asked: set[str], hits: Sequence[Hit], parts: Sequence[str]) -> bool:
+def _named(part: str, asked: set[str], written: Sequence[set[str]], parts: Sequence[str]) -> bool:
     said = stems_of(part) & asked
-    others = [h for h, where in zip(hits, parts, strict=True) if where != part]
+    others = [words for words, where in zip(written, parts, strict=True) if where != part]
     return bool(said) and bool(others) and _writing(said, others) < COMMON_NAME
 
 
-def _project(part: str, hits: Sequence[Hit], parts: Sequence[str]) -> bool:
-    own = [h for h, where in zip(hits, parts, strict=True) if where == part]
+def _project(part: str, written: Sequence[set[str]], parts: Sequence[str]) -> bool:
+    own = [words for words, where in zip(written, parts, strict=True) if where == part]
     return _writing(stems_of(part), own) >= OWN_NAME
 
 
-def _writing(name: set[str], hits: Sequence[Hit]) -> float:
-    """The share of `hits` that write `name` (its stems); 0.0 for none."""
-    return sum(bool(name & stems_of(f"{h.heading} {h.text}")) for h in hits) / len(hits) if hits else 0.0
+def _writing(name: set[str], written: Sequence[set[str]]) -> float:
+    """The share of the passages (their stemmed words, `written`) that write `name`; 0.0 for
+    none."""
+    return sum(bool(name & words) for words in written) / len(written) if written else 0.0
 
 
 def _agreement(hits: Sequence[Hit]) -> float:
