@@ -37,7 +37,7 @@ L2 = 1.0
 async def weighed(
     home: Path, corpus: Path = DOCS_CORPUS, questions: Path = DOCS_QUESTIONS, split: str = "tune"
 ) -> AsyncIterator[tuple[QaItem, Ranking | None, Evidence | None]]:
-    """Each question of `split` with its ranking and evidence as `Knowledge.judge` reads them
+    """Each question of `split` with its ranking and evidence as `Judge` reads them
     (before reading on), over `corpus` ingested into a throw-away store under `home`; None
     for both below the relevance floor."""
     services = build_services(settings(home))
@@ -51,7 +51,7 @@ async def weighed(
             query = standalone_question(item.question, list(item.history))
             retrieval = await services.retriever.search([index], query, top_k=spec.extractive_top_k)
             if retrieval.hits and (retrieval.best_similarity or 0.0) >= spec.relevance_floor:
-                yield (item, *await services.knowledge.weigh(query, retrieval))
+                yield (item, *await services.knowledge.judge.weigh(query, retrieval))
             else:
                 yield item, None, None
     finally:

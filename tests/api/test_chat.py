@@ -11,7 +11,7 @@ import pytest
 import pytest_asyncio
 from openai import AsyncOpenAI
 
-from knowledge.engine import GENERAL_NOTICE
+from knowledge.generation import GENERAL_NOTICE
 from knowledge.tokens import TiktokenCounter
 from tests.api.conftest import WINDOW, LoreApi
 from tests.api.test_auth import assert_error

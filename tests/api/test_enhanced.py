@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from knowledge.answer import KNOWLEDGE_RULES
+from knowledge.answer import KNOWLEDGE_RULES, Rule
 from tests.api.conftest import LoreApi
 from tests.fakes.openai_server import Reply
 
@@ -119,10 +119,10 @@ async def test_streaming_reports_the_mode_in_the_last_chunk(gpt: LoreApi, docs: 
 async def test_below_min_confidence_the_model_may_add_its_own_knowledge(gpt: LoreApi, docs: str) -> None:
     question = "Anything about bearer tokens?"
     await enhanced(gpt, "MIN_CONFIDENCE: 1", question, index_name=docs)
-    assert KNOWLEDGE_RULES["fill_gaps"] in gpt.chat_requests[-1].json["messages"][0]["content"]
+    assert KNOWLEDGE_RULES[Rule.FILL_GAPS] in gpt.chat_requests[-1].json["messages"][0]["content"]
     await enhanced(
         gpt, "MIN_CONFIDENCE: 1\nFALLBACK_STRATEGY: llm_knowledge", question + " ", index_name=docs
     )
-    assert KNOWLEDGE_RULES["documents"] in gpt.chat_requests[-1].json["messages"][0]["content"]
+    assert KNOWLEDGE_RULES[Rule.DOCUMENTS] in gpt.chat_requests[-1].json["messages"][0]["content"]
     await enhanced(gpt, "MIN_CONFIDENCE: 0", question + "  ", index_name=docs)
-    assert KNOWLEDGE_RULES["documents"] in gpt.chat_requests[-1].json["messages"][0]["content"]
+    assert KNOWLEDGE_RULES[Rule.DOCUMENTS] in gpt.chat_requests[-1].json["messages"][0]["content"]

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from knowledge.abstain import Calibration, Elsewhere, elsewhere
-from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode
-from knowledge.engine import GENERAL_NOTICE, Knowledge, Request
+from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.engine import Knowledge, Request
+from knowledge.generation import GENERAL_NOTICE
 from knowledge.quotes import units
 from knowledge.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
 from knowledge.words import content_words, stem
@@ -141,7 +142,7 @@ async def test_a_model_is_not_given_another_projects_passages_as_the_documents(
     llm.enqueue(Reply("Not by itself: Uvicorn is an ASGI server and serves what the app serves."))
     request = Request(searched, question, mode=ResponseMode.SMART_FALLBACK, min_confidence=0.0)
     answer = await knowledge.ask(request)
-    assert KNOWLEDGE_RULES["general"] in llm.chat_requests[0].messages[0]["content"]
+    assert KNOWLEDGE_RULES[Rule.GENERAL] in llm.chat_requests[0].messages[0]["content"]
     assert "StaticFiles" not in str(llm.chat_requests[0].messages), "FastAPI's passage is not given"
     assert answer.fallback == Fallback.GENERAL_KNOWLEDGE and answer.citations == []
     assert answer.notices == ["What I found is about fastapi, not uvicorn.", GENERAL_NOTICE]

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge.answer import SYSTEM_PROMPT, Fallback, ResponseMode
-from knowledge.engine import UNVERIFIED_NOTICE, Request
+from knowledge.engine import Request
+from knowledge.generation import UNVERIFIED_NOTICE
 from knowledge.llm import OpenAIChatModel
 from tests.fakes.openai_server import Callback, FakeOpenAI, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md

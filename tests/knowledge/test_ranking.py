@@ -10,10 +10,11 @@ import pytest
 from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
 from knowledge.chunking import chunk_text
 from knowledge.embedding import LocalEmbedder, Vectors
-from knowledge.engine import READ_ON, Knowledge, Request
+from knowledge.engine import Knowledge, Request
 from knowledge.extractive import TAIL_SHARE, excerpt, first_line, lead
 from knowledge.followup import standalone_question
 from knowledge.ingest import Source
+from knowledge.judging import READ_ON
 from knowledge.quotes import Kind, Unit, units
 from knowledge.ranking import (
     MAX_WEIGHED,

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from openai import AsyncOpenAI
 
-from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode
+from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
 from knowledge.engine import Request
 from knowledge.llm import OpenAIChatModel
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -71,10 +71,10 @@ async def test_min_confidence_decides_between_documents_and_filling_gaps(
     knowledge = stack.knowledge(chat)
     base = {"indexes": request.indexes, "messages": request.messages, "mode": ResponseMode.SMART_FALLBACK}
     await knowledge.ask(Request(**base, min_confidence=0.0))  # type: ignore[arg-type]
-    assert KNOWLEDGE_RULES["documents"] in system_prompt(server)
+    assert KNOWLEDGE_RULES[Rule.DOCUMENTS] in system_prompt(server)
     hybrid = Request(**base, min_confidence=1.01, fallback=FallbackStrategy.HYBRID)  # type: ignore[arg-type]
     await knowledge.ask(hybrid)
-    assert KNOWLEDGE_RULES["fill_gaps"] in system_prompt(server)
+    assert KNOWLEDGE_RULES[Rule.FILL_GAPS] in system_prompt(server)
 
 
 async def test_fallback_strategy_none_abstains_instead_of_guessing(
