@@ -304,13 +304,7 @@ class Knowledge:
             fallback = fallback or Fallback.NO_LLM
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
         return self.judge.quote(
-            ranking,
-            retrieval,
-            mode,
-            confidence=confidence,
-            fallback=fallback,
-            notices=notices,
-            hedged=self.judge.hedges(confidence),
+            ranking, retrieval, mode, confidence=confidence, fallback=fallback, notices=notices
         )
 
     def _cache_key(self, request: Request) -> str:

@@ -113,10 +113,11 @@ class Judge:
         confidence: float,
         fallback: Fallback | None = None,
         notices: Sequence[str] = (),
-        hedged: bool = False,
+        hedged: bool | None = None,
     ) -> Answer:
         """The answer quoted from the ranking when it answers at `confidence`, else the
-        abstention that says where Lore looked (`knowledge.extractive`)."""
+        abstention that says where Lore looked (`knowledge.extractive`). The answer is
+        `hedged` as the caller says, else as the confidence calls for (`hedges`)."""
         if not ranking.passages or not self.answers(confidence):
             return abstention(
                 retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback, notices=notices
@@ -129,7 +130,7 @@ class Judge:
             fallback=fallback,
             notices=notices,
             relevance_floor=self.relevance_floor,
-            hedged=hedged,
+            hedged=self.hedges(confidence) if hedged is None else hedged,
         )
 
     async def _read_on(self, ranking: Ranking) -> Ranking:
