@@ -3,11 +3,13 @@
 A model's answer reaches the user as an answer from the documents only if every claim in it
 carries a citation `[n]` of a passage it was shown, and the cited passages support the
 claim: most of the claim's content words are in them, or the claim rests on identifiers and
-numbers (`MAX_CONTENT_LENGTH`, `4093`, `--port`) that all appear in them. Short connecting
-sentences ("Here is how:") need no citation; a code block needs its identifiers to appear in
-the passages. Sentences the prompt allowed to come from general knowledge must say so with
-`GENERAL_MARK`. Anything else is a problem, and the caller falls back to quoting the
-documents (`knowledge.engine`).
+numbers (`MAX_CONTENT_LENGTH`, `4093`, `--port`) that all appear in them; and either way, the
+figures and exact names it states are in them or in the question (`founded`: "about 15
+minutes" is not what a passage saying "about two minutes" supports, however many of its words
+it shares). Short connecting sentences ("Here is how:") need no citation; a code block needs
+its identifiers to appear in the passages. Sentences the prompt allowed to come from general
+knowledge must say so with `GENERAL_MARK`. Anything else is a problem, and the caller falls
+back to quoting the documents (`knowledge.generation`).
 
 Small models often answer well and cite nothing. Before the check, `attribute` gives each
 claim left uncited the passage that supports it best, by the same rule the check applies to
@@ -20,7 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from knowledge.quotes import Kind, Unit, units
+from knowledge.quotes import Kind, Unit, units, without_marker
 from knowledge.retrieval import Hit
 from knowledge.words import content_words, stems_of
 
@@ -33,6 +35,31 @@ MIN_CLAIM_WORDS = 4
 """Sentences with fewer content words connect; they state nothing to cite."""
 DONT_KNOW = re.compile(r"^\W*(?:i\s+don['’]?t\s+know|i\s+do\s+not\s+know)\b", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"`[^`]+`|\b[\w.-]*(?:\d|_|[a-z][A-Z]|\(\))[\w.()-]*|--?[a-z][\w-]+")
+_FACT = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w+")
+"""A word that counts or names something exactly: a digit, an underscore or a capital inside it
+(`4093`, `MAX_COOKIE_SIZE`, `OSError`, `PyJWT`)."""
+_ACRONYM = re.compile(r"\b([A-Z]{2,})s?\b")
+"""An acronym (`JWT`, `CORS`): what a claim is about more than a fact it states."""
+_SPELLED = {str(n): word for n, word in enumerate((
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+))}  # fmt: skip
+"""A small number a passage may spell out where a model writes its digits."""
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A passage as claims are checked against it, read once for every claim."""
+
+    text: str
+    """Its heading and text."""
+    stems: set[str]
+    words: set[str]
+    """Its words, lowercased, as `founded` compares them."""
+
+    @classmethod
+    def of(cls, hit: Hit) -> _Source:
+        text = f"{hit.heading} {hit.text}"
+        return cls(text, stems_of(text), _words(text))
 
 
 @dataclass(frozen=True)
@@ -50,11 +77,15 @@ def says_it_does_not_know(text: str) -> bool:
     return bool(DONT_KNOW.match(text.strip()))
 
 
-def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = False) -> Check:
-    """Every claim of `text` cited with a valid number and supported by what it cites."""
+def check_answer(
+    text: str, passages: Sequence[Hit], *, general_allowed: bool = False, asked: str = ""
+) -> Check:
+    """Every claim of `text` cited with a valid number and supported by what it cites; the
+    names and figures the question `asked` gives need no source."""
     problems = []
     found = claims(text)
-    sources, held = _read(passages)
+    sources, given = [_Source.of(h) for h in passages], _words(asked)
+    shown = given.union(*(source.words for source in sources))
     for unit, cited in zip(found, _citations(found), strict=True):
         claim = CITATION.sub("", unit.text).strip()
         if unit.kind == Kind.CODE:
@@ -70,19 +101,19 @@ def check_answer(text: str, passages: Sequence[Hit], *, general_allowed: bool = 
         if invalid:
             problems.append(f"cites [{invalid[0]}] of {len(passages)} sources: {_short(claim)}")
             continue
-        source = " ".join(sources[n - 1] for n in cited)
-        if not _supports(claim, _share(_wanted(claim), set().union(*(held[n - 1] for n in cited))), source):
+        if not _supports(claim, [sources[n - 1] for n in cited], given, shown):
             problems.append(f"not in the cited source: {_short(claim)}")
     return Check(problems)
 
 
-def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = False) -> str:
+def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = False, asked: str = "") -> str:
     """`text` with ` [n]` after each claim that has no citation of its own or of its
     paragraph, n the passage that supports it (`supported`) holding the largest share of its
     words, the best-ranked on a tie. Claims no passage supports, code, connecting sentences
     and marked general knowledge are left as they are."""
     found = claims(text)
-    sources, held = _read(passages)
+    sources, given = [_Source.of(h) for h in passages], _words(asked)
+    shown = given.union(*(source.words for source in sources))
     cursor, insertions = 0, []
     for unit, cited in zip(found, _citations(found), strict=True):
         end = _end_in(text, unit.text, cursor)
@@ -93,8 +124,8 @@ def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = Fal
         if cited or unit.kind == Kind.CODE or not _states(unit, claim, general_allowed):
             continue
         wanted = _wanted(claim)
-        shares = [_share(wanted, stems) for stems in held]
-        backing = [n for n in range(1, len(passages) + 1) if _supports(claim, shares[n - 1], sources[n - 1])]
+        shares = [_share(wanted, source.stems) for source in sources]
+        backing = [n for n in range(1, len(passages) + 1) if _supports(claim, [sources[n - 1]], given, shown)]
         if backing:
             insertions.append((end, max(backing, key=lambda n: (shares[n - 1], -n))))
     for end, n in reversed(insertions):
@@ -150,25 +181,41 @@ def _citations(found: Sequence[Unit]) -> list[list[int]]:
     return cited
 
 
-def supported(claim: str, cited: Sequence[Hit]) -> bool:
-    """Whether the cited passages hold most of the claim's words, or all its identifiers."""
-    source = " ".join(f"{h.heading} {h.text}" for h in cited)
-    return _supports(claim, _share(_wanted(claim), stems_of(source)), source)
+def supported(claim: str, cited: Sequence[Hit], asked: str = "") -> bool:
+    """Whether the cited passages hold most of the claim's words, or all its identifiers,
+    and the names and figures it states (`founded`) that the question `asked` does not give."""
+    sources, given = [_Source.of(h) for h in cited], _words(asked)
+    return _supports(claim, sources, given, given.union(*(s.words for s in sources)))
 
 
-def _supports(claim: str, share: float, source: str) -> bool:
-    """`supported`, given the share of the claim's words the source holds."""
-    if share >= SUPPORT:
+def _supports(claim: str, cited: Sequence[_Source], given: set[str], shown: set[str]) -> bool:
+    """`supported`, against passages read once (`_Source`), the question's words (`given`)
+    and the words of every passage the model was shown (`shown`)."""
+    if not founded(claim, given.union(*(s.words for s in cited)), shown):
+        return False
+    if _share(_wanted(claim), set().union(*(s.stems for s in cited))) >= SUPPORT:
         return True
+    source = " ".join(s.text for s in cited)
     names = _identifiers(claim)
     return bool(names) and all(_normal(n) in _normal(source) for n in names)
 
 
-def _read(passages: Sequence[Hit]) -> tuple[list[str], list[set[str]]]:
-    """Each passage's text as a claim is checked against (its heading with it), and its
-    stemmed words: read once for every claim."""
-    sources = [f"{h.heading} {h.text}" for h in passages]
-    return sources, [stems_of(source) for source in sources]
+def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
+    """Whether every figure and exact name the claim states (`_FACT`, a list's numbers aside)
+    is in the words it may rest on, `cited` (lowercased; a small number may be spelled out
+    there: "2 minutes", "two minutes"), and every acronym (`_ACRONYM`) in the words of the
+    passages `shown` to the model. Both hold the question's words: what the asker names needs
+    no source."""
+    text = without_marker(claim)
+    return (
+        all(fact in cited or _SPELLED.get(fact) in cited for fact in _words(text, _FACT))
+        and _words(text, _ACRONYM) <= shown
+    )
+
+
+def _words(text: str, pattern: re.Pattern[str] = re.compile(r"\w+")) -> set[str]:
+    """The words of `text` (those `pattern` finds), lowercased, citations aside."""
+    return {w.lower() for w in pattern.findall(CITATION.sub(" ", text))}
 
 
 def _wanted(claim: str) -> set[str]:

@@ -105,8 +105,8 @@ class Writer:
                 )
                 return replace(answer, model=completion.model)
             general = plan.rule == Rule.FILL_GAPS
-            reply = attribute(reply, hits, general_allowed=general)
-            check = check_answer(reply, hits, general_allowed=general)
+            reply = attribute(reply, hits, general_allowed=general, asked=plan.question)
+            check = check_answer(reply, hits, general_allowed=general, asked=plan.question)
             if not check.ok:
                 log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)

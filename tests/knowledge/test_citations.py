@@ -151,3 +151,38 @@ def test_a_citation_after_the_full_stop_belongs_to_its_sentence() -> None:
     ]
     assert check_answer(text, [CONFIG, PORTS]).ok
     assert not check_answer(text.replace("[1]", "[2]", 1), [CONFIG, PORTS]).ok
+
+
+def test_a_name_or_figure_its_source_does_not_hold_is_not_supported() -> None:
+    wrong_figure = "Flask warns when cookie headers are larger than 8192 bytes by default [1]."
+    invented_name = "Flask warns when cookie headers exceed `MAX_HEADER_BYTES` bytes by default [1]."
+    for claim in (wrong_figure, invented_name):
+        problems = check_answer(claim, [CONFIG]).problems
+        assert len(problems) == 1 and problems[0].startswith("not in the cited source: Flask warns"), (
+            "most of its words are in the source, but not the fact it states"
+        )
+        assert attribute(claim.replace(" [1]", ""), [CONFIG]) == claim.replace(" [1]", "")
+    assert check_answer(
+        "Flask warns when cookie headers are larger than 4093 bytes by default [1].", [CONFIG]
+    ).ok
+    assert check_answer("Pick another port with `--port 5001`, e.g. flask run [2].", [CONFIG, PORTS]).ok
+
+
+def test_names_and_figures_the_question_gives_need_no_source() -> None:
+    claim = "Flask warns about `session_cookie` values when cookie headers are larger than 4093 bytes [1]."
+    assert not check_answer(claim, [CONFIG]).ok
+    assert check_answer(claim, [CONFIG], asked="why does flask warn about our session_cookie?").ok
+    numbered = (
+        "1. Flask warns when cookie headers are larger than 4093 bytes [1].\n2. It warns by default [1]."
+    )
+    assert check_answer(numbered, [CONFIG]).ok, "a list's numbers are no figures"
+    spelled = hit("Rollbacks switch the load balancer back, which takes about two minutes.")
+    assert check_answer("Rolling back the load balancer takes about 2 minutes [1].", [spelled]).ok
+    assert check_answer("A well-known rule: rollbacks switch the load balancer back [1].", [spelled]).ok
+
+
+def test_an_acronym_must_be_in_what_the_model_was_shown() -> None:
+    claim = "Flask warns when JWT cookie headers are larger than 4093 bytes [1]."
+    assert not check_answer(claim, [CONFIG, PORTS]).ok
+    with_it = hit("Tokens such as a JWT travel in headers too.", 3)
+    assert check_answer(claim, [CONFIG, PORTS, with_it]).ok, "a topic word, not a fact of [1]'s"

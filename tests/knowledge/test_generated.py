@@ -154,3 +154,15 @@ async def test_a_follow_up_is_rewritten_by_the_model_before_retrieval(stack: Sta
     assert "Last question: and how long does it take?" in rewrite.messages[-1]["content"]
     assert "two minutes" in final.messages[-1]["content"] and answer.citations[0].name == "handbook.md"
     assert final.messages[-1]["content"].endswith("Question: and how long does it take?")
+
+
+async def test_a_figure_the_documents_do_not_give_is_not_shown_as_theirs(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    request = await handbook(stack)
+    reply = "Rollbacks switch the load balancer back to the previous colour in about 15 minutes [1]."
+    llm.enqueue(Reply(reply))
+    answer = await stack.knowledge(small_model(llm)).ask(request)
+    assert answer.fallback == Fallback.UNVERIFIED and UNVERIFIED_NOTICE in answer.notices
+    assert "15 minutes" not in answer.text and "two minutes" in answer.text
+    assert answer.citations and answer.citations[0].name == "handbook.md"
