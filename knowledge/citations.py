@@ -81,12 +81,15 @@ def check_answer(
     text: str, passages: Sequence[Hit], *, general_allowed: bool = False, asked: str = ""
 ) -> Check:
     """Every claim of `text` cited with a valid number and supported by what it cites; the
-    names and figures the question `asked` gives need no source."""
+    names and figures the question `asked` gives need no source. An answer that cites
+    nothing ("Yes.", "Not long at all.": too short to count as claims) does not rest on the
+    documents either, unless it says it is general knowledge where that is allowed."""
     problems = []
     found = claims(text)
     sources, given = [_Source.of(h) for h in passages], _words(asked)
     shown = given.union(*(source.words for source in sources))
-    for unit, cited in zip(found, _citations(found), strict=True):
+    citations = _citations(found)
+    for unit, cited in zip(found, citations, strict=True):
         claim = CITATION.sub("", unit.text).strip()
         if unit.kind == Kind.CODE:
             if not _identifiers_in(claim, passages):
@@ -103,6 +106,8 @@ def check_answer(
             continue
         if not _supports(claim, [sources[n - 1] for n in cited], given, shown):
             problems.append(f"not in the cited source: {_short(claim)}")
+    if not problems and not any(citations) and not (general_allowed and GENERAL_MARK in text.lower()):
+        problems.append(f"cites no source: {_short(text)}")
     return Check(problems)
 
 

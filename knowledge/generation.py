@@ -11,7 +11,7 @@ saying why. It never raises for a model outage.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from knowledge.answer import (
@@ -109,7 +109,8 @@ class Writer:
             check = check_answer(reply, hits, general_allowed=general, asked=plan.question)
             if not check.ok:
                 log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
-                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED)
+                said = [f"{problem.capitalize()}."] if problem else []  # why it may have failed
+                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED, said)
         text, citations = map_citations(reply, hits)
         labels = [GENERAL_NOTICE] if plan.rule == Rule.GENERAL else []
         if plan.rule == Rule.FILL_GAPS and GENERAL_MARK in text.lower():
@@ -133,15 +134,22 @@ class Writer:
             confidence=plan.confidence,
         )
 
-    def _degraded(self, plan: Plan, notice: str, fallback: Fallback = Fallback.LLM_UNAVAILABLE) -> Answer:
-        """What the documents say, with `notice` saying why the model's answer is not shown."""
+    def _degraded(
+        self,
+        plan: Plan,
+        notice: str,
+        fallback: Fallback = Fallback.LLM_UNAVAILABLE,
+        more: Sequence[str] = (),
+    ) -> Answer:
+        """What the documents say, with `notice` (and `more`) saying why the model's answer
+        is not shown."""
         return self._judge.quote(
             plan.ranking or Ranking(plan.question, []),
             plan.retrieval,
             plan.mode,
             confidence=plan.confidence if plan.confidence is not None else 0.0,
             fallback=fallback,
-            notices=[notice[0].upper() + notice[1:]],
+            notices=[notice[0].upper() + notice[1:], *more],
             hedged=self._unsure(plan),
         )
 

@@ -91,6 +91,8 @@ async def test_fallback_strategy_none_says_nothing_was_found_instead(gpt: LoreAp
 
 
 async def test_the_default_mode_is_smart_fallback(gpt: LoreApi, docs: str) -> None:
+    assert gpt.llm is not None
+    gpt.llm.enqueue(Reply("API bearer tokens expire after one hour [1]."))
     answer = await enhanced(gpt, "You are terse.", "When do API bearer tokens expire?", index_name=docs)
     assert answer["response_mode"] == "SMART_FALLBACK"
     assert answer["warnings"] == []

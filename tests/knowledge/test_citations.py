@@ -186,3 +186,11 @@ def test_an_acronym_must_be_in_what_the_model_was_shown() -> None:
     assert not check_answer(claim, [CONFIG, PORTS]).ok
     with_it = hit("Tokens such as a JWT travel in headers too.", 3)
     assert check_answer(claim, [CONFIG, PORTS, with_it]).ok, "a topic word, not a fact of [1]'s"
+
+
+def test_an_answer_citing_nothing_rests_on_no_source() -> None:
+    assert check_answer("Yes.", [CONFIG]).problems == ["cites no source: Yes."]
+    assert check_answer("Yes [1].", [CONFIG]).ok
+    general = "Yes, browsers cap cookies too (general knowledge)."
+    assert check_answer(general, [CONFIG], general_allowed=True).ok
+    assert not check_answer(general, [CONFIG]).ok

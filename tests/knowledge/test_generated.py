@@ -166,3 +166,15 @@ async def test_a_figure_the_documents_do_not_give_is_not_shown_as_theirs(
     assert answer.fallback == Fallback.UNVERIFIED and UNVERIFIED_NOTICE in answer.notices
     assert "15 minutes" not in answer.text and "two minutes" in answer.text
     assert answer.citations and answer.citations[0].name == "handbook.md"
+
+
+@pytest.mark.parametrize("reply", ["Not long at all.", "Yes."])
+async def test_an_answer_that_cites_nothing_is_not_shown_as_the_documents(
+    stack: Stack, llm: FakeOpenAI, reply: str
+) -> None:
+    request = await handbook(stack)
+    llm.enqueue(Reply(reply))
+    answer = await stack.knowledge(small_model(llm)).ask(request)
+    assert answer.fallback == Fallback.UNVERIFIED and UNVERIFIED_NOTICE in answer.notices
+    assert reply not in answer.text and "two minutes" in answer.text
+    assert answer.citations and answer.citations[0].name == "handbook.md"
