@@ -40,6 +40,9 @@ UNVERIFIED_NOTICE = (
 )
 GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
 PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
+MODEL_FIRST_NOTICE = (
+    "Partly from the model's own knowledge: only what cites a source here rests on your documents."
+)
 
 
 @dataclass(frozen=True)
@@ -112,9 +115,7 @@ class Writer:
                 said = [f"{problem.capitalize()}."] if problem else []  # why it may have failed
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED, said)
         text, citations = map_citations(reply, hits)
-        labels = [GENERAL_NOTICE] if plan.rule == Rule.GENERAL else []
-        if plan.rule == Rule.FILL_GAPS and GENERAL_MARK in text.lower():
-            labels.append(PARTLY_GENERAL_NOTICE)
+        labels = self._labels(plan, reply, hits)
         hedged = plan.rule.checked and self._unsure(plan)
         return Answer(
             text=text,
@@ -133,6 +134,20 @@ class Writer:
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
             confidence=plan.confidence,
         )
+
+    @staticmethod
+    def _labels(plan: Plan, reply: str, hits: list[Hit]) -> list[str]:
+        """What the answer says of where its words come from: the model's general knowledge
+        (`Rule.GENERAL`, `Rule.MODEL_ONLY`), sentences it marked so (`Rule.FILL_GAPS`), or its
+        own knowledge first, unless every claim of that rests on a cited passage
+        (`Rule.MODEL_FIRST`)."""
+        if plan.rule in (Rule.GENERAL, Rule.MODEL_ONLY):
+            return [GENERAL_NOTICE]
+        if plan.rule == Rule.FILL_GAPS and GENERAL_MARK in reply.lower():
+            return [PARTLY_GENERAL_NOTICE]
+        if plan.rule == Rule.MODEL_FIRST and not check_answer(reply, hits, asked=plan.question).ok:
+            return [MODEL_FIRST_NOTICE]
+        return []
 
     def _degraded(
         self,

@@ -5,11 +5,13 @@ sources are data the model cannot be steered by."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from knowledge.answer import SYSTEM_PROMPT, Fallback, ResponseMode
 from knowledge.engine import Request
-from knowledge.generation import UNVERIFIED_NOTICE
+from knowledge.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE, UNVERIFIED_NOTICE
 from knowledge.llm import OpenAIChatModel
 from tests.fakes.openai_server import Callback, FakeOpenAI, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
@@ -178,3 +180,23 @@ async def test_an_answer_that_cites_nothing_is_not_shown_as_the_documents(
     assert answer.fallback == Fallback.UNVERIFIED and UNVERIFIED_NOTICE in answer.notices
     assert reply not in answer.text and "two minutes" in answer.text
     assert answer.citations and answer.citations[0].name == "handbook.md"
+
+
+async def test_the_models_own_knowledge_is_labelled_in_the_modes_that_ask_for_it(
+    stack: Stack, llm: FakeOpenAI
+) -> None:
+    request = await handbook(stack)
+    knowledge = stack.knowledge(small_model(llm))
+    llm.enqueue(Reply("Blue-green rollbacks usually take a few minutes."))
+    only = await knowledge.ask(replace(request, mode=ResponseMode.LLM_ONLY))
+    assert only.notices == [GENERAL_NOTICE] and only.citations == []
+    llm.enqueue(Reply("Most teams roll back with kubectl rollout undo in seconds."))
+    first = await knowledge.ask(replace(request, mode=ResponseMode.LLM_PRIORITY))
+    assert first.notices == [MODEL_FIRST_NOTICE] and "kubectl" in first.text
+    llm.enqueue(
+        Reply("Rollbacks switch the load balancer back to the previous colour, about two minutes [1].")
+    )
+    cited = await knowledge.ask(
+        replace(request, mode=ResponseMode.LLM_PRIORITY, messages=[{"role": "user", "content": "Rollbacks?"}])
+    )
+    assert cited.notices == [] and cited.citations[0].name == "handbook.md", "all of it rests on a source"
