@@ -38,8 +38,9 @@ _IDENTIFIER = re.compile(r"`[^`]+`|\b[\w.-]*(?:\d|_|[a-z][A-Z]|\(\))[\w.()-]*|--
 _FACT = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w+")
 """A word that counts or names something exactly: a digit, an underscore or a capital inside it
 (`4093`, `MAX_COOKIE_SIZE`, `OSError`, `PyJWT`)."""
-_ACRONYM = re.compile(r"\b([A-Z]{2,})s?\b")
-"""An acronym (`JWT`, `CORS`): what a claim is about more than a fact it states."""
+_ACRONYM = re.compile(r"\b(?!(?:OK|AM|PM)\b)([A-Z]{2,})s?\b")
+"""An acronym (`JWT`, `CORS`; not "OK" or a time's "AM"): what a claim is about more than a
+fact it states."""
 _SPELLED = {str(n): word for n, word in enumerate((
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
 ))}  # fmt: skip

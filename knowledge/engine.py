@@ -69,6 +69,10 @@ class Strategy(enum.StrEnum):
     FUNCTION = "function"
 
 
+_NOT_TOOLS = {ResponseMode.LLM_ONLY, ResponseMode.RAG_ONLY}
+"""Modes the `function` strategy does not apply to: no documents to search, or nothing but
+the documents, checked (`knowledge.generation`), to answer from."""
+
 CHIT_CHAT = re.compile(
     r"^\W*(?:hi|hello|hey|thanks|thank you|thx|ok|okay|cool|great|nice|bye|good (?:morning|night))\b[\w\s!.,]*$",
     re.IGNORECASE,
@@ -176,7 +180,8 @@ class Knowledge:
     async def _plan(self, request: Request) -> Plan | Answer:
         conversation = split_conversation(request.messages)
         mode = request.mode or self._spec.mode
-        if request.strategy == Strategy.FUNCTION and self._chat is not None and mode != ResponseMode.LLM_ONLY:
+        # Documents only (RAG_ONLY, or an index locked to them) is never left to the model's choice.
+        if request.strategy == Strategy.FUNCTION and self._chat is not None and mode not in _NOT_TOOLS:
             return await answer_with_tools(
                 self._chat,
                 self._retriever,

@@ -4,6 +4,8 @@ Tools: `search_knowledge` (the conversation's enabled indexes), `list_knowledge_
 and `enable_knowledge_index` (through a `ToolHost` the surface provides, since enabling
 is a property of the conversation). Every passage a search returns gets a number that
 stays the same for the whole exchange, so the final answer's `[n]` map back to documents.
+The answer is the model's to write, so it is labelled as its own knowledge unless every
+claim in it rests on a passage it cites (`knowledge.citations`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from knowledge.answer import Answer, ResponseMode, map_citations
+from knowledge.citations import check_answer
 from knowledge.context import Message, source_block
+from knowledge.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE
 from knowledge.llm import ChatModel, Completion
 from knowledge.retrieval import Hit, Retriever
 from storage.records import IndexRef
@@ -109,10 +113,23 @@ async def answer_with_tools(
         text=text or "I couldn't finish looking that up; please ask again.",
         citations=citations,
         mode=mode,
-        notices=[problem.capitalize() + "."] if problem else [],
+        notices=[
+            *_labels(completion.text, exchange.hits, question),
+            *([problem.capitalize() + "."] if problem else []),
+        ],
         searched=[i.name for i in exchange.indexes],
         model=completion.model,
     )
+
+
+def _labels(reply: str, hits: Sequence[Hit], question: str) -> list[str]:
+    """The model's own knowledge, said of a reply no passage was found for, or one whose
+    claims do not all rest on the passages it cites."""
+    if not reply.strip():
+        return []
+    if not hits:
+        return [GENERAL_NOTICE]
+    return [] if check_answer(reply, hits, asked=question).ok else [MODEL_FIRST_NOTICE]
 
 
 async def _run_tool(

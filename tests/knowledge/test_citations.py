@@ -194,3 +194,7 @@ def test_an_answer_citing_nothing_rests_on_no_source() -> None:
     general = "Yes, browsers cap cookies too (general knowledge)."
     assert check_answer(general, [CONFIG], general_allowed=True).ok
     assert not check_answer(general, [CONFIG]).ok
+
+
+def test_words_in_capitals_that_name_nothing_need_no_source() -> None:
+    assert check_answer("OK: Flask warns when cookie headers are larger than 4093 bytes [1].", [CONFIG]).ok

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 from openai import AsyncOpenAI
 
+from knowledge.answer import Fallback, ResponseMode
 from knowledge.engine import Request, Strategy, is_knowledge_question
+from knowledge.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE
 from knowledge.llm import OpenAIChatModel
 from storage.records import IndexRef
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
@@ -106,3 +109,44 @@ async def test_smart_strategy_skips_retrieval_for_chit_chat(
 )
 def test_knowledge_question_classifier(text: str, expected: bool) -> None:
     assert is_knowledge_question(text) is expected
+
+
+async def rollback(stack: Stack) -> Request:
+    """The handbook in an index, and a question it answers, asked with the function strategy."""
+    ops = stack.index("ops")
+    await stack.ingestor.add(ops, md("handbook.md", HANDBOOK))
+    return request(stack, [ops], "How long does a rollback take?", Strategy.FUNCTION)
+
+
+async def test_function_strategy_answers_carry_the_models_label_unless_they_rest_on_sources(
+    stack: Stack, chat: tuple[FakeOpenAI, OpenAIChatModel]
+) -> None:
+    server, model = chat
+    knowledge = stack.knowledge(model)
+    asked = await rollback(stack)
+    server.enqueue(Reply("Rollbacks usually take about 15 minutes."))  # never searched
+    assert (await knowledge.ask(asked)).notices == [GENERAL_NOTICE]
+    server.enqueue(
+        ToolCall("search_knowledge", {"query": "rollback duration"}),
+        Reply("Rollbacks take about 15 minutes, done by switching the load balancer back [1]."),
+    )
+    invented = await knowledge.ask(replace(asked, messages=[{"role": "user", "content": "Rollback time?"}]))
+    assert invented.notices == [MODEL_FIRST_NOTICE] and invented.citations[0].name == "handbook.md"
+    server.enqueue(
+        ToolCall("search_knowledge", {"query": "rollback duration"}),
+        Reply("Switching the load balancer back to the previous colour takes about two minutes [1]."),
+    )
+    cited = await knowledge.ask(replace(asked, messages=[{"role": "user", "content": "Rollbacks?"}]))
+    assert cited.notices == [] and cited.citations[0].name == "handbook.md"
+
+
+async def test_documents_only_is_not_left_to_the_models_tool_calls(
+    stack: Stack, chat: tuple[FakeOpenAI, OpenAIChatModel]
+) -> None:
+    server, model = chat
+    server.enqueue(Reply("Rollbacks usually take about 15 minutes."))
+    asked = replace(await rollback(stack), mode=ResponseMode.RAG_ONLY)
+    answer = await stack.knowledge(model).ask(asked)
+    assert "tools" not in server.chat_requests[0].json, "no tool calls: the documents answer, checked"
+    assert answer.fallback == Fallback.UNVERIFIED and "15 minutes" not in answer.text
+    assert "two minutes" in answer.text and answer.citations[0].name == "handbook.md"
