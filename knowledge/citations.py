@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from knowledge.answer import closed_fences
 from knowledge.quotes import Kind, Unit, units, without_marker
 from knowledge.retrieval import Hit
 from knowledge.words import content_words, stems_of
@@ -82,33 +83,37 @@ def check_answer(
     text: str, passages: Sequence[Hit], *, general_allowed: bool = False, asked: str = ""
 ) -> Check:
     """Every claim of `text` cited with a valid number and supported by what it cites; the
-    names and figures the question `asked` gives need no source. An answer that cites
-    nothing ("Yes.", "Not long at all.": too short to count as claims) does not rest on the
-    documents either, unless it says it is general knowledge where that is allowed."""
-    problems = []
+    names and figures the question `asked` gives need no source. The answer must also rest
+    on its sources somewhere: a reply of nothing but sentences too short to count as claims
+    ("Yes.", "Yes, it does [1].") states nothing a source was seen to support, unless a short
+    sentence's every content word is in what it cites ("About two minutes [1]."), or it says
+    it is general knowledge where that is allowed."""
+    problems, verified = [], 0
     found = claims(text)
     sources, given = [_Source.of(h) for h in passages], _words(asked)
     shown = given.union(*(source.words for source in sources))
-    citations = _citations(found)
-    for unit, cited in zip(found, citations, strict=True):
+    for unit, cited in zip(found, _citations(found), strict=True):
         claim = CITATION.sub("", unit.text).strip()
         if unit.kind == Kind.CODE:
             if not _identifiers_in(claim, passages):
                 problems.append(f"a code block the sources do not hold: {_short(claim)}")
             continue
+        within = [sources[n - 1] for n in cited if 1 <= n <= len(passages)]
         if not _states(unit, claim, general_allowed):
+            if cited and len(within) == len(cited) and _restates(claim, within, given, shown):
+                verified += 1
             continue
         if not cited:
             problems.append(f"no citation: {_short(claim)}")
-            continue
-        invalid = [n for n in cited if not 1 <= n <= len(passages)]
-        if invalid:
-            problems.append(f"cites [{invalid[0]}] of {len(passages)} sources: {_short(claim)}")
-            continue
-        if not _supports(claim, [sources[n - 1] for n in cited], given, shown):
+        elif len(within) < len(cited):
+            invalid = next(n for n in cited if not 1 <= n <= len(passages))
+            problems.append(f"cites [{invalid}] of {len(passages)} sources: {_short(claim)}")
+        elif not _supports(claim, within, given, shown):
             problems.append(f"not in the cited source: {_short(claim)}")
-    if not problems and not any(citations) and not (general_allowed and GENERAL_MARK in text.lower()):
-        problems.append(f"cites no source: {_short(text)}")
+        else:
+            verified += 1
+    if not problems and not verified and not (general_allowed and GENERAL_MARK in text.lower()):
+        problems.append(f"nothing in it rests on a cited source: {_short(text)}")
     return Check(problems)
 
 
@@ -143,7 +148,7 @@ def claims(text: str) -> list[Unit]:
     """The units of a model's answer, a citation written after a sentence's full stop
     ("… two minutes. [1] Then …") kept with that sentence, not the next."""
     found: list[Unit] = []
-    for unit in units(text):
+    for unit in units(closed_fences(text)):  # "``` [1]" would leave the block open
         leading = _LEADING_CITATIONS.match(unit.text)
         if leading and found and found[-1].block == unit.block and unit.kind == Kind.SENTENCE:
             found[-1] = replace(found[-1], text=f"{found[-1].text} {leading.group(0).strip()}")
@@ -204,6 +209,14 @@ def _supports(claim: str, cited: Sequence[_Source], given: set[str], shown: set[
     source = " ".join(s.text for s in cited)
     names = _identifiers(claim)
     return bool(names) and all(_normal(n) in _normal(source) for n in names)
+
+
+def _restates(claim: str, cited: Sequence[_Source], given: set[str], shown: set[str]) -> bool:
+    """Whether a sentence too short to be a claim says only what its cited passages say:
+    it has content words, and they are all there (as are its names and figures)."""
+    wanted = _wanted(claim)
+    held = set().union(*(s.stems for s in cited))
+    return bool(wanted) and wanted <= held and founded(claim, given.union(*(s.words for s in cited)), shown)
 
 
 def founded(claim: str, cited: set[str], shown: set[str]) -> bool:

@@ -188,9 +188,14 @@ def test_an_acronym_must_be_in_what_the_model_was_shown() -> None:
     assert check_answer(claim, [CONFIG, PORTS, with_it]).ok, "a topic word, not a fact of [1]'s"
 
 
-def test_an_answer_citing_nothing_rests_on_no_source() -> None:
-    assert check_answer("Yes.", [CONFIG]).problems == ["cites no source: Yes."]
-    assert check_answer("Yes [1].", [CONFIG]).ok
+def test_an_answer_must_rest_on_a_cited_source_somewhere() -> None:
+    assert check_answer("Yes.", [CONFIG]).problems == ["nothing in it rests on a cited source: Yes."]
+    assert not check_answer("Yes, it does [1].", [CONFIG]).ok, (
+        "too short to check, so nothing is seen to hold"
+    )
+    assert check_answer("Defaults to 4093 bytes [1].", [CONFIG]).ok, "short, and all of it in [1]"
+    assert not check_answer("Defaults to 8192 bytes [1].", [CONFIG]).ok
+    assert not check_answer("Cookies are fine [1].", [CONFIG]).ok
     general = "Yes, browsers cap cookies too (general knowledge)."
     assert check_answer(general, [CONFIG], general_allowed=True).ok
     assert not check_answer(general, [CONFIG]).ok

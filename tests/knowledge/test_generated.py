@@ -65,6 +65,7 @@ async def test_a_supported_answer_without_citations_is_given_its_sources(
         ),
         pytest.param("Yes.", id="too-short-to-cite"),
         pytest.param("Not long at all.", id="cites-nothing"),
+        pytest.param("Yes, it does [1].", id="too-short-to-check"),
     ],
 )
 async def test_an_unchecked_answer_falls_back_to_the_documents_with_a_notice(
