@@ -65,6 +65,43 @@ class _Source:
 
 
 @dataclass(frozen=True)
+class _Reading:
+    """The passages a reply is checked against, read once for all its claims: each passage,
+    the question's words (`given`), and every word the model was shown (`shown`: the
+    passages' and the question's)."""
+
+    sources: list[_Source]
+    given: set[str]
+    shown: set[str]
+
+    @classmethod
+    def of(cls, passages: Sequence[Hit], asked: str) -> _Reading:
+        sources, given = [_Source.of(h) for h in passages], _words(asked)
+        return cls(sources, given, given.union(*(source.words for source in sources)))
+
+    def supports(self, claim: str, cited: Sequence[_Source], wanted: set[str]) -> bool:
+        """Whether the `cited` passages hold most of the claim's words (`wanted`), or all its
+        identifiers, and every name and figure it states (`founded`)."""
+        if not self._founded(claim, cited):
+            return False
+        if _share(wanted, set().union(*(s.stems for s in cited))) >= SUPPORT:
+            return True
+        source = _normal(" ".join(s.text for s in cited))
+        names = _identifiers(claim)
+        return bool(names) and all(_normal(n) in source for n in names)
+
+    def restates(self, claim: str, cited: Sequence[_Source], wanted: set[str]) -> bool:
+        """Whether a sentence too short to be a claim says only what its `cited` passages
+        say: it has content words (`wanted`), and they are all there, as are its names and
+        figures."""
+        held = set().union(*(s.stems for s in cited))
+        return bool(wanted) and wanted <= held and self._founded(claim, cited)
+
+    def _founded(self, claim: str, cited: Sequence[_Source]) -> bool:
+        return founded(claim, self.given.union(*(s.words for s in cited)), self.shown)
+
+
+@dataclass(frozen=True)
 class Check:
     problems: list[str]
     """One line per unsupported or uncited claim; empty when the answer holds."""
@@ -90,17 +127,16 @@ def check_answer(
     it is general knowledge where that is allowed."""
     problems, verified = [], 0
     found = claims(text)
-    sources, given = [_Source.of(h) for h in passages], _words(asked)
-    shown = given.union(*(source.words for source in sources))
+    reading = _Reading.of(passages, asked)
     for unit, cited in zip(found, _citations(found), strict=True):
         claim = CITATION.sub("", unit.text).strip()
         if unit.kind == Kind.CODE:
             if not _identifiers_in(claim, passages):
                 problems.append(f"a code block the sources do not hold: {_short(claim)}")
             continue
-        within = [sources[n - 1] for n in cited if 1 <= n <= len(passages)]
+        within = [reading.sources[n - 1] for n in cited if 1 <= n <= len(passages)]
         if not _states(unit, claim, general_allowed):
-            if cited and len(within) == len(cited) and _restates(claim, within, given, shown):
+            if cited and len(within) == len(cited) and reading.restates(claim, within, _wanted(claim)):
                 verified += 1
             continue
         if not cited:
@@ -108,7 +144,7 @@ def check_answer(
         elif len(within) < len(cited):
             invalid = next(n for n in cited if not 1 <= n <= len(passages))
             problems.append(f"cites [{invalid}] of {len(passages)} sources: {_short(claim)}")
-        elif not _supports(claim, within, given, shown):
+        elif not reading.supports(claim, within, _wanted(claim)):
             problems.append(f"not in the cited source: {_short(claim)}")
         else:
             verified += 1
@@ -123,8 +159,7 @@ def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = Fal
     words, the best-ranked on a tie. Claims no passage supports, code, connecting sentences
     and marked general knowledge are left as they are."""
     found = claims(text)
-    sources, given = [_Source.of(h) for h in passages], _words(asked)
-    shown = given.union(*(source.words for source in sources))
+    reading = _Reading.of(passages, asked)
     cursor, insertions = 0, []
     for unit, cited in zip(found, _citations(found), strict=True):
         end = _end_in(text, unit.text, cursor)
@@ -135,8 +170,12 @@ def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = Fal
         if cited or unit.kind == Kind.CODE or not _states(unit, claim, general_allowed):
             continue
         wanted = _wanted(claim)
-        shares = [_share(wanted, source.stems) for source in sources]
-        backing = [n for n in range(1, len(passages) + 1) if _supports(claim, [sources[n - 1]], given, shown)]
+        shares = [_share(wanted, source.stems) for source in reading.sources]
+        backing = [
+            n
+            for n, source in enumerate(reading.sources, start=1)
+            if reading.supports(claim, [source], wanted)
+        ]
         if backing:
             insertions.append((end, max(backing, key=lambda n: (shares[n - 1], -n))))
     for end, n in reversed(insertions):
@@ -195,28 +234,8 @@ def _citations(found: Sequence[Unit]) -> list[list[int]]:
 def supported(claim: str, cited: Sequence[Hit], asked: str = "") -> bool:
     """Whether the cited passages hold most of the claim's words, or all its identifiers,
     and the names and figures it states (`founded`) that the question `asked` does not give."""
-    sources, given = [_Source.of(h) for h in cited], _words(asked)
-    return _supports(claim, sources, given, given.union(*(s.words for s in sources)))
-
-
-def _supports(claim: str, cited: Sequence[_Source], given: set[str], shown: set[str]) -> bool:
-    """`supported`, against passages read once (`_Source`), the question's words (`given`)
-    and the words of every passage the model was shown (`shown`)."""
-    if not founded(claim, given.union(*(s.words for s in cited)), shown):
-        return False
-    if _share(_wanted(claim), set().union(*(s.stems for s in cited))) >= SUPPORT:
-        return True
-    source = " ".join(s.text for s in cited)
-    names = _identifiers(claim)
-    return bool(names) and all(_normal(n) in _normal(source) for n in names)
-
-
-def _restates(claim: str, cited: Sequence[_Source], given: set[str], shown: set[str]) -> bool:
-    """Whether a sentence too short to be a claim says only what its cited passages say:
-    it has content words, and they are all there (as are its names and figures)."""
-    wanted = _wanted(claim)
-    held = set().union(*(s.stems for s in cited))
-    return bool(wanted) and wanted <= held and founded(claim, given.union(*(s.words for s in cited)), shown)
+    reading = _Reading.of(cited, asked)
+    return reading.supports(claim, reading.sources, _wanted(claim))
 
 
 def founded(claim: str, cited: set[str], shown: set[str]) -> bool:

@@ -45,6 +45,12 @@ MODEL_FIRST_NOTICE = (
 )
 
 
+def own_knowledge(reply: str, hits: Sequence[Hit], question: str) -> list[str]:
+    """The label of a reply the model wrote from its own knowledge first, shown the passages
+    `hits`: none when every claim of it rests on a passage it cites (`check_answer`)."""
+    return [] if check_answer(reply, hits, asked=question).ok else [MODEL_FIRST_NOTICE]
+
+
 @dataclass(frozen=True)
 class Plan:
     """A generation decided on: the prompt's parts and how to label the result."""
@@ -145,9 +151,7 @@ class Writer:
             return [GENERAL_NOTICE]
         if plan.rule == Rule.FILL_GAPS and GENERAL_MARK in reply.lower():
             return [PARTLY_GENERAL_NOTICE]
-        if plan.rule == Rule.MODEL_FIRST and not check_answer(reply, hits, asked=plan.question).ok:
-            return [MODEL_FIRST_NOTICE]
-        return []
+        return own_knowledge(reply, hits, plan.question) if plan.rule == Rule.MODEL_FIRST else []
 
     def _degraded(
         self,

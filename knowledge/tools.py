@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from knowledge.answer import Answer, ResponseMode, map_citations
-from knowledge.citations import check_answer
 from knowledge.context import Message, source_block
-from knowledge.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE
+from knowledge.generation import GENERAL_NOTICE, own_knowledge
 from knowledge.llm import ChatModel, Completion
 from knowledge.retrieval import Hit, Retriever
 from storage.records import IndexRef
@@ -124,12 +123,10 @@ async def answer_with_tools(
 
 def _labels(reply: str, hits: Sequence[Hit], question: str) -> list[str]:
     """The model's own knowledge, said of a reply no passage was found for, or one whose
-    claims do not all rest on the passages it cites."""
+    claims do not all rest on the passages it cites (`own_knowledge`)."""
     if not reply.strip():
         return []
-    if not hits:
-        return [GENERAL_NOTICE]
-    return [] if check_answer(reply, hits, asked=question).ok else [MODEL_FIRST_NOTICE]
+    return own_knowledge(reply, hits, question) if hits else [GENERAL_NOTICE]
 
 
 async def _run_tool(
