@@ -16,6 +16,21 @@ import textwrap
 from dataclasses import dataclass, replace
 
 from knowledge.cuts import begins_mid_sentence, closing_fence, continued_block, goes_on
+from knowledge.directives import (
+    AUTODOC,
+    BLOCK,
+    DESCRIPTION,
+    INCLUDE,
+    MKDOCS_ADMONITION,
+    Framed,
+    admonition,
+    caption,
+    directive,
+    past_block,
+    past_options,
+    pymdown_block,
+    unread,
+)
 from knowledge.markup import readable
 from knowledge.syntax import (
     ATX,
@@ -25,7 +40,6 @@ from knowledge.syntax import (
     FENCE,
     FIELD,
     ITEM,
-    OPTION_LINE,
     TABLE,
     UNDERLINE,
     heading_text,
@@ -38,61 +52,6 @@ MAX_UNIT_CHARS = 1200
 """A longer code block or item is cut at a line end, saying so with "…"."""
 
 _BACKTICK_RUN = re.compile(r"`{3,}")
-_DESCRIPTION = re.compile(
-    r"^\s*\.\.\s+(?:py:|std:|rst:)?(?:data|function|class|method|attribute|module|exception|"
-    r"decorator|envvar|option|confval|describe|object|property)::\s*(?P<name>.+?)\s*$",
-    re.I,
-)
-_DIRECTIVE_PARTS = re.compile(r"^\s*\.\.\s+(?:[\w-]+:)?(?P<name>[\w-]+)::\s*(?P<argument>.*?)\s*$")
-_ADMONITIONS = {
-    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
-    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
-    "seealso": "See also", "todo": "To do",
-}  # fmt: skip
-"""Directives Sphinx shows as a box headed by their name: quoted as "Warning: …"."""
-_VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
-             "deprecated": "Deprecated since version"}  # fmt: skip
-"""Directives whose argument is a version: "Changed in version 2.3: …"."""
-_SILENT = frozenset((
-    "toctree", "image", "figure", "include", "currentmodule", "module", "automodule", "autoclass",
-    "autofunction", "automethod", "autodata", "autoexception", "autoattribute", "tabs", "only",
-    "rst-class", "highlight", "index", "contents", "raw", "meta", "default-role", "role", "run",
-))  # fmt: skip
-"""Directives whose argument is a file, a module or a setting: nothing a reader is shown (nor
-the calls `click:run` makes to show an example's output, which only a docs build prints)."""
-_TITLED = frozenset(("admonition", "tab", "group-tab"))
-"""Directives shown as a box or a tab headed by their argument (a generic admonition, and the
-tabs of sphinx-tabs and sphinx-design): quoted as "Title: …"."""
-_NOT_PROSE = frozenset(("toctree", "image", "include", "index", "contents", "raw", "meta", "run"))
-"""Silent directives whose body is not prose either (a table of contents' entries …)."""
-_MKDOCS_ADMONITION = re.compile(
-    r'^\s*(?:(?:!!!|\?\?\?\+?)\s+(?P<name>[\w-]+)|===\+?(?=\s+"))(?:\s+"(?P<title>[^"]*)")?\s*$'
-)
-"""A Markdown admonition (MkDocs, Python-Markdown): `!!! note "Title"`, its body indented;
-or a content tab, `=== "Title"`, read as one headed by its title."""
-_BLOCK = re.compile(r"^\s*/{3,}\s*(?P<name>[a-z][a-z-]*)(?:\s*\|\s*(?P<title>.*?))?\s*$")
-"""A block of pymdownx.blocks (FastAPI's, Typer's and SQLModel's docs): `/// tip`, `/// note |
-Technical Details`, its body not indented, up to a line of `///`."""
-_BLOCK_END = re.compile(r"^\s*/{3,}\s*$")
-_INCLUDE = re.compile(r"^\s*\{(?:\*|!>?)\s.*?\s(?:\*|!)\}\s*$")
-"""A snippet the docs build inserts from another file (FastAPI's `{* ../../docs_src/app.py hl[3]
-*}`, markdown-include's `{!> ../docs_src/app.py !}`): no text of the page."""
-_AUTODOC = re.compile(r"^\s*:::\s+[\w.:-]+\s*$")
-"""mkdocstrings' `::: package.Class` and its indented options: reference generated from the
-code when the site is built, no text of the page (as reST's `autoclass`)."""
-_OPTION_NAME = re.compile(r"^\s*:(?P<name>[\w-]+):(?:\s|$)")
-_OPTIONS = frozenset((
-    "members", "undoc-members", "inherited-members", "show-inheritance", "member-order",
-    "special-members", "private-members", "exclude-members", "noindex", "no-index", "orphan",
-    "nocomments", "tocdepth", "maxdepth", "caption", "name", "class", "language", "linenos",
-    "emphasize-lines", "lineno-start", "dedent", "alt", "width", "height", "align", "target",
-    "titlesonly", "hidden", "glob", "platform", "synopsis",
-))  # fmt: skip
-"""Options of directives and a page's metadata fields: no text of the page."""
-_CAPTION = re.compile(r"^\s*:caption:\s*(?P<caption>\S.*?)\s*$")
-_COMMENT = re.compile(r"^\s*\.\.(?:\s|$)(?!\s*[\w:-]+::)")
-_REFERENCE = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s+\S+\s*$")
-"""A Markdown link reference definition, `[jinja2]: https://…`: no text of the page."""
 _ROLE_TAIL = re.compile(r"<[^<>`\s]+>`")
 """The end of a reST reference cut in two: "<Config.from_mapping>` sets …"."""
 _BARE_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|#\.|[*•])\s*$")
@@ -204,7 +163,7 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
         lines.pop()  # the passage was cut just after the next item's number
     out: list[Unit] = []
     i, code, _, cut, _, whole = continued_block(before, text)
-    if not i and cut and lines and (DIRECTIVE.match(whole) or FENCE.match(whole) or _INCLUDE.match(whole)):
+    if not i and cut and lines and (DIRECTIVE.match(whole) or FENCE.match(whole) or INCLUDE.match(whole)):
         lines[0] = whole  # begun in the middle of a directive's, a fence's or an include's line
     elif not i and cut:
         goes_on(lines)
@@ -223,7 +182,7 @@ def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
         words = " ".join(
             line.strip()
             for line in lines
-            if not (UNDERLINE.match(line) or _unread(line) or DIRECTIVE.match(line))
+            if not (UNDERLINE.match(line) or unread(line) or DIRECTIVE.match(line))
         )
         found = [Unit(" ".join(words.split()), Kind.SENTENCE, 1)] if words.strip() else []
     return found
@@ -256,29 +215,29 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
             section, label = heading_text(lines[i]), ""
             i += 1 if ATX.match(line) else 2
             continue
-        if not line.strip() or (UNDERLINE.match(line) and not FENCE.match(line)) or _unread(line):
+        if not line.strip() or (UNDERLINE.match(line) and not FENCE.match(line)) or unread(line):
             i += 1
             continue
         if label and indentation(line) <= label_indent:
             label = ""
         block += 1
         start = len(out)
-        if description := _DESCRIPTION.match(line):
+        if description := DESCRIPTION.match(line):
             label, label_indent = description.group("name"), indentation(line)
-            i = _past_options(lines, i + 1)  # `:noindex:` is not its body
+            i = past_options(lines, i + 1)  # `:noindex:` is not its body
         elif FENCE.match(line):
             i = _fenced(lines, i, out, block)
         elif CODE_DIRECTIVE.match(line):
-            after = _past_options(lines, i + 1)
-            i = _indented(lines, after, out, block, indentation(line), _caption(lines[i + 1 : after]))
+            after = past_options(lines, i + 1)
+            i = _indented(lines, after, out, block, indentation(line), caption(lines[i + 1 : after]))
         elif DIRECTIVE.match(line):
-            i = _directive(lines, i, out, block)
-        elif _AUTODOC.match(line):
-            i = _past_block(lines, i + 1, indentation(line))
-        elif admonition := _MKDOCS_ADMONITION.match(line):
-            i = _admonition(lines, i, out, block, admonition)
-        elif opened := _BLOCK.match(line):
-            i = _pymdown_block(lines, i, out, block, opened)
+            i = _framed(directive(lines, i), out, block)
+        elif AUTODOC.match(line):
+            i = past_block(lines, i + 1, indentation(line))
+        elif box := MKDOCS_ADMONITION.match(line):
+            i = _framed(admonition(lines, i, box), out, block)
+        elif opened := BLOCK.match(line):
+            i = _framed(pymdown_block(lines, i, opened), out, block)
         elif TABLE.match(line):
             i = _table(lines, i, out, block)
         elif DOCTEST.match(line):
@@ -291,117 +250,13 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
     return block
 
 
-def _directive(lines: list[str], i: int, out: list[Unit], block: int) -> int:
-    """A directive that is not code: its text (the argument and the lines continuing it) as
-    Sphinx shows it, an admonition's or a version note's name, or a generic admonition's
-    title, before its first paragraph ("Warning: …", "Changed in version 2.3: …"); nothing
-    for one that names a file or a module. Its body's other paragraphs are read as any
-    text. The line after it."""
-    found = _DIRECTIVE_PARTS.match(lines[i])
-    name, argument = (found["name"].lower(), found["argument"]) if found else ("", "")
-    base, j = indentation(lines[i]), i + 1
-    parts = [argument] if argument else []
-    while (
-        j < len(lines)
-        and lines[j].strip()
-        and indentation(lines[j]) > base
-        and not OPTION_LINE.match(lines[j])
-    ):
-        parts.append(lines[j].strip())
-        j += 1
-    j = _past_options(lines, j)
-    text = " ".join(parts)
-    if name in _NOT_PROSE:
-        j = _past_block(lines, j, base)
-    if name in _SILENT:
-        if name in _NOT_PROSE and out and out[-1].kind == Kind.SENTENCE and out[-1].text.endswith(":"):
-            out.pop()  # "What it looks like:" introduces what only a docs build shows
-        return j
-    if name in _VERSIONS:
-        version, _, body = text.partition(" ")
-        if not body:
-            body, j = _first_paragraph(lines, j, base)
-        text = f"{_VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
-    elif name in _TITLED:  # a box or a tab headed by its argument: "Note: …", "Bash: …"
-        body, j = _first_paragraph(lines, j, base)
-        text = _headed(text, body)
-    elif name in _ADMONITIONS and not text:
-        text, j = _first_paragraph(lines, j, base)
-    if name in _ADMONITIONS and text:
-        text = f"{_ADMONITIONS[name]}: {text}"
-    out.extend(_sentences(text, block))
-    return j
-
-
-def _admonition(lines: list[str], i: int, out: list[Unit], block: int, found: re.Match[str]) -> int:
-    """A Markdown admonition (`!!! warning`) read as its reST directive is: "Warning: …"
-    before its first paragraph, or its title ("Note: Keep the key secret."). The line after
-    what was read; its body's other paragraphs are read as any text."""
-    name = (found["name"] or "").lower()
-    title = (found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())).strip()
-    body = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), len(lines))
-    if body < len(lines) and _AUTODOC.match(lines[body]) and indentation(lines[body]) > indentation(lines[i]):
-        return _past_block(lines, body, indentation(lines[i]))  # a box of generated reference only
-    text, j = _first_paragraph(lines, i + 1, indentation(lines[i]))
-    out.extend(_sentences(_headed(title, text), block))
-    return j if text else i + 1
-
-
-def _pymdown_block(lines: list[str], i: int, out: list[Unit], block: int, found: re.Match[str]) -> int:
-    """A pymdownx block (`/// warning`, `/// tab | Python`) read as an admonition is: its title,
-    or its name as a box shows it, before its first paragraph ("Warning: …"). The line after
-    what was read; the rest of its body is read as any text, and its closing `///` as none."""
-    name = found["name"].lower()
-    title = (found["title"] or _ADMONITIONS.get(name, name.title())).strip()
-    j = i + 1
-    while j < len(lines) and not lines[j].strip():
-        j += 1
-    end = j
-    while (
-        end < len(lines)
-        and lines[end].strip()
-        and not (_BLOCK_END.match(lines[end]) or _BLOCK.match(lines[end]))
-    ):
-        end += 1
-    paragraph = lines[j:end]
-    text = ""
-    if paragraph and not any(p.match(paragraph[0]) for p in (FENCE, ITEM, DIRECTIVE, TABLE, DOCTEST)):
-        text = " ".join(line.strip() for line in paragraph)
-    out.extend(_sentences(_headed(title, text), block))
-    return end if text else i + 1
-
-
-def _headed(title: str, text: str) -> str:
-    """A box's first paragraph headed by its title ("Warning: …"), or either alone."""
-    return f"{title}: {text}" if title and text else text or title
-
-
-def _past_block(lines: list[str], j: int, base: int) -> int:
-    """The line after the blank lines and the lines indented deeper than `base` from `j` on."""
-    while j < len(lines) and (not lines[j].strip() or indentation(lines[j]) > base):
-        j += 1
-    return j
-
-
-def _first_paragraph(lines: list[str], j: int, base: int) -> tuple[str, int]:
-    """The paragraph of a directive's body starting after the blank lines at `j` ('' when its
-    body begins with something else, a list or code), and the line after it."""
-    k = j
-    while k < len(lines) and not lines[k].strip():
-        k += 1
-    if (
-        k == len(lines)
-        or indentation(lines[k]) <= base
-        or any(p.match(lines[k]) for p in (ITEM, DIRECTIVE, FENCE, DOCTEST))
-    ):
-        return "", j
-    end = k
-    while end < len(lines) and lines[end].strip() and indentation(lines[end]) > base:
-        end += 1
-    text = " ".join(line.strip() for line in lines[k:end])
-    if text.endswith("::"):  # it introduces a literal block: left to the paragraph reader
-        return "", j
-    return text, end
+def _framed(framed: Framed, out: list[Unit], block: int) -> int:
+    """The sentences of what a directive or a box shows (`knowledge.directives`), appended to
+    `out`; the line after it."""
+    if framed.hides and out and out[-1].kind == Kind.SENTENCE and out[-1].text.endswith(":"):
+        out.pop()  # "What it looks like:" introduces what only a docs build shows
+    out.extend(_sentences(framed.text, block))
+    return framed.end
 
 
 def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None, str]:
@@ -430,20 +285,6 @@ def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None,
     return Unit(code, Kind.CODE, block, previous.section, previous.label), rest
 
 
-def _unread(line: str) -> bool:
-    """A reST comment or link target, a Markdown link reference definition, an option line of
-    a directive a passage begins after (`:members:`) or a page's metadata (`:orphan:`), the
-    `///` closing a pymdownx block, or a snippet the docs build inserts from another file."""
-    option = _OPTION_NAME.match(line)
-    return bool(
-        _COMMENT.match(line)
-        or _REFERENCE.match(line)
-        or _BLOCK_END.match(line)
-        or _INCLUDE.match(line)
-        or (option and option["name"] in _OPTIONS)
-    )
-
-
 def _looks_like_a_title(unit: Unit) -> bool:
     """Short, not ended as a sentence, and not a label before a value or code ("Default:
     ``False``", "For example: `request.query_params['search']`": what a setting's
@@ -466,22 +307,6 @@ def _fenced(lines: list[str], i: int, out: list[Unit], block: int) -> int:
         end += 1
     out.append(_code(textwrap.dedent("\n".join(lines[i : end + 1])), block))  # (a fence may be indented)
     return end + 1
-
-
-def _caption(options: list[str]) -> str:
-    """A code block's `:caption:` (its file's name, usually), or ''."""
-    for line in options:
-        if found := _CAPTION.match(line):
-            return readable(found["caption"]).replace("`", "")
-    return ""
-
-
-def _past_options(lines: list[str], i: int) -> int:
-    """The line after a directive's options (`:caption: app.py`, `:linenos:`), which are
-    not its content."""
-    while i < len(lines) and OPTION_LINE.match(lines[i]):
-        i += 1
-    return i
 
 
 def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int, caption: str = "") -> int:
