@@ -13,11 +13,10 @@ asked) and none connects anywhere but 127.0.0.1.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import time
 from collections.abc import AsyncIterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from tests.bot.conftest import BOT, SIGNING_SECRET, TEAM, SlackBot, lore_setting
 from tests.fakes import LoopbackServer, Recorder, copy_headers
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
+from tests.support.timing import own_heap
 
 __all__ = ["BOT", "TEAM", "HostileHost", "Lookups", "LoopWatch", "Lore", "raw_mentions", "running_lore"]
 
@@ -162,19 +162,14 @@ async def lore(tmp_path_factory: Any) -> AsyncIterator[Lore]:
 
 class LoopWatch:
     """Measures how long the event loop is kept from running: a ticker notes the longest
-    gap between its wake-ups.
-
-    What the test session built before the watch is frozen out of the garbage collector
-    meanwhile: a full collection walks every object alive, and one that a worker thread's
-    allocations happen to start holds the GIL, and so the loop, for as long as the session
-    has grown (1.4 s at two thirds of the suite, on a slow machine). That is the size of the
-    suite, not of the code watched; the collections the watched code's own objects cause
-    are still measured."""
+    gap between its wake-ups. The garbage collector leaves what the test session built
+    before it alone meanwhile (`own_heap`): the size of the suite is not the code's doing."""
 
     def __init__(self, tick: float = 0.01) -> None:
         self.tick = tick
         self.longest = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._heap = ExitStack()
 
     async def _run(self) -> None:
         last = time.monotonic()
@@ -185,8 +180,7 @@ class LoopWatch:
             last = now
 
     async def __aenter__(self) -> LoopWatch:
-        gc.collect()
-        gc.freeze()
+        self._heap.enter_context(own_heap())
         self._task = asyncio.create_task(self._run())
         return self
 
@@ -194,4 +188,4 @@ class LoopWatch:
         assert self._task is not None
         self._task.cancel()
         await asyncio.gather(self._task, return_exceptions=True)
-        gc.unfreeze()
+        self._heap.close()
