@@ -6,8 +6,10 @@ claim: most of the claim's content words are in them, or the claim rests on iden
 numbers (`MAX_CONTENT_LENGTH`, `4093`, `--port`) that all appear in them; and either way, the
 figures and exact names it states are in them or in the question (`founded`: "about 15
 minutes" is not what a passage saying "about two minutes" supports, however many of its words
-it shares). Short connecting sentences ("Here is how:") need no citation; a code block needs
-its identifiers to appear in the passages. Sentences the prompt allowed to come from general
+it shares); nor may a claim say the opposite of the sentence it restates ("The debugger is
+safe to use in production" is not what "It is not safe to use on a production machine"
+supports, though it holds all its words). Short connecting sentences ("Here is how:") need no
+citation; a code block needs its identifiers to appear in the passages. Sentences the prompt allowed to come from general
 knowledge must say so with `GENERAL_MARK`. Anything else is a problem, and the caller falls
 back to quoting the documents (`knowledge.generation`).
 
@@ -46,6 +48,37 @@ _SPELLED = {str(n): word for n, word in enumerate((
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
 ))}  # fmt: skip
 """A small number a passage may spell out where a model writes its digits."""
+_NEGATION = re.compile(
+    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|\w+n['’]t)\b", re.IGNORECASE
+)
+"""What turns a statement into its opposite. ("Without" and "unless" only narrow one.)"""
+_PRONOUN = re.compile(r"\W*(?:it|its|this|that|these|those|they|their)\b", re.IGNORECASE)
+RESTATES = 0.8
+"""Share of a claim's content words one sentence of a passage holds for the claim to restate
+that sentence: then the two must agree in whether they deny (`_contradicts`)."""
+
+
+@dataclass(frozen=True)
+class _Statement:
+    """A sentence or list item of a passage, as a claim restating it is compared with it."""
+
+    stems: set[str]
+    denials: int
+    """How many words of denial it holds (`_NEGATION`)."""
+    before: set[str]
+    """For a sentence opening on a pronoun ("It is not safe …"), the words of the sentence
+    before, which say what the pronoun stands for; otherwise empty."""
+
+    def restated_by(self, wanted: set[str]) -> bool:
+        """Whether a claim of these content words says what this sentence says, but maybe
+        for a denial: the sentence holds nearly all of them, or, for a sentence opening on a
+        pronoun, the two sentences hold them and the claim holds nearly all of this one's."""
+        if _share(wanted, self.stems) >= RESTATES:
+            return True
+        return (
+            bool(self.before)
+            and min(_share(wanted, self.stems | self.before), _share(self.stems, wanted)) >= RESTATES
+        )
 
 
 @dataclass(frozen=True)
@@ -57,11 +90,21 @@ class _Source:
     stems: set[str]
     words: set[str]
     """Its words, lowercased, as `founded` compares them."""
+    statements: list[_Statement]
 
     @classmethod
     def of(cls, hit: Hit) -> _Source:
         text = f"{hit.heading} {hit.text}"
-        return cls(text, stems_of(text), _words(text))
+        statements: list[_Statement] = []
+        last: Unit | None = None
+        for unit in units(hit.text):
+            if unit.kind == Kind.CODE:
+                continue
+            follows = last is not None and last.block == unit.block and _PRONOUN.match(unit.text)
+            before = statements[-1].stems if follows else set()
+            statements.append(_Statement(_wanted(_affirmed(unit.text)), _denials(unit.text), before))
+            last = unit
+        return cls(text, stems_of(text), _words(text), statements)
 
 
 @dataclass(frozen=True)
@@ -81,8 +124,9 @@ class _Reading:
 
     def supports(self, claim: str, cited: Sequence[_Source], wanted: set[str]) -> bool:
         """Whether the `cited` passages hold most of the claim's words (`wanted`), or all its
-        identifiers, and every name and figure it states (`founded`)."""
-        if not self._founded(claim, cited):
+        identifiers, and every name and figure it states (`founded`), and the claim does not
+        deny what they say or say what they deny (`contradicts`)."""
+        if not self._founded(claim, cited) or _contradicts(claim, cited):
             return False
         if _share(wanted, set().union(*(s.stems for s in cited))) >= SUPPORT:
             return True
@@ -144,6 +188,8 @@ def check_answer(
         elif len(within) < len(cited):
             invalid = next(n for n in cited if not 1 <= n <= len(passages))
             problems.append(f"cites [{invalid}] of {len(passages)} sources: {_short(claim)}")
+        elif _contradicts(claim, within):
+            problems.append(f"says the opposite of the cited source: {_short(claim)}")
         elif not reading.supports(claim, within, _wanted(claim)):
             problems.append(f"not in the cited source: {_short(claim)}")
         else:
@@ -254,6 +300,33 @@ def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
 def _words(text: str, pattern: re.Pattern[str] = re.compile(r"\w+")) -> set[str]:
     """The words of `text` (those `pattern` finds), lowercased, citations aside."""
     return {w.lower() for w in pattern.findall(CITATION.sub(" ", text))}
+
+
+def _contradicts(claim: str, cited: Sequence[_Source]) -> bool:
+    """Whether the claim restates sentences of the `cited` passages (holds nearly all of
+    their words but for a denial, `_Statement.restated_by`) and disagrees with every one
+    of them plainly: one denies once and the other not at all. The model said "not"
+    where the passage did not, or dropped the passage's "not". Two denials ("make sure
+    not to forget …, otherwise the browser will not …") may say either, and a claim close
+    to no single sentence is left to the word count."""
+    wanted, denials = _wanted(_affirmed(claim)), _denials(claim)
+    close = [
+        statement
+        for source in cited
+        for statement in source.statements
+        if wanted and statement.restated_by(wanted)
+    ]
+    return bool(close) and all({statement.denials, denials} == {0, 1} for statement in close)
+
+
+def _denials(text: str) -> int:
+    return len(_NEGATION.findall(CITATION.sub(" ", text)))
+
+
+def _affirmed(text: str) -> str:
+    """`text` without its words of denial, so that a statement and its opposite share their
+    content words."""
+    return _NEGATION.sub(" ", text)
 
 
 def _wanted(claim: str) -> set[str]:

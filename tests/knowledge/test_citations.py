@@ -203,3 +203,50 @@ def test_an_answer_must_rest_on_a_cited_source_somewhere() -> None:
 
 def test_words_in_capitals_that_name_nothing_need_no_source() -> None:
     assert check_answer("OK: Flask warns when cookie headers are larger than 4093 bytes [1].", [CONFIG]).ok
+
+
+DEBUGGER = hit(
+    "The interactive debugger allows executing arbitrary Python code from the browser. "
+    "It is not safe to use on a production machine.",
+    3,
+)
+
+
+def test_a_claim_that_says_the_opposite_of_its_source_fails() -> None:
+    flipped = "The interactive debugger does not allow executing arbitrary Python code from the browser [1]."
+    dropped = "The interactive debugger is safe to use on a production machine [1]."
+    for claim in (flipped, dropped):
+        problems = check_answer(claim, [DEBUGGER]).problems
+        assert len(problems) == 1 and problems[0].startswith(
+            "says the opposite of the cited source: The inter"
+        ), "it holds every word of a sentence of [1] but for a 'not'"
+        assert attribute(claim.replace(" [1]", ""), [DEBUGGER]) == claim.replace(" [1]", "")
+    assert not supported(
+        "The debugger isn't able to execute arbitrary Python code from the browser", [DEBUGGER]
+    )
+
+
+def test_a_claim_that_agrees_with_its_source_passes_however_it_denies() -> None:
+    agreeing = [
+        "The interactive debugger allows executing arbitrary Python code from the browser [1].",
+        "The interactive debugger isn't safe to use on a production machine [1].",
+        "Never use the interactive debugger on a production machine: it is not safe [1].",
+        "Don't enable it in production, since it allows executing arbitrary Python code from the browser [1].",
+    ]
+    for claim in agreeing:
+        assert check_answer(claim, [DEBUGGER]).ok, claim
+    either = hit(
+        "Do not use the development server in production. Use the development server while developing."
+    )
+    assert check_answer(
+        "The development server is for use while developing, not in production [1].", [either]
+    ).ok
+    assert check_answer("Use the development server while developing [1].", [either]).ok, (
+        "a sentence of the source says it as the claim does"
+    )
+    uploads = hit(
+        'Just make sure not to forget to set the ``enctype="multipart/form-data"`` attribute on your '
+        "HTML form, otherwise the browser will not transmit your files at all."
+    )
+    positive = 'Set the enctype="multipart/form-data" attribute on your HTML form so the browser transmits your files [1].'
+    assert check_answer(positive, [uploads]).ok, "two denials may say either; the claim is left to its words"

@@ -63,6 +63,14 @@ async def test_a_supported_answer_without_citations_is_given_its_sources(
             "Rollbacks switch the load balancer back to the previous colour in about 15 minutes [1].",
             id="wrong-figure",
         ),
+        pytest.param(  # every word of the passage's sentence, and a "not" it does not have
+            "Rollbacks are not done by switching the load balancer back to the previous colour [1].",
+            id="says-the-opposite",
+        ),
+        pytest.param(
+            "Rollbacks are never done by switching the load balancer back to the previous colour.",
+            id="says-the-opposite-uncited",
+        ),
         pytest.param("Yes.", id="too-short-to-cite"),
         pytest.param("Not long at all.", id="cites-nothing"),
         pytest.param("Yes, it does [1].", id="too-short-to-check"),
