@@ -38,9 +38,10 @@ MIN_CLAIM_WORDS = 4
 """Sentences with fewer content words connect; they state nothing to cite."""
 DONT_KNOW = re.compile(r"^\W*(?:i\s+don['’]?t\s+know|i\s+do\s+not\s+know)\b", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"`[^`]+`|\b[\w.-]*(?:\d|_|[a-z][A-Z]|\(\))[\w.()-]*|--?[a-z][\w-]+")
-_FACT = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w+")
+_FACT = re.compile(r"\b(?=\w*(?:\d|_|[a-z][A-Z]))\w+|(?<=--)(?<![\w-]--)[A-Za-z]\w*(?:-\w+)*")
 """A word that counts or names something exactly: a digit, an underscore or a capital inside it
-(`4093`, `MAX_COOKIE_SIZE`, `OSError`, `PyJWT`)."""
+(`4093`, `MAX_COOKIE_SIZE`, `OSError`, `PyJWT`), or a command-line option's name (`--reload`:
+a model that makes one up keeps the rest of the command's words)."""
 _ACRONYM = re.compile(r"\b(?!(?:OK|AM|PM)\b)([A-Z]{2,})s?\b")
 """An acronym (`JWT`, `CORS`; not "OK" or a time's "AM"): what a claim is about more than a
 fact it states."""
@@ -292,7 +293,11 @@ def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
     no source."""
     text = without_marker(claim)
     return (
-        all(fact in cited or _SPELLED.get(fact) in cited for fact in _words(text, _FACT))
+        all(
+            word in cited or _SPELLED.get(word) in cited
+            for fact in _words(text, _FACT)
+            for word in fact.split("-")  # an option's words: `--no-debugger`
+        )
         and _words(text, _ACRONYM) <= shown
     )
 

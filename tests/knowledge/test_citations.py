@@ -250,3 +250,15 @@ def test_a_claim_that_agrees_with_its_source_passes_however_it_denies() -> None:
     )
     positive = 'Set the enctype="multipart/form-data" attribute on your HTML form so the browser transmits your files [1].'
     assert check_answer(positive, [uploads]).ok, "two denials may say either; the claim is left to its words"
+
+
+def test_a_command_line_option_must_be_in_its_source() -> None:
+    debug = hit(
+        "Use flask run --debug to enable the reloader and debugger. Pass --no-debugger to keep the reloader."
+    )
+    invented = "Start the server with flask run --reload to enable the reloader and debugger [1]."
+    assert check_answer(invented, [debug]).problems[0].startswith("not in the cited source: Start the server")
+    assert check_answer(invented.replace("--reload", "--debug"), [debug]).ok
+    assert check_answer("Pass --no-debugger to keep the reloader on its own [1].", [debug]).ok
+    assert not check_answer("Pass --no-reload to keep the debugger on its own [1].", [debug]).ok
+    assert check_answer(invented, [debug], asked="what does flask run --reload do?").ok, "the asker named it"
