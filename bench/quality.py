@@ -53,8 +53,8 @@ DOCS_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "questio
 UNSEEN_CORPUS = Path(__file__).resolve().parent / "data" / "unseen-corpus"
 UNSEEN_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "unseen.jsonl"
 """Docs of projects nothing was tuned on (HTTPX, Click, Uvicorn), all held out."""
-QUICK_PROJECT, QUICK_QUESTIONS = "requests", 6
-QUICK_DOCUMENTS = 150
+QUICK_PROJECT, QUICK_QUESTIONS = "requests", 3
+QUICK_DOCUMENTS = 60
 QUICK_SEED = 7
 LORE_ASK_QUESTIONS = 15
 SWEEP = (0.30, 0.35, 0.40, 0.45)
@@ -456,7 +456,7 @@ async def timed(home: Path, section: Callable[[Services], Awaitable[dict[str, An
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.quality")
-    parser.add_argument("--quick", action="store_true", help="a 150-document SciFact subset (~30 s)")
+    parser.add_argument("--quick", action="store_true", help="a 60-document SciFact subset, a few docs-QA questions")
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="the BEIR SciFact folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lore-bench-quality-") as workdir:
