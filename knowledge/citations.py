@@ -4,9 +4,9 @@ A model's answer reaches the user as an answer from the documents only if every 
 carries a citation `[n]` of a passage it was shown, and the cited passages support the
 claim: most of the claim's content words are in them, or the claim rests on identifiers and
 numbers (`MAX_CONTENT_LENGTH`, `4093`, `--port`) that all appear in them; and either way, the
-figures and exact names it states are in them or in the question (`founded`: "about 15
-minutes" is not what a passage saying "about two minutes" supports, however many of its words
-it shares); nor may a claim say the opposite of the sentence it restates ("The debugger is
+figures, units, options and exact names it states are in them or in the question (`founded`:
+"about 15 minutes" or "about two hours" is not what a passage saying "about two minutes"
+supports, however many of its words it shares); nor may a claim say the opposite of the sentence it restates ("The debugger is
 safe to use in production" is not what "It is not safe to use on a production machine"
 supports, though it holds all its words). Short connecting sentences ("Here is how:") need no
 citation; a code block needs its identifiers to appear in the passages. Sentences the prompt allowed to come from general
@@ -49,6 +49,31 @@ _SPELLED = {str(n): word for n, word in enumerate((
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
 ))}  # fmt: skip
 """A small number a passage may spell out where a model writes its digits."""
+_UNITS = tuple(
+    frozenset(forms)
+    for forms in (
+        ("bytes", "byte", "b"),
+        ("kilobytes", "kilobyte", "kb", "kib", "k"),
+        ("megabytes", "megabyte", "mb", "mib", "m"),
+        ("gigabytes", "gigabyte", "gb", "gib", "g"),
+        ("milliseconds", "millisecond", "ms", "msec", "msecs"),
+        ("seconds", "second", "s", "sec", "secs"),
+        ("minutes", "minute", "min", "mins", "m"),
+        ("hours", "hour", "h", "hr", "hrs"),
+        ("days", "day", "d"),
+        ("weeks", "week", "w"),
+    )
+)
+"""The ways of writing each unit a quantity is counted in."""
+_QUANTITY = re.compile(
+    r"\b(?:\d[\d.,]*|"
+    + "|".join(_SPELLED.values())
+    + r")[\s-]?("
+    + "|".join(sorted(set().union(*_UNITS), key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+"""A number and the unit it counts ("30 seconds", "5s", "2 MB"): the unit is a fact too."""
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|\w+n['’]t)\b", re.IGNORECASE
 )
@@ -286,9 +311,10 @@ def supported(claim: str, cited: Sequence[Hit], asked: str = "") -> bool:
 
 
 def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
-    """Whether every figure and exact name the claim states (`_FACT`, a list's numbers aside)
-    is in the words it may rest on, `cited` (lowercased; a small number may be spelled out
-    there: "2 minutes", "two minutes"), and every acronym (`_ACRONYM`) in the words of the
+    """Whether every figure, exact name and option the claim states (`_FACT`, a list's numbers
+    aside) is in the words it may rest on, `cited` (lowercased; a small number may be spelled
+    out there: "2 minutes", "two minutes"), and so is the unit of every quantity (`_QUANTITY`,
+    in any of its forms: "2 min"), and every acronym (`_ACRONYM`) in the words of the
     passages `shown` to the model. Both hold the question's words: what the asker names needs
     no source."""
     text = without_marker(claim)
@@ -297,6 +323,10 @@ def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
             word in cited or _SPELLED.get(word) in cited
             for fact in _words(text, _FACT)
             for word in fact.split("-")  # an option's words: `--no-debugger`
+        )
+        and all(
+            any(forms & cited for forms in _UNITS if unit.lower() in forms)
+            for unit in _QUANTITY.findall(CITATION.sub(" ", text))
         )
         and _words(text, _ACRONYM) <= shown
     )

@@ -262,3 +262,17 @@ def test_a_command_line_option_must_be_in_its_source() -> None:
     assert check_answer("Pass --no-debugger to keep the reloader on its own [1].", [debug]).ok
     assert not check_answer("Pass --no-reload to keep the debugger on its own [1].", [debug]).ok
     assert check_answer(invented, [debug], asked="what does flask run --reload do?").ok, "the asker named it"
+
+
+def test_a_quantity_s_unit_must_be_in_its_source() -> None:
+    rollback = hit("Rollbacks switch the load balancer back, which takes about two minutes.")
+    assert check_answer("A rollback takes about 2 minutes [1].", [rollback]).ok
+    assert check_answer("A rollback takes about two min [1].", [rollback]).ok, "another way to write it"
+    for unit in ("hours", "seconds", "ms", "h"):
+        claim = f"Rolling back the load balancer takes about 2 {unit} [1]."
+        assert check_answer(claim, [rollback]).problems[0].startswith("not in the cited source"), unit
+    assert not check_answer("Flask warns when cookie headers are larger than 4093 KB [1].", [CONFIG]).ok
+    assert check_answer("Flask warns when cookie headers are larger than 4093 bytes [1].", [CONFIG]).ok
+    assert check_answer(
+        "Rolling back the load balancer takes about 2 hours [1].", [rollback], asked="does it take 2 hours?"
+    ).ok, "the asker's unit"
