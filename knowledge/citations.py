@@ -4,12 +4,13 @@ A model's answer reaches the user as an answer from the documents only if every 
 carries a citation `[n]` of a passage it was shown, and the cited passages support the
 claim: most of the claim's content words are in them, or the claim rests on identifiers and
 numbers (`MAX_CONTENT_LENGTH`, `4093`, `--port`) that all appear in them; and either way, the
-figures, units, options and exact names it states are in them or in the question (`founded`:
-"about 15 minutes" or "about two hours" is not what a passage saying "about two minutes"
-supports, however many of its words it shares); nor may a claim say the opposite of the sentence it restates ("The debugger is
-safe to use in production" is not what "It is not safe to use on a production machine"
-supports, though it holds all its words). Short connecting sentences ("Here is how:") need no
-citation; a code block needs its identifiers to appear in the passages. Sentences the prompt allowed to come from general
+figures, units, options, arguments and exact names it states are in them or in the question
+(`founded`: "about 15 minutes" or "about two hours" is not what a passage saying "about two
+minutes" supports, however many of its words it shares); nor may a claim say the opposite of
+the sentence it restates ("The debugger is safe to use in production" is not what "It is not
+safe to use on a production machine" supports, though it holds all its words). Short connecting sentences ("Here is how:") need no
+citation; a code block needs most of its identifiers, and every keyword argument it passes
+(`retries=3`), to appear in the passages. Sentences the prompt allowed to come from general
 knowledge must say so with `GENERAL_MARK`. Anything else is a problem, and the caller falls
 back to quoting the documents (`knowledge.generation`).
 
@@ -20,6 +21,7 @@ a cited claim; a claim no passage supports stays uncited, and the check refuses 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -74,6 +76,10 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 """A number and the unit it counts ("30 seconds", "5s", "2 MB"): the unit is a fact too."""
+_SETTING = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)")
+"""A name given a value in code: a keyword argument (`retries=3`) or a variable."""
+_SETTING_WRITTEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)=(?=[^\s=])")
+"""A name given a value in prose, written as code writes it (`retries=3`)."""
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|\w+n['’]t)\b", re.IGNORECASE
 )
@@ -201,7 +207,7 @@ def check_answer(
     for unit, cited in zip(found, _citations(found), strict=True):
         claim = CITATION.sub("", unit.text).strip()
         if unit.kind == Kind.CODE:
-            if not _identifiers_in(claim, passages):
+            if not _identifiers_in(claim, passages) or not _arguments(claim) <= reading.shown:
                 problems.append(f"a code block the sources do not hold: {_short(claim)}")
             continue
         within = [reading.sources[n - 1] for n in cited if 1 <= n <= len(passages)]
@@ -324,6 +330,7 @@ def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
             for fact in _words(text, _FACT)
             for word in fact.split("-")  # an option's words: `--no-debugger`
         )
+        and _settings(text) <= cited
         and all(
             any(forms & cited for forms in _UNITS if unit.lower() in forms)
             for unit in _QUANTITY.findall(CITATION.sub(" ", text))
@@ -376,6 +383,19 @@ def _share(wanted: set[str], held: set[str]) -> float:
 
 def _identifiers(text: str) -> list[str]:
     return [m.group(0).strip("`") for m in _IDENTIFIER.finditer(text) if m.group(0).strip("`")]
+
+
+def _arguments(code: str) -> set[str]:
+    """The names of the keyword arguments in `code` (`requests.get(url, retries=3)`:
+    "retries"), lowercased: names given a value inside a call's parentheses. A model that
+    makes one up keeps the rest of a real call."""
+    depths = list(itertools.accumulate((char == "(") - (char == ")") for char in code))
+    return {m.group(1).lower() for m in _SETTING.finditer(code) if depths[m.start()] > 0}
+
+
+def _settings(text: str) -> set[str]:
+    """The names prose gives a value as code does (`retries=3`, `verify=False`), lowercased."""
+    return {m.group(1).lower() for m in _SETTING_WRITTEN.finditer(text)}
 
 
 def _identifiers_in(code: str, passages: Sequence[Hit]) -> bool:

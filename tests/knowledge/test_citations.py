@@ -276,3 +276,21 @@ def test_a_quantity_s_unit_must_be_in_its_source() -> None:
     assert check_answer(
         "Rolling back the load balancer takes about 2 hours [1].", [rollback], asked="does it take 2 hours?"
     ).ok, "the asker's unit"
+
+
+def test_a_keyword_argument_must_be_in_the_sources() -> None:
+    timeout = hit(
+        "Tell Requests to stop waiting for a response after a given number of seconds with the timeout "
+        'parameter:\n\n    requests.get("https://github.com/", timeout=0.001)\n'
+    )
+    lead = "Stop waiting after a given number of seconds with the timeout parameter [1]:\n\n"
+    real = 'requests.get("https://github.com/", timeout=0.001)'
+    assert check_answer(f"{lead}```python\n{real}\n```", [timeout]).ok
+    invented = real.replace(")", ", retries=True)")
+    problems = check_answer(f"{lead}```python\n{invented}\n```", [timeout]).problems
+    assert problems == [f"a code block the sources do not hold: ```python {invented} ```"]
+    own_names = 'wait = 0.001\nrequests.get("https://github.com/", timeout=wait)'
+    assert check_answer(f"{lead}```python\n{own_names}\n```", [timeout]).ok, "the reader's own variables"
+    prose = "Pass `{}` to requests.get to stop waiting after a given number of seconds [1]."
+    assert check_answer(prose.format("timeout=0.001"), [timeout]).ok
+    assert not check_answer(prose.format("retries=True"), [timeout]).ok
