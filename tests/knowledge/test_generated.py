@@ -63,6 +63,10 @@ async def test_a_supported_answer_without_citations_is_given_its_sources(
             "Rollbacks switch the load balancer back to the previous colour in about 15 minutes [1].",
             id="wrong-figure",
         ),
+        pytest.param(
+            "Rollbacks switch the load balancer back to the previous colour in about two hours [1].",
+            id="wrong-unit",
+        ),
         pytest.param(  # every word of the passage's sentence, and a "not" it does not have
             "Rollbacks are not done by switching the load balancer back to the previous colour [1].",
             id="says-the-opposite",
