@@ -456,7 +456,9 @@ async def timed(home: Path, section: Callable[[Services], Awaitable[dict[str, An
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.quality")
-    parser.add_argument("--quick", action="store_true", help="a 60-document SciFact subset, a few docs-QA questions")
+    parser.add_argument(
+        "--quick", action="store_true", help="a 60-document SciFact subset, a few docs-QA questions"
+    )
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="the BEIR SciFact folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lore-bench-quality-") as workdir:
