@@ -55,27 +55,29 @@ _UNITS = tuple(
     frozenset(forms)
     for forms in (
         ("bytes", "byte", "b"),
-        ("kilobytes", "kilobyte", "kb", "kib", "k"),
+        ("kilobytes", "kilobyte", "kb", "kib"),
         ("megabytes", "megabyte", "mb", "mib", "m"),
-        ("gigabytes", "gigabyte", "gb", "gib", "g"),
+        ("gigabytes", "gigabyte", "gb", "gib"),
         ("milliseconds", "millisecond", "ms", "msec", "msecs"),
         ("seconds", "second", "s", "sec", "secs"),
-        ("minutes", "minute", "min", "mins", "m"),
+        ("minutes", "minute", "m", "min", "mins"),
         ("hours", "hour", "h", "hr", "hrs"),
-        ("days", "day", "d"),
-        ("weeks", "week", "w"),
+        ("days", "day"),
+        ("weeks", "week"),
     )
 )
 """The ways of writing each unit a quantity is counted in."""
 _QUANTITY = re.compile(
-    r"\b(?:\d[\d.,]*|"
+    r"\b(?:\d[\d.,]*[\s-]?|(?:"
     + "|".join(_SPELLED.values())
-    + r")[\s-]?("
-    + "|".join(sorted(set().union(*_UNITS), key=len, reverse=True))
-    + r")\b",
+    + r")[\s-])("
+    + "|".join(sorted((f for f in set().union(*_UNITS) if len(f) > 1), key=len, reverse=True))
+    + r")\b|(?<![\w.,])\d{1,3}(?:\.\d+)?([smh])\b",
     re.IGNORECASE,
 )
-"""A number and the unit it counts ("30 seconds", "5s", "2 MB"): the unit is a fact too."""
+"""A number and the unit it counts ("30 seconds", "two min", "5s", "2 MB"): the unit is a
+fact too. A lone letter counts only right after a short number ("5s", "1.5h"; not "the
+1990s"), and a spelled-out number only apart from its unit ("two minutes"; not "ones")."""
 _SETTING = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)")
 """A name given a value in code: a keyword argument (`retries=3`) or a variable."""
 _SETTING_WRITTEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)=(?=[^\s=])")
@@ -333,7 +335,7 @@ def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
         and _settings(text) <= cited
         and all(
             any(forms & cited for forms in _UNITS if unit.lower() in forms)
-            for unit in _QUANTITY.findall(CITATION.sub(" ", text))
+            for unit in (word or letter for word, letter in _QUANTITY.findall(CITATION.sub(" ", text)))
         )
         and _words(text, _ACRONYM) <= shown
     )

@@ -268,10 +268,14 @@ def test_a_quantity_s_unit_must_be_in_its_source() -> None:
     rollback = hit("Rollbacks switch the load balancer back, which takes about two minutes.")
     assert check_answer("A rollback takes about 2 minutes [1].", [rollback]).ok
     assert check_answer("A rollback takes about two min [1].", [rollback]).ok, "another way to write it"
-    for unit in ("hours", "seconds", "ms", "h"):
-        claim = f"Rolling back the load balancer takes about 2 {unit} [1]."
-        assert check_answer(claim, [rollback]).problems[0].startswith("not in the cited source"), unit
+    for quantity in ("2 hours", "2 seconds", "2 ms", "2h", "two days"):
+        claim = f"Rolling back the load balancer takes about {quantity} [1]."
+        assert check_answer(claim, [rollback]).problems[0].startswith("not in the cited source"), quantity
     assert not check_answer("Flask warns when cookie headers are larger than 4093 KB [1].", [CONFIG]).ok
+    decades = "Since the 1990s, the ones who roll back switch the load balancer back [1]."
+    assert check_answer(
+        decades, [hit("Since the 1990s we roll back by switching the load balancer back.")]
+    ).ok, "no quantities"
     assert check_answer("Flask warns when cookie headers are larger than 4093 bytes [1].", [CONFIG]).ok
     assert check_answer(
         "Rolling back the load balancer takes about 2 hours [1].", [rollback], asked="does it take 2 hours?"
