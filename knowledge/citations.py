@@ -80,6 +80,7 @@ fact too. A lone letter counts only right after a short number ("5s", "1.5h"; no
 1990s"), and a spelled-out number only apart from its unit ("two minutes"; not "ones")."""
 _SETTING = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)")
 """A name given a value in code: a keyword argument (`retries=3`) or a variable."""
+_DEFINITION = re.compile(r"\s*(?:async\s+def|def|class|function)\b")
 _SETTING_WRITTEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)=(?=[^\s=])")
 """A name given a value in prose, written as code writes it (`retries=3`)."""
 _NEGATION = re.compile(
@@ -390,9 +391,11 @@ def _identifiers(text: str) -> list[str]:
 def _arguments(code: str) -> set[str]:
     """The names of the keyword arguments in `code` (`requests.get(url, retries=3)`:
     "retries"), lowercased: names given a value inside a call's parentheses. A model that
-    makes one up keeps the rest of a real call."""
-    depths = list(itertools.accumulate((char == "(") - (char == ")") for char in code))
-    return {m.group(1).lower() for m in _SETTING.finditer(code) if depths[m.start()] > 0}
+    makes one up keeps the rest of a real call. The defaults of a function the model defines
+    (`def fetch(url, tries=3):`) are its own names."""
+    calls = "\n".join(line for line in code.splitlines() if not _DEFINITION.match(line))
+    depths = list(itertools.accumulate((char == "(") - (char == ")") for char in calls))
+    return {m.group(1).lower() for m in _SETTING.finditer(calls) if depths[m.start()] > 0}
 
 
 def _settings(text: str) -> set[str]:

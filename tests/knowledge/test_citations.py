@@ -295,6 +295,8 @@ def test_a_keyword_argument_must_be_in_the_sources() -> None:
     assert problems == [f"a code block the sources do not hold: ```python {invented} ```"]
     own_names = 'wait = 0.001\nrequests.get("https://github.com/", timeout=wait)'
     assert check_answer(f"{lead}```python\n{own_names}\n```", [timeout]).ok, "the reader's own variables"
+    defined = f"def fetch(url, wait=0.001):\n    return {real.replace('0.001', 'wait')}"
+    assert check_answer(f"{lead}```python\n{defined}\n```", [timeout]).ok, "a function the model defines"
     prose = "Pass `{}` to requests.get to stop waiting after a given number of seconds [1]."
     assert check_answer(prose.format("timeout=0.001"), [timeout]).ok
     assert not check_answer(prose.format("retries=True"), [timeout]).ok
