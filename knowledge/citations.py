@@ -84,9 +84,11 @@ _DEFINITION = re.compile(r"\s*(?:async\s+def|def|class|function)\b")
 _SETTING_WRITTEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)=(?=[^\s=])")
 """A name given a value in prose, written as code writes it (`retries=3`)."""
 _NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|\w+n['’]t)\b", re.IGNORECASE
+    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|\w+n['’]t|unless|without|except)\b",
+    re.IGNORECASE,
 )
-"""What turns a statement into its opposite. ("Without" and "unless" only narrow one.)"""
+"""What denies: turns a statement, or a part of it, into its opposite ("unless" too: "sessions
+don't persist unless a key is set" says "they persist if it is")."""
 _PRONOUN = re.compile(r"\W*(?:it|its|this|that|these|those|they|their)\b", re.IGNORECASE)
 RESTATES = 0.8
 """Share of a claim's content words one sentence of a passage holds for the claim to restate

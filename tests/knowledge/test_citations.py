@@ -250,6 +250,8 @@ def test_a_claim_that_agrees_with_its_source_passes_however_it_denies() -> None:
     )
     positive = 'Set the enctype="multipart/form-data" attribute on your HTML form so the browser transmits your files [1].'
     assert check_answer(positive, [uploads]).ok, "two denials may say either; the claim is left to its words"
+    restarts = hit("Sessions don't persist across restarts unless you set a secret key.")
+    assert check_answer("Sessions persist across restarts if you set a secret key [1].", [restarts]).ok
 
 
 def test_a_command_line_option_must_be_in_its_source() -> None:
