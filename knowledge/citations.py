@@ -89,6 +89,7 @@ _NEGATION = re.compile(
 )
 """What denies: turns a statement, or a part of it, into its opposite ("unless" too: "sessions
 don't persist unless a key is set" says "they persist if it is")."""
+_PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis")
 _PRONOUN = re.compile(r"\W*(?:it|its|this|that|these|those|they|their)\b", re.IGNORECASE)
 RESTATES = 0.8
 """Share of a claim's content words one sentence of a passage holds for the claim to restate
@@ -354,8 +355,9 @@ def _contradicts(claim: str, cited: Sequence[_Source]) -> bool:
     their words but for a denial, `_Statement.restated_by`) and disagrees with every one
     of them plainly: one denies once and the other not at all. The model said "not"
     where the passage did not, or dropped the passage's "not". Two denials ("make sure
-    not to forget …, otherwise the browser will not …") may say either, and a claim close
-    to no single sentence is left to the word count."""
+    not to forget …, otherwise the browser will not …") may say either, and so may a word
+    that denies by its prefix ("unsupported" of "does not support"); a claim close to no
+    single sentence is left to the word count."""
     wanted, denials = _wanted(_affirmed(claim)), _denials(claim)
     close = [
         statement
@@ -363,7 +365,21 @@ def _contradicts(claim: str, cited: Sequence[_Source]) -> bool:
         for statement in source.statements
         if wanted and statement.restated_by(wanted)
     ]
-    return bool(close) and all({statement.denials, denials} == {0, 1} for statement in close)
+    return bool(close) and all(
+        {statement.denials, denials} == {0, 1}
+        and not _prefixed(wanted, statement.stems)
+        and not _prefixed(statement.stems, wanted)
+        for statement in close
+    )
+
+
+def _prefixed(stems: set[str], other: set[str]) -> bool:
+    """Whether a word of `stems` is one of `other` behind a prefix that may deny it
+    ("unsupport" of "support"; or not: "import" of "port", which only leaves a claim
+    undecided)."""
+    return any(
+        stem.startswith(prefix) and stem[len(prefix) :] in other for stem in stems for prefix in _PREFIXES
+    )
 
 
 def _denials(text: str) -> int:

@@ -2,39 +2,8 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from bench.claims import passage as hit
 from knowledge.citations import attribute, check_answer, claims, says_it_does_not_know, supported
-from knowledge.retrieval import Hit
-from storage.records import DocumentRef, IndexRef
-from storage.values import DocumentStatus, Scope, SourceKind
-
-NOW = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-def hit(text: str, n: int = 1) -> Hit:
-    document = DocumentRef(
-        n,
-        1,
-        SourceKind.FILE,
-        f"d{n}",
-        f"d{n}.md",
-        None,
-        None,
-        NOW,
-        None,
-        None,
-        "text/markdown",
-        1,
-        1,
-        "h",
-        1,
-        DocumentStatus.READY,
-        {},
-    )
-    index = IndexRef(1, "T1", "notes", Scope.SHARED, None, None, False, "model", 384, 1, NOW)
-    return Hit(n, index, document, "", text, 0, 1.0, 0.5, None)
-
 
 CONFIG = hit("MAX_COOKIE_SIZE: Warn if cookie headers are larger than this many bytes. Defaults to ``4093``.")
 PORTS = hit(
@@ -250,6 +219,9 @@ def test_a_claim_that_agrees_with_its_source_passes_however_it_denies() -> None:
     )
     positive = 'Set the enctype="multipart/form-data" attribute on your HTML form so the browser transmits your files [1].'
     assert check_answer(positive, [uploads]).ok, "two denials may say either; the claim is left to its words"
+    keys = hit("Currently, Requests does not support using encrypted keys.")
+    assert check_answer("Encrypted keys are currently unsupported by Requests [1].", [keys]).ok
+    assert not check_answer("Requests currently supports using encrypted keys [1].", [keys]).ok
     restarts = hit("Sessions don't persist across restarts unless you set a secret key.")
     assert check_answer("Sessions persist across restarts if you set a secret key [1].", [restarts]).ok
 
