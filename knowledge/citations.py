@@ -89,6 +89,10 @@ _NEGATION = re.compile(
 )
 """What denies: turns a statement, or a part of it, into its opposite ("unless" too: "sessions
 don't persist unless a key is set" says "they persist if it is")."""
+_RESTRICTS = re.compile(r"\b(?:only|until)\b", re.IGNORECASE)
+"""Words that restrict a statement, which its opposite may say with a denial or without:
+"runs only once the response is sent" is "doesn't run until it is sent", and "only requires
+anyio" is "requires just anyio"."""
 _PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis")
 _PRONOUN = re.compile(r"\W*(?:it|its|this|that|these|those|they|their)\b", re.IGNORECASE)
 RESTATES = 0.8
@@ -101,8 +105,8 @@ class _Statement:
     """A sentence or list item of a passage, as a claim restating it is compared with it."""
 
     stems: set[str]
-    denials: int
-    """How many words of denial it holds (`_NEGATION`)."""
+    denials: int | None
+    """How many words of denial it holds (`_NEGATION`); None when that is open (`_RESTRICTS`)."""
     before: set[str]
     """For a sentence opening on a pronoun ("It is not safe …"), the words of the sentence
     before, which say what the pronoun stands for; otherwise empty."""
@@ -356,8 +360,8 @@ def _contradicts(claim: str, cited: Sequence[_Source]) -> bool:
     of them plainly: one denies once and the other not at all. The model said "not"
     where the passage did not, or dropped the passage's "not". Two denials ("make sure
     not to forget …, otherwise the browser will not …") may say either, and so may a word
-    that denies by its prefix ("unsupported" of "does not support"); a claim close to no
-    single sentence is left to the word count."""
+    that restricts ("only", "until") or denies by its prefix ("unsupported" of "does not
+    support"); a claim close to no single sentence is left to the word count."""
     wanted, denials = _wanted(_affirmed(claim)), _denials(claim)
     close = [
         statement
@@ -382,8 +386,11 @@ def _prefixed(stems: set[str], other: set[str]) -> bool:
     )
 
 
-def _denials(text: str) -> int:
-    return len(_NEGATION.findall(CITATION.sub(" ", text)))
+def _denials(text: str) -> int | None:
+    """How many words of denial `text` holds, or None when a word that restricts (`_RESTRICTS`)
+    leaves open whether it denies."""
+    text = CITATION.sub(" ", text)
+    return None if _RESTRICTS.search(text) else len(_NEGATION.findall(text))
 
 
 def _affirmed(text: str) -> str:

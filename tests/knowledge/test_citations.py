@@ -224,6 +224,10 @@ def test_a_claim_that_agrees_with_its_source_passes_however_it_denies() -> None:
     assert not check_answer("Requests currently supports using encrypted keys [1].", [keys]).ok
     restarts = hit("Sessions don't persist across restarts unless you set a secret key.")
     assert check_answer("Sessions persist across restarts if you set a secret key [1].", [restarts]).ok
+    tasks = hit("A background task will run only once the response has been sent.")
+    assert check_answer("A background task doesn't run until the response has been sent [1].", [tasks]).ok, (
+        "'only' and 'until' restrict: either side may say it with a denial or without"
+    )
 
 
 def test_a_command_line_option_must_be_in_its_source() -> None:
