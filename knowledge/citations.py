@@ -8,10 +8,10 @@ figures, units, options, arguments and exact names it states are in them or in t
 (`founded`: "about 15 minutes" or "about two hours" is not what a passage saying "about two
 minutes" supports, however many of its words it shares); nor may a claim say the opposite of
 the sentence it restates ("The debugger is safe to use in production" is not what "It is not
-safe to use on a production machine" supports, though it holds all its words). Short connecting sentences ("Here is how:") need no
-citation; a code block needs most of its identifiers, and every keyword argument it passes
-(`retries=3`), to appear in the passages. Sentences the prompt allowed to come from general
-knowledge must say so with `GENERAL_MARK`. Anything else is a problem, and the caller falls
+safe to use on a production machine" supports, though it holds all its words, `_contradicts`).
+Short connecting sentences ("Here is how:") need no citation; a code block needs most of its
+identifiers, and every keyword argument it passes (`retries=3`), to appear in the passages.
+Sentences the prompt allowed to come from general knowledge must say so with `GENERAL_MARK`. Anything else is a problem, and the caller falls
 back to quoting the documents (`knowledge.generation`).
 
 Small models often answer well and cite nothing. Before the check, `attribute` gives each
@@ -81,6 +81,7 @@ fact too. A lone letter counts only right after a short number ("5s", "1.5h"; no
 _SETTING = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)")
 """A name given a value in code: a keyword argument (`retries=3`) or a variable."""
 _DEFINITION = re.compile(r"\s*(?:async\s+def|def|class|function)\b")
+"""A line defining a function or class, whose parameters' defaults name nothing of a source's."""
 _SETTING_WRITTEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)=(?=[^\s=])")
 """A name given a value in prose, written as code writes it (`retries=3`)."""
 _NEGATION = re.compile(
@@ -167,7 +168,7 @@ class _Reading:
     def supports(self, claim: str, cited: Sequence[_Source], wanted: set[str]) -> bool:
         """Whether the `cited` passages hold most of the claim's words (`wanted`), or all its
         identifiers, and every name and figure it states (`founded`), and the claim does not
-        deny what they say or say what they deny (`contradicts`)."""
+        deny what they say or say what they deny (`_contradicts`)."""
         if not self._founded(claim, cited) or _contradicts(claim, cited):
             return False
         if _share(wanted, set().union(*(s.stems for s in cited))) >= SUPPORT:
