@@ -166,10 +166,14 @@ class _Reading:
         return cls(sources, given, given.union(*(source.words for source in sources)))
 
     def supports(self, claim: str, cited: Sequence[_Source], wanted: set[str]) -> bool:
+        """Whether the `cited` passages hold the claim (`holds`) and the claim does not deny
+        what they say or say what they deny (`_contradicts`)."""
+        return self.holds(claim, cited, wanted) and not _contradicts(claim, cited)
+
+    def holds(self, claim: str, cited: Sequence[_Source], wanted: set[str]) -> bool:
         """Whether the `cited` passages hold most of the claim's words (`wanted`), or all its
-        identifiers, and every name and figure it states (`founded`), and the claim does not
-        deny what they say or say what they deny (`_contradicts`)."""
-        if not self._founded(claim, cited) or _contradicts(claim, cited):
+        identifiers, and every name and figure it states (`founded`)."""
+        if not self._founded(claim, cited):
             return False
         if _share(wanted, set().union(*(s.stems for s in cited))) >= SUPPORT:
             return True
@@ -233,7 +237,7 @@ def check_answer(
             problems.append(f"cites [{invalid}] of {len(passages)} sources: {_short(claim)}")
         elif _contradicts(claim, within):
             problems.append(f"says the opposite of the cited source: {_short(claim)}")
-        elif not reading.supports(claim, within, _wanted(claim)):
+        elif not reading.holds(claim, within, _wanted(claim)):
             problems.append(f"not in the cited source: {_short(claim)}")
         else:
             verified += 1
