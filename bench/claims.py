@@ -1,11 +1,14 @@
 """`python -m bench.claims`: how the check of a model's answer (`knowledge.citations`) judges
-claims written by hand against passages of the Flask and Requests docs.
+claims written by hand against passages of the Flask, Requests and Starlette docs.
 
-Each line of `bench/data/claims.jsonl` holds a passage, a claim citing it as `[1]`, and whether
-the claim agrees with it: said in other words, or said as its opposite (a "not" added or
-dropped). The check should pass the first and refuse the second; the report counts both, and
-lists every claim judged otherwise with the check's reason. No model is needed: the claims are
-what small models write.
+Each line of a claims file holds a passage, a claim citing it as `[1]`, and whether the claim
+agrees with it: said in other words, or said as its opposite. The check should pass the first
+and refuse the second; the report counts both, and lists every claim judged otherwise with the
+check's reason. No model is needed: the claims are what small models write. Two files:
+`bench/data/claims.jsonl`, written alongside the check's rules by the one who wrote them, and
+`bench/data/claims_blind.jsonl`, written by someone who never read the rules (a "not" added
+or dropped, a word swapped for its opposite, who does what turned around), which is the
+fairer measure.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from storage.records import DocumentRef, IndexRef
 from storage.values import DocumentStatus, Scope, SourceKind
 
 CLAIMS = Path(__file__).parent / "data" / "claims.jsonl"
+BLIND = CLAIMS.with_name("claims_blind.jsonl")
 _SOMETIME = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -69,8 +73,10 @@ def run(claims: list[Claim]) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("claims", nargs="?", type=Path, default=CLAIMS, help="a claims file (JSON lines)")
-    print(json.dumps(run(load(parser.parse_args().claims)), indent=2))
+    parser.add_argument(
+        "claims", nargs="*", type=Path, default=[CLAIMS, BLIND], help="claims files (JSON lines)"
+    )
+    print(json.dumps({path.name: run(load(path)) for path in parser.parse_args().claims}, indent=2))
 
 
 if __name__ == "__main__":

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.claims import CLAIMS, Claim, load, run
+from bench.claims import BLIND, CLAIMS, Claim, load, run
 
 
 def test_the_claims_are_counted_by_kind_and_the_misjudged_named(tmp_path: Path) -> None:
-    claims = load(CLAIMS)
-    assert len(claims) >= 30 and any(c.agrees for c in claims) and not all(c.agrees for c in claims)
+    for path in (CLAIMS, BLIND):
+        claims = load(path)
+        assert len(claims) >= 30 and any(c.agrees for c in claims) and not all(c.agrees for c in claims)
     passage = "By default, Requests does not retry failed connections."
     mine = [
         Claim(passage, "By default, Requests never retries failed connections [1].", agrees=True),

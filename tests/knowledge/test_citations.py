@@ -230,6 +230,33 @@ def test_a_claim_that_agrees_with_its_source_passes_however_it_denies() -> None:
     )
 
 
+def test_a_claim_that_swaps_a_word_for_its_opposite_fails() -> None:
+    csrf = hit(
+        "CSRF protection is enabled by default for every form, and requests without a token are rejected."
+    )
+    for claim in (
+        "CSRF protection is disabled by default for every form [1].",
+        "With CSRF protection, requests without a token are accepted [1].",
+    ):
+        problems = check_answer(claim, [csrf]).problems
+        assert len(problems) == 1 and problems[0].startswith("says the opposite of the cited source"), claim
+    for claim in (
+        "CSRF protection is enabled by default for every form [1].",
+        "CSRF protection is on by default for every form, and requests without a token are rejected [1].",
+        "Requests without a token are not accepted, since CSRF protection is enabled by default [1].",
+    ):
+        assert check_answer(claim, [csrf]).ok, "the 'without' of another clause; a denial and an opposite"
+    hooks = hit("The before_request functions are called before the view function runs.")
+    assert not check_answer(
+        "The before_request functions are called after the view function runs [1].", [hooks]
+    ).ok
+    assert check_answer(
+        "The view function runs after the before_request functions are called [1].", [hooks]
+    ).ok, "a converse with its neighbours swapped may say the same"
+    both = hit("The limit is enabled for uploads and disabled for downloads.")
+    assert check_answer("The limit is disabled for downloads and enabled for uploads [1].", [both]).ok
+
+
 def test_a_command_line_option_must_be_in_its_source() -> None:
     debug = hit(
         "Use flask run --debug to enable the reloader and debugger. Pass --no-debugger to keep the reloader."
