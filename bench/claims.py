@@ -6,9 +6,9 @@ agrees with it: said in other words, or said as its opposite. The check should p
 and refuse the second; the report counts both, and lists every claim judged otherwise with the
 check's reason. No model is needed: the claims are what small models write. Two files:
 `bench/data/claims.jsonl`, written alongside the check's rules by the one who wrote them, and
-`bench/data/claims_blind.jsonl`, written by someone who never read the rules (a "not" added
-or dropped, a word swapped for its opposite, who does what turned around), which is the
-fairer measure.
+`bench/data/claims_blind.jsonl`, 128 written by two helpers who never read the rules (a
+"not" added or dropped, a word swapped for its opposite, who does what turned around, a
+default changed), which is the fairer measure.
 """
 
 from __future__ import annotations
