@@ -277,7 +277,7 @@ def check_answer(
         claim = CITATION.sub("", unit.text).strip()
         if unit.kind == Kind.CODE:
             if not _identifiers_in(claim, passages) or not _arguments(claim) <= reading.shown:
-                problems.append(f"a code block the sources do not hold: {_short(claim)}")
+                problems.append(f"a code block the sources do not hold: {short(claim)}")
             continue
         within = [reading.sources[n - 1] for n in cited if 1 <= n <= len(passages)]
         if not _states(unit, claim, general_allowed):
@@ -285,18 +285,18 @@ def check_answer(
                 verified += 1
             continue
         if not cited:
-            problems.append(f"no citation: {_short(claim)}")
+            problems.append(f"no citation: {short(claim)}")
         elif len(within) < len(cited):
             invalid = next(n for n in cited if not 1 <= n <= len(passages))
-            problems.append(f"cites [{invalid}] of {len(passages)} sources: {_short(claim)}")
+            problems.append(f"cites [{invalid}] of {len(passages)} sources: {short(claim)}")
         elif _contradicts(claim, within):
-            problems.append(f"says the opposite of the cited source: {_short(claim)}")
+            problems.append(f"says the opposite of the cited source: {short(claim)}")
         elif not reading.holds(claim, within, _wanted(claim)):
-            problems.append(f"not in the cited source: {_short(claim)}")
+            problems.append(f"not in the cited source: {short(claim)}")
         else:
             verified += 1
     if not problems and not verified and not (general_allowed and GENERAL_MARK in text.lower()):
-        problems.append(f"nothing in it rests on a cited source: {_short(text)}")
+        problems.append(f"nothing in it rests on a cited source: {short(text)}")
     return Check(problems)
 
 
@@ -328,6 +328,21 @@ def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = Fal
     for end, n in reversed(insertions):
         text = f"{text[:end]} [{n}]{text[end:]}"
     return text
+
+
+def cited_claims(text: str, count: int, *, general_allowed: bool = False) -> list[tuple[str, list[int]]]:
+    """The claims of `text` that cite sources, each without its citations and with the
+    numbers it cites (its own, or its paragraph's), those from 1 to `count` only: what a
+    judge of the answer reads (`knowledge.verification`). Code, connecting sentences and
+    marked general knowledge are left out."""
+    found = claims(text)
+    out = []
+    for unit, cited in zip(found, _citations(found), strict=True):
+        claim = CITATION.sub("", unit.text).strip()
+        valid = sorted({n for n in cited if 1 <= n <= count})
+        if unit.kind != Kind.CODE and valid and _states(unit, claim, general_allowed):
+            out.append((claim, valid))
+    return out
 
 
 def claims(text: str) -> list[Unit]:
@@ -565,6 +580,8 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _short(text: str, limit: int = 80) -> str:
+def short(text: str, limit: int = 80) -> str:
+    """`text` on one line, cut with an ellipsis past `limit` characters: a claim as a
+    problem names it."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"

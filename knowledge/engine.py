@@ -55,6 +55,9 @@ class AnswerSpec:
     llm_rerank: int = 0
     """With a model: how many of the second stage's best passages it reorders before
     answering (`knowledge.rerank`); 0 leaves the order to the second stage."""
+    llm_verify: bool = False
+    """With a model: whether it also judges each claim of an answer that passed the citation
+    check against what the claim cites (`knowledge.verification`)."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
 
 
@@ -131,7 +134,7 @@ class Knowledge:
             confident_similarity=self._spec.confident_similarity,
             calibration=calibration,
         )
-        self._writer = Writer(chat, self.judge) if chat is not None else None
+        self._writer = Writer(chat, self.judge, verify=self._spec.llm_verify) if chat is not None else None
         self._answers: TTLCache[Answer] = TTLCache()
 
     @property

@@ -3,7 +3,9 @@ labels general knowledge carries, and the documents' own words when the model fa
 
 `knowledge.engine` decides whether to call a model and under which rule (a `Plan`); this
 module carries the plan out. A model's answer under a checked rule (`Rule.checked`) is shown
-only once every sentence rests on a cited passage; when it does not, or when the model is
+only once every sentence rests on a cited passage (and, with `verify`, the model judged no
+claim contradicted or unsupported by what it cites, `knowledge.verification`); when it does
+not, or when the model is
 down or says nothing, the answer is quoted from the documents (`Judge.quote`) with a notice
 saying why. It never raises for a model outage.
 """
@@ -32,6 +34,7 @@ from knowledge.judging import Judge
 from knowledge.llm import ChatModel, Completion, Delta
 from knowledge.ranking import Ranking
 from knowledge.retrieval import Hit, Retrieval
+from knowledge.verification import verify
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +78,10 @@ class Writer:
     """Has `chat` write the answer a `Plan` calls for; `judge` quotes the documents instead
     when the model's answer cannot be shown."""
 
-    def __init__(self, chat: ChatModel, judge: Judge) -> None:
+    def __init__(self, chat: ChatModel, judge: Judge, *, verify: bool = False) -> None:
         self._chat = chat
         self._judge = judge
+        self._verify = verify  # an answer that passed the citation check goes to the model's judgement too
 
     async def write(self, plan: Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
         """Yield the answer's text as the model writes it (when `stream`, and the rule's
@@ -98,9 +102,9 @@ class Writer:
             yield self._degraded(plan, f"{exc}, so here is what the documents say.")
             return
         assert completion is not None
-        yield self._finish(plan, completion, hits)
+        yield await self._finish(plan, completion, hits)
 
-    def _finish(self, plan: Plan, completion: Completion, hits: list[Hit]) -> Answer:
+    async def _finish(self, plan: Plan, completion: Completion, hits: list[Hit]) -> Answer:
         problem = completion.problem
         if not completion.text.strip():
             return self._degraded(
@@ -115,9 +119,11 @@ class Writer:
                 return replace(answer, model=completion.model)
             general = plan.rule == Rule.FILL_GAPS
             reply = attribute(reply, hits, general_allowed=general, asked=plan.question)
-            check = check_answer(reply, hits, general_allowed=general, asked=plan.question)
-            if not check.ok:
-                log.info("generated answer failed the citation check: %s", "; ".join(check.problems))
+            problems = check_answer(reply, hits, general_allowed=general, asked=plan.question).problems
+            if not problems and self._verify:
+                problems = await verify(self._chat, reply, hits, general_allowed=general)
+            if problems:
+                log.info("generated answer failed the check: %s", "; ".join(problems))
                 said = [f"{problem.capitalize()}."] if problem else []  # why it may have failed
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED, said)
         text, citations = map_citations(reply, hits)

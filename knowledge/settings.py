@@ -33,6 +33,12 @@ class KnowledgeSettings(StorageSettings):
         description="With a model: how many of the best passages it reorders before answering "
         "(0: off; 8 is a good start). One more short model call a question.",
     )
+    llm_verify: bool = Field(
+        default=False,
+        description="With a model: it also judges each claim of an answer against the sources the "
+        "claim cites, and a claim it finds contradicted or unsupported sends the documents' quotes "
+        "instead. One more short model call an answer.",
+    )
     llm_timeout_seconds: float = Field(
         default=60.0, gt=0, description="Longest wait for the LLM endpoint, in seconds."
     )

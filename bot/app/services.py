@@ -117,7 +117,7 @@ def build_services(
             retriever,
             chat,
             window=settings.llm_context_window,
-            spec=AnswerSpec(llm_rerank=settings.llm_rerank),
+            spec=AnswerSpec(llm_rerank=settings.llm_rerank, llm_verify=settings.llm_verify),
         ),
         sources=sources,
         jobs=jobs,
