@@ -14,14 +14,20 @@ default changed), which is the fairer measure.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import statistics
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from knowledge.citations import check_answer
+from knowledge.citations import CITATION, check_answer
+from knowledge.llm import ChatModel, OpenAIChatModel
 from knowledge.retrieval import Hit
+from knowledge.verification import Claim as VerifiedClaim
+from knowledge.verification import judged, verify_prompt
 from storage.records import DocumentRef, IndexRef
 from storage.values import DocumentStatus, Scope, SourceKind
 
@@ -53,17 +59,40 @@ def load(path: Path = CLAIMS) -> list[Claim]:
 
 def run(claims: list[Claim]) -> dict[str, Any]:
     """How many of each kind the check refused, and every claim it judged wrongly."""
+    return report(claims, [_checked(item) for item in claims])
+
+
+async def judge(claims: list[Claim], chat: ChatModel) -> dict[str, Any]:
+    """As `run`, with the model's judgement after the citation check (`LLM_VERIFY`): a claim
+    the check passed is refused when the model judges it contradicted or unsupported. One
+    model call a claim; also how many the model gave no verdict for, and its p50 latency."""
+    problems, unjudged, seconds = [], 0, []
+    for item in claims:
+        found = _checked(item)
+        if not found:
+            started = time.perf_counter()
+            prompt = verify_prompt([VerifiedClaim(_plain(item.claim), [1])], [passage(item.passage)])
+            completion = await chat.complete(prompt)
+            seconds.append(time.perf_counter() - started)
+            verdict = judged(completion.text, 1).get(1)
+            unjudged += verdict is None
+            found = [verdict] if verdict in ("CONTRADICTED", "UNSUPPORTED") else []
+        problems.append(found)
+    median = round(statistics.median(seconds), 2) if seconds else None
+    return {"no_verdict": unjudged, "judge_p50_s": median, **report(claims, problems)}
+
+
+def report(claims: list[Claim], problems: list[list[str]]) -> dict[str, Any]:
+    """The counts of refused claims of each kind (`problems`: each claim's), and every claim
+    judged wrongly, with the first problem found."""
     counts = {"agrees": [0, 0], "opposite": [0, 0]}  # [refused, of]
     wrong = []
-    for item in claims:
-        problems = check_answer(item.claim, [passage(item.passage)]).problems
+    for item, found in zip(claims, problems, strict=True):
         kind = "agrees" if item.agrees else "opposite"
-        counts[kind][0] += bool(problems)
+        counts[kind][0] += bool(found)
         counts[kind][1] += 1
-        if bool(problems) == item.agrees:
-            wrong.append(
-                {"claim": item.claim, "agrees": item.agrees, "problem": problems[0] if problems else None}
-            )
+        if bool(found) == item.agrees:
+            wrong.append({"claim": item.claim, "agrees": item.agrees, "problem": found[0] if found else None})
     return {
         "agreeing_refused": f"{counts['agrees'][0]} of {counts['agrees'][1]}",
         "opposite_refused": f"{counts['opposite'][0]} of {counts['opposite'][1]}",
@@ -71,12 +100,42 @@ def run(claims: list[Claim]) -> dict[str, Any]:
     }
 
 
+def _checked(item: Claim) -> list[str]:
+    return check_answer(item.claim, [passage(item.passage)]).problems
+
+
+def _plain(claim: str) -> str:
+    return " ".join(CITATION.sub("", claim).split()).replace(" .", ".")
+
+
+async def _judged(paths: list[Path]) -> dict[str, Any]:
+    from bot.app.services import build_llm_client
+    from bot.app.settings import Settings
+
+    settings = Settings()
+    client = build_llm_client(settings)
+    if client is None:
+        raise SystemExit("--judge needs a model: set OPENAI_BASE_URL or OPENAI_API_KEY (and LLM_MODEL)")
+    chat = OpenAIChatModel(client, settings.llm_model)
+    try:
+        return {path.name: await judge(load(path), chat) for path in paths}
+    finally:
+        await client.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "claims", nargs="*", type=Path, default=[CLAIMS, BLIND], help="claims files (JSON lines)"
     )
-    print(json.dumps({path.name: run(load(path)) for path in parser.parse_args().claims}, indent=2))
+    parser.add_argument(
+        "--judge", action="store_true", help="the configured model judges what the check passes (LLM_VERIFY)"
+    )
+    args = parser.parse_args()
+    if args.judge:
+        print(json.dumps(asyncio.run(_judged(args.claims)), indent=2))
+    else:
+        print(json.dumps({path.name: run(load(path)) for path in args.claims}, indent=2))
 
 
 if __name__ == "__main__":
