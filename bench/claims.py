@@ -8,7 +8,8 @@ check's reason. No model is needed: the claims are what small models write. Two 
 `bench/data/claims.jsonl`, written alongside the check's rules by the one who wrote them, and
 `bench/data/claims_blind.jsonl`, 128 written by two helpers who never read the rules (a
 "not" added or dropped, a word swapped for its opposite, who does what turned around, a
-default changed), which is the fairer measure.
+default changed), which is the fairer measure. With `--judge`, the configured model
+(`OPENAI_BASE_URL`, `LLM_MODEL`) also judges what the check passes, as `LLM_VERIFY` does.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,6 +139,7 @@ class QaResult:
             "abstained": self.answer.abstained,
             "hedged": self.answer.hedged,
             "confidence": self.answer.confidence,
+            "fallback": self.answer.fallback,
             "gold": list(self.item.gold),
             "cited": self.cited,
             "missing_facts": [list(f) for f, ok in zip(self.item.facts, held, strict=True) if not ok],
@@ -188,6 +190,9 @@ def _measures(results: Sequence[QaResult]) -> dict[str, Any]:
         "mean_citations": _mean(float(len(r.cited)) for r in answerable),
         "latency_ms": _latency([r.seconds * 1000 for r in results]),
     }
+    fallbacks = Counter(str(r.answer.fallback) for r in results if r.answer.fallback is not None)
+    if fallbacks:  # with a model: answers it did not write, by why (`Fallback`)
+        measures["fallbacks"] = dict(sorted(fallbacks.items()))
     return measures
 
 

@@ -107,7 +107,8 @@ def test_eval_qa_scores_a_split_in_a_throw_away_store(tmp_path: Path) -> None:
     assert (report["questions"], report["answerable"], report["unanswerable"]) == (4, 3, 1)
     assert [i["id"] for i in report["items"]] == ["t-001", "t-002", "t-003", "t-005"]
     first = report["items"][0]
-    assert first["cited"][0] == "ops/deploy.md" and not first["abstained"]
+    assert first["cited"][0] == "ops/deploy.md" and not first["abstained"] and first["fallback"] is None
+    assert "fallbacks" not in report, "no model, so no answer of a model's fell back"
     assert report["hit@5"] == 1.0 and report["cited_recall@5"] == 1.0
     assert report["facts"] == 1.0, report["items"]
     assert report["by_kind"]["followup"]["facts"] == 1.0
