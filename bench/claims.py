@@ -24,11 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from knowledge.citations import CITATION, check_answer
+from knowledge.citations import check_answer
 from knowledge.llm import ChatModel, OpenAIChatModel
 from knowledge.retrieval import Hit
-from knowledge.verification import Claim as VerifiedClaim
-from knowledge.verification import judged, verify_prompt
+from knowledge.verification import claims_of, judged, verify_prompt
 from storage.records import DocumentRef, IndexRef
 from storage.values import DocumentStatus, Scope, SourceKind
 
@@ -72,7 +71,7 @@ async def judge(claims: list[Claim], chat: ChatModel) -> dict[str, Any]:
         found = _checked(item)
         if not found:
             started = time.perf_counter()
-            prompt = verify_prompt([VerifiedClaim(_plain(item.claim), [1])], [passage(item.passage)])
+            prompt = verify_prompt(claims_of(item.claim, 1), [passage(item.passage)])
             completion = await chat.complete(prompt)
             seconds.append(time.perf_counter() - started)
             verdict = judged(completion.text, 1).get(1)
@@ -103,10 +102,6 @@ def report(claims: list[Claim], problems: list[list[str]]) -> dict[str, Any]:
 
 def _checked(item: Claim) -> list[str]:
     return check_answer(item.claim, [passage(item.passage)]).problems
-
-
-def _plain(claim: str) -> str:
-    return " ".join(CITATION.sub("", claim).split()).replace(" .", ".")
 
 
 async def _judged(paths: list[Path]) -> dict[str, Any]:

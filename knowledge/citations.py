@@ -8,7 +8,7 @@ figures, units, options, arguments and exact names it states are in them or in t
 (`founded`: "about 15 minutes" or "about two hours" is not what a passage saying "about two
 minutes" supports, however many of its words it shares); nor may a claim say the opposite of
 the sentence it restates ("The debugger is safe to use in production" is not what "It is not
-safe to use on a production machine" supports, though it holds all its words, `_contradicts`).
+safe to use on a production machine" supports, though it holds all its words, `knowledge.opposites`).
 Short connecting sentences ("Here is how:") need no citation; a code block needs most of its
 identifiers, and every keyword argument it passes (`retries=3`), to appear in the passages.
 Sentences the prompt allowed to come from general knowledge must say so with `GENERAL_MARK`. Anything else is a problem, and the caller falls
@@ -26,12 +26,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from knowledge.answer import closed_fences
+from knowledge.answer import CITATION, closed_fences
+from knowledge.opposites import Statement, contradicts, statements_of
 from knowledge.quotes import Kind, Unit, units, without_marker
 from knowledge.retrieval import Hit
-from knowledge.words import WORD, content_words, stem, stems_of
+from knowledge.words import content_stems, content_words, share, stems_of
 
-CITATION = re.compile(r"\[(\d{1,3})\]")
 _LEADING_CITATIONS = re.compile(r"(?:\[\d{1,3}\]\s*)+(?!_)")
 GENERAL_MARK = "(general knowledge)"
 SUPPORT = 0.5
@@ -84,98 +84,6 @@ _DEFINITION = re.compile(r"\s*(?:async\s+def|def|class|function)\b")
 """A line defining a function or class, whose parameters' defaults name nothing of a source's."""
 _SETTING_WRITTEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)=(?=[^\s=])")
 """A name given a value in prose, written as code writes it (`retries=3`)."""
-_NEGATION = re.compile(
-    r"\b(?:not|no|never|none|nothing|nobody|nowhere|neither|nor|cannot|\w+n['’]t|unless|without|except)\b",
-    re.IGNORECASE,
-)
-"""What denies: turns a statement, or a part of it, into its opposite ("unless" too: "sessions
-don't persist unless a key is set" says "they persist if it is")."""
-_RESTRICTS = re.compile(r"\b(?:only|until)\b", re.IGNORECASE)
-"""Words that restrict a statement, which its opposite may say with a denial or without:
-"runs only once the response is sent" is "doesn't run until it is sent", and "only requires
-anyio" is "requires just anyio"."""
-_PREFIXES = ("un", "in", "im", "ir", "il", "non", "dis")
-_OPPOSITES = (
-    ("enable enabled enables enabling", "disable disabled disables disabling"),
-    (
-        "allow allowed allows allowing permit permitted permits",
-        "forbid forbidden forbids prevent prevented prevents",
-    ),
-    (
-        "accept accepted accepts accepting",
-        "reject rejected rejects rejecting refuse refused refuses refusing",
-    ),
-    ("include included includes including", "exclude excluded excludes excluding"),
-    ("required require requires mandatory", "optional"),
-    ("synchronous synchronously sync", "asynchronous asynchronously async"),
-    ("public", "private"),
-    ("true", "false"),
-    ("succeed succeeds succeeded success successful", "fail fails failed failure"),
-    ("add added adds adding", "remove removed removes removing"),
-    ("increase increased increases", "decrease decreased decreases"),
-    ("automatic automatically", "manual manually"),
-    ("explicit explicitly", "implicit implicitly"),
-    ("permanent permanently", "temporary temporarily"),
-    ("global globally", "local locally"),
-    ("absolute", "relative"),
-    ("uppercase", "lowercase"),
-)
-"""Words and their opposites, each side of a pair in its written forms: a claim that says
-"disabled" of a sentence that says "enabled", in its other words, says its opposite. Pairs
-one of which is the other behind a prefix ("safe", "unsafe") are `_PREFIXES`' to judge."""
-_CONVERSES = (
-    ("before earlier", "after later"),
-    ("more", "less fewer"),
-    ("larger bigger greater longer higher above", "smaller shorter lower below"),
-    ("first", "last"),
-    ("older", "newer"),
-    ("minimum min", "maximum max"),
-    ("client", "server"),
-)
-"""Opposites that also say the same thing with what stands around them swapped ("A runs
-before B" is "B runs after A"): a claim swapping one says the opposite only when the words
-around it stand on the same sides as in the sentence."""
-_CLAUSE = re.compile(r";|,\s*(?:and|but|or|so|while|whereas|which)\b|\s(?:but|whereas)\s", re.IGNORECASE)
-"""Where a sentence joins clauses that each say something of their own."""
-_PRONOUN = re.compile(r"\W*(?:it|its|this|that|these|those|they|their)\b", re.IGNORECASE)
-RESTATES = 0.8
-"""Share of a claim's content words one sentence of a passage holds for the claim to restate
-that sentence: then the two must agree in whether they deny (`_contradicts`)."""
-
-
-@dataclass(frozen=True)
-class _Statement:
-    """A sentence or list item of a passage, as a claim restating it is compared with it."""
-
-    stems: set[str]
-    denials: int | None
-    """How many words of denial it holds (`_NEGATION`); None when that is open (`_RESTRICTS`)."""
-    before: set[str]
-    """For a sentence opening on a pronoun ("It is not safe …"), the words of the sentence
-    before, which say what the pronoun stands for; otherwise empty."""
-    sequence: tuple[str, ...]
-    """Its words, stemmed, in order (words of denial aside), for `_swapped`."""
-    clauses: tuple[_Statement, ...] = ()
-    """Its clauses (`_CLAUSE`) when it has several: a claim restating one is judged by it, as
-    a "without" in another clause says nothing of it."""
-
-    @classmethod
-    def of(cls, text: str, before: set[str]) -> _Statement:
-        parts = [part for part in _CLAUSE.split(text) if part.strip()]
-        clauses = tuple(cls.of(part, before) for part in parts) if len(parts) > 1 else ()
-        affirmed = _affirmed(text)
-        return cls(_wanted(affirmed), _denials(text), before, _sequence(affirmed), clauses)
-
-    def restated_by(self, wanted: set[str]) -> bool:
-        """Whether a claim of these content words says what this sentence says, but maybe
-        for a denial: the sentence holds nearly all of them, or, for a sentence opening on a
-        pronoun, the two sentences hold them and the claim holds nearly all of this one's."""
-        if _share(wanted, self.stems) >= RESTATES:
-            return True
-        return (
-            bool(self.before)
-            and min(_share(wanted, self.stems | self.before), _share(self.stems, wanted)) >= RESTATES
-        )
 
 
 @dataclass(frozen=True)
@@ -187,21 +95,12 @@ class _Source:
     stems: set[str]
     words: set[str]
     """Its words, lowercased, as `founded` compares them."""
-    statements: list[_Statement]
+    statements: list[Statement]
 
     @classmethod
     def of(cls, hit: Hit) -> _Source:
         text = f"{hit.heading} {hit.text}"
-        statements: list[_Statement] = []
-        last: Unit | None = None
-        for unit in units(hit.text):
-            if unit.kind == Kind.CODE:
-                continue
-            follows = last is not None and last.block == unit.block and _PRONOUN.match(unit.text)
-            before = statements[-1].stems if follows else set()
-            statements.append(_Statement.of(unit.text, before))
-            last = unit
-        return cls(text, stems_of(text), _words(text), statements)
+        return cls(text, stems_of(text), _words(text), statements_of(hit.text))
 
 
 @dataclass(frozen=True)
@@ -229,7 +128,7 @@ class _Reading:
         identifiers, and every name and figure it states (`founded`)."""
         if not self._founded(claim, cited):
             return False
-        if _share(wanted, set().union(*(s.stems for s in cited))) >= SUPPORT:
+        if share(wanted, set().union(*(s.stems for s in cited))) >= SUPPORT:
             return True
         source = _normal(" ".join(s.text for s in cited))
         names = _identifiers(claim)
@@ -281,7 +180,7 @@ def check_answer(
             continue
         within = [reading.sources[n - 1] for n in cited if 1 <= n <= len(passages)]
         if not _states(unit, claim, general_allowed):
-            if cited and len(within) == len(cited) and reading.restates(claim, within, _wanted(claim)):
+            if cited and len(within) == len(cited) and reading.restates(claim, within, content_stems(claim)):
                 verified += 1
             continue
         if not cited:
@@ -291,7 +190,7 @@ def check_answer(
             problems.append(f"cites [{invalid}] of {len(passages)} sources: {short(claim)}")
         elif _contradicts(claim, within):
             problems.append(f"says the opposite of the cited source: {short(claim)}")
-        elif not reading.holds(claim, within, _wanted(claim)):
+        elif not reading.holds(claim, within, content_stems(claim)):
             problems.append(f"not in the cited source: {short(claim)}")
         else:
             verified += 1
@@ -316,8 +215,8 @@ def attribute(text: str, passages: Sequence[Hit], *, general_allowed: bool = Fal
         claim = CITATION.sub("", unit.text).strip()
         if cited or unit.kind == Kind.CODE or not _states(unit, claim, general_allowed):
             continue
-        wanted = _wanted(claim)
-        shares = [_share(wanted, source.stems) for source in reading.sources]
+        wanted = content_stems(claim)
+        shares = [share(wanted, source.stems) for source in reading.sources]
         backing = [
             n
             for n, source in enumerate(reading.sources, start=1)
@@ -397,7 +296,7 @@ def supported(claim: str, cited: Sequence[Hit], asked: str = "") -> bool:
     """Whether the cited passages hold most of the claim's words, or all its identifiers,
     and the names and figures it states (`founded`) that the question `asked` does not give."""
     reading = _Reading.of(cited, asked)
-    return reading.supports(claim, reading.sources, _wanted(claim))
+    return reading.supports(claim, reading.sources, content_stems(claim))
 
 
 def founded(claim: str, cited: set[str], shown: set[str]) -> bool:
@@ -429,124 +328,9 @@ def _words(text: str, pattern: re.Pattern[str] = re.compile(r"\w+")) -> set[str]
 
 
 def _contradicts(claim: str, cited: Sequence[_Source]) -> bool:
-    """Whether the claim restates sentences of the `cited` passages (holds nearly all of
-    their words but for a denial or a word swapped for its opposite,
-    `_Statement.restated_by`) and disagrees with every one of them plainly: one denies once
-    and the other not at all, or both deny alike and the claim swapped one word for its
-    opposite (`_swapped`). The model said "not" where the passage did not, dropped the
-    passage's "not", or wrote "disabled" for "enabled". Two denials ("make sure not to
-    forget …, otherwise the browser will not …") may say either, and so may a word that
-    restricts ("only", "until"), one that denies by its prefix ("unsupported" of "does not
-    support"), or two swapped words; a claim close to no single sentence is left to the
-    word count."""
-    wanted, denials, sequence = _wanted(_affirmed(claim)), _denials(claim), _sequence(_affirmed(claim))
-    if not wanted:
-        return False
-
-    def verdict(statement: _Statement) -> bool | None:
-        """Whether the claim says the opposite of a statement it restates; None if it does
-        not restate it."""
-        swaps = _swapped(sequence, wanted, statement)
-        said = wanted if not swaps else (wanted - {a for a, _ in swaps}) | {b for _, b in swaps}
-        if not statement.restated_by(said):
-            return None
-        if swaps is None or _prefixed(said, statement.stems) or _prefixed(statement.stems, said):
-            return False  # a converse turned around, or a prefix: either may say the same
-        if not swaps:
-            return {statement.denials, denials} == {0, 1}
-        return len(swaps) == 1 and denials is not None and statement.denials == denials
-
-    verdicts = []
-    for sentence in (statement for source in cited for statement in source.statements):
-        by_clause = [v for clause in sentence.clauses if (v := verdict(clause)) is not None]
-        verdicts += by_clause or [v for v in (verdict(sentence),) if v is not None]
-    return bool(verdicts) and all(verdicts)
-
-
-def _swapped(
-    sequence: Sequence[str], wanted: set[str], statement: _Statement
-) -> list[tuple[str, str]] | None:
-    """The words of a claim (its stems in order, `sequence`; its content words, `wanted`)
-    that stand where the statement has their opposite, as (the claim's, the statement's);
-    None when a swapped pair is a converse whose neighbours stand reversed ("B runs after A"
-    of "A runs before B": it may say the same)."""
-    claimed, stated = set(sequence), set(statement.sequence)
-    swaps = []
-    for word in claimed - stated:
-        for opposite in _OPPOSITE.get(word, ()):
-            if opposite in stated and opposite not in claimed:
-                if word in _CONVERSE and not _same_sides(sequence, word, wanted, statement, opposite):
-                    return None
-                swaps.append((word, opposite))
-    return swaps
-
-
-def _same_sides(
-    sequence: Sequence[str], word: str, wanted: set[str], statement: _Statement, opposite: str
-) -> bool:
-    """Whether more of the content words around `word` in the claim stand on the same side
-    of `opposite` in the statement than on the other side."""
-
-    def sides(words: Sequence[str], pivot: str, content: set[str]) -> tuple[set[str], set[str]]:
-        at = words.index(pivot)
-        return set(words[:at]) & content, set(words[at + 1 :]) & content
-
-    left, right = sides(sequence, word, wanted)
-    their_left, their_right = sides(statement.sequence, opposite, statement.stems)
-    same = len(left & their_left) + len(right & their_right)
-    return same > len(left & their_right) + len(right & their_left)
-
-
-def _sequence(text: str) -> tuple[str, ...]:
-    """The stems of `text`'s words, in order, citations aside."""
-    return tuple(stem(w) for w in WORD.findall(CITATION.sub(" ", text).lower()))
-
-
-def _prefixed(stems: set[str], other: set[str]) -> bool:
-    """Whether a word of `stems` is one of `other` behind a prefix that may deny it
-    ("unsupport" of "support"; or not: "import" of "port", which only leaves a claim
-    undecided)."""
-    return any(
-        stem.startswith(prefix) and stem[len(prefix) :] in other for stem in stems for prefix in _PREFIXES
-    )
-
-
-def _opposites(pairs: Sequence[tuple[str, str]]) -> dict[str, set[str]]:
-    """Each stem of `pairs`, to the stems of the other side of its pair."""
-    table: dict[str, set[str]] = {}
-    for one, other in pairs:
-        ones, others = {stem(w) for w in one.split()}, {stem(w) for w in other.split()}
-        for a, b in ((ones, others), (others, ones)):
-            for word in a:
-                table.setdefault(word, set()).update(b)
-    return table
-
-
-_CONVERSE = _opposites(_CONVERSES)
-_OPPOSITE = _opposites(_OPPOSITES) | _CONVERSE
-
-
-def _denials(text: str) -> int | None:
-    """How many words of denial `text` holds, or None when a word that restricts (`_RESTRICTS`)
-    leaves open whether it denies."""
-    text = CITATION.sub(" ", text)
-    return None if _RESTRICTS.search(text) else len(_NEGATION.findall(text))
-
-
-def _affirmed(text: str) -> str:
-    """`text` without its words of denial, so that a statement and its opposite share their
-    content words."""
-    return _NEGATION.sub(" ", text)
-
-
-def _wanted(claim: str) -> set[str]:
-    """The claim's content words, stemmed (identifiers also in their parts)."""
-    return {s for w in content_words(claim) for s in stems_of(w)}
-
-
-def _share(wanted: set[str], held: set[str]) -> float:
-    """The share of `wanted` in `held`."""
-    return len(wanted & held) / len(wanted) if wanted else 0.0
+    """Whether the claim says the opposite of the sentences it restates in the `cited`
+    passages (`knowledge.opposites`)."""
+    return contradicts(claim, (statement for source in cited for statement in source.statements))
 
 
 def _identifiers(text: str) -> list[str]:

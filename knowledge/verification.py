@@ -62,10 +62,7 @@ async def verify(
     """One problem per claim of `reply` the model judged contradicted or unsupported by the
     `passages` it cites (numbered from 1); empty when it judged none so (see the module
     docstring)."""
-    found = [
-        Claim(_BEFORE_MARK.sub(r"\1", text), cites)
-        for text, cites in cited_claims(reply, len(passages), general_allowed=general_allowed)
-    ]
+    found = claims_of(reply, len(passages), general_allowed=general_allowed)
     if not found:
         return []
     try:
@@ -82,6 +79,15 @@ async def verify(
         f"{_REFUSED[verdict]}: {short(found[n - 1].text)}"
         for n, verdict in sorted(verdicts.items())
         if verdict in _REFUSED
+    ]
+
+
+def claims_of(reply: str, count: int, *, general_allowed: bool = False) -> list[Claim]:
+    """The claims of `reply` that cite some of `count` sources, as the model judges them
+    (without their citations)."""
+    return [
+        Claim(_BEFORE_MARK.sub(r"\1", text), cites)
+        for text, cites in cited_claims(reply, count, general_allowed=general_allowed)
     ]
 
 

@@ -148,3 +148,13 @@ def stems_of(text: str) -> set[str]:
     words = WORD.findall(text.lower())
     parts = [p for w in words if "_" in w for p in _IDENTIFIER_PARTS.split(w) if p]
     return {stem(w) for w in [*words, *parts]}
+
+
+def content_stems(text: str) -> set[str]:
+    """The stems of `text`'s content words (identifiers also in their parts)."""
+    return {s for w in content_words(text) for s in stems_of(w)}
+
+
+def share(wanted: set[str], held: set[str]) -> float:
+    """The share of `wanted` in `held`; 0.0 for nothing wanted."""
+    return len(wanted & held) / len(wanted) if wanted else 0.0
