@@ -20,7 +20,7 @@ nothing there. Abstention reads how much of that weight the best passages hold.
 
 The weights (`Weights`) are a linear model fitted on the tuning half of the docs-QA set
 (`bench/data/docs_qa`, by coordinate ascent on the reciprocal rank of the first passage of a
-gold file). The passages come back reordered; their scored units are what the extractive
+gold file: `python -m bench.fit_ranking`). The passages come back reordered; their scored units are what the extractive
 answer quotes, and the evidence (`Evidence`) is what abstention is decided from
 (`knowledge.abstain`).
 """
@@ -59,9 +59,24 @@ embedding of the whole question without it, and a pasted log of 500 words took 9
 one model every conversation shares (the longest question of the docs-QA set has 19)."""
 
 
+PASSAGE_SIGNALS = (
+    "passage_dense",
+    "unit_dense",
+    "window_coverage",
+    "unit_coverage",
+    "heading_coverage",
+    "keyword",
+    "agreement",
+    "location",
+)
+"""The evidence a passage is scored on (`score_passage`), each weighed by the field of
+`Weights` of its name."""
+
+
 @dataclass(frozen=True)
 class Weights:
-    """A passage's score, a weighted sum of its evidence; fitted on the tuning half."""
+    """A passage's score, a weighted sum of its evidence; fitted on the tuning half by
+    `python -m bench.fit_ranking`."""
 
     passage_dense: float = 0.5
     unit_dense: float = 1.0
@@ -75,6 +90,9 @@ class Weights:
     """A unit's own score: its dense similarity times this, plus its coverage times
     `unit_mix_coverage`."""
     unit_mix_coverage: float = 0.5
+
+    def passage_score(self, signals: dict[str, float]) -> float:
+        return sum(float(getattr(self, name)) * signals[name] for name in PASSAGE_SIGNALS)
 
 
 @dataclass(frozen=True)
@@ -98,6 +116,8 @@ class Scored:
     continued: bool = False
     """Whether it was read on into the next passage (units added, or its last unit made
     whole: a code block the next passage ends); the next passage is not quoted again."""
+    signals: dict[str, float] = field(default_factory=dict)
+    """The evidence its score weighs (`PASSAGE_SIGNALS`); empty for a passage not scored."""
 
     @property
     def own_units(self) -> list[ScoredUnit]:
@@ -289,18 +309,17 @@ def score_passage(
         scored_units.append(ScoredUnit(unit, sim, coverage, score))
     windows = (terms.coverage(set().union(*held[max(0, i - 1) : i + 2])) for i in range(len(held)))
     best_dense = max(sims, default=0.0)
-    keyword = (hit.keyword_score or 0.0) / top_keyword if top_keyword > 0 else 0.0
-    score = (
-        w.passage_dense * (hit.similarity if hit.similarity is not None else best_dense)
-        + w.unit_dense * best_dense
-        + w.window_coverage * max(windows, default=0.0)
-        + w.unit_coverage * max((u.coverage for u in scored_units), default=0.0)
-        + w.heading_coverage * terms.coverage(context)
-        + w.keyword * keyword
-        + w.agreement * float(hit.similarity is not None and hit.keyword_score is not None)
-        + w.location * located
-    )
-    return Scored(hit, score, scored_units)
+    signals = {
+        "passage_dense": hit.similarity if hit.similarity is not None else best_dense,
+        "unit_dense": best_dense,
+        "window_coverage": max(windows, default=0.0),
+        "unit_coverage": max((u.coverage for u in scored_units), default=0.0),
+        "heading_coverage": terms.coverage(context),
+        "keyword": (hit.keyword_score or 0.0) / top_keyword if top_keyword > 0 else 0.0,
+        "agreement": float(hit.similarity is not None and hit.keyword_score is not None),
+        "location": located,
+    }
+    return Scored(hit, w.passage_score(signals), scored_units, signals=signals)
 
 
 MIN_OVERLAP = 12

@@ -18,10 +18,12 @@ from knowledge.judging import READ_ON
 from knowledge.quotes import Kind, Unit, units
 from knowledge.ranking import (
     MAX_WEIGHED,
+    PASSAGE_SIGNALS,
     Ranker,
     Ranking,
     Scored,
     ScoredUnit,
+    Weights,
     folders,
     question_terms,
     rarest,
@@ -75,6 +77,11 @@ async def test_the_passage_whose_sentence_answers_comes_first(stack: Stack) -> N
     assert position is not None and "timeout" in best.units[position].unit.text
     assert all(u.dense <= best.units[position].dense + 0.2 for u in best.units)
     assert [p.score for p in ranking.passages] == sorted((p.score for p in ranking.passages), reverse=True)
+    assert all(set(p.signals) == set(PASSAGE_SIGNALS) for p in ranking.passages)
+    assert all(Weights().passage_score(p.signals) == pytest.approx(p.score) for p in ranking.passages), (
+        "the score is the weighted sum of the signals bench.fit_ranking fits the weights on"
+    )
+    assert best.signals["agreement"] == 1.0 and 0.0 < best.signals["unit_dense"] <= 1.0
 
     found = evidence(ranking, retrieval.hits)
     assert found is not None and found.best_sentence == best.units[position].dense
