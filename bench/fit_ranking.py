@@ -7,7 +7,8 @@ second stage over the first 12 passages), keeping each passage's signals
 in the signals, so the weights are then fitted without ranking again: coordinate ascent on
 the mean reciprocal rank of the first gold passage, from the current `Weights`, each weight
 tried over `GRID` in turn until none improves it. Prints the current and the fitted mean
-reciprocal rank and the `Weights` to paste into `knowledge/ranking.py`; refit abstention's
+reciprocal rank and the `Weights` to paste into `knowledge/ranking.py`, then each project's
+figure with the weights fitted on the other projects' questions (do they hold elsewhere?); refit abstention's
 calibration after (`python -m bench.calibrate`), since it reads the reordered passages.
 Never reads the held-out half.
 """
@@ -37,6 +38,8 @@ class Candidates:
 
     signals: np.ndarray
     gold: np.ndarray
+    project: str = ""
+    """The top folder of its first gold file (`flask`, `starlette`, `requests`)."""
 
     def reciprocal_rank(self, weights: np.ndarray) -> float:
         """1 / the rank of the first gold passage once scored by `weights` (ties keep the
@@ -88,9 +91,22 @@ async def gather(home: Path) -> list[Candidates]:
                     [[p.signals[n] for n in PASSAGE_SIGNALS] for p in scored], dtype=float
                 ).reshape(len(scored), len(PASSAGE_SIGNALS)),
                 gold=np.array([p.hit.document.source_key in item.gold for p in scored], dtype=bool),
+                project=item.gold[0].split("/", 1)[0] if item.gold else "",
             )
         )
     return questions
+
+
+def by_project(questions: Sequence[Candidates], start: np.ndarray) -> dict[str, tuple[float, float]]:
+    """Leave one project out: for each project, the mean reciprocal rank of its questions with
+    `start`, and with the weights fitted from `start` on the other projects' questions alone.
+    Close figures say the weights hold for docs they were not fitted on."""
+    out = {}
+    for project in sorted({q.project for q in questions}):
+        own = [q for q in questions if q.project == project]
+        fitted, _ = ascend([q for q in questions if q.project != project], start)
+        out[project] = (mean_reciprocal_rank(own, start), mean_reciprocal_rank(own, fitted))
+    return out
 
 
 def main() -> None:
@@ -101,6 +117,9 @@ def main() -> None:
     print(f"{len(questions)} answerable tune questions; mean reciprocal rank of the first gold passage:")
     print(f"  current weights {mean_reciprocal_rank(questions, current):.4f}, fitted {best:.4f}")
     print("Weights(" + ", ".join(f"{n}={v:g}" for n, v in zip(PASSAGE_SIGNALS, fitted, strict=True)) + ")")
+    print("leave one project out (its questions: current weights / weights fitted on the others):")
+    for project, (before, after) in by_project(questions, current).items():
+        print(f"  {project}: {before:.4f} / {after:.4f}")
 
 
 if __name__ == "__main__":

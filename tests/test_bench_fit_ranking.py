@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.fit_ranking import Candidates, as_vector, ascend, mean_reciprocal_rank
+from bench.fit_ranking import Candidates, as_vector, ascend, by_project, mean_reciprocal_rank
 from knowledge.ranking import PASSAGE_SIGNALS, Weights
 
 
@@ -44,3 +44,18 @@ def test_the_weights_are_read_in_the_order_of_the_signals() -> None:
     assert vector[PASSAGE_SIGNALS.index("keyword")] == pytest.approx(0.7)
     signals = dict.fromkeys(PASSAGE_SIGNALS, 0.0) | {"keyword": 1.0, "unit_dense": 0.5}
     assert weights.passage_score(signals) == pytest.approx(0.7 + 0.5 * weights.unit_dense)
+
+
+def test_leaving_a_project_out_fits_on_the_others_and_scores_it() -> None:
+    """One question of project a and one of b whose answer the second signal tells, three of
+    c whose answer the first does. Left out, each project is scored with the weights the
+    others call for: c's answers are missed (a and b want the second signal), and so are a's
+    (b and c together want the first)."""
+
+    def question(project: str, telling: int) -> Candidates:
+        return Candidates(np.array([[0.9, 0.1], [0.1, 0.9]]), np.array([telling == 0, telling == 1]), project)
+
+    questions = [question("a", 1), question("b", 1), *[question("c", 0) for _ in range(3)]]
+    results = by_project(questions, np.array([0.0, 1.0]))
+    assert results["c"] == (0.5, 0.5), "fitted on a and b, the weights still miss c's answers"
+    assert results["a"] == (1.0, 0.5), "fitted on b and c, the first signal wins and a is missed"

@@ -94,7 +94,7 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     from bot.chat.runtime import open_runtime
     from bot.slack.history import channel_syncs
 
-    async with open_runtime(settings, more_syncs=channel_syncs) as runtime:
+    async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         runner = web.AppRunner(build_api(runtime.services))
         await runner.setup()
         await web.TCPSite(runner, host, port).start()

@@ -65,7 +65,7 @@ async def _shell(settings: Settings) -> None:
     from bot.chat.runtime import open_runtime
     from bot.shell.session import Shell, stdin_lines
 
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, serving=True) as runtime:
         interactive = sys.stdin.isatty()
         if interactive:
             typer.echo("Lore shell: ask a question, or say “help”. /quit leaves.")

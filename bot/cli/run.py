@@ -72,7 +72,7 @@ def count_answers(runtime: Runtime, metrics: Metrics) -> None:
 
 
 async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
-    async with open_runtime(settings, more_syncs=channel_syncs) as runtime:
+    async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
         count_answers(runtime, api.metrics)
