@@ -8,9 +8,9 @@ in the signals, so the weights are then fitted without ranking again: coordinate
 the mean reciprocal rank of the first gold passage, from the current `Weights`, each weight
 tried over `GRID` in turn until none improves it. Prints the current and the fitted mean
 reciprocal rank and the `Weights` to paste into `knowledge/ranking.py`, then each project's
-figure with the weights fitted on the other projects' questions (do they hold elsewhere?); refit abstention's
-calibration after (`python -m bench.calibrate`), since it reads the reordered passages.
-Never reads the held-out half.
+figure with the weights fitted on the other projects' questions (do they hold elsewhere?).
+Refit abstention's calibration after (`python -m bench.calibrate`): it reads the reordered
+passages. Never reads the held-out half.
 """
 
 from __future__ import annotations

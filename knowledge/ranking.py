@@ -20,9 +20,9 @@ nothing there. Abstention reads how much of that weight the best passages hold.
 
 The weights (`Weights`) are a linear model fitted on the tuning half of the docs-QA set
 (`bench/data/docs_qa`, by coordinate ascent on the reciprocal rank of the first passage of a
-gold file: `python -m bench.fit_ranking`). The passages come back reordered; their scored units are what the extractive
-answer quotes, and the evidence (`Evidence`) is what abstention is decided from
-(`knowledge.abstain`).
+gold file: `python -m bench.fit_ranking`). The passages come back reordered; their scored
+units are what the extractive answer quotes, and the evidence (`Evidence`) is what
+abstention is decided from (`knowledge.abstain`).
 """
 
 from __future__ import annotations
