@@ -351,6 +351,7 @@ def _docs_qa(qa: Json) -> str:
             f"{scores['cited_recall@5']:.3f}",
             f"{scores['hit@1']:.3f} / {scores['hit@5']:.3f}",
             f"{scores['facts']:.3f}",
+            f"{scores['lead_facts']:.3f}" if "lead_facts" in scores else "—",
             f"{scores['abstention']:.3f}" if scores["unanswerable"] else "—",
             f"{scores['wrong_abstention']:.3f}",
             f"{scores.get('flagged', 0.0):.3f} / {scores.get('hedged', 0.0):.3f}",
@@ -358,7 +359,14 @@ def _docs_qa(qa: Json) -> str:
         ]
         for half, scores in halves
     ]
-    header = ["half (answerable + unanswerable)", "cited recall@5", "Hit@1 / Hit@5", "facts", "abstention"]
+    header = [
+        "half (answerable + unanswerable)",
+        "cited recall@5",
+        "Hit@1 / Hit@5",
+        "facts",
+        "first line",
+        "abstention",
+    ]
     cli = qa.get("lore_ask")
     return (
         f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`; "

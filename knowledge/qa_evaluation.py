@@ -8,7 +8,9 @@ any alternative occurs in it, compared case-insensitively after collapsing white
 
 Every question is asked through `Knowledge.ask`, as `lore ask` asks it (a follow-up with its
 history as the conversation), and scored on what a reader sees: the sources cited (mapped
-back to files), the answer text with its quoted passages, and whether Lore abstained.
+back to files), the answer text with its quoted passages, whether its first line alone holds
+a required fact (`lead_facts`: the line a reader takes for the answer), and whether Lore
+abstained.
 """
 
 from __future__ import annotations
@@ -103,6 +105,11 @@ def shown_text(answer: Answer) -> str:
     return "\n".join([answer.text, *(c.text for c in answer.citations)])
 
 
+def lead_line(answer: Answer) -> str:
+    """The answer's first line that is not blank."""
+    return next((line for line in answer.text.splitlines() if line.strip()), "")
+
+
 def corpus_files(folder: Path) -> Iterator[Path]:
     """The files `lore ingest FOLDER` would add, in a stable order."""
     for child in sorted(folder.rglob("*")):
@@ -131,6 +138,14 @@ class QaResult:
         text = shown_text(self.answer)
         return [holds(fact, text) for fact in self.item.facts]
 
+    @property
+    def lead_holds_fact(self) -> bool:
+        """Whether the answer's first line (what a reader takes for the answer before the
+        quotes) holds at least one required fact; never for an abstention."""
+        return not self.answer.abstained and any(
+            holds(fact, lead_line(self.answer)) for fact in self.item.facts
+        )
+
     def as_json(self) -> dict[str, Any]:
         held = self.facts_held
         return {
@@ -143,6 +158,7 @@ class QaResult:
             "gold": list(self.item.gold),
             "cited": self.cited,
             "missing_facts": [list(f) for f, ok in zip(self.item.facts, held, strict=True) if not ok],
+            "lead_holds_fact": self.lead_holds_fact,
             "ms": round(self.seconds * 1000, 1),
         }
 
@@ -183,6 +199,7 @@ def _measures(results: Sequence[QaResult]) -> dict[str, Any]:
     measures |= {
         "facts": _mean(float(all(r.facts_held)) for r in answerable),
         "facts_share": _mean(_share(r.facts_held) for r in answerable),
+        "lead_facts": _mean(float(r.lead_holds_fact) for r in answerable),
         "abstention": _mean(float(r.answer.abstained) for r in unanswerable),
         "wrong_abstention": _mean(float(r.answer.abstained) for r in answerable),
         "flagged": _mean(float(r.answer.abstained or r.answer.hedged) for r in unanswerable),

@@ -230,7 +230,8 @@ def _mode(mode: str | None) -> ResponseMode | None:
 
 def _qa_table(report: dict[str, object]) -> str:
     names = [
-        "cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "abstention", "wrong_abstention", "flagged", "hedged",
+        "cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "lead_facts", "abstention", "wrong_abstention",
+        "flagged", "hedged",
     ]  # fmt: skip
     latency = report["latency_ms"]
     assert isinstance(latency, dict)

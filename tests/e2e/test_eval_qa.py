@@ -111,6 +111,10 @@ def test_eval_qa_scores_a_split_in_a_throw_away_store(tmp_path: Path) -> None:
     assert "fallbacks" not in report, "no model, so no answer of a model's fell back"
     assert report["hit@5"] == 1.0 and report["cited_recall@5"] == 1.0
     assert report["facts"] == 1.0, report["items"]
+    answered = [i for i in report["items"] if i["kind"] != "unanswerable"]
+    assert report["lead_facts"] == round(sum(i["lead_holds_fact"] for i in answered) / len(answered), 4)
+    assert first["lead_holds_fact"], "'We deploy the billing service every Tuesday at 10:00 UTC…' leads"
+    assert not report["items"][-1]["lead_holds_fact"], "an abstention leads with no fact"
     assert report["by_kind"]["followup"]["facts"] == 1.0
     assert report["abstention"] == 1.0 and report["wrong_abstention"] == 0.0, report["items"]
     assert 0 < report["latency_ms"]["p50"] <= report["latency_ms"]["p95"]
