@@ -142,9 +142,10 @@ class QaResult:
     def lead_holds_fact(self) -> bool:
         """Whether the answer's first line (what a reader takes for the answer before the
         quotes) holds at least one required fact; never for an abstention."""
-        return not self.answer.abstained and any(
-            holds(fact, lead_line(self.answer)) for fact in self.item.facts
-        )
+        if self.answer.abstained:
+            return False
+        lead = lead_line(self.answer)
+        return any(holds(fact, lead) for fact in self.item.facts)
 
     def as_json(self) -> dict[str, Any]:
         held = self.facts_held
