@@ -319,6 +319,13 @@ def innermost(prefix: str) -> str:
     return re.split(f"{re.escape(_PATH_SEPARATOR)}|{re.escape(_TITLE_SEPARATOR)}", prefix)[-1].strip()
 
 
+def section(prefix: str) -> str:
+    """The heading a chunk stands under, from its prefix ("Guide — Install > Linux" →
+    "Linux"); "" when the prefix is a title alone (a document without headings, or the text
+    before its first)."""
+    return innermost(prefix) if _PATH_SEPARATOR in prefix or _TITLE_SEPARATOR in prefix else ""
+
+
 def prefix(title: str, heading: str = "") -> str:
     """`Title — Heading > Path` on one line, cut to `PREFIX_PIECES` word pieces."""
     return _prefix(title, heading)

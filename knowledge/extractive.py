@@ -22,7 +22,15 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from knowledge.abstain import elsewhere
-from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode, closed_fences
+from knowledge.answer import (
+    HEDGE_NOTICE,
+    Answer,
+    Citation,
+    Fallback,
+    ResponseMode,
+    closed_fences,
+    distinct_names,
+)
 from knowledge.quotes import Kind, Unit, without_marker
 from knowledge.ranking import Ranking, Scored
 from knowledge.retrieval import Hit, Retrieval
@@ -327,7 +335,10 @@ def abstention(
             "Add the right document with “add this doc to your memory”, or enable another index."
         )
         if closest:
-            text += "\n\nNot an answer, but you might look at: " + ", ".join(_named(c) for c in closest) + "."
+            named = (
+                f"{name} ({c.index_name})" for c, name in zip(closest, distinct_names(closest), strict=True)
+            )
+            text += "\n\nNot an answer, but you might look at: " + ", ".join(named) + "."
     return Answer(
         text=text,
         citations=[],
@@ -383,10 +394,6 @@ def _see_also(relevant: Sequence[Scored], chosen: Sequence[Scored]) -> list[Scor
 def _quoted(citation: Citation) -> str:
     body = "\n".join(f"> {line}" if line else ">" for line in citation.text.split("\n"))
     return f"{body} [{citation.n}]"
-
-
-def _named(citation: Citation) -> str:
-    return f"{citation.name} ({citation.index_name})"
 
 
 def _distinct(hits: Sequence[Hit]) -> list[Hit]:

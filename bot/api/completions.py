@@ -60,6 +60,7 @@ def _node(citation: Citation, cited: bool) -> Json:
         "metadata": {
             "n": citation.n,
             "name": citation.name,
+            "section": citation.section or None,
             "url": citation.url,
             "author": citation.author,
             "index": citation.index_name,

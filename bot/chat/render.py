@@ -11,7 +11,7 @@ from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
-from knowledge.answer import Answer
+from knowledge.answer import Answer, distinct_names
 from knowledge.catalog import IndexListing
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
@@ -47,10 +47,11 @@ def render_answer(answer: Answer) -> str:
     if answer.citations:
         lines.append("")
         lines.append("Sources:")
-        for c in answer.citations:
+        for c, name in zip(answer.citations, distinct_names(answer.citations), strict=True):
+            under = f" › {c.section}" if c.section else ""
             by = f", {c.author}" if c.author else ""
             where = f" <{c.url}>" if c.url else ""
-            lines.append(f"  [{c.n}] {c.name}{where}{by}, added {age(c.time_added)} ({c.index_name})")
+            lines.append(f"  [{c.n}] {name}{under}{where}{by}, added {age(c.time_added)} ({c.index_name})")
     return "\n".join(lines)
 
 

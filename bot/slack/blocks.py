@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.chat.mrkdwn import defuse, escape, link
 from bot.chat.render import age
-from knowledge.answer import Answer, Citation
+from knowledge.answer import Answer, Citation, distinct_names
 
 Block = dict[str, Any]
 MARKDOWN_LIMIT = 12_000
@@ -45,8 +45,13 @@ def markdown_blocks(text: str) -> list[Block]:
     return [{"type": "markdown", "text": piece} for piece in split_text(defuse(text), MARKDOWN_LIMIT)]
 
 
-def source_block(citation: Citation, *, quote: bool) -> Block:
-    title = link(citation.url, citation.name) if citation.url else f"*{escape(citation.name)}*"
+def source_block(citation: Citation, *, quote: bool, name: str | None = None) -> Block:
+    """A source, numbered, under the name it is shown by (`distinct_names`; its own name
+    without one) and the heading its passage stands under, with its quote."""
+    name = name or citation.name
+    title = link(citation.url, name) if citation.url else f"*{escape(name)}*"
+    if citation.section:
+        title += f" › {escape(citation.section)}"
     facts = [f"added {age(citation.time_added)}", f"in {escape(citation.index_name)}"]
     if citation.author:
         facts.insert(0, f"by {escape(citation.author)}")
@@ -97,7 +102,11 @@ def tail_blocks(answer: Answer, answer_id: int | None) -> list[Block]:
     blocks: list[Block] = []
     if answer.citations:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "*Sources*"}]})
-        blocks.extend(source_block(c, quote=is_extractive(answer)) for c in answer.citations)
+        names = distinct_names(answer.citations)
+        blocks.extend(
+            source_block(c, quote=is_extractive(answer), name=name)
+            for c, name in zip(answer.citations, names, strict=True)
+        )
     if answer_id is not None and not answer.abstained:
         blocks.append(feedback_block(answer_id))
     return blocks
@@ -150,7 +159,7 @@ def answer_text(answer: Answer) -> str:
         body = escape(answer.text.strip())
     if len(body) > NOTIFICATION_LIMIT:
         body = body[: NOTIFICATION_LIMIT - 1].rsplit(" ", 1)[0] + "…"
-    names = list(dict.fromkeys(escape(c.name) for c in answer.citations))
+    names = list(dict.fromkeys(escape(name) for name in distinct_names(answer.citations)))
     if names:
         shown = ", ".join(names[:SOURCE_NAMES]) + (
             f" and {len(names) - SOURCE_NAMES} more" if len(names) > SOURCE_NAMES else ""

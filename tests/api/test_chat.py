@@ -137,6 +137,7 @@ async def test_an_answer_over_an_index_cites_its_sources(
     nodes = extra(answer, "source_nodes")
     assert nodes and "two minutes" in nodes[0]["text"]
     assert nodes[0]["metadata"]["name"] == "handbook.md" and nodes[0]["metadata"]["cited"] is True
+    assert nodes[0]["metadata"]["section"] == "Deployments", "the heading the passage stands under"
     assert isinstance(nodes[0]["doc_id"], int) and isinstance(nodes[0]["score"], float)
     [sent] = gpt.chat_requests
     system, user = sent.json["messages"][0]["content"], sent.json["messages"][-1]["content"]

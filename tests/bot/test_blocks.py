@@ -222,6 +222,37 @@ def test_a_source_block_fits_a_section_and_escapes_what_it_quotes() -> None:
     assert linked["text"]["text"].startswith("[2] <https://wiki.example.com/runbook|Runbook> — added")
 
 
+def test_sources_of_one_name_show_their_folders_and_each_its_section_escaped() -> None:
+    answer = Answer(
+        text="Here is what I found:\n> Set up logging. [1]",
+        citations=[
+            citation(1, "index.md", "Set up logging.", source="/d/httpx/docs/index.md", section="Logging"),
+            citation(
+                2,
+                "index.md",
+                "Logs go to stderr.",
+                source="/d/uvicorn/docs/index.md",
+                section="<!channel> & co",
+            ),
+            citation(3, "index.md", "Set the level.", source="/d/httpx/docs/index.md", document_id=1),
+        ],
+        mode=ResponseMode.SMART_FALLBACK,
+    )
+    [blocks] = answer_messages(answer, answer_id=7)
+    texts = block_texts(blocks)
+    assert "[1] *httpx/docs/index.md* › Logging — added" in texts
+    assert "[2] *uvicorn/docs/index.md* › &lt;!channel&gt; &amp; co — added" in texts
+    assert "[3] *httpx/docs/index.md* — added" in texts, "one document cited twice needs no folders"
+    assert "<!channel>" not in texts
+    assert answer_text(answer).endswith("\nSources: httpx/docs/index.md, uvicorn/docs/index.md")
+    linked = source_block(
+        citation(4, "Runbook", url="https://wiki.example.com/runbook", section="Paging"), quote=False
+    )
+    assert linked["text"]["text"].startswith(
+        "[4] <https://wiki.example.com/runbook|Runbook> › Paging — added"
+    )
+
+
 def test_the_delete_confirmation_has_a_danger_button_and_a_cancel_button() -> None:
     blocks = confirm_blocks("Delete the *eng* index?", "delete_index", "12")
     buttons = blocks[1]["elements"]

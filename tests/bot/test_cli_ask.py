@@ -21,13 +21,18 @@ def lore(argv: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captur
     return capsys.readouterr().out
 
 
-def test_two_files_of_one_name_are_told_apart_by_their_source(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # no .env from the developer's checkout
     monkeypatch.setenv("LORE_HOME", str(tmp_path / "lore"))
     for name in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("offline")
+def test_two_files_of_one_name_are_told_apart_by_their_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     billing, payroll = tmp_path / "billing", tmp_path / "payroll"
     for folder, text in (
         (
@@ -50,3 +55,30 @@ def test_two_files_of_one_name_are_told_apart_by_their_source(
     first = answer["citations"][0]
     assert first["name"] == "index.md" and "Tuesday" in first["text"]
     assert first["source"] == str((billing / "index.md").resolve()), "the file it came from, not its namesake"
+
+
+@pytest.mark.usefixtures("offline")
+def test_sources_of_one_name_are_shown_by_their_folders_and_sections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Several projects' docs added at once: every project has an `index.md`, and "[1]
+    index.md … [2] index.md" would not say which is which."""
+    for project, day in (("billing", "Tuesday"), ("payroll", "Friday")):
+        docs = tmp_path / "projects" / project / "docs"
+        docs.mkdir(parents=True)
+        (docs / "index.md").write_text(
+            f"# {project.title()}\n\nWhat the {project} service does.\n\n"
+            f"## Deploying\n\nThe {project} service is deployed every {day} by the deploy pipeline.\n"
+        )
+    lore(["ingest", str(tmp_path / "projects"), "--index", "team"], monkeypatch, capsys)
+    question = "Which day is the billing service deployed, and which day the payroll service?"
+
+    printed = lore(["ask", question, "--index", "team"], monkeypatch, capsys)
+    answer = json.loads(lore(["ask", question, "--index", "team", "--json"], monkeypatch, capsys))
+
+    sources = printed.split("Sources:\n", 1)[1]
+    assert "billing/docs/index.md › Deploying, added" in sources
+    assert "payroll/docs/index.md › Deploying, added" in sources
+    cited = {c["source"]: c for c in answer["citations"]}
+    assert {Path(s).parts[-3] for s in cited} >= {"billing", "payroll"}
+    assert all(c["name"] == "index.md" and c["section"] == "Deploying" for c in cited.values())

@@ -60,7 +60,9 @@ async def test_extractive_answer_quotes_and_cites(stack: Stack) -> None:
     assert len(first.text) < len(HANDBOOK)  # trimmed to the sentences that answer
     shape = answer.as_json()
     assert set(shape) == {"answer", "mode", "abstained", "fallback", "citations", "confidence"}
-    assert set(shape["citations"][0]) == {"n", "name", "url", "source", "text", "score"}  # type: ignore[index]
+    assert set(shape["citations"][0]) == {"n", "name", "url", "source", "section", "text", "score"}  # type: ignore[index]
+    assert first.section == "Deployments", "the heading its passage stands under"
+    assert shape["citations"][0]["section"] == "Deployments"  # type: ignore[index]
     assert first.source == "https://wiki.example.com/handbook", "what the document was added from"
     assert 0.0 <= answer.confidence <= 1.0  # type: ignore[operator]
     lead = answer.text.split("\n", 1)[0]
