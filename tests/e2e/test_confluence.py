@@ -102,7 +102,7 @@ def test_connect_sync_enable_and_answer_with_a_citation(
     answer = said.split("Enabled the confluence index (a shared index you created) here.", 1)[1]
     deploy_url = f"{fake.base_url}/spaces/ENG/pages/{pages.deploy}/Deploy"
     assert "blue-green pipeline" in answer
-    assert f"] Deploy <{deploy_url}>, Ada Lovelace" in answer, answer
+    assert f"] Deploy › Deploying the API <{deploy_url}>, Ada Lovelace" in answer, answer  # page › section
     assert "(confluence)" in answer
     assert TOKEN not in connected.stdout + connected.stderr + said + session.stderr
     print(connected.stdout + said)  # the session, for `pytest -s`
