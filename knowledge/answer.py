@@ -15,6 +15,7 @@ from datetime import datetime
 
 from knowledge.chunking import section
 from knowledge.context import Message, source_block
+from knowledge.documents import names_apart
 from knowledge.retrieval import Hit
 
 
@@ -109,44 +110,9 @@ def _section(hit: Hit) -> str:
 
 
 def distinct_names(citations: Sequence[Citation]) -> list[str]:
-    """Each citation's document name, with as many of the folders it lies in (the last parts
-    of its `source`: a path, or a URL without its scheme) as tell it apart from the other
-    documents of that name among `citations`: "httpx/docs/index.md" beside
-    "uvicorn/docs/index.md" where several projects' docs were added, "Install (ops)" beside
-    "Install (dev)" for pages named by their titles. A document cited twice is one document;
-    where no number of folders tells them all apart, the names alone."""
-    sources: dict[str, dict[tuple[int | None, int], str]] = {}
-    for c in citations:
-        sources.setdefault(c.name, {})[(c.index_id, c.document_id)] = c.source
-    shown: dict[tuple[int | None, int], str] = {}
-    for name, documents in sources.items():
-        folders = {key: _folders(source) for key, source in documents.items()}
-        depth = next(
-            (
-                depth
-                for depth in range(1, max(map(len, folders.values()), default=0) + 1)
-                if len({tuple(f[-depth:]) for f in folders.values()}) == len(folders)
-            ),
-            None,
-        )
-        for key, parts in folders.items():
-            where = "/".join(parts[-depth:]) if depth and len(folders) > 1 else ""
-            if not where:
-                shown[key] = name
-            elif _parts(documents[key])[-1:] == [name]:  # a file under its own name: its path
-                shown[key] = f"{where}/{name}"
-            else:
-                shown[key] = f"{name} ({where})"
-    return [shown[(c.index_id, c.document_id)] for c in citations]
-
-
-def _folders(source: str) -> list[str]:
-    """The folders of a path or URL, outermost first ("https://a.io/docs/x.html" → a.io, docs)."""
-    return _parts(source)[:-1]
-
-
-def _parts(source: str) -> list[str]:
-    return [part for part in re.split(r"[/\\]+", source.split("://", 1)[-1]) if part]
+    """Each citation's document name, told apart from its namesakes among `citations` by
+    their folders (`knowledge.documents.names_apart`); a document cited twice is one."""
+    return names_apart([(c.name, c.source) for c in citations])
 
 
 HEDGE_NOTICE = "I'm not sure the documents answer exactly this: check the sources."

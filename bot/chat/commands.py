@@ -315,7 +315,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         Forget,
-        "Remove a document (by name, URL or id), or a site or Confluence with all its pages",
+        "Remove a document (by name, URL, id or part of its name; words that name several remove "
+        "none and list them), or a site or Confluence with all its pages",
         ("forget report.pdf", "forget docs.example.com"),
         KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
         Section.DOCUMENTS,

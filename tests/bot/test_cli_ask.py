@@ -82,3 +82,28 @@ def test_sources_of_one_name_are_shown_by_their_folders_and_sections(
     cited = {c["source"]: c for c in answer["citations"]}
     assert {Path(s).parts[-3] for s in cited} >= {"billing", "payroll"}
     assert all(c["name"] == "index.md" and c["section"] == "Deploying" for c in cited.values())
+
+
+@pytest.mark.usefixtures("offline")
+def test_forgetting_a_name_two_documents_share_forgets_neither(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for project in ("billing", "payroll"):
+        docs = tmp_path / "projects" / project / "docs"
+        docs.mkdir(parents=True)
+        (docs / "index.md").write_text(f"# {project.title()}\n\nWhat the {project} service does.\n")
+    lore(["ingest", str(tmp_path / "projects"), "--index", "team"], monkeypatch, capsys)
+
+    monkeypatch.setattr(sys, "argv", ["lore", "forget", "team", "index.md"])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    said = capsys.readouterr()
+
+    assert ended.value.code not in (0, None)
+    assert "“index.md” matches 2 documents in the team index, so I forgot none of them" in said.err + said.out
+    assert (
+        "billing/docs/index.md (id " in said.err + said.out
+        and "payroll/docs/index.md (id " in said.err + said.out
+    )
+    listed = lore(["docs", "team"], monkeypatch, capsys)
+    assert listed.count("index.md") == 2, "both are still there"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from io import StringIO
 from pathlib import Path
@@ -84,6 +85,21 @@ async def test_a_folder_added_in_a_channel_answers_with_sources(terminal: Termin
     listing = await terminal.type("list indexes")
     assert "⭐ eng (channel) — 2 documents, 2 passages" in listing
     assert "personal" not in listing  # not in a channel, even for its owner
+
+
+async def test_forgetting_a_reference_that_names_several_documents_forgets_none(terminal: Terminal) -> None:
+    await terminal.type("/in #eng", "add ./notes to your memory")
+
+    careless = await terminal.type("forget .md")  # the part of a name both share
+
+    assert "“.md” matches 2 documents in the eng index, so I forgot none of them:" in careless
+    ids = {name: int(number) for name, number in re.findall(r"(\w+\.md) \(id (\d+)\)", careless)}
+    assert set(ids) == {"deploy.md", "oncall.md"}
+    assert "2 documents, 2 passages" in await terminal.type("list indexes")
+    assert "Forgot oncall.md (from the eng index)." in await terminal.type(f"forget {ids['oncall.md']}")
+    one = await terminal.type("forget deploy")  # a part of a name that names one document is enough
+    assert "Forgot deploy.md (from the eng index)." in one
+    assert "The eng index is empty." in await terminal.type("what's in your memory?")
 
 
 async def test_bob_cannot_see_alices_personal_documents(terminal: Terminal) -> None:

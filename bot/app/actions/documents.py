@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from bot.app.actions.errors import refused
+from bot.app.actions.errors import Ambiguous, refused
 from bot.app.actions.indexes import IndexActions
 from knowledge.documents import find_documents
 from knowledge.errors import IngestError
@@ -124,9 +124,15 @@ class DocumentActions:
         return await asyncio.to_thread(self._services.documents.list_ready, index.id, limit=limit)
 
     async def forget(self, place: Place, index: IndexRef, reference: str) -> list[DocumentRef]:
-        """Remove the documents of `index` that `reference` names (id, URL, name); the
-        documents removed ([] when none matches)."""
+        """Remove the document of `index` that `reference` names (id, URL, name, or part of
+        a name); the documents removed ([] when none matches). A reference that names several
+        removes none (`Ambiguous` says which they are): "forget a" would forget every document
+        whose name holds an "a", and "forget index.md" every project's."""
         found = await find_documents(self._services.documents, index, reference)
+        if len(found) > 1:
+            if not allowed(Action.SEARCH, index.facts, place):
+                raise refused(Action.FORGET, index)
+            raise Ambiguous(reference, index, found)
         return await self.remove(place, index, found)
 
     async def remove(

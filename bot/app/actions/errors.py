@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from knowledge.catalog import NotAllowed
+from knowledge.documents import names_apart
+from knowledge.errors import KnowledgeError
 from storage.access import Action
-from storage.records import IndexRef
+from storage.records import DocumentRef, IndexRef
 from storage.values import Scope
 
 CONNECTORS = (
@@ -31,3 +35,23 @@ def refused(action: Action, index: IndexRef) -> NotAllowed:
             + ("remove it" if action == Action.FORGET else "change its sources")
         )
     return NotAllowed(f"the {name} index can't be used from here")
+
+
+AMBIGUOUS_SHOWN = 10
+
+
+class Ambiguous(KnowledgeError):
+    """A reference to forget that names several documents: none is forgotten, and the
+    message names them apart with their ids, which name one each."""
+
+    def __init__(self, reference: str, index: IndexRef, documents: Sequence[DocumentRef]) -> None:
+        first = documents[:AMBIGUOUS_SHOWN]
+        names = names_apart([(d.name, d.source_key) for d in first])
+        more = len(documents) - len(first)
+        shown = ", ".join(f"{name} (id {d.id})" for name, d in zip(names, first, strict=True)) + (
+            f" and {more} more" if more > 0 else ""
+        )
+        super().__init__(
+            f"“{reference.strip()}” matches {len(documents)} documents in the {index.name} index, so I "
+            f"forgot none of them: {shown}. Say which one by its id, like “forget {documents[0].id}”"
+        )
