@@ -13,6 +13,7 @@ from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
 from knowledge.answer import Answer, distinct_names
 from knowledge.catalog import IndexListing
+from knowledge.documents import names_apart
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
@@ -72,11 +73,11 @@ def render_documents(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
     if not documents:
         return f"The {index.name} index is empty."
     lines = [f"{len(documents)} documents in {index.name}:"]
-    for d in documents:
+    for d, name in zip(documents, _names(documents), strict=True):
         by = f" by {d.author}" if d.author else ""
         where = f" <{d.url}>" if d.url else ""
         lines.append(
-            f"  {d.id:>5}  {d.name}{where}{by} ({d.mime_type}, {d.chunk_count} chunks, added {age(d.time_added)})"
+            f"  {d.id:>5}  {name}{where}{by} ({d.mime_type}, {d.chunk_count} chunks, added {age(d.time_added)})"
         )
     return "\n".join(lines)
 
@@ -101,11 +102,16 @@ def render_documents_md(index: IndexRef, documents: Sequence[DocumentRef]) -> st
             f"The *{escape(index.name)}* index is empty. Attach a file and say “add this doc to your memory”."
         )
     lines = [f"Documents in the *{escape(index.name)}* index:"]
-    for d in documents:
-        name = link(d.url, d.name) if d.url else escape(d.name)
+    for d, shown in zip(documents, _names(documents), strict=True):
+        name = link(d.url, shown) if d.url else escape(shown)
         by = f" by {escape(d.author)}" if d.author else ""
         lines.append(f"• {name}{by} — {escape(d.mime_type)}, added {age(d.time_added)}")
     return "\n".join(lines)
+
+
+def _names(documents: Sequence[DocumentRef]) -> list[str]:
+    """Their names, namesakes told apart by their folders (`names_apart`)."""
+    return names_apart([(d.name, d.source_key) for d in documents])
 
 
 QUESTION_LIMIT = 200

@@ -96,6 +96,8 @@ async def test_forgetting_a_reference_that_names_several_documents_forgets_none(
     ids = {name: int(number) for name, number in re.findall(r"(\w+\.md) \(id (\d+)\)", careless)}
     assert set(ids) == {"deploy.md", "oncall.md"}
     assert "2 documents, 2 passages" in await terminal.type("list indexes")
+    listed = await terminal.type("what's in your memory?")
+    assert "• deploy.md — text/markdown" in listed, "a name no other document has is shown alone"
     assert "Forgot oncall.md (from the eng index)." in await terminal.type(f"forget {ids['oncall.md']}")
     one = await terminal.type("forget deploy")  # a part of a name that names one document is enough
     assert "Forgot deploy.md (from the eng index)." in one
