@@ -33,7 +33,8 @@ def names_apart(documents: Sequence[tuple[str, str]]) -> list[str]:
         sources.setdefault(name, {})[source] = None
     shown: dict[tuple[str, str], str] = {}
     for name, namesakes in sources.items():
-        folders = [_parts(source)[:-1] for source in namesakes]
+        paths = [_parts(source) for source in namesakes]
+        folders = [path[:-1] for path in paths]
         depth = next(
             (
                 depth
@@ -42,11 +43,11 @@ def names_apart(documents: Sequence[tuple[str, str]]) -> list[str]:
             ),
             0,
         )
-        for source, parts in zip(namesakes, folders, strict=True):
-            where = "/".join(parts[-depth:]) if depth and len(namesakes) > 1 else ""
+        for source, path in zip(namesakes, paths, strict=True):
+            where = "/".join(path[:-1][-depth:]) if depth and len(namesakes) > 1 else ""
             if not where:
                 shown[name, source] = name
-            elif _parts(source)[-1:] == [name]:  # a file under its own name: its path
+            elif path[-1:] == [name]:  # a file under its own name: its path
                 shown[name, source] = f"{where}/{name}"
             else:
                 shown[name, source] = f"{name} ({where})"
