@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from knowledge.chunking import section
-from knowledge.context import Message, source_block
+from knowledge.context import Message, source_blocks
 from knowledge.documents import names_apart
 from knowledge.retrieval import Hit
 
@@ -241,7 +241,7 @@ def build_prompt(
         system += f"\n\n{instructions.strip()}"
     content = question
     if hits:
-        blocks = "\n".join(source_block(n, hit) for n, hit in enumerate(hits, start=1))
+        blocks = "\n".join(source_blocks(hits))
         content = f"<sources>\n{blocks}\n</sources>\n\nQuestion: {question}"
     return [{"role": "system", "content": system}, *history, {"role": "user", "content": content}]
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from knowledge.documents import names_apart
 from knowledge.errors import BudgetError, QuestionError
 from knowledge.retrieval import Hit
 from knowledge.tokens import TiktokenCounter, message_text
@@ -98,20 +99,41 @@ def select_hits(hits: Sequence[Hit], budget_tokens: int, counter: TiktokenCounte
     counter = counter or TiktokenCounter()
     chosen: list[Hit] = []
     spent = 0
-    for hit in hits:
-        cost = counter.count(source_block(len(chosen) + 1, hit))
+    # Names told apart among every candidate are never shorter than among those chosen.
+    for hit, name in zip(hits, _names(hits), strict=True):
+        cost = counter.count(source_block(len(chosen) + 1, hit, name))
         if spent + cost <= budget_tokens:
             chosen.append(hit)
             spent += cost
     return chosen
 
 
-def source_block(number: int, hit: Hit) -> str:
-    """How a hit is shown to the model: numbered and titled, in a block of its own whose
-    delimiters its text cannot forge (they are escaped inside it)."""
-    title = escape_source(hit.heading or hit.document.name).replace('"', "'")
+def source_block(number: int, hit: Hit, name: str | None = None) -> str:
+    """How a hit is shown to the model: numbered, titled by its heading and named by its
+    document (`name`, told apart from its namesakes by `source_blocks`), in a block of its
+    own whose delimiters its text cannot forge (they are escaped inside it)."""
+    name = name or hit.document.name
+    title = hit.heading or name
+    document = f' document="{_attribute(name)}"' if name != title else ""
     url = f' url="{escape_source(hit.document.url).replace(chr(34), "%22")}"' if hit.document.url else ""
-    return f'<source n="{number}" title="{title}"{url}>\n{escape_source(hit.text)}\n</source>'
+    return f'<source n="{number}" title="{_attribute(title)}"{document}{url}>\n{escape_source(hit.text)}\n</source>'
+
+
+def source_blocks(hits: Sequence[Hit]) -> list[str]:
+    """Each hit's source block, numbered from 1, its document named as the user sees it
+    among these sources: "billing/docs/index.md" beside "payroll/docs/index.md"."""
+    return [
+        source_block(n, hit, name)
+        for n, (hit, name) in enumerate(zip(hits, _names(hits), strict=True), start=1)
+    ]
+
+
+def _names(hits: Sequence[Hit]) -> list[str]:
+    return names_apart([(hit.document.name, hit.document.source_key) for hit in hits])
+
+
+def _attribute(text: str) -> str:
+    return escape_source(text).replace('"', "'")
 
 
 _DELIMITER = re.compile(r"<(\s*/?\s*sources?)\b", re.IGNORECASE)

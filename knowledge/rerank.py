@@ -18,7 +18,7 @@ import logging
 import re
 from dataclasses import dataclass, replace
 
-from knowledge.context import source_block
+from knowledge.context import source_blocks
 from knowledge.errors import LLMUnavailable
 from knowledge.llm import ChatModel, Message
 from knowledge.ranking import Ranking, Scored
@@ -73,8 +73,9 @@ def _head(ranking: Ranking, depth: int, budget_tokens: int | None) -> list[Score
     counter = TiktokenCounter()
     head: list[Scored] = []
     spent = 0
-    for n, passage in enumerate(ranking.passages[: max(depth, 0)], start=1):
-        spent += counter.count(source_block(n, passage.hit))
+    passages = ranking.passages[: max(depth, 0)]
+    for passage, block in zip(passages, source_blocks([p.hit for p in passages]), strict=True):
+        spent += counter.count(block)
         if budget_tokens is not None and spent > budget_tokens:
             break
         head.append(passage)
@@ -82,7 +83,7 @@ def _head(ranking: Ranking, depth: int, budget_tokens: int | None) -> list[Score
 
 
 def rerank_prompt(question: str, ranking: Ranking, depth: int) -> list[Message]:
-    blocks = "\n".join(source_block(n, p.hit) for n, p in enumerate(ranking.passages[:depth], start=1))
+    blocks = "\n".join(source_blocks([p.hit for p in ranking.passages[:depth]]))
     return [
         {"role": "system", "content": RERANK_PROMPT},
         {"role": "user", "content": f"<sources>\n{blocks}\n</sources>\n\nQuestion: {question}"},

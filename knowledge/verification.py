@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from knowledge.citations import cited_claims, short
-from knowledge.context import source_block
+from knowledge.context import source_blocks
 from knowledge.errors import LLMUnavailable
 from knowledge.llm import ChatModel, Message
 from knowledge.retrieval import Hit
@@ -94,7 +94,8 @@ def claims_of(reply: str, count: int, *, general_allowed: bool = False) -> list[
 def verify_prompt(found: Sequence[Claim], passages: Sequence[Hit]) -> list[Message]:
     """The sources the claims cite (with their numbers in the answer), then the claims."""
     cited = sorted({n for claim in found for n in claim.cites})
-    sources = "\n".join(source_block(n, passages[n - 1]) for n in cited)
+    blocks = source_blocks(passages)  # named as in the answer's prompt
+    sources = "\n".join(blocks[n - 1] for n in cited)
     listed = "\n".join(
         f'<claim n="{n}" cites="{",".join(map(str, claim.cites))}">{_escaped(claim.text)}</claim>'
         for n, claim in enumerate(found, start=1)

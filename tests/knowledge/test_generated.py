@@ -5,6 +5,7 @@ sources are data the model cannot be steered by."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -195,3 +196,22 @@ async def test_the_models_own_knowledge_is_labelled_in_the_modes_that_ask_for_it
         replace(request, mode=ResponseMode.LLM_PRIORITY, messages=[{"role": "user", "content": "Rollbacks?"}])
     )
     assert cited.notices == [] and cited.citations[0].name == "handbook.md", "all of it rests on a source"
+
+
+async def test_the_model_is_shown_namesakes_apart_as_the_user_is(stack: Stack, llm: FakeOpenAI) -> None:
+    index = stack.index()
+    for project, day in (("billing", "Tuesday"), ("payroll", "Thursday")):
+        text = f"## Deploying\n\nThe {project} service is deployed every {day}; a rollback takes two minutes."
+        source = replace(md("index.md", text), source_key=f"/srv/{project}/docs/index.md")
+        await stack.ingestor.add(index, source)
+    llm.enqueue(Reply("Every Tuesday [1]."))
+    question = "When is the service deployed?"
+    await stack.knowledge(small_model(llm)).ask(
+        Request([stack.fresh(index)], [{"role": "user", "content": question}])
+    )
+    user = llm.chat_requests[0].messages[-1]["content"]
+    shown = re.findall(r'<source n="\d+" title="([^"]*)" document="([^"]*)">\n(\w+ \w+)', user)
+    assert sorted(shown) == [
+        ("index.md — Deploying", "billing/docs/index.md", "The billing"),
+        ("index.md — Deploying", "payroll/docs/index.md", "The payroll"),
+    ], user
