@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.lore-installed
+# Test processes: one per core (`make test TEST_WORKERS=0` runs the suite in this one).
+TEST_WORKERS ?= auto
 
 .PHONY: run test lint bench install clean
 
@@ -19,7 +21,7 @@ run: $(STAMP)
 	$(BIN)/lore run
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

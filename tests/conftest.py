@@ -33,13 +33,16 @@ LEAKY_VARIABLES = frozenset(name.upper() for name in Settings.model_fields) | {
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark tests by the servers they ask for, so `-m` can leave them out."""
+    """Mark tests by the servers they ask for, so `-m` can leave them out; then put the long
+    ones (end-to-end or slow) first, so that parallel workers (`make test` runs `-n auto`)
+    start them at once and finish together on the many short ones."""
     for item in items:
         names = getattr(item, "fixturenames", ())
         if "postgres_admin_url" in names:
             item.add_marker(pytest.mark.postgres)
         if "chroma_server" in names:
             item.add_marker(pytest.mark.chroma_server)
+    items.sort(key=lambda item: not (item.get_closest_marker("e2e") or item.get_closest_marker("slow")))
 
 
 @pytest.fixture(scope="session", autouse=True)

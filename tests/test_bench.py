@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
 
+@pytest.mark.slow
 def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     run = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--out", str(tmp_path)],

@@ -127,6 +127,7 @@ def off_machine(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     return tried
 
 
+@pytest.mark.slow
 async def test_no_server_errors_and_responses_as_documented(
     llm_api: LoreApi, target: dict[str, Any], off_machine: list[object]
 ) -> None:
