@@ -157,7 +157,9 @@ class LocalEmbedder:
             # Between runs the model's threads sleep rather than spin: spinning kept the cores
             # busy for nothing while the event loop, SQL and Chroma waited for them, and two
             # processes embedding at once (`lore run` and `lore worker`) took 40 s where
-            # sleeping takes 28 (an alone run's wall time the same, a fifth less CPU).
+            # sleeping takes 28. Alone, embedding takes a fifth less CPU in the same time; a
+            # `lore ask` process, whose few short runs each wake the threads, about 6% longer.
+            # ("session.force_spinning_stop", spinning within a run only, was no faster.)
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.log_severity_level = 3
             options.enable_mem_pattern = self._shapes.memory_pattern
