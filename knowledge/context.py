@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from knowledge.documents import names_apart
+from knowledge.documents import document_names
 from knowledge.errors import BudgetError, QuestionError
 from knowledge.retrieval import Hit
 from knowledge.tokens import TiktokenCounter, message_text
@@ -129,7 +129,7 @@ def source_blocks(hits: Sequence[Hit]) -> list[str]:
 
 
 def _names(hits: Sequence[Hit]) -> list[str]:
-    return names_apart([(hit.document.name, hit.document.source_key) for hit in hits])
+    return document_names([hit.document for hit in hits])
 
 
 def _attribute(text: str) -> str:

@@ -54,6 +54,11 @@ def names_apart(documents: Sequence[tuple[str, str]]) -> list[str]:
     return [shown[name, source] for name, source in documents]
 
 
+def document_names(documents: Sequence[DocumentRef]) -> list[str]:
+    """`names_apart` of stored documents, by their sources."""
+    return names_apart([(d.name, d.source_key) for d in documents])
+
+
 def _parts(source: str) -> list[str]:
     """The parts of a path or URL, outermost first ("https://a.io/docs/x.html" → a.io, docs,
     x.html)."""

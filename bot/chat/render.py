@@ -13,7 +13,7 @@ from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
 from knowledge.answer import Answer, distinct_names
 from knowledge.catalog import IndexListing
-from knowledge.documents import names_apart
+from knowledge.documents import document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
@@ -73,7 +73,7 @@ def render_documents(index: IndexRef, documents: Sequence[DocumentRef]) -> str:
     if not documents:
         return f"The {index.name} index is empty."
     lines = [f"{len(documents)} documents in {index.name}:"]
-    for d, name in zip(documents, _names(documents), strict=True):
+    for d, name in zip(documents, document_names(documents), strict=True):
         by = f" by {d.author}" if d.author else ""
         where = f" <{d.url}>" if d.url else ""
         lines.append(
@@ -102,16 +102,11 @@ def render_documents_md(index: IndexRef, documents: Sequence[DocumentRef]) -> st
             f"The *{escape(index.name)}* index is empty. Attach a file and say “add this doc to your memory”."
         )
     lines = [f"Documents in the *{escape(index.name)}* index:"]
-    for d, shown in zip(documents, _names(documents), strict=True):
+    for d, shown in zip(documents, document_names(documents), strict=True):
         name = link(d.url, shown) if d.url else escape(shown)
         by = f" by {escape(d.author)}" if d.author else ""
         lines.append(f"• {name}{by} — {escape(d.mime_type)}, added {age(d.time_added)}")
     return "\n".join(lines)
-
-
-def _names(documents: Sequence[DocumentRef]) -> list[str]:
-    """Their names, namesakes told apart by their folders (`names_apart`)."""
-    return names_apart([(d.name, d.source_key) for d in documents])
 
 
 QUESTION_LIMIT = 200

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from knowledge.catalog import NotAllowed
-from knowledge.documents import names_apart
+from knowledge.documents import document_names
 from knowledge.errors import KnowledgeError
 from storage.access import Action
 from storage.records import DocumentRef, IndexRef
@@ -46,7 +46,7 @@ class Ambiguous(KnowledgeError):
 
     def __init__(self, reference: str, index: IndexRef, documents: Sequence[DocumentRef]) -> None:
         first = documents[:AMBIGUOUS_SHOWN]
-        names = names_apart([(d.name, d.source_key) for d in first])
+        names = document_names(first)
         more = len(documents) - len(first)
         shown = ", ".join(f"{name} (id {d.id})" for name, d in zip(names, first, strict=True)) + (
             f" and {more} more" if more > 0 else ""
