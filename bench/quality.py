@@ -428,9 +428,7 @@ def lore_ask_latency(home: Path, quick: bool) -> dict[str, Any]:
         : QUICK_QUESTIONS if quick else LORE_ASK_QUESTIONS
     ]
     lore = Path(sys.executable).with_name("lore")
-    command = (
-        [str(lore)] if lore.exists() else [sys.executable, "-c", "from bot.cli.main import main; main()"]
-    )
+    command = [str(lore)] if lore.exists() else [sys.executable, "-c", "from bot.cli import main; main()"]
     ignored = ("DATABASE_URL", "CHROMA_HOST", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SLACK_BOT_TOKEN")
     env = {k: v for k, v in os.environ.items() if k not in ignored} | {"LORE_HOME": str(home)}
     seconds = []

@@ -49,7 +49,7 @@ _EXPORTS = {
     "Refused": "knowledge.sources.fetch",
     "IndexingJobs": "knowledge.sources.jobs",
     "Schedule": "knowledge.sources.jobs",
-    "Connections": "knowledge.sources.connectors",
+    "Connections": "knowledge.sources.connectors.service",
     "Credentials": "knowledge.sources.connectors",
     "FolderSpec": "knowledge.sources.connectors",
 }
@@ -101,7 +101,8 @@ if TYPE_CHECKING:
     from knowledge.metadata import DocumentFacts
     from knowledge.retrieval import Hit, Retriever
     from knowledge.settings import KnowledgeSettings
-    from knowledge.sources.connectors import Connections, Credentials, FolderSpec
+    from knowledge.sources.connectors import Credentials, FolderSpec
+    from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import AllowList, Fetcher, FetchError, Refused
     from knowledge.sources.jobs import IndexingJobs, Schedule
 

@@ -17,12 +17,43 @@ def test_import_contracts_hold() -> None:
     assert "5 kept, 0 broken" in result.stdout
 
 
-def test_the_cli_starts_without_the_file_parsers() -> None:
-    """The PDF, HTML and Office libraries load when a file of their type is read, not with
-    every command (`lore ask` and `lore --help` would pay a fifth of a second for them)."""
-    probe = "import sys, bot.cli.main; print(sorted(m for m in ('pypdf', 'trafilatura', 'docx', 'pptx') if m in sys.modules))"
+def test_the_cli_starts_without_what_its_commands_seldom_need() -> None:
+    """The PDF, HTML and Office libraries load when a file of their type is read; the crawler
+    (aiohttp), the job worker (APScheduler) and Alembic when a command fetches, runs jobs or
+    has migrations to apply; not with every command (`lore ask` and `lore --help` would pay
+    about a second for them)."""
+    heavy = (
+        "pypdf",
+        "trafilatura",
+        "docx",
+        "pptx",
+        "aiohttp",
+        "apscheduler",
+        "alembic",
+        "knowledge.sources.fetch",
+    )
+    probe = f"import sys, bot.cli.main; print(sorted(m for m in {heavy!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_the_lore_command_freezes_what_its_import_built() -> None:
+    """`lore` imports the command line with the collector paused, and what the import built is
+    frozen out of its sight; collection is back on for the command itself."""
+    probe = (
+        "import gc, sys\n"
+        "from bot.cli import main\n"
+        "sys.argv = ['lore', '--help']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert "Usage" in result.stdout
+    frozen, enabled = result.stderr.split()
+    assert int(frozen) > 100_000
+    assert enabled == "True"

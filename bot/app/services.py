@@ -1,7 +1,9 @@
 """The composition root: builds every long-lived object from `Settings`, once.
 
 Nothing else constructs engines, clients or embedders; the CLI, the Slack app, the shell
-and the HTTP API all receive a `Services`.
+and the HTTP API all receive a `Services`. What only fetching serves (connectors, indexing
+jobs, the crawler's allow-list) is built on first use, so that a command that fetches
+nothing, like `lore ask`, does not import the crawler, aiohttp and the connectors.
 """
 
 from __future__ import annotations
@@ -18,27 +20,24 @@ from knowledge.extraction.sandbox import DocumentReader
 from knowledge.ingest import Ingestor
 from knowledge.llm import OpenAIChatModel
 from knowledge.retrieval import Retriever
-from knowledge.sources.connectors.service import ClientLimits, Connections
-from knowledge.sources.fetch import AllowList, Resolve, system_resolve
-from knowledge.sources.jobs import IndexingJobs
 from knowledge.tokens import configure_cache
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
 from storage.repositories.answers import AnswerRepository
-from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
-from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
-from storage.secrets import SecretBox
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from knowledge.sources.connectors.service import Connections
+    from knowledge.sources.fetch import AllowList, Resolve
+    from knowledge.sources.jobs import IndexingJobs
 
 
 @dataclass
@@ -56,11 +55,47 @@ class Services:
     retriever: Retriever
     knowledge: Knowledge
     sources: SourceRepository
-    jobs: IndexingJobs
-    connections: Connections
     answers: AnswerRepository
     deliveries: EventLog
     """Slack deliveries already handled (each event is acted on once, across restarts)."""
+    resolve: Resolve | None = None
+    """How fetches and connectors look host names up: None for the system's resolver (tests
+    pass one that never uses DNS)."""
+
+    @cached_property
+    def allow(self) -> AllowList:
+        """The private hosts fetching may reach (`LORE_CRAWL_ALLOW`; none by default)."""
+        from knowledge.sources.fetch import AllowList
+
+        return AllowList.parse(self.settings.lore_crawl_allow)
+
+    @cached_property
+    def jobs(self) -> IndexingJobs:
+        """Indexing jobs: crawls and connector syncs, queued in SQL."""
+        from knowledge.sources.jobs import IndexingJobs
+        from storage.repositories.jobs import JobRepository
+
+        return IndexingJobs(JobRepository(self.db), self.sources, self.indexes, self.ingestor, self.allow)
+
+    @cached_property
+    def connections(self) -> Connections:
+        """Connections to connectors; credentials are sealed with LORE_SECRET_KEY when it is set."""
+        from knowledge.sources.connectors.service import ClientLimits, Connections
+        from knowledge.sources.fetch import system_resolve
+        from storage.repositories.connections import ConnectionRepository
+        from storage.secrets import SecretBox
+
+        key = self.settings.lore_secret_key
+        box = SecretBox(key.get_secret_value()) if key is not None else None
+        limits = ClientLimits(
+            timeout=self.settings.lore_crawl_timeout_seconds, max_bytes=self.settings.max_file_bytes
+        )
+        return Connections(
+            ConnectionRepository(self.db, box),
+            self.allow,
+            resolve=self.resolve or system_resolve,
+            limits=limits,
+        )
 
     @cached_property
     def actions(self) -> Actions:
@@ -76,9 +111,7 @@ class Services:
         self.db.dispose()
 
 
-def build_services(
-    settings: Settings, *, migrate: bool = True, resolve: Resolve = system_resolve
-) -> Services:
+def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve | None = None) -> Services:
     """Open the database (migrating it), the vector store, the embedder and the LLM client.
     `resolve` is how connectors look host names up (tests pass one that never uses DNS)."""
     settings.lore_home.mkdir(parents=True, exist_ok=True)
@@ -98,9 +131,6 @@ def build_services(
         reader=DocumentReader(settings.extraction_limits),
         max_table_chunks=settings.lore_max_table_chunks,
     )
-    sources = SourceRepository(db)
-    allow = AllowList.parse(settings.lore_crawl_allow)
-    jobs = IndexingJobs(JobRepository(db), sources, indexes, ingestor, allow)
     return Services(
         settings=settings,
         db=db,
@@ -119,20 +149,11 @@ def build_services(
             window=settings.llm_context_window,
             spec=AnswerSpec(llm_rerank=settings.llm_rerank, llm_verify=settings.llm_verify),
         ),
-        sources=sources,
-        jobs=jobs,
-        connections=build_connections(settings, db, allow, resolve),
+        sources=SourceRepository(db),
         answers=AnswerRepository(db),
         deliveries=EventLog(db),
+        resolve=resolve,
     )
-
-
-def build_connections(settings: Settings, db: Database, allow: AllowList, resolve: Resolve) -> Connections:
-    """Connections to connectors; credentials are sealed with LORE_SECRET_KEY when it is set."""
-    key = settings.lore_secret_key
-    box = SecretBox(key.get_secret_value()) if key is not None else None
-    limits = ClientLimits(timeout=settings.lore_crawl_timeout_seconds, max_bytes=settings.max_file_bytes)
-    return Connections(ConnectionRepository(db, box), allow, resolve=resolve, limits=limits)
 
 
 def build_vector_store(settings: Settings) -> ChromaVectorStore:

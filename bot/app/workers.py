@@ -17,7 +17,7 @@ from bot.app.services import Services
 from bot.app.settings import Settings
 from knowledge.sources.connectors.registry import CONNECTORS
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
-from knowledge.sources.fetch import AllowList, Fetcher
+from knowledge.sources.fetch import Fetcher
 from knowledge.sources.jobs import JobRunner, JobWorker, SourceSync, worker_name
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def build_worker(
     services: Services, *, worker: str | None = None, more: MoreSyncs | None = None
 ) -> tuple[JobWorker, str]:
     settings = services.settings
-    allow = AllowList.parse(settings.lore_crawl_allow)
+    allow = services.allow
 
     def make_crawler(options: Mapping[str, object]) -> Crawler:
         from knowledge.sources.crawl import Crawler

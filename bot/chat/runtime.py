@@ -12,7 +12,7 @@ from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.app.workers import MoreSyncs, running_jobs
 from bot.chat.router import Router
-from knowledge.sources.fetch import AllowList, Fetcher, Resolve, system_resolve
+from knowledge.sources.fetch import Fetcher, Resolve, system_resolve
 from knowledge.tokens import TiktokenCounter
 
 
@@ -43,9 +43,7 @@ async def open_runtime(
         indexes = await asyncio.to_thread(services.indexes.list_all)
         await services.ingestor.repair({i.id: i for i in indexes})
         await asyncio.to_thread(TiktokenCounter().warm)
-        fetcher = Fetcher(
-            AllowList.parse(settings.lore_crawl_allow), resolve=resolve, max_bytes=settings.max_file_bytes
-        )
+        fetcher = Fetcher(services.allow, resolve=resolve, max_bytes=settings.max_file_bytes)
         runtime = Runtime(services, Router(services, fetcher), fetcher)
         if serving:
             settle()

@@ -12,7 +12,6 @@ from rich.progress import Progress
 from bot.app.conversations import Actor
 from bot.app.local import operator_place
 from bot.app.services import Services
-from bot.app.workers import build_worker, refresh_scheduler, running_jobs
 from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
@@ -30,6 +29,7 @@ async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: l
         )
     except KnowledgeError as exc:
         raise typer.BadParameter(str(exc)) from None
+    from bot.app.workers import running_jobs
     from bot.slack.history import channel_syncs
 
     async with running_jobs(services, schedule=False, more=channel_syncs):
@@ -110,6 +110,7 @@ def worker() -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
+        from bot.app.workers import build_worker, refresh_scheduler
         from bot.slack.history import channel_syncs
 
         job_worker, name = build_worker(services, more=channel_syncs)

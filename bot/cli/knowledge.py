@@ -8,7 +8,7 @@ import re
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import typer
 from rich.progress import Progress
@@ -23,7 +23,9 @@ from knowledge.engine import Request
 from knowledge.errors import IngestError, KnowledgeError
 from knowledge.extraction.types import without_surrogates
 from knowledge.ingest import Outcome, Source
-from knowledge.sources.fetch import AllowList, Fetcher
+
+if TYPE_CHECKING:
+    from knowledge.sources.fetch import Fetcher
 
 T = TypeVar("T")
 URL = re.compile(r"^https?://", re.I)
@@ -242,8 +244,9 @@ def _qa_table(report: dict[str, object]) -> str:
 
 
 def _fetcher(services: Services) -> Fetcher:
-    settings = services.settings
-    return Fetcher(AllowList.parse(settings.lore_crawl_allow), max_bytes=settings.max_file_bytes)
+    from knowledge.sources.fetch import Fetcher  # not imported by the commands that fetch nothing
+
+    return Fetcher(services.allow, max_bytes=services.settings.max_file_bytes)
 
 
 def _result_line(outcome: AddOutcome) -> str:

@@ -18,13 +18,11 @@ import typer
 from bot.app.actions.sources import label as source_label
 from bot.app.local import operator_place
 from bot.app.services import Services
-from bot.app.workers import running_jobs
 from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
 from bot.cli.jobs import follow_with_bar
 from knowledge.sources.connectors import Credentials, FolderSpec
-from knowledge.sources.connectors.registry import CONNECTORS
 from storage.access import Place
 from storage.records import ConnectionRef
 from storage.values import LOCAL_TENANT
@@ -62,6 +60,8 @@ def add(
 ) -> None:
     """Connect Confluence: the credentials are checked against it, then kept encrypted
     (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
+    from knowledge.sources.connectors.registry import CONNECTORS
+
     if kind.lower() not in CONNECTORS:
         raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
     credentials = _credentials(email, token_env, pat_env)
@@ -137,6 +137,7 @@ def attach(
         label = source_label(done.source)
         if not follow:
             return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
+        from bot.app.workers import running_jobs
         from bot.slack.history import channel_syncs
 
         async with running_jobs(services, schedule=False, more=channel_syncs):

@@ -14,7 +14,6 @@ from cryptography.fernet import Fernet
 
 from knowledge.sources.connectors import (
     BadCredentials,
-    Connections,
     ConnectorError,
     ConnectorUnavailable,
     Credentials,
@@ -23,7 +22,7 @@ from knowledge.sources.connectors import (
     UnknownFolder,
 )
 from knowledge.sources.connectors.confluence import listing_cql
-from knowledge.sources.connectors.service import normalise_base_url
+from knowledge.sources.connectors.service import Connections, normalise_base_url
 from knowledge.sources.fetch import AllowList
 from storage.db import Database, open_database
 from storage.repositories.connections import ConnectionRepository

@@ -15,7 +15,8 @@ from datetime import timedelta
 import pytest
 from cryptography.fernet import Fernet
 
-from knowledge.sources.connectors import Connections, Credentials, FolderSpec
+from knowledge.sources.connectors import Credentials, FolderSpec
+from knowledge.sources.connectors.service import Connections
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
 from knowledge.sources.crawl import Crawler
 from knowledge.sources.fetch import AllowList

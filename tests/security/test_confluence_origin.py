@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from cryptography.fernet import Fernet
 
-from knowledge.sources.connectors import Connections, Credentials
+from knowledge.sources.connectors import Credentials
+from knowledge.sources.connectors.service import Connections
 from knowledge.sources.fetch import AllowList
 from storage.db import Database, open_database
 from storage.repositories.connections import ConnectionRepository

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 from storage.db import Database
 from storage.keyword import described_by_models
-from storage.migrations_runner import current_revision, head_revision, upgrade_to_head
+from storage.migrations_runner import HEAD, alembic_config, current_revision, head_revision, upgrade_to_head
 
 
 def test_migrations_match_the_models(database: Database) -> None:
@@ -24,3 +26,21 @@ def test_upgrade_is_idempotent(database: Database) -> None:
     assert current_revision(database.engine) == head_revision()
     upgrade_to_head(database.engine)
     assert current_revision(database.engine) == head_revision()
+
+
+def test_the_start_up_check_knows_the_newest_migration() -> None:
+    # Start-up compares the database with HEAD without loading Alembic's scripts: a new
+    # migration must move HEAD too, or existing databases would never get it.
+    assert head_revision() == HEAD
+
+
+def test_a_database_one_migration_behind_is_brought_up_to_date(database_url: str) -> None:
+    engine = create_engine(database_url)
+    try:
+        assert current_revision(engine) is None
+        command.upgrade(alembic_config(engine), "0008")
+        assert current_revision(engine) == "0008"
+        upgrade_to_head(engine)
+        assert current_revision(engine) == HEAD
+    finally:
+        engine.dispose()

@@ -19,13 +19,13 @@ from knowledge.documents import find_documents
 from knowledge.errors import IngestError
 from knowledge.ingest import IngestResult, Outcome, Source
 from knowledge.metadata import DocumentFacts
-from knowledge.sources.fetch import Fetcher, FetchError
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef
 from storage.values import SourceKind
 
 if TYPE_CHECKING:
     from bot.app.services import Services
+    from knowledge.sources.fetch import Fetcher
 
 log = logging.getLogger(__name__)
 UNEXPECTED = (
@@ -104,6 +104,8 @@ class DocumentActions:
         """Fetch one web page (safely: private addresses refused) and add it."""
         if not allowed(Action.ADD, index.facts, place):
             raise refused(Action.ADD, index)
+        from knowledge.sources.fetch import FetchError  # with the fetcher it comes from
+
         try:
             page = await fetcher.get(url)
         except FetchError as exc:

@@ -17,7 +17,6 @@ from bot.app.actions.errors import CONNECTORS, refused
 from bot.app.conversations import Actor
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
-from knowledge.sources.fetch import Refused
 from knowledge.sources.jobs import Schedule
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import IndexRef, JobRef, NotFound, SourceConfigRef
@@ -57,6 +56,8 @@ class SourceActions:
         not crawl."""
         if not allowed(Action.ADD, index.facts, place):
             raise refused(Action.ADD, index)
+        from knowledge.sources.fetch import Refused  # the crawler: only what crawls imports it
+
         try:
             source = await self._jobs.attach_site(
                 index,

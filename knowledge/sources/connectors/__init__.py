@@ -6,6 +6,8 @@
     confluence.py      the Confluence connector: spaces, CQL listings, pages, attachments
     storage_format.py  Confluence storage format → Markdown-flavoured text
     service.py         `Connections`: connect (credentials checked, then sealed), list, attach
+                       (import it from there: this package imports only the light modules,
+                       so that the values and errors cost no HTTP client to import)
     sync.py            `ConnectorSync`: an attachment's indexing job, incremental or complete
 
 ConnectorError                 the message is fit for a user and says what to do next
@@ -25,14 +27,14 @@ from knowledge.sources.connectors.base import (
     Folder,
     FolderSpec,
     NoAccess,
+    NotConfigured,
+    NotConnected,
     UnknownFolder,
 )
 from knowledge.sources.connectors.credentials import Credentials
-from knowledge.sources.connectors.service import Connections, NotConfigured, NotConnected
 
 __all__ = [
     "BadCredentials",
-    "Connections",
     "Connector",
     "ConnectorError",
     "ConnectorUnavailable",

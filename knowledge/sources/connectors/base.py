@@ -39,6 +39,14 @@ class ConnectorUnavailable(ConnectorError):
     """The remote system could not be reached, kept failing, or kept rate-limiting."""
 
 
+class NotConfigured(ConnectorError):
+    """Lore cannot store credentials (no LORE_SECRET_KEY) or read the stored ones."""
+
+
+class NotConnected(ConnectorError):
+    """No connection matches what the user named."""
+
+
 class UnknownFolder(ConnectorError):
     """A space key or page the user named does not exist (or is not visible to the account)."""
 

@@ -18,6 +18,8 @@ from knowledge.sources.connectors.base import (
     ConnectorError,
     Folder,
     FolderSpec,
+    NotConfigured,
+    NotConnected,
     UnknownFolder,
 )
 from knowledge.sources.connectors.confluence import KIND
@@ -30,14 +32,6 @@ from storage.repositories.connections import ConnectionRepository
 from storage.secrets import MissingSecretKey
 
 MB = 1024 * 1024
-
-
-class NotConfigured(ConnectorError):
-    """Lore cannot store credentials (no LORE_SECRET_KEY) or read the stored ones."""
-
-
-class NotConnected(ConnectorError):
-    """No connection matches what the user named."""
 
 
 @dataclass(frozen=True)
