@@ -59,7 +59,10 @@ class Shapes:
     CPU arena keeps the most it ever needed. So texts are tokenised first, sorted by length
     and cut into runs of at most `max_pieces` word pieces (rows × padded length) and
     `max_rows` rows, lengths padded up to a multiple of `pad_to` so that few distinct shapes
-    occur. `optimize_graph` off keeps onnxruntime from folding the int8 weights into a
+    occur. That multiple is 8: at 32, the second stage's units (31 word pieces on average)
+    were a third padding, and a question's 80 units took 1.15 s to embed where they take
+    0.92 s at 8, with the same vectors; the arena's peak over the ingest probe of
+    `bench.ingest_memory` grew 21 → 26 MB (2026-11-28). `optimize_graph` off keeps onnxruntime from folding the int8 weights into a
     float copy at load (about 90 MB for good, for the same vectors); `memory_pattern` off
     keeps it from planning memory per input shape. The price is speed on short inputs, which
     unpack the weights at every run: a question's embedding takes 16 ms instead of 4 (a batch
@@ -68,7 +71,7 @@ class Shapes:
 
     max_pieces: int = 1024
     max_rows: int = 64
-    pad_to: int = 32
+    pad_to: int = 8
     optimize_graph: bool = False
     memory_pattern: bool = False
 

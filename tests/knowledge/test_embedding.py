@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge.embedding import LocalEmbedder, default_model_path, embed_batches
+from knowledge.embedding import LocalEmbedder, Shapes, default_model_path, embed_batches
 from knowledge.errors import EmbedderUnavailable
 
 
@@ -46,6 +46,18 @@ def test_batching_and_length_sorting_keep_the_input_order(embedder: LocalEmbedde
     together = embedder.embed_sync(texts)
     alone = np.vstack([embedder.embed_sync([t]) for t in texts[:6]])
     assert np.allclose(together[:6], alone, atol=1e-4)
+
+
+def test_padding_changes_the_speed_not_the_vectors(embedder: LocalEmbedder) -> None:
+    """Runs are padded to a multiple of 8 word pieces (32 before, a third of the second
+    stage's short units); the padding is masked, so the vectors are the ones padding to 32
+    or to each run's longest text gives."""
+    texts = [("word " * n).strip() for n in (1, 5, 9, 17, 23, 31, 40, 77, 130)] * 3
+    padded = embedder.embed_sync(texts)
+    for pad_to in (32, 1):
+        other = LocalEmbedder(shapes=Shapes(pad_to=pad_to))
+        assert np.allclose(other.embed_sync(texts), padded, atol=1e-6)
+    assert Shapes().pad_to == 8
 
 
 def test_text_beyond_the_window_is_truncated_not_refused(embedder: LocalEmbedder) -> None:
