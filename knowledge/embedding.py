@@ -62,8 +62,8 @@ class Shapes:
     occur. That multiple is 8: at 32, the second stage's units (31 word pieces on average)
     were a third padding, and a question's 80 units took 1.15 s to embed where they take
     0.92 s at 8, with the same vectors; the arena's peak over the ingest probe of
-    `bench.ingest_memory` grew 21 → 26 MB (2026-11-28). `optimize_graph` off keeps onnxruntime from folding the int8 weights into a
-    float copy at load (about 90 MB for good, for the same vectors); `memory_pattern` off
+    `bench.ingest_memory` grew 21 → 26 MB (2026-11-28). `optimize_graph` off keeps
+    onnxruntime from folding the int8 weights into a float copy at load (about 90 MB for good, for the same vectors); `memory_pattern` off
     keeps it from planning memory per input shape. The price is speed on short inputs, which
     unpack the weights at every run: a question's embedding takes 16 ms instead of 4 (a batch
     of long chunks, 15% more time), measured 2026-11-24 on this 2-core machine.

@@ -5,12 +5,20 @@ from __future__ import annotations
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 from storage.db import Database
 from storage.keyword import described_by_models
-from storage.migrations_runner import HEAD, alembic_config, current_revision, head_revision, upgrade_to_head
+from storage.migrations_runner import (
+    HEAD,
+    MIGRATIONS,
+    alembic_config,
+    current_revision,
+    head_revision,
+    upgrade_to_head,
+)
 
 
 def test_migrations_match_the_models(database: Database) -> None:
@@ -35,11 +43,13 @@ def test_the_start_up_check_knows_the_newest_migration() -> None:
 
 
 def test_a_database_one_migration_behind_is_brought_up_to_date(database_url: str) -> None:
+    previous = ScriptDirectory(str(MIGRATIONS)).get_revision(HEAD).down_revision
+    assert isinstance(previous, str)
     engine = create_engine(database_url)
     try:
         assert current_revision(engine) is None
-        command.upgrade(alembic_config(engine), "0008")
-        assert current_revision(engine) == "0008"
+        command.upgrade(alembic_config(engine), previous)
+        assert current_revision(engine) == previous
         upgrade_to_head(engine)
         assert current_revision(engine) == HEAD
     finally:
