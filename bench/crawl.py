@@ -31,7 +31,8 @@ from knowledge.chunking import ChunkSpec, chunk_text
 from knowledge.embedding import Embedder, embed_batches
 from knowledge.extraction import extract
 from knowledge.sources.crawl import CrawledPage, Crawler, CrawlReport, Validators
-from knowledge.sources.fetch import AllowList, Fetcher
+from knowledge.sources.fetch import Fetcher
+from knowledge.sources.web import AllowList
 from storage.records import IndexRef, JobRef, SourceConfigRef
 from tests.support.site import Site
 

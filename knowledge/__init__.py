@@ -44,9 +44,9 @@ _EXPORTS = {
     "KnowledgeError": "knowledge.errors",
     "IngestError": "knowledge.errors",
     "Fetcher": "knowledge.sources.fetch",
-    "AllowList": "knowledge.sources.fetch",
-    "FetchError": "knowledge.sources.fetch",
-    "Refused": "knowledge.sources.fetch",
+    "AllowList": "knowledge.sources.web",
+    "FetchError": "knowledge.sources.web",
+    "Refused": "knowledge.sources.web",
     "IndexingJobs": "knowledge.sources.jobs",
     "Schedule": "knowledge.sources.jobs",
     "Connections": "knowledge.sources.connectors.service",
@@ -103,8 +103,9 @@ if TYPE_CHECKING:
     from knowledge.settings import KnowledgeSettings
     from knowledge.sources.connectors import Credentials, FolderSpec
     from knowledge.sources.connectors.service import Connections
-    from knowledge.sources.fetch import AllowList, Fetcher, FetchError, Refused
+    from knowledge.sources.fetch import Fetcher
     from knowledge.sources.jobs import IndexingJobs, Schedule
+    from knowledge.sources.web import AllowList, FetchError, Refused
 
 
 def __getattr__(name: str) -> Any:

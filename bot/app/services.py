@@ -20,6 +20,7 @@ from knowledge.extraction.sandbox import DocumentReader
 from knowledge.ingest import Ingestor
 from knowledge.llm import OpenAIChatModel
 from knowledge.retrieval import Retriever
+from knowledge.sources.web import AllowList
 from knowledge.tokens import configure_cache
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
 
     from bot.app.actions import Actions
     from knowledge.sources.connectors.service import Connections
-    from knowledge.sources.fetch import AllowList, Resolve
+    from knowledge.sources.fetch import Resolve
     from knowledge.sources.jobs import IndexingJobs
 
 
@@ -65,8 +66,6 @@ class Services:
     @cached_property
     def allow(self) -> AllowList:
         """The private hosts fetching may reach (`LORE_CRAWL_ALLOW`; none by default)."""
-        from knowledge.sources.fetch import AllowList
-
         return AllowList.parse(self.settings.lore_crawl_allow)
 
     @cached_property

@@ -24,7 +24,8 @@ from yarl import URL
 
 from bot.chat import messages
 from bot.chat.surface import DownloadError, IncomingFile
-from knowledge.sources.fetch import REDIRECTS, Fetcher, FetchError, Refused
+from knowledge.sources.fetch import REDIRECTS, Fetcher
+from knowledge.sources.web import FetchError, Refused
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Literal
 
 from yarl import URL
 
-from knowledge.sources.fetch import (
-    CONTACT_URL,
-    Fetcher,
+from knowledge.sources.fetch import CONTACT_URL, Fetcher, FetchSession, size_text, user_agent
+from knowledge.sources.pages import SUPPORTED_TYPES, Scope, canonical, read_page, sniff
+from knowledge.sources.robots import MAX_ROBOTS_BYTES, Pacer, Robots, read_robots, retry_after
+from knowledge.sources.sitemaps import sitemap_pages
+from knowledge.sources.web import (
     FetchError,
-    FetchSession,
     HttpStatus,
     OffSite,
     Page,
@@ -33,12 +34,7 @@ from knowledge.sources.fetch import (
     TooManyRedirects,
     UnsupportedType,
     parse_url,
-    size_text,
-    user_agent,
 )
-from knowledge.sources.pages import SUPPORTED_TYPES, Scope, canonical, read_page, sniff
-from knowledge.sources.robots import MAX_ROBOTS_BYTES, Pacer, Robots, read_robots, retry_after
-from knowledge.sources.sitemaps import sitemap_pages
 
 if TYPE_CHECKING:
     from knowledge.settings import KnowledgeSettings

@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from protego import Protego
 from yarl import URL
 
-from knowledge.sources.fetch import ROBOT_NAME, FetchError, HttpStatus, Page
+from knowledge.sources.fetch import ROBOT_NAME
+from knowledge.sources.web import FetchError, HttpStatus, Page
 
 DISALLOWED = "robots.txt disallows it"
 UNREADABLE = "robots.txt could not be read"

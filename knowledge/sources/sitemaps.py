@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import lxml.etree  # type: ignore[import-untyped, unused-ignore]
 
-from knowledge.sources.fetch import FetchError, size_text
+from knowledge.sources.fetch import size_text
+from knowledge.sources.web import FetchError
 
 MAX_FILES = 25  # sitemap files read per crawl
 MAX_UNPACKED = 50 * 1024 * 1024  # the protocol's own limit for one sitemap file

@@ -23,7 +23,7 @@ from knowledge.sources.connectors import (
 )
 from knowledge.sources.connectors.confluence import listing_cql
 from knowledge.sources.connectors.service import Connections, normalise_base_url
-from knowledge.sources.fetch import AllowList
+from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory

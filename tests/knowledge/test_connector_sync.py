@@ -19,8 +19,8 @@ from knowledge.sources.connectors import Credentials, FolderSpec
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
 from knowledge.sources.crawl import Crawler
-from knowledge.sources.fetch import AllowList
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker
+from knowledge.sources.web import AllowList
 from storage.records import ConnectionRef, DocumentRef, IndexRef, JobRef, SourceConfigRef
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.jobs import JobRepository

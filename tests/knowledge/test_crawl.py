@@ -26,10 +26,11 @@ from knowledge.sources.crawl import (
     CrawlLimits,
     Validators,
 )
-from knowledge.sources.fetch import AllowList, Fetcher, HttpStatus, Page, Refused
+from knowledge.sources.fetch import Fetcher
 from knowledge.sources.pages import Scope, canonical, read_html
 from knowledge.sources.robots import DISALLOWED, Pacer, Robots, read_robots, retry_after
 from knowledge.sources.sitemaps import parse_sitemap
+from knowledge.sources.web import AllowList, HttpStatus, Page, Refused
 from tests.support.site import Connections, FakeDNS, Site
 
 KB = 1024

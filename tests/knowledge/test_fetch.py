@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from knowledge.sources.fetch import (
+from knowledge.sources.fetch import Fetcher
+from knowledge.sources.web import (
     AllowList,
-    Fetcher,
     FetchError,
     HttpStatus,
     OffSite,

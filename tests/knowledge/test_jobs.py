@@ -13,8 +13,9 @@ import pytest
 from knowledge.ingest import Source, collection_for
 from knowledge.metadata import DocumentFacts
 from knowledge.sources.crawl import Crawler, CrawlLimits
-from knowledge.sources.fetch import AllowList, Fetcher
+from knowledge.sources.fetch import Fetcher
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, Schedule
+from knowledge.sources.web import AllowList
 from storage.records import IndexRef, JobRef, NewChunk, NewDocument, SourceConfigRef
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository

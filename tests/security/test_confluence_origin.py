@@ -12,7 +12,7 @@ from cryptography.fernet import Fernet
 
 from knowledge.sources.connectors import Credentials
 from knowledge.sources.connectors.service import Connections
-from knowledge.sources.fetch import AllowList
+from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
 from storage.repositories.connections import ConnectionRepository
 from storage.repositories.directory import Directory

@@ -17,8 +17,9 @@ import pytest
 import pytest_asyncio
 
 from knowledge.sources.crawl import CrawledPage, Crawler, CrawlLimits
-from knowledge.sources.fetch import AllowList, Fetcher
+from knowledge.sources.fetch import Fetcher
 from knowledge.sources.sitemaps import MAX_URLS, parse_sitemap
+from knowledge.sources.web import AllowList
 from tests.security.conftest import HostileHost, Lookups, LoopWatch
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from knowledge.sources.fetch import AllowList, Fetcher, Refused
+from knowledge.sources.fetch import Fetcher
+from knowledge.sources.web import AllowList, Refused
 from tests.security.conftest import HostileHost, Lookups, Lore, running_lore
 from tests.support.site import Connections
 

@@ -19,6 +19,7 @@ from knowledge.documents import find_documents
 from knowledge.errors import IngestError
 from knowledge.ingest import IngestResult, Outcome, Source
 from knowledge.metadata import DocumentFacts
+from knowledge.sources.web import FetchError
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef
 from storage.values import SourceKind
@@ -104,8 +105,6 @@ class DocumentActions:
         """Fetch one web page (safely: private addresses refused) and add it."""
         if not allowed(Action.ADD, index.facts, place):
             raise refused(Action.ADD, index)
-        from knowledge.sources.fetch import FetchError  # with the fetcher it comes from
-
         try:
             page = await fetcher.get(url)
         except FetchError as exc:

@@ -18,6 +18,7 @@ from bot.app.conversations import Actor
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
 from knowledge.sources.jobs import Schedule
+from knowledge.sources.web import Refused
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import IndexRef, JobRef, NotFound, SourceConfigRef
 from storage.repositories.sources import SITE, SLACK_CHANNEL
@@ -56,8 +57,6 @@ class SourceActions:
         not crawl."""
         if not allowed(Action.ADD, index.facts, place):
             raise refused(Action.ADD, index)
-        from knowledge.sources.fetch import Refused  # the crawler: only what crawls imports it
-
         try:
             source = await self._jobs.attach_site(
                 index,

@@ -25,8 +25,9 @@ from yarl import URL
 
 from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
 from knowledge.sources.connectors.credentials import Credentials
-from knowledge.sources.fetch import FetchError, FetchSession, HttpStatus, OffSite, Page, PageTooLarge, Refused
+from knowledge.sources.fetch import FetchSession
 from knowledge.sources.robots import retry_after
+from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageTooLarge, Refused
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]

@@ -26,7 +26,8 @@ from knowledge.sources.connectors.confluence import KIND
 from knowledge.sources.connectors.confluence_api import Sleep
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.registry import connector_kind
-from knowledge.sources.fetch import AllowList, Fetcher, Refused, Resolve, check_url, system_resolve
+from knowledge.sources.fetch import Fetcher, Resolve, system_resolve
+from knowledge.sources.web import AllowList, Refused, check_url
 from storage.records import ConnectionRef, IndexRef, NotFound, SourceConfigRef, StorageError
 from storage.repositories.connections import ConnectionRepository
 from storage.secrets import MissingSecretKey

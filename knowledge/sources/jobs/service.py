@@ -6,19 +6,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from knowledge.ingest import Ingestor
 from knowledge.sources.jobs.schedule import Schedule
+from knowledge.sources.web import AllowList, check_url
 from storage.records import IndexRef, IndexStats, JobLine, JobRef, SourceConfigRef
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SITE, SourceRepository
 from storage.values import utcnow
-
-if TYPE_CHECKING:
-    from knowledge.sources.fetch import AllowList
 
 
 @dataclass(frozen=True)
@@ -65,8 +62,6 @@ class IndexingJobs:
     ) -> SourceConfigRef:
         """Attach a site to `index` (the same start URLs twice: one attachment). Raises
         `Refused` for a URL Lore may not crawl."""
-        from knowledge.sources.fetch import check_url  # with aiohttp: loaded by what crawls
-
         for url in start_urls:
             check_url(url, self._allow)
         return await asyncio.to_thread(
