@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+IGNORED = ("DATABASE_URL", "CHROMA_HOST", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SLACK_BOT_TOKEN")
 
 
 def test_import_contracts_hold() -> None:
@@ -17,27 +19,51 @@ def test_import_contracts_hold() -> None:
     assert "5 kept, 0 broken" in result.stdout
 
 
+HEAVY = (
+    "pypdf",
+    "trafilatura",
+    "docx",
+    "pptx",
+    "aiohttp",
+    "apscheduler",
+    "alembic",
+    "knowledge.sources.fetch",
+    "knowledge.sources.connectors.service",
+)
+"""What a command that neither reads files, fetches, runs jobs nor migrates must not load."""
+
+
 def test_the_cli_starts_without_what_its_commands_seldom_need() -> None:
     """The PDF, HTML and Office libraries load when a file of their type is read; the crawler
     (aiohttp), the job worker (APScheduler) and Alembic when a command fetches, runs jobs or
     has migrations to apply; not with every command (`lore ask` and `lore --help` would pay
     about a second for them)."""
-    heavy = (
-        "pypdf",
-        "trafilatura",
-        "docx",
-        "pptx",
-        "aiohttp",
-        "apscheduler",
-        "alembic",
-        "knowledge.sources.fetch",
-    )
-    probe = f"import sys, bot.cli.main; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    probe = f"import sys, bot.cli.main; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     result = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_asking_an_index_by_name_loads_none_of_it(tmp_path: Path) -> None:
+    """`lore ask -i NAME` finds the index through the use cases, which every surface builds
+    whole; the connectors' client among them is built on first use, not with them."""
+    env = {k: v for k, v in os.environ.items() if k not in IGNORED} | {"LORE_HOME": str(tmp_path)}
+    lore = [sys.executable, "-c", "from bot.cli import main; main()"]
+    subprocess.run([*lore, "indexes"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
+    probe = (
+        "import sys\n"
+        "from bot.cli import main\n"
+        "sys.argv = ['lore', 'ask', '-i', 'personal', 'how do we rotate the keys?']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert "personal index" in result.stdout, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
 
 
 def test_the_lore_command_freezes_what_its_import_built() -> None:

@@ -20,6 +20,7 @@ from storage.records import ConnectionRef, ConversationRef
 
 if TYPE_CHECKING:
     from bot.app.services import Services
+    from knowledge.sources.connectors.service import Connections
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,14 @@ class Connected:
 class ConnectorActions:
     def __init__(self, services: Services, indexes: IndexActions, sources: SourceActions) -> None:
         self._services = services
-        self._connections = services.connections
         self._indexes = indexes
         self._sources = sources
+
+    @property
+    def _connections(self) -> Connections:
+        """Built on first use: every surface builds these actions, and the connectors' client
+        (aiohttp, the crawler's fetcher) is a quarter of a second that `lore ask` never needs."""
+        return self._services.connections
 
     def allowed(self, place: Place) -> bool:
         return may_manage_connectors(place)
