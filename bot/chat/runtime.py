@@ -60,7 +60,8 @@ def settle() -> None:
     """Move every object start-up built out of the garbage collector's sight (`gc.freeze`):
     they live as long as the process, yet a full collection walked them all, stopping the
     event loop, and every conversation on it, for as long. On the docs corpus's 110 tune
-    questions, the two full collections took 251 and 231 ms; frozen, 27 and 24 ms (`bench/answer-quality-history.md`, fourteenth session).
+    questions, the two full collections took 251 and 231 ms; frozen, 27 and 24 ms
+    (`bench/answer-quality-history.md`, fourteenth session).
     The cost: a reference cycle among them that later becomes garbage is never freed."""
     gc.collect()
     gc.freeze()

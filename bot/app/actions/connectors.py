@@ -40,7 +40,8 @@ class ConnectorActions:
     @property
     def _connections(self) -> Connections:
         """Built on first use: every surface builds these actions, and the connectors' client
-        (aiohttp, the crawler's fetcher) is a quarter of a second that `lore ask` never needs."""
+        (aiohttp, the crawler's fetcher) costs up to a quarter of a second that `lore ask` never
+        needs."""
         return self._services.connections
 
     def allowed(self, place: Place) -> bool:
