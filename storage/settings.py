@@ -17,13 +17,13 @@ CHROMA_DIR = "chroma"
 
 
 class StorageSettings(BaseSettings):
-    """Where Lore keeps its SQL rows, its vectors and its caches."""
+    """Where Lore keeps its SQL rows and its vectors."""
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True)
 
     lore_home: Path = Field(
         default=Path(".lore"),
-        description="Folder for the embedded database, Chroma data and caches.",
+        description="Folder for the embedded database and Chroma data.",
     )
     database_url: str | None = Field(
         default=None,
@@ -79,8 +79,3 @@ class StorageSettings(BaseSettings):
     def chroma_path(self) -> Path:
         """Folder of the embedded Chroma store."""
         return self.lore_home / CHROMA_DIR
-
-    @property
-    def cache_dir(self) -> Path:
-        """Folder for caches (tiktoken's among them)."""
-        return self.lore_home / "cache"

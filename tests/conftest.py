@@ -46,12 +46,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _quiet_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """No telemetry from ONNX Runtime or Chroma; tiktoken's cache in a temp folder."""
+def _quiet_environment() -> Iterator[None]:
+    """No telemetry from ONNX Runtime or Chroma."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("ORT_DISABLE_TELEMETRY", "1")
         patch.setenv("ANONYMIZED_TELEMETRY", "False")
-        patch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path_factory.mktemp("tiktoken")))
         yield
 
 

@@ -21,7 +21,6 @@ from knowledge.ingest import Ingestor
 from knowledge.llm import OpenAIChatModel
 from knowledge.retrieval import Retriever
 from knowledge.sources.web import AllowList
-from knowledge.tokens import configure_cache
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
 from storage.repositories.answers import AnswerRepository
@@ -114,7 +113,6 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     """Open the database (migrating it), the vector store, the embedder and the LLM client.
     `resolve` is how connectors look host names up (tests pass one that never uses DNS)."""
     settings.lore_home.mkdir(parents=True, exist_ok=True)
-    configure_cache(settings.cache_dir)
     db = open_database(settings.effective_database_url, migrate=migrate)
     llm = build_llm_client(settings)
     indexes, documents = IndexRepository(db), DocumentRepository(db)
