@@ -24,6 +24,23 @@ HEAVY = (
 """What a command that neither reads files, fetches, runs jobs nor migrates must not load."""
 
 
+def lore_then(
+    argv: list[str], report: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`lore ARGV` in a process of its own, through the console script's entry point, then
+    the Python expression `report` (`gc` and `sys` imported) printed to stderr."""
+    probe = (
+        "import gc, sys\n"
+        "from bot.cli import main\n"
+        f"sys.argv = ['lore', *{argv!r}]\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"print({report}, file=sys.stderr)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
 def test_import_contracts_hold() -> None:
     lint_imports = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(lint_imports)], cwd=ROOT, capture_output=True, text=True, timeout=120)
@@ -50,15 +67,10 @@ def test_asking_an_index_by_name_loads_none_of_it(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in IGNORED} | {"LORE_HOME": str(tmp_path)}
     lore = [sys.executable, "-c", "from bot.cli import main; main()"]
     subprocess.run([*lore, "indexes"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=120)
-    probe = (
-        "import sys\n"
-        "from bot.cli import main\n"
-        "sys.argv = ['lore', 'ask', '-i', 'personal', 'how do we rotate the keys?']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    result = lore_then(
+        ["ask", "-i", "personal", "how do we rotate the keys?"],
+        f"sorted(m for m in {HEAVY!r} if m in sys.modules)",
+        env,
     )
     assert "personal index" in result.stdout, result.stdout + result.stderr
     assert result.stderr.strip().splitlines()[-1] == "[]", result.stderr
@@ -67,16 +79,7 @@ def test_asking_an_index_by_name_loads_none_of_it(tmp_path: Path) -> None:
 def test_the_lore_command_freezes_what_its_import_built() -> None:
     """`lore` imports the command line with the collector paused, and what the import built is
     frozen out of its sight; collection is back on for the command itself."""
-    probe = (
-        "import gc, sys\n"
-        "from bot.cli import main\n"
-        "sys.argv = ['lore', '--help']\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(gc.get_freeze_count(), gc.isenabled(), file=sys.stderr)"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    result = lore_then(["--help"], "gc.get_freeze_count(), gc.isenabled()")
     assert "Usage" in result.stdout
     frozen, enabled = result.stderr.split()
     assert int(frozen) > 100_000
