@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
 from knowledge.sources.jobs.counters import Count, JobCounters
+from storage.access import Given
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
 
@@ -417,14 +418,22 @@ def fetching(url: str) -> str:
     return f"Reading {e(url)}…"
 
 
-def feedback_thanks(helpful: bool, indexes: Sequence[str], personal: bool) -> str:
+def feedback_thanks(helpful: bool, indexes: Sequence[str], given: Given) -> str:
     """After 👍/👎: who will see it (never a promise of learning that does not happen)."""
     lead = "Thanks! Glad it helped." if helpful else "Thanks for telling me."
-    if personal:
-        return f"{lead} It stays with you: say “show feedback” in your DM with me to see it."
+    if given == Given.DM:
+        return (
+            f"{lead} It stays with you: say “show feedback” in your DM with me to see it. "
+            "Workspace admins only see that an answer was judged, never what it said."
+        )
+    if given == Given.PRIVATE_CHANNEL:
+        return (
+            f"{lead} Members of this channel who look after its indexes will see it (“show feedback” "
+            "here); workspace admins only see that an answer was judged."
+        )
     if not indexes:
         return f"{lead} Workspace admins will see it (“show feedback”)."
-    names = _and([f"*{name}*" for name in indexes])
+    names = _and([f"*{e(name)}*" for name in indexes])
     return (
         f"{lead} The people who look after the {names} {'index' if len(indexes) == 1 else 'indexes'} "
         "and workspace admins will see it (“show feedback”)."
@@ -443,6 +452,17 @@ NO_FEEDBACK = (
     "Nothing to review: no answer from the indexes you look after was marked unhelpful, "
     "and none of their questions went unanswered."
 )
+
+
+def feedback_withheld(count: int) -> str:
+    """Answers a reviewer may count but not read (given in someone's DM or a private channel)."""
+    was, them = ("was", "it") if count == 1 else ("were", "them")
+    return (
+        f"{plural(count, 'more answer')} {was} given where you can't read {them} "
+        "(someone's DM, or a private channel you are not in here): counted, not shown."
+    )
+
+
 REVIEW_LEAD = "Answers that didn't help and questions I couldn't answer, by index (newest first):"
 
 

@@ -120,12 +120,15 @@ def render_review_md(reviews: Sequence[IndexReview]) -> str:
     lines = [messages.REVIEW_LEAD]
     for review in reviews:
         counts = [
-            plural(len(review.unhelpful), "unhelpful answer"),
-            plural(len(review.unanswered), "unanswered question"),
+            plural(review.total_unhelpful, "unhelpful answer"),
+            plural(review.total_unanswered, "unanswered question"),
         ]
-        lines.append(f"*{review.index.name}* — {', '.join(counts)}")
+        lines.append(f"*{escape(review.index.name)}* — {', '.join(counts)}")
         lines.extend(f"• 👎 {_reviewed(item)}" for item in review.unhelpful)
         lines.extend(f"• ❓ {_reviewed(item)}" for item in review.unanswered)
+        withheld = review.withheld_unhelpful + review.withheld_unanswered
+        if withheld:
+            lines.append(f"• 🔒 {messages.feedback_withheld(withheld)}")
     return "\n".join(lines)
 
 

@@ -137,7 +137,7 @@ def _where(body: Json, who: Who) -> Json:
 
 async def _thank(client: AsyncWebClient, who: Who, where: Json, verdict: Verdict) -> None:
     """To the presser alone, beside the answer; in their DM with Lore if that fails."""
-    text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.personal)
+    text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.given)
     channel = str(where.get("channel") or "")
     try:
         if channel:

@@ -192,8 +192,8 @@ def _feedback_lines(home: Home) -> str:
     lines = []
     for review in home.feedback:
         counts = (
-            f"{messages.plural(len(review.unhelpful), 'unhelpful answer')}, "
-            f"{messages.plural(len(review.unanswered), 'unanswered question')}"
+            f"{messages.plural(review.total_unhelpful, 'unhelpful answer')}, "
+            f"{messages.plural(review.total_unanswered, 'unanswered question')}"
         )
         lines.append(f"• *{review.index.name}*: {counts}")
         for item in (*review.unhelpful[:2], *review.unanswered[:1]):
