@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import plural
-from bot.chat.mrkdwn import escape, link, unescape
+from bot.chat.mrkdwn import escape, link, source, unescape
 from knowledge.answer import Answer, distinct_names
 from knowledge.catalog import IndexListing
 from knowledge.documents import document_names
@@ -137,13 +137,14 @@ def _reviewed(item: ReviewItem) -> str:
     question = (
         answer.question if len(answer.question) <= QUESTION_LIMIT else answer.question[:QUESTION_LIMIT] + "…"
     )
-    parts = [f"“{question}”, {age(answer.created_at)}"]
-    cited = sorted({str(c.get("name")) for c in answer.cited if c.get("name")})
+    parts = [f"“{escape(question)}”, {age(answer.created_at)}"]
+    cited = {str(c.get("name")): c.get("url") for c in answer.cited if c.get("name")}
     if cited:
-        parts.append("cited " + ", ".join(cited))
+        shown = [source(name, url if isinstance(url, str) else None) for name, url in sorted(cited.items())]
+        parts.append("cited " + ", ".join(shown))
     for verdict in item.feedback:
         if verdict.helpful:
             continue
-        said = verdict.reason or "unhelpful"
-        parts.append(f"{said}: “{verdict.comment}”" if verdict.comment else said)
+        said = escape(verdict.reason or "unhelpful")
+        parts.append(f"{said}: “{escape(verdict.comment)}”" if verdict.comment else said)
     return " — ".join(parts)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.chat.mrkdwn import defuse, escape, link
+from bot.chat.mrkdwn import defuse, escape, source
 from bot.chat.render import age
 from knowledge.answer import Answer, Citation, distinct_names
 
@@ -49,7 +49,7 @@ def source_block(citation: Citation, *, quote: bool, name: str | None = None) ->
     """A source, numbered, under the name it is shown by (`distinct_names`; its own name
     without one) and the heading its passage stands under, with its quote."""
     name = name or citation.name
-    title = link(citation.url, name) if citation.url else f"*{escape(name)}*"
+    title = source(name, citation.url)
     if citation.section:
         title += f" › {escape(citation.section)}"
     facts = [f"added {age(citation.time_added)}", f"in {escape(citation.index_name)}"]
