@@ -469,6 +469,11 @@ REVIEW_LEAD = "Answers that didn't help and questions I couldn't answer, by inde
 # --- App Home (Slack's Home tab) ---------------------------------------------------------
 
 HOME_TITLE = "Lore, your team's memory"
+HOME_PARTNER = (
+    "Lore is this workspace's memory, and you are here from another organisation. "
+    "Ask questions by mentioning Lore in the channels you share with us: it answers there from "
+    "that channel's own documents."
+)
 HOME_INDEXES = "Indexes you can use"
 HOME_DOCUMENTS = "Added lately"
 HOME_NO_DOCUMENTS = "Nothing yet. Add a page here, or mention me with a file: “add this doc to your memory”."

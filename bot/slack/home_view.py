@@ -27,6 +27,12 @@ STOP_JOB = "home_job_stop"
 SITE = "site"
 
 
+def partner_view() -> dict[str, Any]:
+    """The Home of someone from another organisation (Slack Connect): nothing of the
+    workspace's memory, only how to ask."""
+    return {"type": "home", "blocks": [_header(messages.HOME_TITLE), _section(messages.HOME_PARTNER)]}
+
+
 def home_view(home: Home, notice: str | None = None) -> dict[str, Any]:
     blocks: list[Block] = [_header(messages.HOME_TITLE)]
     if notice:
