@@ -100,6 +100,14 @@ def thread_saved(index: str, count: int, authors: Sequence[str], chunks: int, *,
     return f"Saved this thread to the *{index}* index: {what} ({plural(chunks, 'passage')}). Ask me about it any time; I'll link back here."
 
 
+def kept_private(index: str, default: str) -> str:
+    """A private channel's thread went to its own index, not the conversation's default."""
+    return (
+        f"This channel is private, so I kept it in its own *{e(index)}* index, which only its members "
+        f"can read, not in *{e(default)}*."
+    )
+
+
 def shortcut_saved(index: str, what: str, count: int, unchanged: bool) -> str:
     if unchanged:
         return f"That thread is already in the *{index}* index ({what}) as it is now."

@@ -100,8 +100,10 @@ class MemoryShortcut:
         try:
             actor = await people.actor(who)
             place = actor.place
+            default = None
             if index_id is None:
-                target = await self._actions.indexes.default(actor)
+                default = await self._actions.indexes.default(actor)
+                target = await self._actions.threads.target(actor, default)
             else:
                 target = await self._actions.indexes.get(place, index_id, Action.ADD)
             text, _ = await self._events.reader.thread(where["channel"], where["thread_ts"], exact_link=True)
@@ -113,6 +115,8 @@ class MemoryShortcut:
                 reply = messages.shortcut_saved(
                     target.name, describe(target, place), len(text.messages), unchanged
                 )
+                if default is not None and default.id != target.id:
+                    reply += " " + messages.kept_private(target.name, default.name)
                 blocks = confirm_blocks(reply, where) if first else None
         except SlackApiError as exc:
             reply = messages.thread_unreadable(str(exc.response.get("error")))
