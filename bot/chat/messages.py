@@ -119,6 +119,20 @@ PICK_ANOTHER_LABEL = "Choose another index to save this thread to"
 PICK_LABEL = "Save the thread to"
 
 
+NOT_YOUR_CONVERSATION = (
+    "I can only save messages from conversations you are in: a channel or group DM you are a "
+    "member of, or your DM with me."
+)
+
+
+def thread_partly_read(error: str) -> str:
+    """The shortcut saved the message, but not the rest of its thread."""
+    return (
+        f"I couldn't read the rest of its thread (Slack said {e(error)}), so I kept the message alone; "
+        "invite me to the channel to save whole threads."
+    )
+
+
 def thread_unreadable(error: str) -> str:
     return f"I couldn't read this thread: Slack said {error}. Check that I'm a member of this channel."
 

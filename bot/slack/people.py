@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 CACHE_SECONDS = 300.0
 MEMBERSHIP_PAGE_SIZE = 200
 MEMBERSHIP_PAGES = 10
+CHANNELS = "public_channel,private_channel"
+CONVERSATIONS = "public_channel,private_channel,mpim"
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,20 @@ class People:
     async def member_of(self, who: Who) -> list[str]:
         """The channels (public and private) the user shares with Lore, by id, cached a few
         minutes; [] when Slack says no (fail closed: nothing to act on from the Home)."""
-        cached = self._cache.get(("member_of", who.user))
+        return await self._conversations(who, CHANNELS)
+
+    async def may_read(self, who: Who, channel: str) -> bool:
+        """Whether Slack says `who` reads `channel`: their own DM with Lore, or a channel or
+        group DM they are a member of. False when Slack cannot say (fail closed). What an
+        interactive payload names (a form's channel, a button's answer) is checked with this
+        before Lore acts on it, so a forged payload reaches nothing its sender can't read."""
+        if channel.startswith("D"):
+            info = await self.lookup("channel", channel)
+            return bool(info.get("is_im")) and info.get("user") == who.user
+        return channel in await self._conversations(who, CONVERSATIONS)
+
+    async def _conversations(self, who: Who, types: str) -> list[str]:
+        cached = self._cache.get((types, who.user))
         if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
             return list(cached[1]["ids"])
         found: list[str] = []
@@ -150,7 +165,7 @@ class People:
             for _ in range(MEMBERSHIP_PAGES):
                 page = await self._client.users_conversations(
                     user=who.user,
-                    types="public_channel,private_channel",
+                    types=types,
                     exclude_archived=True,
                     limit=MEMBERSHIP_PAGE_SIZE,
                     cursor=cursor,
@@ -162,7 +177,7 @@ class People:
         except SlackApiError as exc:
             log.warning("users.conversations %s failed: %s", who.user, exc.response.get("error"))
             return []
-        self._cache[("member_of", who.user)] = (time.monotonic(), {"ids": tuple(found)})
+        self._cache[(types, who.user)] = (time.monotonic(), {"ids": tuple(found)})
         return found
 
     async def lookup(self, kind: str, key: str) -> Mapping[str, Any]:

@@ -168,7 +168,20 @@ class ChannelReader:
         self, channel: str, thread_ts: str, *, skip: Sequence[str] = (), exact_link: bool = False
     ) -> tuple[ThreadText, list[Message]]:
         """The thread as text (without the messages in `skip`), and the files on its messages."""
-        found = await self.replies(channel, thread_ts)
+        return await self.thread_of(
+            channel, thread_ts, await self.replies(channel, thread_ts), skip=skip, exact_link=exact_link
+        )
+
+    async def thread_of(
+        self,
+        channel: str,
+        thread_ts: str,
+        found: Sequence[Message],
+        *,
+        skip: Sequence[str] = (),
+        exact_link: bool = False,
+    ) -> tuple[ThreadText, list[Message]]:
+        """`found` (a thread's messages, as read) as the thread's text, and its files."""
         kept = [m for m in found if str(m.get("ts")) not in skip]
         text = await self.as_text(channel, kept, key=thread_key(channel, thread_ts))
         link = await self.permalink(channel, thread_ts, exact=exact_link)

@@ -276,15 +276,19 @@ class FakeSlack(LoopbackServer):
         *,
         is_mpim: bool = False,
         is_ext_shared: bool = False,
+        user: str | None = None,
     ) -> Json:
         """A conversation as conversations.info describes it (a group DM reports `is_mpim`
-        and, like Slack's, not `is_private`; a Slack Connect channel `is_ext_shared`)."""
+        and, like Slack's, not `is_private`; a Slack Connect channel `is_ext_shared`; a DM
+        with the bot names its `user`)."""
         channel = {
             "id": id, "name": name, "is_channel": not (is_private or is_im or is_mpim),
             "is_group": is_private, "is_im": is_im, "is_mpim": is_mpim, "is_private": is_private or is_im,
             "is_member": True, "is_archived": False, "context_team_id": self.team_id,
             "is_ext_shared": is_ext_shared, "is_shared": is_ext_shared,
         }  # fmt: skip
+        if is_im and user is not None:
+            channel["user"] = user
         self._channels[id] = channel
         return channel
 

@@ -11,17 +11,20 @@ index the reviewer may not search. Answers they may only count are counted, not 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from storage.access import Action, Given, IndexFacts, Place, Sight, sight
-from storage.records import IndexRef, NotFound, ReviewItem
+from storage.records import ChannelRef, IndexRef, NotFound, ReviewItem
 from storage.values import FeedbackReason
 
 if TYPE_CHECKING:
     from bot.app.services import Services
 
 REVIEW_LIMIT = 50
+Reads = Callable[[ChannelRef], Awaitable[bool]]
+"""Whether the person acting reads a channel (a surface's platform says)."""
 
 
 @dataclass(frozen=True)
@@ -66,12 +69,16 @@ class FeedbackActions:
         answer_id: int,
         helpful: bool,
         *,
+        reads: Reads,
         reason: FeedbackReason | None = None,
         comment: str | None = None,
     ) -> Verdict | None:
-        """Record the place's user's verdict on an answer of its workspace; None when there
-        is no such answer (or no user to attribute it to)."""
-        if place.user_id is None:
+        """Record the place's user's verdict on an answer they could see: one given in their
+        own DM, in a public channel of their workspace, or in a private channel `reads` says
+        they are in (the surface asks its platform, so an answer id in a forged payload
+        reaches nothing). None for any other answer, or none, or with no user to attribute
+        it to."""
+        if place.user_id is None or not await self._may_judge(place, answer_id, reads):
             return None
         text = (comment or "").strip() or None
         try:
@@ -89,6 +96,18 @@ class FeedbackActions:
             return None
         indexes = [await asyncio.to_thread(self._services.indexes.get, i) for i in answer.index_ids]
         return Verdict(answer_id, helpful, tuple(sorted({i.name for i in indexes})), answer.given)
+
+    async def _may_judge(self, place: Place, answer_id: int, reads: Reads) -> bool:
+        try:
+            answer = await asyncio.to_thread(self._answers.get, answer_id, place.tenant_id)
+        except NotFound:
+            return False
+        if answer.given == Given.DM or answer.channel_id is None:
+            return answer.user_id is not None and answer.user_id == place.user_id
+        if answer.given == Given.PUBLIC_CHANNEL and not place.partner:
+            return True  # a public channel is open to everyone of the workspace
+        channel = await asyncio.to_thread(self._services.directory.channel, answer.channel_id)
+        return await reads(channel)
 
     async def review(
         self, place: Place, index: str | None = None, *, limit: int = REVIEW_LIMIT
