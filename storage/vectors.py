@@ -17,13 +17,19 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import contextlib
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.collection_configuration import (
+    CreateCollectionConfiguration,
+    CreateHNSWConfiguration,
+    UpdateCollectionConfiguration,
+    UpdateHNSWConfiguration,
+)
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
@@ -41,6 +47,13 @@ EF_SEARCH = 400
 asks for (the dense side's 100 candidates): on the docs-QA corpus it missed 1.1% of the true
 100 nearest chunks for 62 of 110 questions, and missed different ones in each build of the
 index. At 400 it misses one in 10,000, for 0.5 ms more a query at 100k chunks."""
+SYNC_THRESHOLD = 1
+"""Chroma saves a collection's vector index after this many logged writes, and only then
+purges those writes from its log (`embeddings_queue`, which holds every text it was given).
+At 1 each write is saved at once, so a deleted passage's text leaves the log with the
+delete (by default it stayed until 1,000 more writes came); this costs about a tenth more
+time on small writes (`storage.scrub` then clears the file's free space)."""
+HNSW = UpdateHNSWConfiguration(ef_search=EF_SEARCH, sync_threshold=SYNC_THRESHOLD, batch_size=SYNC_THRESHOLD)
 
 
 class VectorStoreError(StorageError):
@@ -141,10 +154,18 @@ def chroma_client(*, path: Path | None = None, host: str | None = None, port: in
 class ChromaVectorStore:
     """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
 
-    def __init__(self, client: ClientAPI, *, description: str = "chroma") -> None:
+    def __init__(
+        self,
+        client: ClientAPI,
+        *,
+        description: str = "chroma",
+        on_delete: Callable[[], None] | None = None,
+    ) -> None:
         self._client = client
         self._collections: dict[str, Collection] = {}
         self._description = description
+        self._on_delete = on_delete or (lambda: None)
+        """Called after every deletion (`storage.scrub.Scrubber.request`)."""
 
     def describe(self) -> str:
         return self._description
@@ -193,11 +214,13 @@ class ChromaVectorStore:
         collection = self._existing(ref)
         if collection is not None and document_ids:
             collection.delete(where=cast(Any, {"document_id": {"$in": [int(d) for d in document_ids]}}))
+            self._on_delete()
 
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None:
         collection = self._existing(ref)
         if collection is not None and ids:
             collection.delete(ids=[str(i) for i in ids])
+            self._on_delete()
 
     def count(self, ref: CollectionRef) -> int:
         collection = self._existing(ref)
@@ -207,6 +230,7 @@ class ChromaVectorStore:
         self._collections.pop(ref.name, None)
         with contextlib.suppress(NotFoundError, ValueError):
             self._client.delete_collection(ref.name)
+        self._on_delete()
 
     def _collection(self, ref: CollectionRef) -> Collection:
         cached = self._collections.get(ref.name)
@@ -216,7 +240,11 @@ class ChromaVectorStore:
             ref.name,
             embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
-            configuration={"hnsw": {"ef_search": EF_SEARCH}},
+            configuration=CreateCollectionConfiguration(
+                hnsw=CreateHNSWConfiguration(
+                    ef_search=EF_SEARCH, sync_threshold=SYNC_THRESHOLD, batch_size=SYNC_THRESHOLD
+                )
+            ),
         )
         self._check_model(collection, ref)
         self._collections[ref.name] = _searching_wide(collection)
@@ -244,16 +272,19 @@ class ChromaVectorStore:
 
 
 def _searching_wide(collection: Collection) -> Collection:
-    """The collection, its search widened to `EF_SEARCH` neighbours if it was made before
-    Lore set that at creation (the setting is kept with the collection; it applies to the
-    searches of a process that has not yet searched the collection, so it is set as the
-    collection is first opened). Widening is an optimisation: if Chroma refuses it (a Chroma
-    server's own database can be busy with other writers), the collection is used as it is
-    and the next process to open it tries again."""
+    """The collection, its search widened to `EF_SEARCH` neighbours and its index saved
+    after every write (`SYNC_THRESHOLD`) if it was made before Lore set those at creation
+    (the settings are kept with the collection; they apply to a process that has not yet
+    used the collection, so they are set as it is first opened). If Chroma refuses (a
+    Chroma server's own database can be busy with other writers), the collection is used as
+    it is and the next process to open it tries again."""
     hnsw = (collection.configuration or {}).get("hnsw")
-    if hnsw is not None and (hnsw.get("ef_search") or 0) < EF_SEARCH:
+    stale = hnsw is not None and (
+        (hnsw.get("ef_search") or 0) < EF_SEARCH or (hnsw.get("sync_threshold") or 0) > SYNC_THRESHOLD
+    )
+    if stale:
         try:
-            collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+            collection.modify(configuration=UpdateCollectionConfiguration(hnsw=HNSW))
         except ChromaError as exc:
-            log.warning("could not widen the search of collection %s: %s", collection.name, exc)
+            log.warning("could not configure collection %s: %s", collection.name, exc)
     return collection

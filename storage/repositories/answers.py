@@ -143,6 +143,33 @@ class AnswerRepository:
             ]
 
 
+FORGOTTEN = "a removed document"
+
+
+def forget_quotes(session: Session, *, index_id: int, document_ids: Sequence[int] | None = None) -> int:
+    """Answers that quoted documents being removed (`document_ids` of `index_id`, or all of
+    the index when None) lose their text and those sources' names and links, which
+    may quote what is being forgotten; their questions and verdicts stay. How many."""
+    gone = None if document_ids is None else {int(d) for d in document_ids}
+    quoting = select(AnswerIndex.answer_id).where(AnswerIndex.index_id == index_id, AnswerIndex.cited == True)  # noqa: E712
+    changed = 0
+    for row in session.exec(select(AnswerLog).where(col(AnswerLog.id).in_(quoting))).all():
+        hit = [
+            c
+            for c in row.cited
+            if c.get("index_id") == index_id and (gone is None or c.get("document_id") in gone)
+        ]
+        if not hit:
+            continue
+        row.text = None
+        row.cited = [
+            {**c, "name": FORGOTTEN, "url": None, "document_id": None} if c in hit else c for c in row.cited
+        ]
+        session.add(row)
+        changed += 1
+    return changed
+
+
 def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
     found: dict[int, list[int]] = {}
     if answer_ids:
