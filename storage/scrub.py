@@ -25,6 +25,8 @@ import logging
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from storage.db import Database
@@ -36,11 +38,49 @@ BUSY_SECONDS = 30.0
 CHROMA_FILE = "chroma.sqlite3"
 
 
+class Gate:
+    """Many users at once, or one alone: the vector store's calls pass `shared()`, and the
+    scrubber's VACUUM holds `alone()`, so no write of this process meets a locked file."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._users = 0
+        self._alone = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._users -= 1
+                self._condition.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone)
+            self._alone = True
+            self._condition.wait_for(lambda: self._users == 0)
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._alone = False
+                self._condition.notify_all()
+
+
 class Scrubber:
     """Scrubs the local stores a moment after removals (see the module's docstring)."""
 
-    def __init__(self, db: Database, chroma_path: Path | None, *, delay: float = DELAY) -> None:
+    def __init__(
+        self, db: Database, chroma_path: Path | None, *, gate: Gate | None = None, delay: float = DELAY
+    ) -> None:
         self._db = db
+        self._gate = gate or Gate()
         self._chroma = chroma_path / CHROMA_FILE if chroma_path is not None else None
         self._delay = delay
         self._lock = threading.Lock()
@@ -94,8 +134,11 @@ class Scrubber:
         if self._chroma is None or not self._chroma.exists():
             return
         try:
-            with sqlite3.connect(self._chroma, timeout=BUSY_SECONDS, isolation_level=None) as connection:
-                connection.execute("VACUUM")
-            connection.close()
+            with self._gate.alone():
+                connection = sqlite3.connect(self._chroma, timeout=BUSY_SECONDS, isolation_level=None)
+                try:
+                    connection.execute("VACUUM")
+                finally:
+                    connection.close()
         except sqlite3.Error as exc:
             log.warning("could not scrub Chroma's deleted text: %s", exc)

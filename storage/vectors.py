@@ -37,6 +37,7 @@ from chromadb.errors import ChromaError, NotFoundError
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from storage.records import StorageError
+from storage.scrub import Gate
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +161,11 @@ class ChromaVectorStore:
         *,
         description: str = "chroma",
         on_delete: Callable[[], None] | None = None,
+        gate: Gate | None = None,
     ) -> None:
         self._client = client
+        self._gate = gate or Gate()
+        """Held shared by every call, so the scrubber's VACUUM never meets one mid-way."""
         self._collections: dict[str, Collection] = {}
         self._description = description
         self._on_delete = on_delete or (lambda: None)
@@ -174,15 +178,16 @@ class ChromaVectorStore:
         return int(self._client.heartbeat())
 
     def add(self, ref: CollectionRef, records: Sequence[VectorRecord]) -> None:
-        collection = self._collection(ref)
-        for start in range(0, len(records), BATCH):
-            batch = records[start : start + BATCH]
-            collection.add(
-                ids=[str(r.id) for r in batch],
-                embeddings=cast(Any, [list(r.embedding) for r in batch]),
-                documents=[r.text for r in batch],
-                metadatas=cast(Any, [dict(r.metadata) for r in batch]),
-            )
+        with self._gate.shared():
+            collection = self._collection(ref)
+            for start in range(0, len(records), BATCH):
+                batch = records[start : start + BATCH]
+                collection.add(
+                    ids=[str(r.id) for r in batch],
+                    embeddings=cast(Any, [list(r.embedding) for r in batch]),
+                    documents=[r.text for r in batch],
+                    metadatas=cast(Any, [dict(r.metadata) for r in batch]),
+                )
 
     def query(
         self,
@@ -191,46 +196,53 @@ class ChromaVectorStore:
         k: int,
         where: Mapping[str, Any] | None = None,
     ) -> list[VectorHit]:
-        collection = self._existing(ref)
-        if collection is None or k <= 0:
-            return []
-        result = collection.query(
-            query_embeddings=cast(Any, [list(embedding)]),
-            n_results=k,
-            where=cast(Any, dict(where)) if where else None,
-            include=["metadatas", "distances"],
-        )
-        ids = result["ids"][0]
-        distances = (result["distances"] or [[]])[0]
-        metadatas = (result["metadatas"] or [[]])[0]
-        return [
-            VectorHit(
-                id=int(i), similarity=1.0 - float(d), metadata=cast(dict[str, MetadataValue], dict(m or {}))
+        with self._gate.shared():
+            collection = self._existing(ref)
+            if collection is None or k <= 0:
+                return []
+            result = collection.query(
+                query_embeddings=cast(Any, [list(embedding)]),
+                n_results=k,
+                where=cast(Any, dict(where)) if where else None,
+                include=["metadatas", "distances"],
             )
-            for i, d, m in zip(ids, distances, metadatas, strict=True)
-        ]
+            ids = result["ids"][0]
+            distances = (result["distances"] or [[]])[0]
+            metadatas = (result["metadatas"] or [[]])[0]
+            return [
+                VectorHit(
+                    id=int(i),
+                    similarity=1.0 - float(d),
+                    metadata=cast(dict[str, MetadataValue], dict(m or {})),
+                )
+                for i, d, m in zip(ids, distances, metadatas, strict=True)
+            ]
 
     def delete_documents(self, ref: CollectionRef, document_ids: Sequence[int]) -> None:
-        collection = self._existing(ref)
-        if collection is not None and document_ids:
-            collection.delete(where=cast(Any, {"document_id": {"$in": [int(d) for d in document_ids]}}))
-            self._on_delete()
+        with self._gate.shared():
+            collection = self._existing(ref)
+            if collection is not None and document_ids:
+                collection.delete(where=cast(Any, {"document_id": {"$in": [int(d) for d in document_ids]}}))
+                self._on_delete()
 
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None:
-        collection = self._existing(ref)
-        if collection is not None and ids:
-            collection.delete(ids=[str(i) for i in ids])
-            self._on_delete()
+        with self._gate.shared():
+            collection = self._existing(ref)
+            if collection is not None and ids:
+                collection.delete(ids=[str(i) for i in ids])
+                self._on_delete()
 
     def count(self, ref: CollectionRef) -> int:
-        collection = self._existing(ref)
-        return 0 if collection is None else int(collection.count())
+        with self._gate.shared():
+            collection = self._existing(ref)
+            return 0 if collection is None else int(collection.count())
 
     def drop(self, ref: CollectionRef) -> None:
-        self._collections.pop(ref.name, None)
-        with contextlib.suppress(NotFoundError, ValueError):
-            self._client.delete_collection(ref.name)
-        self._on_delete()
+        with self._gate.shared():
+            self._collections.pop(ref.name, None)
+            with contextlib.suppress(NotFoundError, ValueError):
+                self._client.delete_collection(ref.name)
+            self._on_delete()
 
     def _collection(self, ref: CollectionRef) -> Collection:
         cached = self._collections.get(ref.name)

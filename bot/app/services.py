@@ -30,7 +30,7 @@ from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.sources import SourceRepository
-from storage.scrub import Scrubber
+from storage.scrub import Gate, Scrubber
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
@@ -121,8 +121,9 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     db = open_database(settings.effective_database_url, migrate=migrate)
     llm = build_llm_client(settings)
     indexes, documents = IndexRepository(db), DocumentRepository(db)
-    scrubber = Scrubber(db, None if settings.chroma_host else settings.chroma_path)
-    vectors = build_vector_store(settings, on_delete=scrubber.request)
+    gate = Gate()
+    scrubber = Scrubber(db, None if settings.chroma_host else settings.chroma_path, gate=gate)
+    vectors = build_vector_store(settings, on_delete=scrubber.request, gate=gate)
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
@@ -161,7 +162,7 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
 
 
 def build_vector_store(
-    settings: Settings, *, on_delete: Callable[[], None] | None = None
+    settings: Settings, *, on_delete: Callable[[], None] | None = None, gate: Gate | None = None
 ) -> ChromaVectorStore:
     if settings.chroma_host:
         where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
@@ -169,7 +170,7 @@ def build_vector_store(
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
-    return ChromaVectorStore(client, description=where, on_delete=on_delete)
+    return ChromaVectorStore(client, description=where, on_delete=on_delete, gate=gate)
 
 
 def build_llm_client(settings: Settings) -> AsyncOpenAI | None:
