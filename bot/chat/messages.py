@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from bot.app.actions.threads import CAPPED
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
 from knowledge.sources.jobs.counters import Count, JobCounters
@@ -119,6 +120,18 @@ PICK_ANOTHER_LABEL = "Choose another index to save this thread to"
 PICK_LABEL = "Save the thread to"
 
 
+def did_you_mean(said: str, examples: Sequence[str]) -> str:
+    """A line that starts like a command but is none: the closest commands."""
+    shown = " or ".join(f"“{e(x)}”" for x in examples)
+    return f"I didn't understand “{e(said)}” as a command. Did you mean {shown}? Say “help” for all of them."
+
+
+def no_such_path(paths: Sequence[str], where: str) -> str:
+    """Files named in a shell line that are not there."""
+    names = _and([f"“{e(p)}”" for p in paths])
+    return f"I can't find {names} (looking in {e(where)}). Name a file or folder that exists, like ./docs."
+
+
 NOT_YOUR_CONVERSATION = (
     "I can only save messages from conversations you are in: a channel or group DM you are a "
     "member of, or your DM with me."
@@ -170,7 +183,13 @@ def history_summary(
             f"Done reading *{label}* in {_duration(seconds)}: {plural(read, 'thread or hour of chat', 'threads and hours of chat')} "
             f"({c[Count.DOCUMENTS_ADDED]} new, {c[Count.DOCUMENTS_UPDATED]} updated, "
             f"{c[Count.DOCUMENTS_UNCHANGED]} unchanged), {plural(c[Count.CHUNKS], 'new passage')}. "
-            "Ask me about what was said here."
+            + (
+                f"I stopped at the newest {counters[CAPPED]:,} messages (LORE_LEARN_MAX_MESSAGES); older ones "
+                "weren't read. "
+                if counters.get(CAPPED)
+                else ""
+            )
+            + "Ask me about what was said here."
         )
     if state == "cancelled":
         return f"Stopped reading *{label}* after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}; what was read stays."

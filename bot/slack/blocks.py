@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from bot.chat.mrkdwn import defuse, escape, source
+from bot.chat.mrkdwn import bold, defuse, escape, source
 from bot.chat.render import age
 from knowledge.answer import Answer, Citation, distinct_names
 
@@ -60,7 +60,7 @@ def source_block(citation: Citation, *, quote: bool, name: str | None = None) ->
         snippet = (
             citation.text if len(citation.text) <= QUOTE_LIMIT else citation.text[: QUOTE_LIMIT - 1] + "…"
         )
-        text += "\n>" + escape(snippet).replace("\n", "\n>")
+        text += "\n>" + bold(escape(snippet)).replace("\n", "\n>")
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}}
 
 
@@ -154,9 +154,9 @@ def answer_text(answer: Answer) -> str:
     Kit: the answer itself (an extractive answer's quotes, not its lead-in), then the names
     of its sources."""
     if is_extractive(answer):
-        body = "\n".join(escape(" ".join(c.text.split())) for c in answer.citations[:2])
+        body = "\n".join(bold(escape(" ".join(c.text.split()))) for c in answer.citations[:2])
     else:
-        body = escape(answer.text.strip())
+        body = bold(escape(answer.text.strip()))
     if len(body) > NOTIFICATION_LIMIT:
         body = body[: NOTIFICATION_LIMIT - 1].rsplit(" ", 1)[0] + "…"
     names = list(dict.fromkeys(escape(name) for name in distinct_names(answer.citations)))

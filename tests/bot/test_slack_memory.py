@@ -299,3 +299,25 @@ async def test_partners_cannot_make_lore_learn_a_shared_channel(bot: SlackBot) -
     asked = await shared_channel_mention(bot, "UACME", "TACME", "learn this channel")
     assert "other organisations" in only_reply(bot, "CSHARED", asked).text
     assert not bot.calls("conversations.history")
+
+
+async def test_saved_threads_name_people_by_their_names_and_notifications_bold_them_slacks_way(
+    bot: SlackBot,
+) -> None:
+    bot.slack.add_channel("CJOINTNAMES", "joint-names", is_ext_shared=True)
+    bot.slack.add_user("UHOSTN", "hostie")
+    bot.slack.add_user("U0PATN", "u0patn", team_id="T0OTHER", display_name="", real_name="Pat Doe")
+    parent = thread_in(
+        bot,
+        "CJOINTNAMES",
+        [("UHOSTN", "Where do the quarterly figures live?"), ("U0PATN", "In the ledger vault, shelf 12.")],
+    )
+    asked = await bot.mention("CJOINTNAMES", "UHOSTN", "remember this thread", thread_ts=parent)
+    assert "from hostie and Pat Doe" in bot.said("CJOINTNAMES", parent) + bot.said("CJOINTNAMES", asked)
+
+    bot.begin()
+    asked = await bot.mention("CJOINTNAMES", "UHOSTN", "where do the quarterly figures live?")
+    [answer] = [c for c in bot.calls("chat.postMessage") if c.params.get("thread_ts") == asked]
+    assert "*Pat Doe*" in answer.params["text"] and "**" not in answer.params["text"]
+    quotes = " ".join(b["text"]["text"] for b in answer.params["blocks"] if b["type"] == "section")
+    assert "u0patn" not in quotes and "**" not in quotes

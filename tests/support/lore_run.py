@@ -32,8 +32,9 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack`; its base URL once /healthz answers."""
+async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack` (with more `settings` in its environment); its
+    base URL once /healthz answers."""
     port = free_port()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
@@ -44,6 +45,7 @@ async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack.api_url,
         ANONYMIZED_TELEMETRY="False",
+        **settings,
     )
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:

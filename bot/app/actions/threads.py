@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 __all__ = ["SLACK_CHANNEL", "Learned", "ThreadActions", "ThreadMessage", "ThreadText"]
 
 LEARNED_CACHE_SECONDS = 30.0
+CAPPED = "messages_capped"
+"""A learned channel's job counter: the message limit its listing stopped at (absent: none)."""
 TITLE_WORDS = 60
 ONLY_IN_A_CHANNEL = "I can learn a channel's history only from that channel: say it there."
 ONLY_IN_SLACK = "I can learn a channel's history only in Slack, where I can read it."
