@@ -152,7 +152,23 @@ def realistic(slack: FakeSlack, messages: int) -> None:
         )  # fmt: skip
 
 
+def _serve_fake(messages: int, pipe: Any) -> None:
+    """The fake Slack Web API with a realistic channel, in a process of its own (so its
+    records do not count as the sync's memory); sends its URL, then serves until told."""
+
+    async def serve() -> None:
+        async with FakeSlack("xoxb-bench", TEAM, BOT) as slack:
+            slack.add_channel(CHANNEL, "history")
+            slack.add_user(USER, "historian")
+            realistic(slack, messages)
+            pipe.send(slack.api_url)
+            await asyncio.get_running_loop().run_in_executor(None, pipe.recv)
+
+    asyncio.run(serve())
+
+
 async def listing(messages: int) -> dict[str, Any]:
+    import multiprocessing
     import tracemalloc
     from datetime import UTC, datetime
 
@@ -161,26 +177,29 @@ async def listing(messages: int) -> dict[str, Any]:
     from storage.records import IndexRef, JobRef, SourceConfigRef
     from storage.values import JobState, Scope
 
-    async with FakeSlack("xoxb-bench", TEAM, BOT) as slack:
-        slack.add_channel(CHANNEL, "history")
-        slack.add_user(USER, "historian")
-        realistic(slack, messages)
-        reader = ChannelReader(build_client("xoxb-bench", slack.api_url), lambda text: False)
+    ours, theirs = multiprocessing.Pipe()
+    fake = multiprocessing.get_context("spawn").Process(target=_serve_fake, args=(messages, theirs))
+    fake.start()
+    try:
+        api_url = await asyncio.get_running_loop().run_in_executor(None, ours.recv)
+        reader = ChannelReader(build_client("xoxb-bench", api_url), lambda text: False)
         keeper = CountingKeeper()
         sync = ChannelSync(reader, keeper)  # type: ignore[arg-type]
         now = datetime.now(UTC)
         index = IndexRef(1, TEAM, "history", Scope.CHANNEL, None, 1, False, "m", 3, 0, now)
         source = SourceConfigRef(1, 1, 1, "slack-channel", "#history", [CHANNEL], {}, "daily", None, now)
         job = JobRef(1, 1, 1, None, "manual", JobState.RUNNING, {}, now, now, None, None, "bench", None, False)
-        context = _Context(job)
         tracemalloc.start()
         started = time.monotonic()
-        await sync.sync(context, source, index)  # type: ignore[arg-type]
+        await sync.sync(_Context(job), source, index)  # type: ignore[arg-type]
         seconds = time.monotonic() - started
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        return {"messages": messages, "listing_seconds": round(seconds, 1), "peak_traced_mb": round(peak / 2**20, 1),
-                "documents_kept": keeper.documents}  # fmt: skip
+    finally:
+        ours.send("stop")
+        fake.join(30)
+    return {"messages": messages, "listing_seconds": round(seconds, 1), "peak_traced_mb": round(peak / 2**20, 1),
+            "documents_kept": keeper.documents}  # fmt: skip
 
 
 class _Context:
