@@ -188,7 +188,9 @@ async def listing(messages: int) -> dict[str, Any]:
         now = datetime.now(UTC)
         index = IndexRef(1, TEAM, "history", Scope.CHANNEL, None, 1, False, "m", 3, 0, now)
         source = SourceConfigRef(1, 1, 1, "slack-channel", "#history", [CHANNEL], {}, "daily", None, now)
-        job = JobRef(1, 1, 1, None, "manual", JobState.RUNNING, {}, now, now, None, None, "bench", None, False)
+        job = JobRef(
+            1, 1, 1, None, "manual", JobState.RUNNING, {}, now, now, None, None, "bench", None, False
+        )
         tracemalloc.start()
         started = time.monotonic()
         await sync.sync(_Context(job), source, index)  # type: ignore[arg-type]

@@ -217,6 +217,8 @@ class Freshener:
         self._gate = gate
         self._delay = delay
         self._pending: set[str] = set()
+        self._reading: dict[str, asyncio.Lock] = {}
+        """One read at a time of each thread or hour (a lock per one touched: a few bytes)."""
 
     async def on_message(self, tenant: str, event: Mapping[str, Any]) -> None:
         """A `message` event (new, changed or deleted) in any channel."""
@@ -240,10 +242,14 @@ class Freshener:
         self._spawn(self._after_delay(key, work))
 
     async def _after_delay(self, key: str, work: Coroutine[Any, Any, None]) -> None:
+        """Read `key` again after the delay, after any read of it still under way: two
+        reads of one thread or hour at once could keep the older text last (a deleted
+        message would come back)."""
+        lock = self._reading.setdefault(key, asyncio.Lock())
         try:
             await asyncio.sleep(self._delay)
             self._pending.discard(key)
-            async with self._gate:
+            async with lock, self._gate:
                 await work
         except Exception:
             log.exception("could not refresh %s of a learned channel", key)
