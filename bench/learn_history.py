@@ -26,7 +26,20 @@ from tests.support.ports import free_port
 
 BOT, USER, CHANNEL = "UBOT", "UHIST", "CHIST"
 START = 1_690_000_000
-WORDS = "deploy billing review rota incident pager cluster region standup release budget design".split()
+WORDS = [
+    "deploy",
+    "billing",
+    "review",
+    "rota",
+    "incident",
+    "pager",
+    "cluster",
+    "region",
+    "standup",
+    "release",
+    "budget",
+    "design",
+]
 TIMEOUT = 3600.0
 
 
