@@ -33,11 +33,11 @@ async def serve_stdio(settings: Settings) -> None:
     from bot.mcp import Lore, serve_stdio
 
     async with open_runtime(settings, serving=True) as runtime:
-        await serve_stdio(Lore(runtime.services, runtime.fetcher))
+        await serve_stdio(Lore.of(runtime))
 
 
 def mount_mcp(web_app: web.Application, runtime: Runtime, api: ApiState) -> None:
     """MCP over Streamable HTTP at `/mcp` beside the HTTP API, with the API's keys and body limit."""
     from bot.mcp import Lore, install_mcp
 
-    install_mcp(web_app, Lore(runtime.services, runtime.fetcher), api.keys, body_limit=api.limits.json_bytes)
+    install_mcp(web_app, Lore.of(runtime), api.keys, body_limit=api.limits.json_bytes)

@@ -16,6 +16,7 @@ import mcp_types as types
 from pydantic import BaseModel
 
 from bot.app.services import Services
+from bot.chat.runtime import Runtime
 from bot.mcp import shapes
 from bot.mcp.bounds import Budget, capped
 from bot.mcp.resources import uri
@@ -37,10 +38,12 @@ class Lore:
 
     services: Services
     fetcher: Fetcher
+    max_chars: int
+    """Characters of text one result carries at most (`LORE_MCP_MAX_CHARS`)."""
 
-    @property
-    def max_chars(self) -> int:
-        return self.services.settings.lore_mcp_max_chars
+    @classmethod
+    def of(cls, runtime: Runtime) -> Lore:
+        return cls(runtime.services, runtime.fetcher, runtime.services.settings.lore_mcp_max_chars)
 
 
 Run = Callable[[Lore, Principal, Any], Awaitable[BaseModel]]
