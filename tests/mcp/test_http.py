@@ -86,7 +86,7 @@ async def test_a_key_of_another_user_cannot_search_that_users_personal_index(mcp
         assert all("blue plant pot" not in p["text"] for p in anywhere["passages"])
         assert "blue plant pot" not in json.dumps(asked)
         assert all(i["scope"] != "personal" or i["documents"] == 0 for i in listed["indexes"])
-        assert all("personal.md" != r.name for r in resources)
+        assert all(r.name != "personal.md" for r in resources)
         assert unknown.value.error.code == INVALID_PARAMS
 
 
