@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from bench.judge import PASSAGES, UNITS, judged_texts, refusals, threshold
-from knowledge.quotes import Kind, Unit
-from knowledge.ranking import Ranking, Scored, ScoredUnit
+from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
+from knowledge.text.quotes import Kind, Unit
 from tests.knowledge.test_citations import hit
 
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import pytest
 
 from knowledge.errors import IngestError, IngestFailed
-from knowledge.ingest import IngestResult, Outcome, Source, content_hash
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import IngestResult, Outcome, Source, content_hash
+from knowledge.indexing.metadata import DocumentFacts
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
 
 LONE_SURROGATE_JSON = b'["\\uDFAA"]'

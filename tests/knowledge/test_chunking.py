@@ -16,8 +16,8 @@ from itertools import pairwise
 
 import pytest
 
-from knowledge.chunking import ChunkSpec, TextChunk, chunk_text, count_word_pieces
-from knowledge.wordpieces import count_by_words, split_word_pieces, tokenizer
+from knowledge.backends.wordpieces import count_by_words, split_word_pieces, tokenizer
+from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text, count_word_pieces
 from tests.support.timing import own_heap
 
 HEADING_LINE = re.compile(r"^#{1,6} ")

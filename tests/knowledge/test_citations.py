@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bench.claims import passage as hit
-from knowledge.citations import attribute, check_answer, claims, says_it_does_not_know, supported
+from knowledge.answering.citations import attribute, check_answer, claims, says_it_does_not_know, supported
 
 CONFIG = hit("MAX_COOKIE_SIZE: Warn if cookie headers are larger than this many bytes. Defaults to ``4093``.")
 PORTS = hit(

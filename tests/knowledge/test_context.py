@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from knowledge.context import plan_budget, split_conversation
 from knowledge.errors import BudgetError, QuestionError
+from knowledge.search.context import plan_budget, split_conversation
 
 
 def test_the_question_is_the_user_turns_since_the_last_answer() -> None:
@@ -38,7 +38,7 @@ def test_budget_follows_the_formula(caplog: pytest.LogCaptureFixture) -> None:
     assert budget.candidates == max(100, budget.context_tokens // 500)
     small = plan_budget(messages, "How do rollbacks work?", window=8000, max_tokens=1000, ratio=0.25)
     assert small.context_tokens == 250 and small.max_tokens == 1000
-    with caplog.at_level(logging.INFO, logger="knowledge.context"):
+    with caplog.at_level(logging.INFO, logger="knowledge.search.context"):
         lowered = plan_budget(messages, "How do rollbacks work?", window=8000, max_tokens=50_000)
     assert lowered.max_tokens == 8000 - lowered.prompt_tokens and "lowered" in caplog.text
     big = plan_budget(messages, "q", window=1_000_000, ratio=0.8)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.ingest import Outcome, collection_for
+from knowledge.indexing.ingest import Outcome, collection_for
 from tests.knowledge.conftest import Stack, md
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -21,8 +21,8 @@ WORKER = textwrap.dedent(
     """
     import asyncio, sys, time
     from pathlib import Path
-    from knowledge.embedding import LocalEmbedder
-    from knowledge.ingest import Ingestor, Source
+    from knowledge.backends.embedding import LocalEmbedder
+    from knowledge.indexing.ingest import Ingestor, Source
     from storage.db import open_database
     from storage.repositories.documents import DocumentRepository
     from storage.repositories.indexes import IndexRepository

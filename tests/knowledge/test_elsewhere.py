@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from knowledge.abstain import Calibration, Elsewhere, elsewhere
-from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.answering.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.answering.generation import GENERAL_NOTICE
 from knowledge.engine import Knowledge, Request
-from knowledge.generation import GENERAL_NOTICE
-from knowledge.quotes import units
-from knowledge.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
-from knowledge.words import content_words, stem
+from knowledge.judging.abstain import Calibration, Elsewhere, elsewhere
+from knowledge.judging.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
+from knowledge.text.quotes import units
+from knowledge.text.words import content_words, stem
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.knowledge.conftest import Stack, chat_model, md
 from tests.knowledge.test_citations import hit

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge.embedding import LocalEmbedder, Shapes, default_model_path, embed_batches
+from knowledge.backends.embedding import LocalEmbedder, Shapes, default_model_path, embed_batches
 from knowledge.errors import EmbedderUnavailable
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from knowledge.embedding import MAX_WORD_PIECES, LocalEmbedder, Shapes, runs
+from knowledge.backends.embedding import MAX_WORD_PIECES, LocalEmbedder, Shapes, runs
 
 GROWTH_BOUND_MB = 100
 STATUS = Path("/proc/self/status")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.evaluation import load_beir, ndcg_at_k, recall_at_k
+from knowledge.evaluation.beir import load_beir, ndcg_at_k, recall_at_k
 
 LORE = str(Path(sys.executable).with_name("lore"))
 DOCS = {

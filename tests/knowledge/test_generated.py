@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import pytest
 
-from knowledge.answer import SYSTEM_PROMPT, Fallback, ResponseMode
+from knowledge.answering.answer import SYSTEM_PROMPT, Fallback, ResponseMode
+from knowledge.answering.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE, UNVERIFIED_NOTICE
+from knowledge.backends.llm import OpenAIChatModel
 from knowledge.engine import Request
-from knowledge.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE, UNVERIFIED_NOTICE
-from knowledge.llm import OpenAIChatModel
 from tests.fakes.openai_server import Callback, FakeOpenAI, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from knowledge.errors import EmbeddingMismatch, TooLarge, UnsupportedContent
-from knowledge.ingest import Outcome, Source, collection_for
-from knowledge.metadata import DocumentContext
+from knowledge.indexing.ingest import Outcome, Source, collection_for
+from knowledge.indexing.metadata import DocumentContext
 from storage.values import Scope
 from storage.vectors import CollectionRef, VectorRecord
 from tests.knowledge.conftest import HANDBOOK, MB, RECIPES, Stack, md

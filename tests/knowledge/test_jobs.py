@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import pytest
 
-from knowledge.ingest import Source, collection_for
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import Source, collection_for
+from knowledge.indexing.metadata import DocumentFacts
 from knowledge.sources.crawl import Crawler, CrawlLimits
 from knowledge.sources.fetch import Fetcher
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, Schedule

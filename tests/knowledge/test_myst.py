@@ -6,7 +6,7 @@ import time
 
 from knowledge.extraction import extract
 from knowledge.extraction.myst import MAX_DEPTH
-from knowledge.quotes import Kind, units
+from knowledge.text.quotes import Kind, units
 from tests.support.timing import own_heap
 
 PAGE = """(testing)=

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from knowledge.qa_evaluation import load_questions
+from knowledge.evaluation.qa import load_questions
 
 DOCS_QA = Path(__file__).parents[2] / "bench" / "data" / "docs_qa"
 

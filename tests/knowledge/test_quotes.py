@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from knowledge.cuts import joined
-from knowledge.quotes import MAX_NESTING, Kind, Unit, continued_code, units
+from knowledge.text.cuts import joined
+from knowledge.text.quotes import MAX_NESTING, Kind, Unit, continued_code, units
 
 RST = """Configuration Handling
 ======================

@@ -7,16 +7,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from knowledge.abstain import CALIBRATION, Calibration, Evidence, evidence
-from knowledge.chunking import chunk_text
-from knowledge.embedding import LocalEmbedder, Vectors
+from knowledge.answering.extractive import TAIL_SHARE, excerpt, first_line, lead
+from knowledge.backends.embedding import LocalEmbedder, Vectors
 from knowledge.engine import Knowledge, Request
-from knowledge.extractive import TAIL_SHARE, excerpt, first_line, lead
-from knowledge.followup import standalone_question
-from knowledge.ingest import Source
-from knowledge.judging import READ_ON
-from knowledge.quotes import Kind, Unit, units
-from knowledge.ranking import (
+from knowledge.indexing.chunking import chunk_text
+from knowledge.indexing.ingest import Source
+from knowledge.judging.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.judging.judge import READ_ON
+from knowledge.judging.ranking import (
     MAX_WEIGHED,
     PASSAGE_SIGNALS,
     Ranker,
@@ -29,8 +27,10 @@ from knowledge.ranking import (
     rarest,
     without_word,
 )
-from knowledge.retrieval import Retrieval
-from knowledge.words import content_words, stems_of
+from knowledge.search.followup import standalone_question
+from knowledge.search.retrieval import Retrieval
+from knowledge.text.quotes import Kind, Unit, units
+from knowledge.text.words import content_words, stems_of
 from storage.keyword import MAX_TERMS
 from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md

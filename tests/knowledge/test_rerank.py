@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from knowledge.abstain import Calibration
-from knowledge.answer import HEDGE_NOTICE
-from knowledge.context import source_block
+from knowledge.answering.answer import HEDGE_NOTICE
+from knowledge.backends.tokens import TiktokenCounter
 from knowledge.engine import AnswerSpec, Knowledge, Request
-from knowledge.rerank import RERANK_PROMPT, chosen, rerank
-from knowledge.tokens import TiktokenCounter
+from knowledge.judging.abstain import Calibration
+from knowledge.judging.rerank import RERANK_PROMPT, chosen, rerank
+from knowledge.search.context import source_block
 from storage.records import IndexRef
 from tests.fakes.openai_server import Callback, FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import Stack, chat_model, md

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from knowledge.metadata import DocumentContext
-from knowledge.retrieval import QueryType
+from knowledge.indexing.metadata import DocumentContext
+from knowledge.search.retrieval import QueryType
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
 
 

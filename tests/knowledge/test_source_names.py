@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from bench.claims import passage
-from knowledge.answer import Citation, ResponseMode, distinct_names
-from knowledge.chunking import section
-from knowledge.extractive import abstention
-from knowledge.retrieval import Hit, Retrieval
+from knowledge.answering.answer import Citation, ResponseMode, distinct_names
+from knowledge.answering.extractive import abstention
+from knowledge.indexing.chunking import section
+from knowledge.search.retrieval import Hit, Retrieval
 
 
 def cited(n: int, name: str, source: str, document: int | None = None, heading: str = "") -> Citation:

@@ -4,7 +4,7 @@ anyway, never with entities or the network."""
 
 from __future__ import annotations
 
-from knowledge.chunking import chunk_text
+from knowledge.indexing.chunking import chunk_text
 from knowledge.sources.connectors.storage_format import storage_to_markdown
 
 

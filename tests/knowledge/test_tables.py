@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.chunking import ChunkSpec, count_word_pieces
 from knowledge.extraction import extract
-from knowledge.ingest import Ingestor, IngestResult, Source
-from knowledge.tables import chunk_table
+from knowledge.indexing.chunking import ChunkSpec, count_word_pieces
+from knowledge.indexing.ingest import Ingestor, IngestResult, Source
+from knowledge.indexing.tables import chunk_table
 from tests.knowledge.conftest import MB, Stack
 
 SPECTRUM = Path(__file__).parent.parent / "data" / "real" / "csv-spectrum"

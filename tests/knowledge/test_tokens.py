@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = (
     "import os\n"
-    "from knowledge.tokens import TiktokenCounter\n"
+    "from knowledge.backends.tokens import TiktokenCounter\n"
     "print(TiktokenCounter().count('Lore counts tokens offline.'), os.environ.get('TIKTOKEN_CACHE_DIR'))"
 )
 

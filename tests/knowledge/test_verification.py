@@ -10,11 +10,11 @@ import logging
 import pytest
 
 from bench.claims import passage
-from knowledge.answer import Answer, Fallback
-from knowledge.citations import check_answer
+from knowledge.answering.answer import Answer, Fallback
+from knowledge.answering.citations import check_answer
+from knowledge.answering.generation import UNVERIFIED_NOTICE
+from knowledge.answering.verification import VERIFY_PROMPT, judged
 from knowledge.engine import AnswerSpec, Request
-from knowledge.generation import UNVERIFIED_NOTICE
-from knowledge.verification import VERIFY_PROMPT, judged
 from tests.fakes.openai_server import FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 
@@ -74,7 +74,7 @@ async def test_supported_verdicts_keep_the_model_s_answer(stack: Stack, llm: Fak
 async def test_no_verdict_leaves_the_citation_check_s(
     stack: Stack, llm: FakeOpenAI, judging: Reply | HttpError, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="knowledge.verification"):
+    with caplog.at_level(logging.WARNING, logger="knowledge.answering.verification"):
         answer = await ask(stack, llm, Reply(FAITHFUL), judging)
     assert answer.fallback is None and answer.text.startswith("Rollbacks switch")
     assert any("claims not verified" in r.getMessage() for r in caplog.records)
