@@ -19,8 +19,8 @@ from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
 from knowledge.search.retrieval import Hit, Retrieval, Retriever
 from knowledge.text.quotes import Kind, Unit, units
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
+from tests.knowledge.answering.test_citations import hit
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
-from tests.knowledge.test_citations import hit
 
 ROLLBACK = "How long does a rollback take?"
 UNRELATED = "What is the boiling point of liquid nitrogen on Jupiter's moons?"

@@ -15,7 +15,7 @@ import pytest
 from knowledge.indexing.ingest import Outcome, collection_for
 from tests.knowledge.conftest import Stack, md
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 WORKER = textwrap.dedent(
     """

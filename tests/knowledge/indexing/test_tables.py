@@ -15,7 +15,7 @@ from knowledge.indexing.ingest import Ingestor, IngestResult, Source
 from knowledge.indexing.tables import chunk_table
 from tests.knowledge.conftest import MB, Stack
 
-SPECTRUM = Path(__file__).parent.parent / "data" / "real" / "csv-spectrum"
+SPECTRUM = Path(__file__).parents[2] / "data" / "real" / "csv-spectrum"
 
 
 def wide_csv(columns: int = 80, size: int = 1_000_000, seed: int = 1) -> bytes:

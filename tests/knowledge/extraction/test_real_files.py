@@ -12,7 +12,7 @@ from knowledge.extraction import extract
 from knowledge.extraction.quality import assess
 from tests.knowledge.files import make_pdf
 
-REAL = Path(__file__).parent.parent / "data" / "real"
+REAL = Path(__file__).parents[2] / "data" / "real"
 
 
 def real(name: str) -> bytes:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from knowledge.evaluation.qa import load_questions
 
-DOCS_QA = Path(__file__).parents[2] / "bench" / "data" / "docs_qa"
+DOCS_QA = Path(__file__).parents[3] / "bench" / "data" / "docs_qa"
 
 
 def test_a_question_set_folder_is_read_through_its_questions_file() -> None:

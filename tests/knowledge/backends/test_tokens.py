@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROBE = (
     "import os\n"
     "from knowledge.backends.tokens import TiktokenCounter\n"

@@ -1,6 +1,6 @@
 """Chunking: structure, window fit, overlap and offsets, with the real MiniLM tokenizer.
 
-Run as a module to measure throughput: `python -m tests.knowledge.test_chunking [MB]`.
+Run as a module to measure throughput: `python -m tests.knowledge.indexing.test_chunking [MB]`.
 """
 
 from __future__ import annotations

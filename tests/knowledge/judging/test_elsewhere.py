@@ -14,8 +14,8 @@ from knowledge.judging.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
 from knowledge.text.quotes import units
 from knowledge.text.words import content_words, stem
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.knowledge.answering.test_citations import hit
 from tests.knowledge.conftest import Stack, chat_model, md
-from tests.knowledge.test_citations import hit
 
 UVICORN = """# Deployment
 
