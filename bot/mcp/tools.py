@@ -23,9 +23,9 @@ from bot.mcp.resources import uri
 from bot.mcp.who import Principal
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
-from knowledge.filters import FilterError
-from knowledge.ingest import Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import Source
+from knowledge.indexing.metadata import DocumentFacts
+from knowledge.search.filters import FilterError
 from knowledge.sources.fetch import Fetcher
 from knowledge.sources.jobs import Schedule
 from storage.access import Action, allowed

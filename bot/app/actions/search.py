@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.app.actions.errors import refused
-from knowledge.answer import Answer, ResponseMode
+from knowledge.answering.answer import Answer, ResponseMode
 from knowledge.catalog import IndexNotFound
 from knowledge.engine import Request
-from knowledge.retrieval import QueryType, Retrieval
+from knowledge.search.retrieval import QueryType, Retrieval
 from storage.access import Action, Place, allowed
 from storage.records import ChunkRecord, DocumentRef, IndexRef, NotFound
 from storage.values import DocumentStatus
