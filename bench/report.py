@@ -195,6 +195,20 @@ def _retrieval(section: Json) -> str:
     )
 
 
+def _mcp(section: Json) -> str:
+    latency, ratios = section["latency"], section["p95_vs_api"]
+    rows = [["`POST /v1/indexes/{index}/query`", _p(latency["api_query"]), "1"]]
+    for mode, label in (("legacy", "initialize handshake"), ("auto", "2026 revision")):
+        rows.append(
+            [f"MCP `search_knowledge`, {label}", _p(latency[f"mcp_{mode}"]), f"{ratios[f'mcp_{mode}']:g}"]
+        )
+    return (
+        f"**MCP** (`lore serve`, one index of {section['chunks']:,} chunks, k={section['k']}, "
+        f"{section['queries']} questions a lane, the lanes taking turns)\n\n"
+        + _table(["search through", "p50 / p95 ms", "p95 ÷ HTTP API"], rows)
+    )
+
+
 def _ingest(section: Json) -> str:
     extraction, pipeline, ratios = section["extraction"], section["pipeline"], section["ratios"]
     rows = [
@@ -384,6 +398,7 @@ def _docs_qa(qa: Json) -> str:
 SECTIONS: dict[str, Callable[[Json], str]] = {
     "slack": _slack,
     "retrieval": _retrieval,
+    "mcp": _mcp,
     "ingest": _ingest,
     "extraction": _extraction,
     "memory": _memory,

@@ -30,6 +30,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "extraction",
         "memory",
         "retrieval",
+        "mcp",
         "crawl",
         "slack",
         "quality",
@@ -39,6 +40,10 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert report["ingest"]["ratios"]["pipeline_vs_embedder"] > 0
     for size in report["retrieval"]["sizes"]:
         assert set(size["latency"]) >= {"keyword", "vector", "hybrid", "chroma_dense"}
+    mcp = report["mcp"]  # search_knowledge over MCP beside the HTTP API's search, through lore serve
+    assert (
+        set(mcp["latency"]) == {"api_query", "mcp_legacy", "mcp_auto"} and mcp["p95_vs_api"]["mcp_legacy"] > 0
+    )
     assert report["crawl"]["recrawl"]["pages_unchanged"] == report["crawl"]["first_crawl"]["pages"] > 0
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):
@@ -65,6 +70,6 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert "| unseen projects (" in table and "| facts | first line | abstention |" in table
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
     assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table
-    assert "**Real-world files**" in table
+    assert "**Real-world files**" in table and "**MCP**" in table
     for chart in ("retrieval.png", "slack.png"):
         assert (tmp_path / chart).read_bytes().startswith(b"\x89PNG")
