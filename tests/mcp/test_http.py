@@ -248,3 +248,26 @@ async def test_every_request_checks_its_own_key(mcp_api: LoreApi) -> None:
         }
         async with http.post(mcp_api.base_url + "/mcp", json=INITIALIZE, headers=headers) as response:
             assert response.status == 401
+
+
+@pytest.mark.parametrize("depth", [40, 100_000])
+async def test_filters_nested_deep_are_refused_never_a_crash(mcp_api: LoreApi, depth: int) -> None:
+    deep = '{"$or": [' * depth + "{}" + "]}" * depth
+    call = '{"name": "search_knowledge", "arguments": {"query": "standup", "filters": ' + deep + "}}"
+    body = '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": ' + call + "}"
+    headers = {
+        "Authorization": f"Bearer {mcp_api.keys.ada}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    }
+    sent = io.BytesIO(body.encode())
+    async with mcp_api.http.post(mcp_api.base_url + "/mcp", data=sent, headers=headers) as response:
+        answer = await response.json()
+    if depth > 1000:  # past the JSON parser's depth: the protocol's parse error, as a 400
+        assert response.status == 400 and answer["error"]["code"] == -32700
+    else:  # parsed, and refused by the filter's own depth limit, as a tool error
+        assert response.status == 200 and answer["result"]["isError"] is True
+        assert "nest at most" in answer["result"]["content"][0]["text"]
+    async with key_client(mcp_api, "ada") as client:  # and the server goes on answering
+        assert structured(await client.call_tool("list_indexes", {}))["indexes"]
