@@ -50,7 +50,10 @@ def build_server(lore: Lore, who: Who) -> Server[Any]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[tool.declared() for tool in TOOLS.values()])
+        offered = list(TOOLS.values())
+        if not await who(ctx).may_add(lore.services):
+            offered = [tool for tool in offered if not tool.writes]
+        return types.ListToolsResult(tools=[tool.declared() for tool in offered])
 
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from bot.app.conversations import Actor
 from bot.app.keys import Caller
 from bot.app.services import Services
-from storage.access import Action, Place
+from storage.access import Action, Place, allowed
 from storage.records import ConversationRef, IndexRef
 
 MAX_DEFAULT_INDEXES = 20
@@ -53,3 +53,9 @@ class Principal:
                 "name the ones you want in `indexes`."
             )
         return every[:MAX_DEFAULT_INDEXES], notices
+
+    async def may_add(self, services: Services) -> bool:
+        """Whether there is an index this principal may add documents to (else the tools that
+        add are not offered: a tenant's key with only channel indexes, say)."""
+        visible = await services.catalog.visible(self.place, Action.LIST)
+        return any(allowed(Action.ADD, index.facts, self.place) for index in visible)

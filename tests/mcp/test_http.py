@@ -92,6 +92,7 @@ async def test_a_key_of_another_user_cannot_search_that_users_personal_index(mcp
 
 async def test_another_tenants_key_reaches_nothing_of_this_tenant(mcp_api: LoreApi) -> None:
     async with key_client(mcp_api, "other_tenant") as client:
+        offered = {tool.name for tool in (await client.list_tools()).tools}
         named = refusal(
             await client.call_tool("search_knowledge", {"query": "standup", "indexes": ["general"]})
         )
@@ -104,6 +105,7 @@ async def test_another_tenants_key_reaches_nothing_of_this_tenant(mcp_api: LoreA
             await client.read_resource(_ada_note_uri(mcp_api))
     assert "I don't know an index called 'general'" in named and "general" in documents and "general" in added
     assert listed["indexes"] == []
+    assert offered == TOOLS - {"add_document", "add_url"}  # its tenant has no index it may add to
     assert unknown.value.error.code == INVALID_PARAMS
 
 
