@@ -112,6 +112,15 @@ async def search_knowledge(lore: Lore, who: Principal, args: shapes.SearchArgs) 
 
 async def ask(lore: Lore, who: Principal, args: shapes.AskArgs) -> shapes.AskResult:
     indexes, notices = await who.indexes(lore.services, args.indexes)
+    if not indexes:
+        return shapes.AskResult(
+            answer=NOTHING_TO_SEARCH,
+            abstained=True,
+            confidence=None,
+            citations=[],
+            closest=[],
+            notices=notices,
+        )
     answer = await lore.services.actions.search.ask(who.place, indexes, args.question)
     budget = Budget(lore.max_chars)
     text = budget.take(answer.text) or ""
@@ -240,7 +249,10 @@ async def add_url(lore: Lore, who: Principal, args: shapes.AddUrlArgs) -> shapes
     )
 
 
-NOTHING_TO_SEARCH = "There is no index you may search yet: add a document first (add_document)."
+NOTHING_TO_SEARCH = (
+    "There is no index you may search yet: documents added in Slack, with `lore ingest` or with "
+    "add_document (to an index you may add to, see list_indexes) make one."
+)
 
 TOOLS: dict[str, Tool] = {
     tool.name: tool

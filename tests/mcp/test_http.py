@@ -98,6 +98,7 @@ async def test_another_tenants_key_reaches_nothing_of_this_tenant(mcp_api: LoreA
         )
         documents = refusal(await client.call_tool("list_documents", {"index": "general"}))
         listed = structured(await client.call_tool("list_indexes", {}))
+        asked = structured(await client.call_tool("ask", {"question": "When is standup on Mondays?"}))
         added = refusal(
             await client.call_tool("add_document", {"index": "general", "name": "x.md", "text": "x"})
         )
@@ -105,6 +106,9 @@ async def test_another_tenants_key_reaches_nothing_of_this_tenant(mcp_api: LoreA
             await client.read_resource(_ada_note_uri(mcp_api))
     assert "I don't know an index called 'general'" in named and "general" in documents and "general" in added
     assert listed["indexes"] == []
+    assert (
+        asked["abstained"] and "no index you may search" in asked["answer"] and "9:45" not in asked["answer"]
+    )
     assert offered == TOOLS - {"add_document", "add_url"}  # its tenant has no index it may add to
     assert unknown.value.error.code == INVALID_PARAMS
 
