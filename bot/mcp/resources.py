@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from bot.app.services import Services
 from bot.mcp.who import Principal
-from knowledge.catalog import IndexNotFound, NotAllowed
+from knowledge.errors import KnowledgeError
 from storage.access import Action
 from storage.records import DocumentRef, IndexRef, NotFound
 
@@ -90,11 +90,11 @@ async def find(services: Services, who: Principal, address: Address) -> tuple[In
     try:
         document = await asyncio.to_thread(services.documents.get, address.document_id)
         index = await services.actions.indexes.get(who.place, document.index_id, Action.SEARCH)
-    except (NotFound, IndexNotFound, NotAllowed):
+        if index.name.casefold() != address.index.casefold():
+            raise UnknownResource(_unknown(address))
+        return index, await services.actions.search.document(who.place, index, document.id)
+    except (NotFound, KnowledgeError):  # not there, not ready, or not the caller's: all unknown
         raise UnknownResource(_unknown(address)) from None
-    if index.name.casefold() != address.index.casefold():
-        raise UnknownResource(_unknown(address))
-    return index, await services.actions.search.document(who.place, index, document.id)
 
 
 def _unknown(address: Address) -> str:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app.actions.errors import refused
 from knowledge.answering.answer import Answer, ResponseMode
-from knowledge.catalog import IndexNotFound
 from knowledge.engine import Request
+from knowledge.errors import KnowledgeError
 from knowledge.search.retrieval import QueryType, Retrieval
 from storage.access import Action, Place, allowed
 from storage.records import ChunkRecord, DocumentRef, IndexRef, NotFound
@@ -67,14 +67,14 @@ class SearchActions:
         )
 
     async def document(self, place: Place, index: IndexRef, document_id: int) -> DocumentRef:
-        """A ready document of `index`; `IndexNotFound`-like refusal for anything else."""
+        """A ready document of `index` (`KnowledgeError` for any other id)."""
         _check(place, [index])
         try:
             found = await asyncio.to_thread(self._services.documents.get, document_id)
         except NotFound:
             found = None
         if found is None or found.index_id != index.id or found.status != DocumentStatus.READY:
-            raise IndexNotFound(f"{index.name}/{document_id}", [])
+            raise KnowledgeError(f"there is no document {document_id} in the {index.name} index")
         return found
 
     async def text(self, place: Place, index: IndexRef, document_id: int, *, max_chars: int) -> DocumentText:
