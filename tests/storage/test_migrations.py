@@ -10,7 +10,7 @@ from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 from storage.db import Database
-from storage.keyword import described_by_models
+from storage.schema import described_by_models
 from storage.migrations_runner import (
     HEAD,
     MIGRATIONS,
