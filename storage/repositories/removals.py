@@ -168,9 +168,11 @@ class Removals:
         tables = owned_rows(SQLModel.metadata, tenant_id)
         removed: dict[str, int] = {}
         with self._db.engine.connect() as connection:
-            sqlite = connection.dialect.name == "sqlite"
-            if sqlite:
-                connection.exec_driver_sql("PRAGMA secure_delete=ON")
+            # SQLite's pragmas go straight to the driver's connection (autocommit), outside
+            # the transaction SQLAlchemy would otherwise begin for them.
+            raw = connection.connection.driver_connection if connection.dialect.name == "sqlite" else None
+            if raw is not None:
+                raw.execute("PRAGMA secure_delete=ON")
             try:
                 with connection.begin():
                     for table, owned in tables:
@@ -178,13 +180,13 @@ class Removals:
                         if count:
                             removed[table.name] = int(count)
                     removed.update(_slack_rows(connection, tenant_id))
-                if sqlite:
+                if raw is not None:
                     KeywordIndex.merge(connection)
             finally:
-                if sqlite:
-                    connection.exec_driver_sql("PRAGMA secure_delete=OFF")
-            if sqlite:
-                connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+                if raw is not None:
+                    raw.execute("PRAGMA secure_delete=OFF")
+            if raw is not None:
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
 
     def record_purge(self, removal_id: int, removed: dict[str, int]) -> Removal:
