@@ -72,7 +72,12 @@ class Slack:
         self, event: dict[str, Any], team: str, *, enterprise: str | None = None, org_wide: bool = False
     ) -> None:
         self.serial += 1
-        authorization = {"team_id": team, "user_id": "UBOT", "is_bot": True, "is_enterprise_install": org_wide}
+        authorization = {
+            "team_id": team,
+            "user_id": "UBOT",
+            "is_bot": True,
+            "is_enterprise_install": org_wide,
+        }
         if enterprise:
             authorization["enterprise_id"] = enterprise
         envelope = {
@@ -120,7 +125,7 @@ def query(data: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
 
 async def until(condition: Any, seconds: float = 60) -> None:
     async with asyncio.timeout(seconds):
-        while not condition():
+        while not condition():  # noqa: ASYNC110 - polls another process's database
             await asyncio.sleep(0.2)
 
 
@@ -142,7 +147,7 @@ async def test_an_install_by_link_is_a_second_workspace_with_its_own_memory(tmp_
     ):
         door = Slack(http, base, slack)
         # A redirect without the installer's state cookie is refused, and installs nothing.
-        status, page = await door.install(FIRST, cookie=False)
+        status, _ = await door.install(FIRST, cookie=False)
         assert status >= 400 and not query(data, "SELECT * FROM slack_bots")
         assert (await door.install(FIRST))[0] == 200
         assert (await door.install(SECOND))[0] == 200
@@ -152,7 +157,9 @@ async def test_an_install_by_link_is_a_second_workspace_with_its_own_memory(tmp_
         slack.add_channel("C2", "second-general")
         slack.add_user("U1", "ada", team_id=FIRST)
         slack.add_user("U2", "bob", team_id=SECOND)
-        slack.add_file("FVAULT", "vault.md", b"# Vault\n\nThe vault combination is 31-41-59.\n", "text/markdown")
+        slack.add_file(
+            "FVAULT", "vault.md", b"# Vault\n\nThe vault combination is 31-41-59.\n", "text/markdown"
+        )
         added = await door.mention(FIRST, "C1", "U1", "add this doc to your memory", files=("FVAULT",))
         assert "vault.md" in added
 
@@ -214,11 +221,15 @@ async def test_uninstalling_drops_tokens_at_once_and_the_data_after_the_grace_pe
         slack.add_user("U1", "ada", team_id=FIRST)
         slack.add_user("U2", "bob", team_id=SECOND)
         slack.add_file("FKEEP", "keep.md", b"# Keep\n\nThe harbourmaster is Ottoline.\n", "text/markdown")
-        slack.add_file("FGONE", "gone.md", b"# Gone\n\nThe quokkazanzibar ledger is in room 12.\n", "text/markdown")
+        slack.add_file(
+            "FGONE", "gone.md", b"# Gone\n\nThe quokkazanzibar ledger is in room 12.\n", "text/markdown"
+        )
         await door.mention(FIRST, "C1", "U1", "add this doc to your memory", files=("FKEEP",))
         await door.mention(SECOND, "C2", "U2", "add this doc to your memory", files=("FGONE",))
         assert "room 12" in await door.mention(SECOND, "C2", "U2", "where is the quokkazanzibar ledger?")
-        refreshed = [c for c in slack.calls_to("oauth.v2.access") if c.params.get("grant_type") == "refresh_token"]
+        refreshed = [
+            c for c in slack.calls_to("oauth.v2.access") if c.params.get("grant_type") == "refresh_token"
+        ]
         assert refreshed and all(c.ok for c in refreshed)
 
         slack.installs.revoke(team_id=SECOND)
@@ -231,7 +242,9 @@ async def test_uninstalling_drops_tokens_at_once_and_the_data_after_the_grace_pe
         assert query(data, "SELECT team_id FROM slack_bots") == [(FIRST,)]
         assert {row[0] for row in query(data, "SELECT team_id FROM slack_installations")} == {FIRST}
         assert query(data, "SELECT COUNT(*) FROM chunk WHERE text LIKE '%quokkazanzibar%'")[0][0] > 0
-        [(reason, purged)] = query(data, "SELECT reason, purged_at FROM tenant_removal WHERE tenant_id = ?", SECOND)
+        [(reason, purged)] = query(
+            data, "SELECT reason, purged_at FROM tenant_removal WHERE tenant_id = ?", SECOND
+        )
         assert reason in ("app_uninstalled", "tokens_revoked") and purged is None
 
         await until(lambda: query(data, "SELECT purged_at FROM tenant_removal WHERE purged_at IS NOT NULL"))
@@ -241,12 +254,14 @@ async def test_uninstalling_drops_tokens_at_once_and_the_data_after_the_grace_pe
         assert removed["answer_log"] >= 1 and removed["vector collections"] >= 1
         for table in ("tenant", "user", "knowledge_index", "answer_log", "conversation"):
             column = "id" if table == "tenant" else "tenant_id"
-            assert query(data, f"SELECT COUNT(*) FROM {table} WHERE {column} = ?", SECOND) == [(0,)]  # noqa: S608
+            assert query(data, f"SELECT COUNT(*) FROM {table} WHERE {column} = ?", SECOND) == [(0,)]
         assert query(data, "SELECT COUNT(*) FROM chunk WHERE text LIKE '%quokkazanzibar%'") == [(0,)]
         # The first workspace is untouched and still answers.
         assert "Ottoline" in await door.mention(FIRST, "C1", "U1", "who is the harbourmaster?")
 
-    chroma = chromadb.PersistentClient(path=str(data / "chroma"), settings=ChromaSettings(anonymized_telemetry=False))
+    chroma = chromadb.PersistentClient(
+        path=str(data / "chroma"), settings=ChromaSettings(anonymized_telemetry=False)
+    )
     names = [c.name for c in chroma.list_collections()]
     assert names and all(name.startswith(f"lore-{FIRST}-") for name in names)
     assert files_holding(data, b"quokkazanzibar") == []

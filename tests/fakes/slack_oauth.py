@@ -76,9 +76,11 @@ class Code:
 class SlackInstalls:
     """Tokens the fake accepts, and the OAuth flow that grants more."""
 
-    def __init__(self, bot_token: str, team_id: str, bot_user_id: str, bot_id: str, app_id: str = "A0LORE") -> None:
+    def __init__(
+        self, bot_token: str, team_id: str, bot_user_id: str, bot_id: str, app_id: str = "A0LORE"
+    ) -> None:
         self.client_id = "1111.2222"
-        self.client_secret = "fake-client-secret"  # noqa: S105
+        self.client_secret = "fake-client-secret"
         self.app_id = app_id
         self.redirect_url: str | None = None
         """The app's configured Redirect URL, used when the authorize request names none."""

@@ -62,7 +62,9 @@ async def test_an_install_into_another_workspace_grants_its_own_token(slack: Fak
     assert token.startswith("xoxb-") and "refresh_token" not in answer
     auth = await AsyncWebClient(token=token, base_url=slack.api_url).auth_test()
     assert (auth["team_id"], auth["team"], auth["user_id"]) == ("T0002", "Second", answer["bot_user_id"])
-    posted = await AsyncWebClient(token=token, base_url=slack.api_url).chat_postMessage(channel="C2", text="hi")
+    posted = await AsyncWebClient(token=token, base_url=slack.api_url).chat_postMessage(
+        channel="C2", text="hi"
+    )
     assert posted["message"]["user"] == answer["bot_user_id"]
     # The first workspace's token is untouched.
     assert (await AsyncWebClient(token="xoxb-test", base_url=slack.api_url).auth_test())["team_id"] == "T0001"
@@ -75,7 +77,10 @@ async def test_codes_credentials_and_redirects_are_checked(slack: FakeSlack) -> 
         await exchange(slack, redirected["code"])
     with pytest.raises(SlackApiError, match="bad_client_secret"):
         await app_client(slack).oauth_v2_access(
-            client_id=installs.client_id, client_secret="wrong", code=redirected["code"], redirect_uri=REDIRECT
+            client_id=installs.client_id,
+            client_secret="wrong",
+            code=redirected["code"],
+            redirect_uri=REDIRECT,
         )
     with pytest.raises(SlackApiError, match="invalid_client_id"):
         await app_client(slack).oauth_v2_access(
@@ -95,7 +100,9 @@ async def test_a_denied_install_redirects_with_an_error(slack: FakeSlack) -> Non
 
 async def test_an_org_wide_install_names_the_organisation(slack: FakeSlack) -> None:
     slack.installs.will_install(None, name="Acme Grid", enterprise_id="E0001", org_wide=True)
-    answer = await exchange(slack, (await approve(slack, redirect_uri=REDIRECT))["code"], redirect_uri=REDIRECT)
+    answer = await exchange(
+        slack, (await approve(slack, redirect_uri=REDIRECT))["code"], redirect_uri=REDIRECT
+    )
 
     assert answer["team"] is None and answer["is_enterprise_install"] is True
     assert answer["enterprise"] == {"id": "E0001", "name": "Acme Grid"}
@@ -106,7 +113,9 @@ async def test_an_org_wide_install_names_the_organisation(slack: FakeSlack) -> N
 async def test_rotating_tokens_expire_and_are_refreshed_once(slack: FakeSlack) -> None:
     slack.installs.token_rotation = True
     slack.installs.will_install("T0002")
-    answer = await exchange(slack, (await approve(slack, redirect_uri=REDIRECT))["code"], redirect_uri=REDIRECT)
+    answer = await exchange(
+        slack, (await approve(slack, redirect_uri=REDIRECT))["code"], redirect_uri=REDIRECT
+    )
     token, refresh = str(answer["access_token"]), str(answer["refresh_token"])
     assert token.startswith("xoxe.xoxb-") and refresh.startswith("xoxe-1-")
     assert answer["expires_in"] == slack.installs.token_seconds
@@ -127,14 +136,18 @@ async def test_rotating_tokens_expire_and_are_refreshed_once(slack: FakeSlack) -
     client = AsyncWebClient(token=str(renewed["access_token"]), base_url=slack.api_url)
     assert (await client.auth_test())["team_id"] == "T0002"
     grant = installs.grants[str(renewed["access_token"])]
-    installs.grants[str(renewed["access_token"])] = type(grant)(**{**grant.__dict__, "expires_at": time.time() - 1})
+    installs.grants[str(renewed["access_token"])] = type(grant)(
+        **{**grant.__dict__, "expires_at": time.time() - 1}
+    )
     with pytest.raises(SlackApiError, match="token_expired"):
         await client.auth_test()
 
 
 async def test_revoked_tokens_stop_working(slack: FakeSlack) -> None:
     slack.installs.will_install("T0002")
-    answer = await exchange(slack, (await approve(slack, redirect_uri=REDIRECT))["code"], redirect_uri=REDIRECT)
+    answer = await exchange(
+        slack, (await approve(slack, redirect_uri=REDIRECT))["code"], redirect_uri=REDIRECT
+    )
     token = str(answer["access_token"])
 
     assert slack.installs.revoke(team_id="T0002") == [token]
