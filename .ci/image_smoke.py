@@ -78,7 +78,9 @@ async def answers_slack(name: str) -> None:
         }
         started = time.monotonic()
         with tempfile.TemporaryFile() as log:
-            process = subprocess.Popen(command(name, "lore", "run", env=env), stdout=log, stderr=log)
+            process = await asyncio.create_subprocess_exec(
+                *command(name, "lore", "run", env=env), stdout=log, stderr=log
+            )
             try:
                 base = f"http://127.0.0.1:{port}"
                 async with aiohttp.ClientSession() as http:
@@ -88,17 +90,17 @@ async def answers_slack(name: str) -> None:
             finally:
                 process.terminate()
                 try:
-                    process.wait(60)
-                except subprocess.TimeoutExpired:
+                    await asyncio.wait_for(process.wait(), 60)
+                except TimeoutError:
                     process.kill()
                 log.seek(0)
                 print("  " + "\n  ".join(log.read().decode(errors="replace").strip().splitlines()[-10:]))
 
 
-async def up(http: aiohttp.ClientSession, base: str, process: subprocess.Popen[bytes]) -> None:
+async def up(http: aiohttp.ClientSession, base: str, process: asyncio.subprocess.Process) -> None:
     async with asyncio.timeout(120):
         while True:
-            assert process.poll() is None, "lore run ended early"
+            assert process.returncode is None, "lore run ended early"
             try:
                 async with http.get(base + "/healthz") as response:
                     if response.status == 200:
