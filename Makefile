@@ -36,6 +36,7 @@ lint: $(TEST_STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	$(BIN)/mkdocs build --strict --quiet --site-dir .site && rm -rf .site
 
 bench: $(TEST_STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
@@ -49,4 +50,4 @@ deploy-check:
 	bash .ci/deploy-check
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache *.egg-info
+	rm -rf $(VENV) .site .mypy_cache .ruff_cache .pytest_cache *.egg-info
