@@ -23,8 +23,8 @@ from typing import Any
 
 import aiohttp
 
-from bench.slack_path import BOT, CHANNEL, TEAM, USER, Driver, lore_run, prepare_channel
 from bench.memory import rss_mb
+from bench.slack_path import BOT, CHANNEL, TEAM, USER, Driver, lore_run, prepare_channel
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_server import FakeSlack
 from tests.support.ports import free_port
