@@ -18,9 +18,9 @@ def test_a_question_set_folder_is_read_through_its_questions_file() -> None:
     assert sum(not q.answerable for q in halves["heldout"]) >= 10
 
 
-def test_the_unseen_projects_questions_point_at_files_of_their_corpus() -> None:
-    corpus = DOCS_QA.parent / "unseen-corpus"
-    items = load_questions(DOCS_QA / "unseen.jsonl", "all")
+def test_the_seen_once_projects_questions_point_at_files_of_their_corpus() -> None:
+    corpus = DOCS_QA.parent / "seen-once-corpus"
+    items = load_questions(DOCS_QA / "seen-once.jsonl", "all")
     assert items and {q.split for q in items} == {"heldout"}, "nothing is tuned on them"
     assert len({q.id for q in items}) == len(items)
     for item in items:
