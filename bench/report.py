@@ -343,8 +343,8 @@ def _docs_qa(qa: Json) -> str:
     halves = [(h, qa[h]) for h in ("tune", "heldout") if h in qa]
     if not halves:
         return ""
-    if "heldout" in qa.get("seen_once", {}):  # HTTPX, Click, Uvicorn, FastAPI: a rule was written for two
-        halves.append(("seen-once projects", qa["seen_once"]["heldout"]))
+    if "tune" in qa.get("seen_once", {}):  # HTTPX, Click, Uvicorn, FastAPI: a rule was written for two
+        halves.append(("seen-once projects", qa["seen_once"]["tune"]))
     rows = [
         [
             f"{half} ({scores['answerable']} + {scores['unanswerable']})",

@@ -47,7 +47,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         assert slack[kind]["memory"]["idle_mb"] > 0
     lore_ask = report["quality"]["docs_qa"]["lore_ask"]  # `lore ask` in a process of its own
     assert lore_ask["questions"] > 0 and 0 < lore_ask["p50_s"] <= lore_ask["p95_s"]
-    seen_once = report["quality"]["docs_qa"]["seen_once"]["heldout"]  # HTTPX, Click, Uvicorn, FastAPI
+    seen_once = report["quality"]["docs_qa"]["seen_once"]["tune"]  # HTTPX, Click, Uvicorn, FastAPI
     assert seen_once["answerable"] > 0 and 0 <= seen_once["facts"] <= 1 and 0 <= seen_once["lead_facts"] <= 1
     scifact = report["quality"]["scifact"]
     if SCIFACT.joinpath("corpus.jsonl").exists():

@@ -21,7 +21,9 @@ def test_a_question_set_folder_is_read_through_its_questions_file() -> None:
 def test_the_seen_once_projects_questions_point_at_files_of_their_corpus() -> None:
     corpus = DOCS_QA.parent / "seen-once-corpus"
     items = load_questions(DOCS_QA / "seen-once.jsonl", "all")
-    assert items and {q.split for q in items} == {"heldout"}, "nothing is tuned on them"
+    # Once unseen; a rule was written for two of its questions (bench/answer-quality-history.md, the
+    # ninth session), so the whole set counts as tuned on: only `unseen.jsonl` is held out now.
+    assert items and {q.split for q in items} == {"tune"}
     assert len({q.id for q in items}) == len(items)
     for item in items:
         assert all((corpus / gold).is_file() for gold in item.gold), item.id
