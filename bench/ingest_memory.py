@@ -67,7 +67,7 @@ def probe_texts(count: int, seed: int = 11) -> list[str]:
 def probe(kind: str, count: int) -> dict[str, Any]:
     """Load the embedder fed as `kind` says, embed `count` varied texts in ingest-sized
     slices; memory and speed."""
-    from knowledge.embedding import UNBOUNDED, LocalEmbedder, Shapes
+    from knowledge.backends.embedding import UNBOUNDED, LocalEmbedder, Shapes
 
     embedder = LocalEmbedder(shapes=UNBOUNDED if kind == "unbounded" else Shapes())
     texts = probe_texts(count)

@@ -13,13 +13,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
+from knowledge.backends.embedding import Embedder, build_embedder
+from knowledge.backends.llm import OpenAIChatModel
 from knowledge.catalog import Catalog
-from knowledge.embedding import Embedder, build_embedder
 from knowledge.engine import AnswerSpec, Knowledge
 from knowledge.extraction.sandbox import DocumentReader
-from knowledge.ingest import Ingestor
-from knowledge.llm import OpenAIChatModel
-from knowledge.retrieval import Retriever
+from knowledge.indexing.ingest import Ingestor
+from knowledge.search.retrieval import Retriever
 from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex

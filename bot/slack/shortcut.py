@@ -26,7 +26,7 @@ from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
 from knowledge.errors import KnowledgeError
-from knowledge.ingest import Outcome
+from knowledge.indexing.ingest import Outcome
 from storage.access import Action
 from storage.records import IndexRef
 

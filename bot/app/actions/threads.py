@@ -26,8 +26,8 @@ from bot.app.actions.sources import Attached, SourceActions
 from bot.app.conversations import Actor
 from knowledge.catalog import NotAllowed
 from knowledge.errors import IngestError, KnowledgeError
-from knowledge.ingest import IngestResult, Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import IngestResult, Source
+from knowledge.indexing.metadata import DocumentFacts
 from storage.access import Action, Place, allowed
 from storage.records import IndexRef, SourceConfigRef
 from storage.repositories.sources import SLACK_CHANNEL
