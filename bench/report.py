@@ -357,8 +357,8 @@ def _docs_qa(qa: Json) -> str:
     halves = [(h, qa[h]) for h in ("tune", "heldout") if h in qa]
     if not halves:
         return ""
-    if "heldout" in qa.get("unseen", {}):  # HTTPX, Click and Uvicorn: projects nothing was tuned on
-        halves.append(("unseen projects", qa["unseen"]["heldout"]))
+    if "tune" in qa.get("seen_once", {}):  # HTTPX, Click, Uvicorn, FastAPI: a rule was written for two
+        halves.append(("seen-once projects", qa["seen_once"]["tune"]))
     rows = [
         [
             f"{half} ({scores['answerable']} + {scores['unanswerable']})",
@@ -384,7 +384,7 @@ def _docs_qa(qa: Json) -> str:
     cli = qa.get("lore_ask")
     return (
         f"\n\n**Docs-QA** (Flask, Starlette and Requests docs, {qa['files']} files; `lore eval qa`; "
-        '"unseen projects": the HTTPX, Click and Uvicorn docs, none tuned on)\n\n'
+        '"seen-once projects": the HTTPX, Click, Uvicorn and FastAPI docs, once unseen)\n\n'
         + _table([*header, "wrong abstentions", "flagged / hedged", "p50 / p95 ms"], rows)
         + (
             f"\n\n`lore ask -i docs --json`, a new process per question ({cli['questions']} questions): "
