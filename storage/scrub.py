@@ -12,8 +12,8 @@ So a removal calls `Scrubber.request()`, and a worker thread, once removals have
 - Lore's SQLite database (whose connections zero what they free: `secure_delete`, see
   `storage.db`): merges the keyword index's segments (FTS5 `optimize`), which drops deleted
   terms, then checkpoints and truncates its write-ahead log;
-- embedded Chroma: rewrites `chroma.sqlite3` without its free space (`VACUUM`), as
-  `chroma vacuum` does.
+- embedded Chroma: `VectorStore.compact` rewrites `chroma.sqlite3` without its free space
+  (`VACUUM`, as `chroma vacuum` does) and removes the folders of dropped collections.
 
 PostgreSQL and a Chroma server keep their files elsewhere, on their own terms (their
 vacuuming); only what is under LORE_HOME is scrubbed here.
@@ -25,63 +25,22 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
+from collections.abc import Callable
 
 from storage.db import Database
 
 log = logging.getLogger(__name__)
 DELAY = 1.0
 """Seconds without a removal before the stores are scrubbed."""
-BUSY_SECONDS = 30.0
-CHROMA_FILE = "chroma.sqlite3"
-
-
-class Gate:
-    """Many users at once, or one alone: the vector store's calls pass `shared()`, and the
-    scrubber's VACUUM holds `alone()`, so no write of this process meets a locked file."""
-
-    def __init__(self) -> None:
-        self._condition = threading.Condition()
-        self._users = 0
-        self._alone = False
-
-    @contextmanager
-    def shared(self) -> Iterator[None]:
-        with self._condition:
-            self._condition.wait_for(lambda: not self._alone)
-            self._users += 1
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._users -= 1
-                self._condition.notify_all()
-
-    @contextmanager
-    def alone(self) -> Iterator[None]:
-        with self._condition:
-            self._condition.wait_for(lambda: not self._alone)
-            self._alone = True
-            self._condition.wait_for(lambda: self._users == 0)
-        try:
-            yield
-        finally:
-            with self._condition:
-                self._alone = False
-                self._condition.notify_all()
 
 
 class Scrubber:
     """Scrubs the local stores a moment after removals (see the module's docstring)."""
 
-    def __init__(
-        self, db: Database, chroma_path: Path | None, *, gate: Gate | None = None, delay: float = DELAY
-    ) -> None:
+    def __init__(self, db: Database, compact: Callable[[], None], *, delay: float = DELAY) -> None:
         self._db = db
-        self._gate = gate or Gate()
-        self._chroma = chroma_path / CHROMA_FILE if chroma_path is not None else None
+        self._compact = compact
+        """The vector store's own compaction (`VectorStore.compact`: embedded Chroma's file)."""
         self._delay = delay
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
@@ -131,14 +90,7 @@ class Scrubber:
             raw.close()
 
     def _scrub_chroma(self) -> None:
-        if self._chroma is None or not self._chroma.exists():
-            return
         try:
-            with self._gate.alone():
-                connection = sqlite3.connect(self._chroma, timeout=BUSY_SECONDS, isolation_level=None)
-                try:
-                    connection.execute("VACUUM")
-                finally:
-                    connection.close()
-        except sqlite3.Error as exc:
-            log.warning("could not scrub Chroma's deleted text: %s", exc)
+            self._compact()
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("could not scrub the vector store's deleted text: %s", exc)

@@ -17,7 +17,12 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import contextlib
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+import shutil
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -37,11 +42,11 @@ from chromadb.errors import ChromaError, NotFoundError
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from storage.records import StorageError
-from storage.scrub import Gate
 
 log = logging.getLogger(__name__)
 
 MetadataValue = str | int | float | bool
+CHROMA_SQLITE = "chroma.sqlite3"
 BATCH = 1000
 EF_SEARCH = 400
 """How many neighbours the HNSW search explores. Chroma's default, 100, is as many as Lore
@@ -72,8 +77,13 @@ class CollectionRef:
 
     @property
     def name(self) -> str:
-        tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
-        return f"lore-{tenant}-{self.index_id}"
+        return f"{collection_prefix(self.tenant_id)}{self.index_id}"
+
+
+def collection_prefix(tenant_id: str) -> str:
+    """What the names of a tenant's collections begin with (an index id follows)."""
+    tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", tenant_id)[:40] or "t"
+    return f"lore-{tenant}-"
 
 
 @dataclass(frozen=True)
@@ -105,6 +115,8 @@ class VectorStore(Protocol):
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None: ...
     def count(self, ref: CollectionRef) -> int: ...
     def drop(self, ref: CollectionRef) -> None: ...
+    def drop_tenant(self, tenant_id: str) -> list[str]: ...
+    def compact(self) -> None: ...
     def describe(self) -> str: ...
 
 
@@ -152,6 +164,42 @@ def chroma_client(*, path: Path | None = None, host: str | None = None, port: in
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
+class Gate:
+    """Many users at once, or one alone: the store's calls pass `shared()`, and `compact`'s
+    VACUUM holds `alone()`, so no call of this process meets Chroma's file locked (Chroma
+    then fails writes with "database is locked")."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._users = 0
+        self._alone = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._users -= 1
+                self._condition.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone)
+            self._alone = True
+            self._condition.wait_for(lambda: self._users == 0)
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._alone = False
+                self._condition.notify_all()
+
+
 class ChromaVectorStore:
     """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
 
@@ -160,6 +208,7 @@ class ChromaVectorStore:
         client: ClientAPI,
         *,
         description: str = "chroma",
+        folder: Path | None = None,
         on_delete: Callable[[], None] | None = None,
         gate: Gate | None = None,
     ) -> None:
@@ -168,6 +217,8 @@ class ChromaVectorStore:
         """Held shared by every call, so the scrubber's VACUUM never meets one mid-way."""
         self._collections: dict[str, Collection] = {}
         self._description = description
+        self._folder = folder
+        """An embedded store's folder (None for a Chroma server)."""
         self._on_delete = on_delete or (lambda: None)
         """Called after every deletion (`storage.scrub.Scrubber.request`)."""
 
@@ -244,6 +295,40 @@ class ChromaVectorStore:
                 self._client.delete_collection(ref.name)
             self._on_delete()
 
+    def drop_tenant(self, tenant_id: str) -> list[str]:
+        """Drop every collection of the tenant, its indexes' and any left behind; their names."""
+        with self._gate.shared():
+            own = re.compile(re.escape(collection_prefix(tenant_id)) + r"\d+")
+            names = [c.name for c in self._client.list_collections() if own.fullmatch(c.name)]
+            for name in names:
+                self._collections.pop(name, None)
+                with contextlib.suppress(NotFoundError, ValueError):
+                    self._client.delete_collection(name)
+            self._on_delete()
+            return names
+
+    def compact(self) -> None:
+        """An embedded store: give back what deletions left on disk. Chroma keeps deleted
+        texts (a dropped collection's, deleted records' once its log is purged:
+        `SYNC_THRESHOLD`) in the free pages of its SQLite file, and a dropped collection's
+        vector segment in its folder; the file is vacuumed and folders no segment names are
+        removed. A Chroma server keeps its own files (see the production guide)."""
+        if self._folder is None:
+            return
+        database = self._folder / CHROMA_SQLITE
+        if not database.exists():
+            return
+        with self._gate.alone():  # no call of this process meets the file locked
+            connection = sqlite3.connect(database, timeout=30, isolation_level=None)
+            try:
+                segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+                connection.execute("VACUUM")
+            finally:
+                connection.close()
+        for folder in self._folder.iterdir():
+            if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
+                shutil.rmtree(folder, ignore_errors=True)
+
     def _collection(self, ref: CollectionRef) -> Collection:
         cached = self._collections.get(ref.name)
         if cached is not None:
@@ -281,6 +366,14 @@ class ChromaVectorStore:
         stored = (collection.metadata or {}).get("model_id")
         if stored is not None and stored != ref.model_id:
             raise VectorStoreError(f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}")
+
+
+def _is_uuid(name: str) -> bool:
+    try:
+        uuid.UUID(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _searching_wide(collection: Collection) -> Collection:

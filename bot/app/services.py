@@ -14,13 +14,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
+from knowledge.backends.embedding import Embedder, build_embedder
+from knowledge.backends.llm import OpenAIChatModel
 from knowledge.catalog import Catalog
-from knowledge.embedding import Embedder, build_embedder
 from knowledge.engine import AnswerSpec, Knowledge
 from knowledge.extraction.sandbox import DocumentReader
-from knowledge.ingest import Ingestor
-from knowledge.llm import OpenAIChatModel
-from knowledge.retrieval import Retriever
+from knowledge.indexing.ingest import Ingestor
+from knowledge.search.retrieval import Retriever
 from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
@@ -30,13 +30,14 @@ from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.sources import SourceRepository
-from storage.scrub import Gate, Scrubber
+from storage.scrub import Scrubber
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.removals import WorkspaceRemovals
     from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import Resolve
     from knowledge.sources.jobs import IndexingJobs
@@ -100,6 +101,14 @@ class Services:
         )
 
     @cached_property
+    def removals(self) -> WorkspaceRemovals:
+        """Workspaces Lore was uninstalled from: their data's removal, after a grace period."""
+        from bot.app.removals import WorkspaceRemovals
+        from storage.repositories.removals import Removals
+
+        return WorkspaceRemovals(self, Removals(self.db))
+
+    @cached_property
     def actions(self) -> Actions:
         """The use cases every surface calls (they check the permission table)."""
         from bot.app.actions import Actions
@@ -121,9 +130,9 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     db = open_database(settings.effective_database_url, migrate=migrate)
     llm = build_llm_client(settings)
     indexes, documents = IndexRepository(db), DocumentRepository(db)
-    gate = Gate()
-    scrubber = Scrubber(db, None if settings.chroma_host else settings.chroma_path, gate=gate)
-    vectors = build_vector_store(settings, on_delete=scrubber.request, gate=gate)
+    scrubber: Scrubber
+    vectors = build_vector_store(settings, on_delete=lambda: scrubber.request())
+    scrubber = Scrubber(db, vectors.compact)
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
@@ -162,7 +171,7 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
 
 
 def build_vector_store(
-    settings: Settings, *, on_delete: Callable[[], None] | None = None, gate: Gate | None = None
+    settings: Settings, *, on_delete: Callable[[], None] | None = None
 ) -> ChromaVectorStore:
     if settings.chroma_host:
         where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
@@ -170,7 +179,8 @@ def build_vector_store(
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
-    return ChromaVectorStore(client, description=where, on_delete=on_delete, gate=gate)
+        return ChromaVectorStore(client, description=where, folder=settings.chroma_path, on_delete=on_delete)
+    return ChromaVectorStore(client, description=where, on_delete=on_delete)
 
 
 def build_llm_client(settings: Settings) -> AsyncOpenAI | None:

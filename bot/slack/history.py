@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -33,8 +33,8 @@ from bot.app.actions.threads import CAPPED, SLACK_CHANNEL, Learned, ThreadAction
 from bot.app.services import Services
 from bot.chat.commands import is_command
 from bot.slack.reader import ChannelReader, Message, build_client, hour_key, hour_of, thread_key
-from knowledge.errors import IngestError
-from knowledge.ingest import Outcome
+from knowledge.errors import IngestError, KnowledgeError
+from knowledge.indexing.ingest import Outcome
 from knowledge.sources.jobs import JobContext, SourceSync
 from knowledge.sources.jobs.counters import Count, JobCounters
 from storage.records import IndexRef, SourceConfigRef
@@ -46,15 +46,32 @@ GONE = ("thread_not_found", "message_not_found", "channel_not_found")
 
 
 def channel_syncs(services: Services) -> dict[str, SourceSync]:
-    """The sync of learned channels, for a job worker (none without a Slack bot token)."""
+    """The sync of learned channels, for a job worker (none without Slack): with the bot
+    token, or with each workspace's installation's."""
     settings = services.settings
+    if settings.slack_oauth:
+        from bot.slack.installs import InstalledTokens
+
+        tokens = InstalledTokens(settings, services.db, services.removals)
+
+        async def installed(tenant: str) -> ChannelReader:
+            return ChannelReader(await tokens.client(tenant), is_command)
+
+        return {
+            SLACK_CHANNEL: ChannelSync(installed, services.actions.threads, settings.lore_learn_max_messages)
+        }
     if settings.slack_bot_token is None:
         return {}
-    client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
-    sync = ChannelSync(
-        ChannelReader(client, is_command), services.actions.threads, settings.lore_learn_max_messages
+    reader = ChannelReader(
+        build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url), is_command
     )
-    return {SLACK_CHANNEL: sync}
+
+    async def configured(_tenant: str) -> ChannelReader:
+        return reader
+
+    return {
+        SLACK_CHANNEL: ChannelSync(configured, services.actions.threads, settings.lore_learn_max_messages)
+    }
 
 
 @dataclass
@@ -62,6 +79,7 @@ class _Listing:
     """What one sync has met so far: the hour being listed (its messages), the keys of the
     documents it kept, how many messages it read, the newest message seen."""
 
+    reader: ChannelReader
     channel: str
     full: bool
     since: float
@@ -75,14 +93,23 @@ class _Listing:
 
 
 class ChannelSync:
-    """Runs a learned channel's indexing job."""
+    """Runs a learned channel's indexing job, reading it with its workspace's token."""
 
-    def __init__(self, reader: ChannelReader, threads: ThreadActions, max_messages: int = 50_000) -> None:
-        self._reader = reader
+    def __init__(
+        self,
+        readers: Callable[[str], Awaitable[ChannelReader]],
+        threads: ThreadActions,
+        max_messages: int = 50_000,
+    ) -> None:
+        self._readers = readers
         self._threads = threads
         self._max_messages = max_messages
 
     async def sync(self, context: JobContext, source: SourceConfigRef, index: IndexRef) -> None:
+        try:
+            reader = await self._readers(index.tenant_id)
+        except LookupError as exc:
+            raise KnowledgeError(str(exc)) from exc
         channel = source.folders[0]
         await self._threads.check_learnable(index, channel)
         learned = Learned(index, source)
@@ -90,11 +117,11 @@ class ChannelSync:
         full = newest is None or context.job.trigger == "refresh"
         oldest = None if full else f"{float(str(newest)) - OVERLAP_SECONDS:.6f}"
         since = float(str(newest)) if newest else 0.0
-        listing = _Listing(channel, full, since, await context.done_before(), latest=since)
+        listing = _Listing(reader, channel, full, since, await context.done_before(), latest=since)
         what = "the whole history" if full else "what changed since the last sync"
         await context.say(f"running on {context.worker}: reading {source.name}, {what}")
         capped = False
-        async for message in self._reader.history(channel, oldest=oldest):
+        async for message in reader.history(channel, oldest=oldest):
             if not await self._list(context, learned, listing, message) or context.stopped():
                 return
             if listing.read >= self._max_messages:
@@ -132,9 +159,8 @@ class ChannelSync:
             listing.kept.add(key)
             context.counters["pages_found"] = len(listing.kept) + 1
             if key not in listing.done:
-                await self._keep(
-                    context, learned, key, await self._thread(listing.channel, str(message["ts"]))
-                )
+                thread = await _thread(listing.reader, listing.channel, str(message["ts"]))
+                await self._keep(context, learned, key, thread)
         return not context.stopped()
 
     async def _hour(self, context: JobContext, learned: Learned, listing: _Listing) -> bool:
@@ -143,7 +169,7 @@ class ChannelSync:
         key = hour_key(listing.channel, listing.hour)
         listing.kept.add(key)
         if key not in listing.done:  # a listing from `oldest` may hold only part of its first hour
-            reader, channel, hour = self._reader, listing.channel, listing.hour
+            reader, channel, hour = listing.reader, listing.channel, listing.hour
             text = await (
                 reader.hour_text(channel, hour, listing.found) if listing.full else reader.hour(channel, hour)
             )
@@ -151,15 +177,6 @@ class ChannelSync:
         listing.found = []
         context.counters["pages_found"] = len(listing.kept)
         return not context.stopped()
-
-    async def _thread(self, channel: str, thread_ts: str) -> ThreadText | None:
-        try:
-            text, _ = await self._reader.thread(channel, thread_ts)
-        except SlackApiError as exc:
-            if exc.response.get("error") in GONE:
-                return None
-            raise
-        return text if len(text.messages) > 1 else None  # a lone message lives in its hour
 
     async def _keep(self, context: JobContext, learned: Learned, key: str, text: ThreadText | None) -> None:
         if text is None or not text.messages:  # gone, or nothing but Lore and commands to it
@@ -196,6 +213,16 @@ def _summary(counters: Mapping[str, int]) -> str:
 
 
 Spawn = Callable[[Coroutine[Any, Any, None]], None]
+
+
+async def _thread(reader: ChannelReader, channel: str, thread_ts: str) -> ThreadText | None:
+    try:
+        text, _ = await reader.thread(channel, thread_ts)
+    except SlackApiError as exc:
+        if exc.response.get("error") in GONE:
+            return None
+        raise
+    return text if len(text.messages) > 1 else None  # a lone message lives in its hour
 
 
 class Freshener:

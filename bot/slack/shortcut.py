@@ -32,7 +32,7 @@ from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
-from knowledge.ingest import Outcome
+from knowledge.indexing.ingest import Outcome
 from storage.access import Action
 from storage.records import IndexRef
 
@@ -151,7 +151,9 @@ class MemoryShortcut:
     async def _read(self, who: Who, where: Json, floor: Json | None) -> tuple[ThreadText, str | None]:
         """The thread as Slack shows it, and why the rest of it could not be read (None when
         it could); at least the `floor` message, when the thread cannot be read."""
-        reader = self._events.reader
+        space = self._events.workspaces.known(who.tenant)
+        assert space is not None, "the middleware found the request's workspace"
+        reader = space.reader
         channel, thread_ts = str(where.get("channel") or ""), str(where.get("thread_ts") or "")
         unread: str | None = None
         try:

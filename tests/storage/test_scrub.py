@@ -8,13 +8,14 @@ import time
 from pathlib import Path
 
 from storage.db import open_database
-from storage.scrub import Gate, Scrubber
+from storage.scrub import Scrubber
+from storage.vectors import Gate
 
 
 def test_a_burst_of_removals_is_one_pass_and_close_runs_what_is_due(tmp_path: Path) -> None:
     db = open_database(f"sqlite:///{tmp_path / 'lore.db'}")
     try:
-        scrubber = Scrubber(db, None, delay=0.2)
+        scrubber = Scrubber(db, lambda: None, delay=0.2)
         for _ in range(5):
             scrubber.request()
         time.sleep(0.6)

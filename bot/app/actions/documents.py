@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import Ambiguous, refused
 from bot.app.actions.indexes import IndexActions
-from knowledge.documents import find_documents
 from knowledge.errors import IngestError
-from knowledge.ingest import IngestResult, Outcome, Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.documents import find_documents
+from knowledge.indexing.ingest import IngestResult, Outcome, Source
+from knowledge.indexing.metadata import DocumentFacts
 from knowledge.sources.web import FetchError
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef
@@ -119,10 +119,15 @@ class DocumentActions:
         )
         return await self._add_one(index, source)
 
-    async def listing(self, place: Place, index: IndexRef, *, limit: int = 50) -> list[DocumentRef]:
+    async def listing(
+        self, place: Place, index: IndexRef, *, limit: int = 50, after: int | None = None
+    ) -> list[DocumentRef]:
+        """The index's documents, oldest first, `limit` of them after the document `after`."""
         if not allowed(Action.SEARCH, index.facts, place):
             raise refused(Action.SEARCH, index)
-        return await asyncio.to_thread(self._services.documents.list_ready, index.id, limit=limit)
+        return await asyncio.to_thread(
+            self._services.documents.list_ready, index.id, after_id=after, limit=limit
+        )
 
     async def forget(self, place: Place, index: IndexRef, reference: str) -> list[DocumentRef]:
         """Remove the document of `index` that `reference` names (id, URL, name, or part of
