@@ -312,8 +312,11 @@ class FakeGitHub(LoopbackServer):
     def delete_discussion(self, full_name: str, number: int) -> None:
         del self.repo(full_name).discussions[number]
 
-    def secondary_limit(self, times: int = 1, retry_after: str = "3", status: int = 403) -> None:
-        self._scripts += [("secondary", status, retry_after)] * times
+    def secondary_limit(
+        self, times: int = 1, retry_after: str = "3", status: int = 403, *, after: int = 0
+    ) -> None:
+        """The `times` requests after the next `after` ones answer a secondary rate limit."""
+        self._scripts += [("pass", 200, "")] * after + [("secondary", status, retry_after)] * times
 
     def primary_limit(self, times: int = 1, reset_in: int = 30) -> None:
         self._scripts += [("primary", 403, str(reset_in))] * times
@@ -377,8 +380,8 @@ class FakeGitHub(LoopbackServer):
 
     async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
         resource = "graphql" if request.path == GRAPHQL else "core"
-        if self._scripts:
-            kind, status, value = self._scripts.pop(0)
+        kind, status, value = self._scripts.pop(0) if self._scripts else ("pass", 200, "")
+        if kind != "pass":
             if kind == "secondary":
                 return self._error(status, SECONDARY, resource, {"Retry-After": value})
             reset = int(time.time()) + int(value)

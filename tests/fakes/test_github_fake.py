@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import base64
 import time
-from datetime import UTC, datetime
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
@@ -140,7 +140,11 @@ async def test_a_github_app_exchanges_its_jwt_for_an_installation_token(github: 
         assert response.status == 401, "GitHub refuses a JWT that lasts over ten minutes"
     token = {"Authorization": f"Bearer {minted['token']}"}
     status, repos, _ = await get(http, f"{fake.base_url}/installation/repositories", **token)
-    assert status == 200 and repos["total_count"] == 2 and repos["repositories"][0]["full_name"] == "acme/payments"
+    assert (
+        status == 200
+        and repos["total_count"] == 2
+        and repos["repositories"][0]["full_name"] == "acme/payments"
+    )
     assert (await get(http, f"{fake.base_url}/user", **token))[0] == 403, "an installation is no user"
     fake.revoke_installation_tokens()
     assert (await get(http, f"{fake.base_url}/installation/repositories", **token))[0] == 401
@@ -158,7 +162,9 @@ LIST = """query($owner: String!, $name: String!, $after: String) {
 
 async def graphql(http: aiohttp.ClientSession, fake: FakeGitHub, query: str, **variables: Any) -> Any:
     async with http.post(
-        fake.base_url.removesuffix("/v3") + "/graphql", json={"query": query, "variables": variables}, headers=AUTH
+        fake.base_url.removesuffix("/v3") + "/graphql",
+        json={"query": query, "variables": variables},
+        headers=AUTH,
     ) as response:
         assert response.status == 200 and response.headers["X-RateLimit-Resource"] == "graphql"
         return await response.json()
@@ -178,12 +184,14 @@ async def test_graphql_lists_and_reads_discussions_as_github_validates_them(gith
         comments(first: 10) {{ nodes {{ isAnswer url body replies(first: 5) {{ nodes {{ body }} }} }} }} }} }} }}"""
     comments = (await graphql(http, fake, one))["data"]["repository"]["discussion"]["comments"]["nodes"]
     answer = next(c for c in comments if c["isAnswer"])
-    assert "payments-cli secrets rotate" in answer["body"] and answer["replies"]["nodes"] == [{"body": "Worked for me."}]
+    assert "payments-cli secrets rotate" in answer["body"] and answer["replies"]["nodes"] == [
+        {"body": "Worked for me."}
+    ]
     assert answer["url"].endswith(f"/discussions/{seeded.discussion}#discussioncomment-{seeded.answer}")
-    unpaged = "{ repository(owner: \"acme\", name: \"payments\") { discussions { totalCount } } }"
+    unpaged = '{ repository(owner: "acme", name: "payments") { discussions { totalCount } } }'
     refused = await graphql(http, fake, unpaged)
     assert "must provide a `first` or `last`" in refused["errors"][0]["message"]
-    invalid = await graphql(http, fake, "{ repository(owner: \"acme\", name: \"payments\") { stars } }")
+    invalid = await graphql(http, fake, '{ repository(owner: "acme", name: "payments") { stars } }')
     assert "Cannot query field 'stars'" in invalid["errors"][0]["message"], "validated against the schema"
-    missing = await graphql(http, fake, "{ repository(owner: \"acme\", name: \"nope\") { name } }")
+    missing = await graphql(http, fake, '{ repository(owner: "acme", name: "nope") { name } }')
     assert missing["errors"][0]["type"] == "NOT_FOUND" and missing["data"]["repository"] is None

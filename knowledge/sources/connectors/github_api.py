@@ -180,6 +180,7 @@ class GitHubApi:
             raise ConnectorError(
                 f"GitHub pointed to another site ({URL(url).host}), where its credentials never go"
             )
+        renewed = False
         for attempt in range(self._retries + 1):
             await self._respect(resource)
             sent = {"Accept": MEDIA_TYPE, "X-GitHub-Api-Version": API_VERSION, **headers}
@@ -190,7 +191,16 @@ class GitHubApi:
                 page = await self._request(url, body, sent)
             except HttpStatus as exc:
                 self._observe(exc.headers)
-                wait = self._wait(exc, attempt, resource, signed_by_us="Authorization" not in headers)
+                if (
+                    exc.status == 401
+                    and self.app is not None
+                    and "Authorization" not in headers
+                    and not renewed
+                ):
+                    self.app.forget()  # revoked, or expired early: mint another, once
+                    renewed = True
+                    continue
+                wait = self._wait(exc, attempt, resource)
                 if wait is None:
                     raise self._translated(exc) from exc
                 await self._pause(wait, f"GitHub answered {exc.status}")
@@ -268,13 +278,10 @@ class GitHubApi:
         await self._pause(wait, "GitHub's rate limit is used up")
         self._limits.pop(resource, None)
 
-    def _wait(self, exc: HttpStatus, attempt: int, resource: str, *, signed_by_us: bool) -> float | None:
+    def _wait(self, exc: HttpStatus, attempt: int, resource: str) -> float | None:
         """Seconds to wait before trying again, or None to give up."""
         if attempt >= self._retries:
             return None
-        if exc.status == 401 and self.app is not None and signed_by_us and attempt == 0:
-            self.app.forget()  # revoked or expired early: mint another
-            return 0.0
         wait: float | None = None
         if exc.status in (403, 429):
             wait = retry_after(exc.retry_after)

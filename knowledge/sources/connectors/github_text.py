@@ -50,17 +50,17 @@ class Selection:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     closed: bool = True
     """Closed issues and pull requests are indexed too (a decision argued there still holds)."""
-    _spec: pathspec.PathSpec[Any] = field(init=False, repr=False, compare=False)
-    _excluded: pathspec.PathSpec[Any] = field(init=False, repr=False, compare=False)
+    _included: pathspec.GitIgnoreSpec = field(init=False, repr=False, compare=False)
+    _excluded: pathspec.GitIgnoreSpec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        lines = [*self.include, *(f"!{p}" for p in self.exclude)]
-        object.__setattr__(self, "_spec", pathspec.PathSpec.from_lines("gitwildmatch", lines))
-        object.__setattr__(self, "_excluded", pathspec.PathSpec.from_lines("gitwildmatch", self.exclude))
+        object.__setattr__(self, "_included", pathspec.GitIgnoreSpec.from_lines(self.include))
+        object.__setattr__(self, "_excluded", pathspec.GitIgnoreSpec.from_lines(self.exclude))
 
     def wants(self, path: str) -> bool:
-        """Whether the file at `path` (from the repository's root) is indexed."""
-        return bool(type_of(path)) and self._spec.match_file(path)
+        """Whether the file at `path` (from the repository's root) is indexed: a documentation
+        file that an include pattern matches and no exclude pattern does."""
+        return bool(type_of(path)) and self._included.match_file(path) and not self._excluded.match_file(path)
 
     def skips_folder(self, path: str) -> bool:
         """Whether nothing under the folder at `path` can be indexed (it is excluded)."""
@@ -155,8 +155,8 @@ class Post:
 
 
 def heading(post: Post) -> str:
-    when = f", {post.at:%Y-%m-%d %H:%M}" if post.at else ""
-    return f"{post.label} by {post.author}{when}"
+    """ "Comment by grace" (a second one of hers: "Comment by grace (2)")."""
+    return f"{post.label} by {post.author}"
 
 
 def thread_text(facts_line: str, body: str, posts: Sequence[Post]) -> tuple[str, dict[str, str]]:
@@ -171,10 +171,15 @@ def thread_text(facts_line: str, body: str, posts: Sequence[Post]) -> tuple[str,
 def _post(post: Post, level: str, anchors: dict[str, str]) -> list[str]:
     title = _unique(heading(post), anchors)
     anchors[title] = post.url
-    lines = ["", f"{level} {title}", "", post.body.strip() or "(empty)"]
+    when = f" on {post.at:%Y-%m-%d %H:%M}" if post.at else ""
+    said = f"{post.author} {_VERBS.get(post.label, 'wrote')}{when}:"  # who said it, in the passage too
+    lines = ["", f"{level} {title}", "", said, "", post.body.strip() or "(empty)"]
     for reply in post.replies:
         lines += _post(reply, level + "#", anchors)
     return lines
+
+
+_VERBS = {"Comment": "commented", "Answer": "answered", "Reply": "replied"}
 
 
 def _unique(title: str, taken: Mapping[str, str]) -> str:

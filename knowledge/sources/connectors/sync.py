@@ -127,6 +127,10 @@ class _SyncRun:
         self.attachments: dict[str, dict[str, DocumentRef]] = {}
         """Attachment documents by page id, then by attachment id."""
         self.listed: set[str] = set()
+        self.twins: list[tuple[Item, int]] = []
+        """Items whose text was already indexed as another document (a renamed file), with
+        that document's id: ingested again if the prune removes it."""
+        self.removed: set[int] = set()
         self.completed: list[str] = []
         """Prefixes of the ids the listing covered completely (`Complete`)."""
         self.kind: ConnectorKind = connector_kind(connection.kind)
@@ -146,7 +150,7 @@ class _SyncRun:
         await self._load_documents()
         done = await context.done_before()
         what = f"complete listing ({reason})" if reason else f"changes since {since:%Y-%m-%d %H:%M} UTC"
-        resumed = f", resuming after {len(done)} items" if done else ""
+        resumed = f", resuming after {len(done)} pages" if done else ""
         await context.say(
             f"running on {context.worker}: {self.kind.label} {', '.join(source.folders)}, {what}{resumed}"
         )
@@ -155,6 +159,9 @@ class _SyncRun:
             if context.stopped():
                 return
             await self._prune()
+            for item, twin in self.twins:
+                if twin in self.removed:  # a rename: its old name is gone now, its text stays
+                    await self._ingest_page(item)
         await asyncio.to_thread(
             self.s.connections.repository.record_sync,
             source.id,
@@ -265,6 +272,8 @@ class _SyncRun:
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
             await self._remember_version(result, item.id, item.version)
+            if result.outcome == Outcome.UNCHANGED and result.document.external_id != item.id:
+                self.twins.append((item, result.document.id))
 
     async def _attachments(
         self, connector: Connector, page_id: str, page_title: str, page_url: str, path: tuple[str, ...]
@@ -362,6 +371,7 @@ class _SyncRun:
             if not self._gone(page_id):
                 continue
             await self.s.ingestor.remove(self.index, [document.id])
+            self.removed.add(document.id)
             del self.pages[page_id]
             self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
