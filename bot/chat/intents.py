@@ -105,7 +105,9 @@ class ConnectSource:
 
 @dataclass(frozen=True)
 class ListSpaces:
-    """“list confluence spaces”: what a connected Confluence offers."""
+    """“list confluence spaces” / “list github repositories”: what a connected source offers."""
+
+    kind: str = "confluence"
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,14 @@ class AttachSpace:
     space: str
     index: str
     page: str | None = None
+
+
+@dataclass(frozen=True)
+class AttachRepository:
+    """“add the acme/payments repository to the eng index” (or “… all repositories of acme …”)."""
+
+    repository: str
+    index: str
 
 
 @dataclass(frozen=True)
@@ -185,6 +195,7 @@ Command = (
     | ConnectSource
     | ListSpaces
     | AttachSpace
+    | AttachRepository
     | ShowFeedback
     | SaveThread
     | RequireMentions

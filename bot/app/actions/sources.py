@@ -17,6 +17,7 @@ from bot.app.actions.errors import CONNECTORS, refused
 from bot.app.conversations import Actor
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
+from knowledge.sources.connectors.registry import CONNECTORS as CONNECTOR_KINDS
 from knowledge.sources.jobs import Schedule
 from knowledge.sources.web import Refused
 from storage.access import Action, Place, allowed, may_manage_connectors
@@ -158,7 +159,8 @@ def label(source: SourceConfigRef) -> str:
         return source.name
     if source.kind == SLACK_CHANNEL:
         return f"{source.name}'s history"
-    return f"{source.kind.capitalize()} {', '.join(source.folders)}"
+    kind = CONNECTOR_KINDS.get(source.kind)
+    return f"{kind.label if kind else source.kind.capitalize()} {', '.join(source.folders)}"
 
 
 def match_source(reference: str, sources: Sequence[SourceConfigRef]) -> SourceConfigRef | None:
