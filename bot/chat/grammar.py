@@ -17,7 +17,7 @@ from bot.chat.intents import (
     ConnectSource,
     DocumentsOnly,
     Forget,
-    ListSpaces,
+    ListRepositories,
     LockSettings,
     Question,
     Refresh,
@@ -243,7 +243,7 @@ def attach_repository(said: Said) -> Command | None:
 
 
 def repositories(said: Said) -> Command | None:
-    return ListSpaces("github") if REPOSITORIES.match(said.text) else None
+    return ListRepositories() if REPOSITORIES.match(said.text) else None
 
 
 def mode(said: Said) -> Command | None:

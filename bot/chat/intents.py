@@ -105,9 +105,12 @@ class ConnectSource:
 
 @dataclass(frozen=True)
 class ListSpaces:
-    """“list confluence spaces” / “list github repositories”: what a connected source offers."""
+    """“list confluence spaces”: what a connected Confluence offers."""
 
-    kind: str = "confluence"
+
+@dataclass(frozen=True)
+class ListRepositories:
+    """“list github repositories”: what a connected GitHub offers."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +197,7 @@ Command = (
     | Refresh
     | ConnectSource
     | ListSpaces
+    | ListRepositories
     | AttachSpace
     | AttachRepository
     | ShowFeedback

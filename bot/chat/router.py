@@ -61,6 +61,7 @@ class Router:
             c.DocumentsOnly: self._documents_only,
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
+            c.ListRepositories: self._repositories,
             c.AttachSpace: self._attach_space,
             c.AttachRepository: self._attach_repository,
             c.ShowFeedback: self._show_feedback,
@@ -265,7 +266,10 @@ class Router:
         await self._connectors.connect(command.kind, turn, surface)
 
     async def _spaces(self, command: c.ListSpaces, turn: Turn, surface: Surface) -> None:
-        await self._connectors.folders(command.kind, turn, surface)
+        await self._connectors.folders("confluence", turn, surface)
+
+    async def _repositories(self, command: c.ListRepositories, turn: Turn, surface: Surface) -> None:
+        await self._connectors.folders("github", turn, surface)
 
     async def _attach_space(self, command: c.AttachSpace, turn: Turn, surface: Surface) -> None:
         folder = f"{command.space}/{command.page}" if command.page else command.space

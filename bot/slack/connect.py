@@ -147,12 +147,12 @@ def _github_errors(fields: dict[str, str]) -> dict[str, str]:
     app = [fields["app_id"], fields["installation_id"], fields["private_key"]]
     if fields["token"] and any(app):
         errors["token"] = "Give a token or a GitHub App, not both."  # noqa: S105 - a hint
-    elif not fields["token"] and not all(app):
+    elif not any(app) and not fields["token"]:
+        errors["token"] = "Paste a personal access token, or fill in a GitHub App below."  # noqa: S105 - a hint
+    elif not fields["token"]:
         for name, value in zip(("app_id", "installation_id", "private_key"), app, strict=True):
             if not value:
                 errors[name] = "A GitHub App needs its id, its installation id and its private key."
-        if not any(app):
-            errors = {"token": "Paste a personal access token, or fill in a GitHub App below."}
     return errors
 
 
