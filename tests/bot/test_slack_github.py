@@ -131,5 +131,5 @@ async def test_the_github_modal_checks_its_fields(bot: SlackBot) -> None:
     _, body = await submit(bot, ADMIN, view, app_id="42", installation_id="7", private_key="not a key")
     assert "errors" not in body, "the modal closes; what is wrong with the key is said in the thread"
     failed = bot.replies("CENG", asked)[-1].text
-    assert failed.startswith("I couldn't connect GitHub: the private key is not a PEM file"), failed
+    assert failed.startswith("I couldn't connect GitHub: The private key is not a PEM file"), failed
     assert await bot.runtime.services.connections.for_tenant(TEAM) == []
