@@ -341,6 +341,10 @@ def site_forgotten(site: str, documents: int) -> str:
     return f"Forgot *{e(site)}*: removed its {plural(documents, 'page')} and stopped refreshing it."
 
 
+def folder_forgotten(folder: str, rest: str) -> str:
+    return f"Forgetting *{e(folder)}*: I'm syncing what stays (*{e(rest)}*), which removes its documents."
+
+
 def stop_requested(site: str) -> str:
     return f"Stopping the indexing of *{e(site)}*…"
 

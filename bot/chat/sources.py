@@ -16,6 +16,7 @@ from bot.chat.surface import Surface, Turn
 from knowledge.sources.jobs import Schedule
 from knowledge.sources.jobs.counters import Count, JobCounters
 from storage.records import IndexRef, JobRef, SourceConfigRef
+from storage.repositories.sources import SITE, SLACK_CHANNEL
 
 FOLLOW_AT_MOST = 3 * 3600.0
 """A progress message stops being updated after this long (the job itself goes on)."""
@@ -122,6 +123,15 @@ class SiteCommands:
         source = await self._sources.find_here(turn.actor, reference)
         if source is None:
             return False
+        folder = _one_folder_of(source, reference)
+        if folder is not None:  # one repository (space) of several: the others stay
+            actor = turn.actor
+            attached = await self._sources.forget_folder(
+                actor.place, source, folder, conversation_id=actor.conversation.id
+            )
+            await surface.say(messages.folder_forgotten(folder, source_label(attached.source)))
+            await self.follow(attached.job, source_label(attached.source), surface)
+            return True
         removed = await self._sources.detach(turn.actor.place, source)
         await surface.say(messages.site_forgotten(source_label(source), removed))
         return True
@@ -131,3 +141,11 @@ class SiteCommands:
         if source is None:
             await surface.tell(messages.no_site(reference))
         return source
+
+
+def _one_folder_of(source: SourceConfigRef, reference: str) -> str | None:
+    """The folder `reference` names when it is one of a connector attachment's several."""
+    if source.kind in (SITE, SLACK_CHANNEL) or len(source.folders) < 2:
+        return None
+    wanted = reference.strip().strip("<>`'\"“”").lower()
+    return next((f for f in source.folders if f.lower() == wanted), None)

@@ -128,6 +128,19 @@ class ConnectionRepository:
             session.flush()
             return source_config_ref(config, source)
 
+    def drop_folder(self, config_id: int, folder: str) -> SourceConfigRef:
+        """Take one folder out of an attachment (its documents go at its next sync, which
+        lists the rest completely)."""
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            source = session.get(DocSource, config.source_id) if config is not None else None
+            if config is None or source is None:
+                raise NotFound(f"no attachment {config_id}")
+            config.folders = [f for f in config.folders if f.lower() != folder.lower()]
+            session.add(config)
+            session.flush()
+            return source_config_ref(config, source)
+
     def attachments(self, connection_id: int) -> list[SourceConfigRef]:
         with self._db.session() as session:
             source = session.get(DocSource, connection_id)

@@ -103,7 +103,9 @@ async def test_an_admin_connects_a_token_syncs_a_repository_and_gets_cited_answe
         assert secret not in everything_slack_saw(bot) and secret not in caplog.text
 
 
-async def test_a_github_app_connects_through_the_modal(bot: SlackBot, github: tuple[FakeGitHub, Seeded]) -> None:
+async def test_a_github_app_connects_through_the_modal(
+    bot: SlackBot, github: tuple[FakeGitHub, Seeded]
+) -> None:
     fake, _ = github
     asked, view = await open_modal(bot, ADMIN)
     await submit(

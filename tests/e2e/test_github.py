@@ -21,9 +21,7 @@ from tests.fakes.github_server import TOKEN, FakeGitHub, Seeded, seed
 
 LORE = str(Path(sys.executable).with_name("lore"))
 REPO = "acme/payments"
-ASK = """\
-/in #eng
-enable the eng index
+QUESTIONS = """\
 when do production deploys of the payments API go out?
 what is the refund worker's timeout?
 how do we rotate the webhook secret?
@@ -45,48 +43,64 @@ def run(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = Non
     return done.stdout
 
 
-def answer_to(said: str, question: str) -> str:
-    return said.split(question, 1)[1].split("you> ", 1)[0] if "you> " in said else said.split(question, 1)[1]
+def answers(said: str) -> list[str]:
+    """The shell's answers, in order (each begins after Lore's "…" while it thinks)."""
+    return said.split("lore> …\n")[-3:]
 
 
 @pytest.mark.e2e
-def test_add_attach_answer_with_links_then_follow_edits(tmp_path: Path, github: tuple[FakeGitHub, Seeded]) -> None:
+def test_add_attach_answer_with_links_then_follow_edits(
+    tmp_path: Path, github: tuple[FakeGitHub, Seeded]
+) -> None:
     fake, seeded = github
     env = {**lore_env(tmp_path), "GITHUB_TOKEN": TOKEN}
     web = f"{fake.web_url}/{REPO}"
 
-    added = run(["source", "add", "github", "--url", fake.base_url, "--token-env", "GITHUB_TOKEN"], env, tmp_path)
+    added = run(
+        ["source", "add", "github", "--url", fake.base_url, "--token-env", "GITHUB_TOKEN"], env, tmp_path
+    )
     assert "Connected GitHub at 127.0.0.1 as ada (personal access token …wxyz)" in added
     assert "acme/payments, acme/website, acme" in added
 
     fake.secondary_limit(1, retry_after="1", after=3)
     fake.secondary_limit(1, retry_after="1", status=429, after=2)
-    attached = run(["source", "attach", "127.0.0.1", "--index", "eng", "--repo", REPO], env, tmp_path)
+    attached = run(["source", "attach", "127.0.0.1", "--index", "github", "--repo", REPO], env, tmp_path)
     assert "Done indexing GitHub acme/payments" in attached and "8 pages indexed (8 new" in attached
     limited = [r for r in fake.api_requests() if r.status in (403, 429)]
     assert [r.status for r in limited] == [403, 429], "both limits met, waited out, nothing lost"
 
-    said = run(["shell"], env, tmp_path, stdin=ASK)
-    deploy = answer_to(said, "when do production deploys of the payments API go out?")
-    assert "every Tuesday" in deploy and f"<{web}/blob/main/docs/deploy.md>" in deploy, deploy
-    timeout = answer_to(said, "what is the refund worker's timeout?")
+    said = run(["shell"], env, tmp_path, stdin="/in #eng\nenable the github index\n" + QUESTIONS)
+    deploy, timeout, rotate = answers(said)
+    assert (
+        "every Tuesday" in deploy
+        and f"docs/deploy.md › Deploying the payments API <{web}/blob/main/docs/deploy.md>" in deploy
+    ), deploy
     assert "45 seconds" in timeout, timeout
     assert f"<{web}/issues/{seeded.timeout_issue}#issuecomment-{seeded.timeout_comment}>" in timeout, timeout
-    rotate = answer_to(said, "how do we rotate the webhook secret?")
     assert "payments-cli secrets rotate" in rotate, rotate
     assert f"<{web}/discussions/{seeded.discussion}#discussioncomment-{seeded.answer}>" in rotate, rotate
 
-    fake.write(REPO, "docs/deploy.md", "# Deploying\n\nProduction deploys of the payments API go out every Thursday.\n")
+    fake.write(
+        REPO,
+        "docs/deploy.md",
+        "# Deploying\n\nProduction deploys of the payments API go out every Thursday.\n",
+    )
     fake.rename(REPO, "docs/architecture.rst", "docs/ledger.rst")
-    fake.edit_comment(REPO, seeded.timeout_issue, seeded.timeout_comment, "The refund worker's timeout is now 90 seconds.")
+    fake.edit_comment(
+        REPO, seeded.timeout_issue, seeded.timeout_comment, "The refund worker's timeout is now 90 seconds."
+    )
     fake.delete_discussion(REPO, seeded.discussion)
     fake.blobs_served.clear()
-    refreshed = run(["shell"], env, tmp_path, stdin="refresh acme/payments\n" + ASK)
-    assert "Done indexing *GitHub acme/payments*" in refreshed or "Done indexing GitHub acme/payments" in refreshed
+    refreshed = run(["shell"], env, tmp_path, stdin="/in #eng\nrefresh acme/payments\n" + QUESTIONS)
+    assert (
+        "Done indexing *GitHub acme/payments*" in refreshed
+        or "Done indexing GitHub acme/payments" in refreshed
+    )
     assert sorted(fake.blobs_served) == ["docs/deploy.md", "docs/ledger.rst"]
-    assert "every Thursday" in answer_to(refreshed, "when do production deploys of the payments API go out?")
-    assert "90 seconds" in answer_to(refreshed, "what is the refund worker's timeout?")
-    assert "payments-cli secrets rotate" not in answer_to(refreshed, "how do we rotate the webhook secret?")
+    deploy, timeout, rotate = answers(refreshed)
+    assert "every Thursday" in deploy and "every Tuesday" not in deploy, deploy
+    assert "90 seconds" in timeout and "45 seconds" not in timeout, timeout
+    assert "payments-cli secrets rotate" not in rotate, rotate
 
     chat = run(
         ["shell"],
@@ -96,14 +110,17 @@ def test_add_attach_answer_with_links_then_follow_edits(tmp_path: Path, github: 
             "connect github\n"
             "list github repositories\n"
             "/in #eng\n"
-            "add the acme/website repository to the eng index\n"
+            "add the acme/website repository to the github index\n"
             "stop indexing acme/website\n"
             "forget acme/website\n"
             "status\n"
         ),
     )
     assert "connect GitHub from the command line: `lore source add github --token-env GITHUB_TOKEN`" in chat
-    assert "• *acme/payments* — Payments service" in chat or "• acme/payments — Payments service" in chat, chat
-    assert "Syncing GitHub acme/website into the eng index." in chat, chat
-    assert "Forgot GitHub acme/website" in chat, chat
+    assert "• *acme/payments* — Payments service" in chat or "• acme/payments — Payments service" in chat, (
+        chat
+    )
+    assert "Syncing GitHub acme/website into the github index." in chat, chat
+    assert "Forgetting acme/website: I'm syncing what stays (GitHub acme/payments)" in chat, chat
+    assert "Done indexing GitHub acme/payments in" in chat.split("Forgetting acme/website")[1], chat
     print(added + attached + said + refreshed + chat)  # the sessions, for `pytest -s`

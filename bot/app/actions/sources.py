@@ -129,6 +129,16 @@ class SourceActions:
         index = await self.check(place, source)
         return await self._jobs.detach_docsource_from_index(index, source)
 
+    async def forget_folder(
+        self, place: Place, source: SourceConfigRef, folder: str, *, conversation_id: int | None = None
+    ) -> Attached:
+        """Take one folder (a space, a repository) out of a connector's attachment that has
+        others, and sync what stays: the sync removes the folder's documents."""
+        index = await self.check(place, source)
+        repository = self._services.connections.repository
+        kept = await asyncio.to_thread(repository.drop_folder, source.id, folder)
+        return await self.start(index, kept, conversation_id=conversation_id, trigger="refresh")
+
     async def cancel_job(self, place: Place, job_id: int) -> JobRef:
         """Stop a job by id, if `place` may manage its source."""
         try:

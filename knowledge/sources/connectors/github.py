@@ -26,8 +26,8 @@ import base64
 import hashlib
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -74,6 +74,8 @@ MAX_BLOB_BYTES = 5 * 1024 * 1024
 MAX_PAGES = 10_000
 MAX_TREES = 2_000
 """Folders walked one request each when a repository's tree is too large to list at once."""
+EDITS_OVERLAP = timedelta(hours=1)
+"""Comments are checked from this long before the last check began (clocks apart)."""
 FAILURES_IN_A_ROW = 5
 """Items failing one after another before the sync stops (GitHub is down, not one item)."""
 _OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
@@ -205,6 +207,19 @@ class Validators:
             self.new[url] = {"etag": etag, "data": data}
 
 
+@dataclass
+class _Run:
+    """One listing: what to list, the validators of the last one, comments' last edits by
+    issue, and when each repository's comments were last checked (and are checked now)."""
+
+    selection: Selection
+    cache: Validators
+    edits: dict[str, str]
+    checked: Mapping[str, str]
+    started: str = field(default_factory=lambda: datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    now_checked: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class _File:
     repo: Repo
@@ -275,17 +290,20 @@ class GitHubConnector:
         state: State | None = None,
     ) -> AsyncIterator[Listed]:
         state = state if state is not None else {}
-        selection = Selection.from_mapping(options or {})
-        cache = Validators(state.get("pages") or {}, fresh=since is None)
-        edits: dict[str, str] = dict(state.get("edits") or {})
-        repos, missing = await self._resolve(folders, cache)
+        run = _Run(
+            Selection.from_mapping(options or {}),
+            Validators(state.get("pages") or {}, fresh=since is None),
+            dict(state.get("edits") or {}),
+            dict(state.get("checked") or {}),
+        )
+        repos, missing = await self._resolve(folders, run.cache)
         for repo in repos:
-            async for listed in self._repository(repo, selection, since, cache, edits):
+            async for listed in self._repository(repo, run):
                 yield listed
         names = {r.full_name for r in repos}
         for gone in sorted({*missing, *(state.get("repos") or ())} - names):
             yield Complete(f"{gone}:")
-        state["pages"], state["edits"], state["repos"] = cache.new, edits, sorted(names)
+        state.update(pages=run.cache.new, edits=run.edits, checked=run.now_checked, repos=sorted(names))
 
     async def _resolve(
         self, folders: Sequence[FolderSpec], cache: Validators
@@ -325,14 +343,8 @@ class GitHubConnector:
             found += [Repo.from_mapping(item) for item in items]
         return found
 
-    async def _repository(
-        self,
-        repo: Repo,
-        selection: Selection,
-        since: datetime | None,
-        cache: Validators,
-        edits: dict[str, str],
-    ) -> AsyncIterator[Listed]:
+    async def _repository(self, repo: Repo, run: _Run) -> AsyncIterator[Listed]:
+        selection, cache = run.selection, run.cache
         if "docs" in selection.parts and not repo.empty and repo.default_branch:
             for file in await self._tree(repo, selection, cache):
                 item_id = f"{repo.full_name}:file:{file.path}"
@@ -340,9 +352,11 @@ class GitHubConnector:
                 yield ItemRef(item_id, file.path, file.sha)
         yield Complete(f"{repo.full_name}:file:")
         if {"issues", "pulls"} & set(selection.parts) and repo.has_issues:
-            if since is not None:
-                await self._edits(repo, since, edits)
-            async for ref in self._issue_refs(repo, selection, cache, edits):
+            checked = parse_time(run.checked.get(repo.full_name))
+            run.now_checked[repo.full_name] = run.started
+            if checked is not None:
+                await self._edits(repo, checked - EDITS_OVERLAP, run.edits)
+            async for ref in self._issue_refs(repo, selection, cache, run.edits):
                 yield ref
         yield Complete(f"{repo.full_name}:issue:")
         if "discussions" in selection.parts and repo.has_discussions:
@@ -398,8 +412,8 @@ class GitHubConnector:
         return entries
 
     async def _edits(self, repo: Repo, since: datetime, edits: dict[str, str]) -> None:
-        """Comments written or edited since `since` mark their issue changed (an edit does not
-        touch the issue's own `updated_at`)."""
+        """Comments written or edited since `since` (the last sync's check, complete listings
+        too) mark their issue changed: an edit does not touch the issue's own `updated_at`."""
         params: dict[str, str | int] = {
             "since": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "sort": "updated",

@@ -161,7 +161,7 @@ class _SyncRun:
             await self._prune()
             for item, twin in self.twins:
                 if twin in self.removed:  # a rename: its old name is gone now, its text stays
-                    await self._ingest_page(item)
+                    await self._ingest_page(item, again=True)
         await asyncio.to_thread(
             self.s.connections.repository.record_sync,
             source.id,
@@ -247,7 +247,7 @@ class _SyncRun:
             if self.context.stopped():
                 return
 
-    async def _ingest_page(self, item: Item) -> None:
+    async def _ingest_page(self, item: Item, *, again: bool = False) -> None:
         facts = DocumentFacts(
             title=item.title,
             author=item.author,
@@ -268,7 +268,8 @@ class _SyncRun:
             facts=facts,
             source_config_id=self.source.id,
         )
-        self.context.count(Count.PAGES_FETCHED)
+        if not again:
+            self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
             await self._remember_version(result, item.id, item.version)
