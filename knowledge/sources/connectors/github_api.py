@@ -34,8 +34,8 @@ from yarl import URL
 
 from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
 from knowledge.sources.connectors.credentials import Credentials
-from knowledge.sources.connectors.github import NotFound
 from knowledge.sources.connectors.github_app import AppTokens
+from knowledge.sources.connectors.github_repos import NotFound
 from knowledge.sources.fetch import FetchSession
 from knowledge.sources.robots import retry_after
 from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageTooLarge, Refused
