@@ -8,6 +8,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from bot.app.actions.sources import folder_named
 from bot.app.actions.sources import label as source_label
 from bot.app.services import Services
 from bot.chat import messages
@@ -16,7 +17,6 @@ from bot.chat.surface import Surface, Turn
 from knowledge.sources.jobs import Schedule
 from knowledge.sources.jobs.counters import Count, JobCounters
 from storage.records import IndexRef, JobRef, SourceConfigRef
-from storage.repositories.sources import SITE, SLACK_CHANNEL
 
 FOLLOW_AT_MOST = 3 * 3600.0
 """A progress message stops being updated after this long (the job itself goes on)."""
@@ -123,7 +123,7 @@ class SiteCommands:
         source = await self._sources.find_here(turn.actor, reference)
         if source is None:
             return False
-        folder = _one_folder_of(source, reference)
+        folder = folder_named(source, reference)
         if folder is not None:  # one repository (space) of several: the others stay
             actor = turn.actor
             attached = await self._sources.forget_folder(
@@ -141,11 +141,3 @@ class SiteCommands:
         if source is None:
             await surface.tell(messages.no_site(reference))
         return source
-
-
-def _one_folder_of(source: SourceConfigRef, reference: str) -> str | None:
-    """The folder `reference` names when it is one of a connector attachment's several."""
-    if source.kind in (SITE, SLACK_CHANNEL) or len(source.folders) < 2:
-        return None
-    wanted = reference.strip().strip("<>`'\"“”").lower()
-    return next((f for f in source.folders if f.lower() == wanted), None)

@@ -61,8 +61,8 @@ def add(
     token_env: str | None = typer.Option(
         None,
         "--token-env",
-        help="The environment variable holding the API token (never the token itself): Confluence Cloud's "
-        "(with --email), or a GitHub fine-grained personal access token.",
+        help="Confluence Cloud (with --email) or GitHub: the environment variable holding the API token (never "
+        "the token itself); for GitHub, a fine-grained personal access token.",
     ),
     pat_env: str | None = typer.Option(
         None,

@@ -200,3 +200,12 @@ def _names(source: SourceConfigRef) -> list[str]:
     if source.kind == SLACK_CHANNEL:
         return [*names, "this channel", "this channel's history", "channel history", "history"]
     return names if source.kind == SITE else [*names, source.kind]
+
+
+def folder_named(source: SourceConfigRef, reference: str) -> str | None:
+    """The folder `reference` names when it is one of a connector attachment's several
+    ("forget acme/website" of an attachment of acme/payments and acme/website)."""
+    if source.kind in (SITE, SLACK_CHANNEL) or len(source.folders) < 2:
+        return None
+    wanted = reference.strip().strip("<>`'\"“”").lower()
+    return next((f for f in source.folders if f.lower() == wanted), None)
