@@ -31,6 +31,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "memory",
         "retrieval",
         "crawl",
+        "github",
         "slack",
         "quality",
     }
@@ -40,6 +41,12 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     for size in report["retrieval"]["sizes"]:
         assert set(size["latency"]) >= {"keyword", "vector", "hybrid", "chroma_dense"}
     assert report["crawl"]["recrawl"]["pages_unchanged"] == report["crawl"]["first_crawl"]["pages"] > 0
+    github = report["github"]
+    assert github["unchanged_resync"]["items_unchanged"] == github["first_sync"]["items"] > 0
+    assert (
+        github["unchanged_resync"]["blobs_fetched"] == github["unchanged_resync"]["issue_bodies_fetched"] == 0
+    )
+    assert github["ratios"]["sync_vs_embedder"] > 0
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):
         for run_ in slack[kind]["runs"].values():
@@ -65,6 +72,6 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert "| unseen projects (" in table and "| facts | first line | abstention |" in table
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
     assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table
-    assert "**Real-world files**" in table
+    assert "**Real-world files**" in table and "**GitHub sync**" in table
     for chart in ("retrieval.png", "slack.png"):
         assert (tmp_path / chart).read_bytes().startswith(b"\x89PNG")
