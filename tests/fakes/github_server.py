@@ -165,6 +165,11 @@ class FakeGitHub(LoopbackServer):
         self.installation_tokens: dict[str, float] = {}
         self.repos: dict[str, FakeRepo] = {}
         self.truncate_over: int | None = None
+        self.link_base: str | None = None
+        """Where `Link` headers point instead of this server (another origin, to check that
+        credentials never follow them)."""
+        self.redirects: dict[str, str] = {}
+        """API paths answered 301 to the given address (a renamed repository; elsewhere)."""
         self.requests: Recorder[GitHubRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
         self.blobs_served: list[str] = []
         """Paths of the blobs whose content went out."""
@@ -387,6 +392,8 @@ class FakeGitHub(LoopbackServer):
             reset = int(time.time()) + int(value)
             headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)}
             return self._error(403, "API rate limit exceeded for user ID 1.", resource, headers)
+        if request.path in self.redirects:
+            return web.Response(status=301, headers={"Location": self.redirects[request.path]})
         failing = self._failing.get(request.path, 0)
         if failing:
             self._failing[request.path] = failing - 1
@@ -473,7 +480,8 @@ class FakeGitHub(LoopbackServer):
         for rel, number in (("next", page + 1), ("last", last), ("prev", page - 1), ("first", 1)):
             if (rel in ("next", "last") and page < last) or (rel in ("prev", "first") and page > 1):
                 query = {**request.query, "page": str(number)}
-                links.append(f'<http://{request.host}{request.path}?{urlencode(query)}>; rel="{rel}"')
+                base = self.link_base or f"http://{request.host}"
+                links.append(f'<{base}{request.path}?{urlencode(query)}>; rel="{rel}"')
         if links:
             response.headers["Link"] = ", ".join(links)
         return response
@@ -623,13 +631,14 @@ class FakeGitHub(LoopbackServer):
         if sha not in trees:
             return self._error(404, "Not Found", "core")
         entries = trees[sha]
-        if request.query.get("recursive") not in (None, ""):
+        if request.query.get("recursive") not in (None, ""):  # the limit GitHub truncates at: recursive listings
             entries = self._flatten(trees, sha, "")
         api = f"{self.base_url}/repos/{repo.full_name}/git"
         for entry in entries:
             kind = "blobs" if entry["type"] == "blob" else "trees"
             entry["url"] = f"{api}/{kind}/{entry['sha']}"
-        truncated = self.truncate_over is not None and len(entries) > self.truncate_over
+        recursive = request.query.get("recursive") not in (None, "")
+        truncated = recursive and self.truncate_over is not None and len(entries) > self.truncate_over
         if truncated and self.truncate_over is not None:
             entries = entries[: self.truncate_over]
         return web.json_response(
