@@ -631,7 +631,10 @@ class FakeGitHub(LoopbackServer):
         if sha not in trees:
             return self._error(404, "Not Found", "core")
         entries = trees[sha]
-        if request.query.get("recursive") not in (None, ""):  # the limit GitHub truncates at: recursive listings
+        if request.query.get("recursive") not in (
+            None,
+            "",
+        ):  # the limit GitHub truncates at: recursive listings
             entries = self._flatten(trees, sha, "")
         api = f"{self.base_url}/repos/{repo.full_name}/git"
         for entry in entries:
