@@ -36,7 +36,29 @@ from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef
 from tests.fakes.github_server import TOKEN, FakeGitHub
 
 REPO = "acme/handbook"
-WORDS = ["deploy", "canary", "ledger", "refund", "webhook", "retry", "timeout", "gateway", "schema", "migration", "rollback", "queue", "worker", "alert", "dashboard", "latency", "budget", "owner", "runbook", "review", "release"]
+WORDS = [
+    "deploy",
+    "canary",
+    "ledger",
+    "refund",
+    "webhook",
+    "retry",
+    "timeout",
+    "gateway",
+    "schema",
+    "migration",
+    "rollback",
+    "queue",
+    "worker",
+    "alert",
+    "dashboard",
+    "latency",
+    "budget",
+    "owner",
+    "runbook",
+    "review",
+    "release",
+]
 
 
 def fill(fake: FakeGitHub, files: int, issues: int) -> None:
