@@ -175,6 +175,9 @@ class FakeGitHub(LoopbackServer):
         """Paths of the blobs whose content went out."""
         self.issue_bodies_served: list[int] = []
         """Numbers of the issues whose JSON (body included) went out, once per answer."""
+        self.verified_emails: dict[tuple[str, str], list[str]] = {}
+        """A member's emails on an organisation's verified domains, by (organisation, login):
+        what GraphQL's `organizationVerifiedDomainEmails` answers (for mapping Slack users)."""
         self.remaining = {"core": LIMIT, "graphql": LIMIT}
         self.reset_at = int(time.time()) + 3600
         self._ids = itertools.count(1001)
@@ -763,7 +766,7 @@ class FakeGitHub(LoopbackServer):
         result = await graphql.graphql(
             self._schema,
             str(payload.get("query") or ""),
-            root_value={"repository": self._gql_repository},
+            root_value={"repository": self._gql_repository, "user": self._gql_user},
             variable_values=payload.get("variables") or {},
         )
         body: Json = {}
@@ -787,6 +790,12 @@ class FakeGitHub(LoopbackServer):
             "discussions": lambda info, **args: self._gql_discussions(repo, args),
             "discussion": lambda info, number: self._gql_discussion(repo, repo.discussions.get(number)),
         }
+
+    def _gql_user(self, info: Any, login: str) -> Json:
+        def emails(info: Any, **args: str) -> list[str]:
+            return self.verified_emails.get((args["login"], login), [])
+
+        return {"login": login, "organizationVerifiedDomainEmails": emails}
 
     def _gql_discussions(self, repo: FakeRepo, args: Mapping[str, Any]) -> Json:
         order = args.get("orderBy") or {"field": "UPDATED_AT", "direction": "DESC"}
@@ -870,10 +879,14 @@ scalar URI
 
 type Query {
   repository(owner: String!, name: String!): Repository
+  user(login: String!): User
 }
 
 interface Actor { login: String! }
-type User implements Actor { login: String! }
+type User implements Actor {
+  login: String!
+  organizationVerifiedDomainEmails(login: String!): [String!]!
+}
 
 type PageInfo { hasNextPage: Boolean! endCursor: String hasPreviousPage: Boolean! startCursor: String }
 

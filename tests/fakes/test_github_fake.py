@@ -195,3 +195,13 @@ async def test_graphql_lists_and_reads_discussions_as_github_validates_them(gith
     assert "Cannot query field 'stars'" in invalid["errors"][0]["message"], "validated against the schema"
     missing = await graphql(http, fake, '{ repository(owner: "acme", name: "nope") { name } }')
     assert missing["errors"][0]["type"] == "NOT_FOUND" and missing["data"]["repository"] is None
+
+
+async def test_graphql_answers_verified_organisation_emails(github: Any) -> None:
+    fake, _, http = github
+    fake.verified_emails[("acme", "grace")] = ["grace@acme.example"]
+    query = '{ user(login: "grace") { organizationVerifiedDomainEmails(login: "acme") } }'
+    answered = await graphql(http, fake, query)
+    assert answered["data"]["user"]["organizationVerifiedDomainEmails"] == ["grace@acme.example"]
+    other = '{ user(login: "grace") { organizationVerifiedDomainEmails(login: "globex") } }'
+    assert (await graphql(http, fake, other))["data"]["user"]["organizationVerifiedDomainEmails"] == []
