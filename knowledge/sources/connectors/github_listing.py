@@ -121,7 +121,9 @@ class Lister:
         names = {r.full_name for r in repos}
         for gone in sorted({*missing, *(state.get("repos") or ())} - names):
             yield Complete(f"{gone}:")
-        state.update(pages=run.cache.new, edits=run.edits, checked=run.now_checked, repos=sorted(names))
+        threads = {f"{t.repo.full_name}#{t.number}" for t in self.issues.values()}
+        edits = {key: when for key, when in run.edits.items() if key in threads}  # of issues still there
+        state.update(pages=run.cache.new, edits=edits, checked=run.now_checked, repos=sorted(names))
 
     async def _resolve(
         self, folders: Sequence[FolderSpec], cache: Validators
