@@ -27,9 +27,9 @@ from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.app.workers import build_worker
-from knowledge.chunking import ChunkSpec, chunk_text
-from knowledge.embedding import embed_batches
+from knowledge.backends.embedding import embed_batches
 from knowledge.extraction import extract
+from knowledge.indexing.chunking import ChunkSpec, chunk_text
 from knowledge.sources.connectors import Credentials, FolderSpec
 from knowledge.sources.connectors.base import Item, ItemRef
 from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef

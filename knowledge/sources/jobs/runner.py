@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from knowledge.errors import IngestError, KnowledgeError
-from knowledge.ingest import Ingestor, Outcome, Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import Ingestor, Outcome, Source
+from knowledge.indexing.metadata import DocumentFacts
 from knowledge.sources.jobs.context import MakeCrawler, SourceSync
 from knowledge.sources.jobs.counters import Count, JobCounters, skipped_key
 from storage.records import DocumentRef, JobRef, SourceConfigRef
