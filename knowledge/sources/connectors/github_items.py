@@ -6,7 +6,7 @@ One item that fails is `Skipped`; several in a row, or refused credentials, stop
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -77,7 +77,9 @@ class Reader:
         thread = self._listed.issues.get(item_id)
         return f"{thread.repo.full_name}#{thread.number}" if thread else None
 
-    async def _one(self, item_id: str, title: str, read: Any) -> list[Item | Skipped]:
+    async def _one(
+        self, item_id: str, title: str, read: Callable[[str], Awaitable[Item | Skipped]]
+    ) -> list[Item | Skipped]:
         try:
             item: Item | Skipped = await read(item_id)
         except NotFound:

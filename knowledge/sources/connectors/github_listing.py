@@ -1,7 +1,7 @@
 """Listing a GitHub attachment's repositories: each part of each repository completely, and
 cheaply (see `github.py`), into `ItemRef`s whose versions tell changed from unchanged, and
-`Complete`s that let the sync prune; what the items need to be read later is kept in
-`Listed` (by item id) for `github_items.py`."""
+`Complete`s that let the sync prune; what the items need to be read later is kept on the
+`Lister` (by item id) for `github_items.py`."""
 
 from __future__ import annotations
 
