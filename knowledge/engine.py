@@ -14,14 +14,14 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from knowledge.answering.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
-from knowledge.answering.extractive import abstention
+from knowledge.answering.extractive import abstention, quote
 from knowledge.answering.generation import Plan, Writer
 from knowledge.answering.tools import ToolHost, answer_with_tools
 from knowledge.backends.llm import ChatModel, Delta
-from knowledge.judging.abstain import CALIBRATION, Calibration, elsewhere
-from knowledge.judging.judge import Judge
-from knowledge.judging.ranking import Ranker, Ranking
-from knowledge.judging.rerank import Reranked, rerank
+from knowledge.judging.abstain import CALIBRATION, Calibration
+from knowledge.judging.judge import Judge, Verdict
+from knowledge.judging.ranking import Ranker
+from knowledge.judging.rerank import rerank
 from knowledge.search.cache import TTLCache, normalise_query, stable_key
 from knowledge.search.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
 from knowledge.search.filters import Filter
@@ -134,7 +134,7 @@ class Knowledge:
             confident_similarity=self._spec.confident_similarity,
             calibration=calibration,
         )
-        self._writer = Writer(chat, self.judge, verify=self._spec.llm_verify) if chat is not None else None
+        self._writer = Writer(chat, verify=self._spec.llm_verify) if chat is not None else None
         self._answers: TTLCache[Answer] = TTLCache()
 
     @property
@@ -216,33 +216,30 @@ class Knowledge:
             )
         query = await self._standalone(conversation.question, conversation.history)
         retrieval = await self._search(request, query, budget)
-        ranking, confidence = await self.judge(query, retrieval)
+        verdict = await self.judge(query, retrieval)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
-            return self._offline(ranking, confidence, retrieval, mode, fallback)
-        misplaced = elsewhere(ranking)
-        rule = self._rule(mode, retrieval, request, confidence, trusted=misplaced is None)
+            return self._offline(verdict, retrieval, mode, fallback)
+        rule = self._rule(mode, verdict, request)
         if rule is None:
-            return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
+            return abstention(retrieval, mode, verdict, fallback=fallback)
         if rule == Rule.GENERAL:
             fallback = Fallback.GENERAL_KNOWLEDGE
         # Passages found for another project lead only to general knowledge, or to the model's
         # own answer first (LLM_PRIORITY): either way the answer says whose the passages are.
-        notices = [misplaced.notice] if misplaced else []
-        reranked = await self._reranked(rule, query, ranking, budget)
+        notices = [verdict.elsewhere.notice] if verdict.elsewhere else []
+        verdict = await self._reranked(rule, verdict, budget)
         return Plan(
             conversation.question,
             conversation.history,
-            replace(retrieval, hits=reranked.ranking.hits or retrieval.hits),
+            replace(retrieval, hits=verdict.ranking.hits or retrieval.hits),
             rule,
             mode,
             budget,
+            verdict,
             fallback,
             notices,
             instructions=request.instructions,
-            ranking=reranked.ranking,
-            confidence=confidence,
-            doubted=reranked.doubted,
         )
 
     async def _standalone(self, question: str, history: list[Message]) -> str:
@@ -251,12 +248,13 @@ class Knowledge:
             return await rewrite(self._chat, question, history)
         return standalone_question(question, history)
 
-    async def _reranked(self, rule: Rule, query: str, ranking: Ranking, budget: Budget) -> Reranked:
-        """The ranking as the model orders it (`knowledge.judging.rerank`), when the answer is to
-        be made from the documents; the passages it is shown fit the answer's context."""
+    async def _reranked(self, rule: Rule, verdict: Verdict, budget: Budget) -> Verdict:
+        """The verdict with its ranking as the model orders it (`knowledge.judging.rerank`),
+        when the answer is to be made from the documents; the passages it is shown fit the
+        answer's context."""
         if rule == Rule.GENERAL or self._chat is None:
-            return Reranked(ranking)
-        return await rerank(self._chat, query, ranking, self._spec.llm_rerank, budget.context_tokens)
+            return verdict
+        return await rerank(self._chat, verdict, self._spec.llm_rerank, budget.context_tokens)
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
         """Retrieve for the question; the `confidence` strategy keeps only confident hits."""
@@ -274,13 +272,11 @@ class Knowledge:
                 return replace(retrieval, hits=[])
         return retrieval
 
-    def _rule(
-        self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float, *, trusted: bool
-    ) -> Rule | None:
+    def _rule(self, mode: ResponseMode, verdict: Verdict, request: Request) -> Rule | None:
         """Which knowledge the model may use; None means abstain without calling it. SMART_FALLBACK
-        lets a close enough passage through whatever the confidence, unless the passages are not
-        `trusted`: found for another project than the question names (`elsewhere`)."""
-        relevant = self.judge.answers(confidence)
+        lets a close enough passage through whatever the confidence, unless the passages answer
+        for another project than the question names (`Verdict.elsewhere`)."""
+        relevant = verdict.answers
         general = None if request.fallback == FallbackStrategy.NONE else Rule.GENERAL
         if mode == ResponseMode.RAG_ONLY:
             return Rule.DOCUMENTS if relevant else None
@@ -290,30 +286,21 @@ class Knowledge:
             return Rule.FILL_GAPS if relevant else general
         if mode == ResponseMode.SMART_FALLBACK:
             threshold = request.min_confidence
-            close = self.judge.similarity(retrieval) >= (
-                self._spec.min_confidence if threshold is None else threshold
-            )
-            if close and trusted:
+            close = verdict.closeness >= (self._spec.min_confidence if threshold is None else threshold)
+            if close and verdict.elsewhere is None:
                 return Rule.DOCUMENTS
             if relevant and request.fallback == FallbackStrategy.HYBRID:
                 return Rule.FILL_GAPS
         return Rule.DOCUMENTS if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
 
     def _offline(
-        self,
-        ranking: Ranking,
-        confidence: float,
-        retrieval: Retrieval,
-        mode: ResponseMode,
-        fallback: Fallback | None,
+        self, verdict: Verdict, retrieval: Retrieval, mode: ResponseMode, fallback: Fallback | None
     ) -> Answer:
         notices = []
         if mode in NEEDS_MODEL:
             fallback = fallback or Fallback.NO_LLM
             notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
-        return self.judge.quote(
-            ranking, retrieval, mode, confidence=confidence, fallback=fallback, notices=notices
-        )
+        return quote(verdict, retrieval, mode, fallback=fallback, notices=notices)
 
     def _cache_key(self, request: Request) -> str:
         messages = [

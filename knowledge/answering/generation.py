@@ -6,7 +6,7 @@ module carries the plan out. A model's answer under a checked rule (`Rule.checke
 only once every sentence rests on a cited passage (and, with `verify`, the model judged no
 claim contradicted or unsupported by what it cites, `knowledge.answering.verification`); when it does
 not, or when the model is
-down or says nothing, the answer is quoted from the documents (`Judge.quote`) with a notice
+down or says nothing, the answer is quoted from the documents (`extractive.quote`) with a notice
 saying why. It never raises for a model outage.
 """
 
@@ -27,12 +27,11 @@ from knowledge.answering.answer import (
     map_citations,
 )
 from knowledge.answering.citations import GENERAL_MARK, attribute, check_answer, says_it_does_not_know
-from knowledge.answering.extractive import abstention
+from knowledge.answering.extractive import abstention, quote
 from knowledge.answering.verification import verify
 from knowledge.backends.llm import ChatModel, Completion, Delta
 from knowledge.errors import LLMUnavailable
-from knowledge.judging.judge import Judge
-from knowledge.judging.ranking import Ranking
+from knowledge.judging.judge import Verdict
 from knowledge.search.context import Budget, Message, select_hits
 from knowledge.search.retrieval import Hit, Retrieval
 
@@ -64,23 +63,21 @@ class Plan:
     rule: Rule
     mode: ResponseMode
     budget: Budget
+    verdict: Verdict | None = None
+    """The judge's verdict on the passages (after the model's rerank); None when nothing was
+    looked for."""
     fallback: Fallback | None = None
     notices: list[str] = field(default_factory=list)
     """Said above the model's answer (whose project the passages found are for)."""
     instructions: str = ""
-    ranking: Ranking | None = None
-    confidence: float | None = None
-    doubted: bool = False
-    """The model's rerank said none of the passages helps (`knowledge.judging.rerank`)."""
 
 
 class Writer:
-    """Has `chat` write the answer a `Plan` calls for; `judge` quotes the documents instead
-    when the model's answer cannot be shown."""
+    """Has `chat` write the answer a `Plan` calls for; the documents are quoted instead
+    (`knowledge.answering.extractive.quote`) when the model's answer cannot be shown."""
 
-    def __init__(self, chat: ChatModel, judge: Judge, *, verify: bool = False) -> None:
+    def __init__(self, chat: ChatModel, *, verify: bool = False) -> None:
         self._chat = chat
-        self._judge = judge
         self._verify = verify  # an answer that passed the citation check goes to the model's judgement too
 
     async def write(self, plan: Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
@@ -113,9 +110,7 @@ class Writer:
         reply = completion.text
         if plan.rule.checked:
             if says_it_does_not_know(reply):
-                answer = abstention(
-                    plan.retrieval, plan.mode, ranking=plan.ranking, confidence=plan.confidence
-                )
+                answer = abstention(plan.retrieval, plan.mode, plan.verdict)
                 return replace(answer, model=completion.model)
             general = plan.rule == Rule.FILL_GAPS
             reply = attribute(reply, hits, general_allowed=general, asked=plan.question)
@@ -128,7 +123,7 @@ class Writer:
                 return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED, said)
         text, citations = map_citations(reply, hits)
         labels = self._labels(plan, reply, hits)
-        hedged = plan.rule.checked and self._unsure(plan)
+        hedged = plan.rule.checked and plan.verdict is not None and plan.verdict.hedged
         return Answer(
             text=text,
             citations=citations,
@@ -144,7 +139,7 @@ class Writer:
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
-            confidence=plan.confidence,
+            confidence=plan.verdict.confidence if plan.verdict is not None else None,
         )
 
     @staticmethod
@@ -159,8 +154,8 @@ class Writer:
             return [PARTLY_GENERAL_NOTICE]
         return own_knowledge(reply, hits, plan.question) if plan.rule == Rule.MODEL_FIRST else []
 
+    @staticmethod
     def _degraded(
-        self,
         plan: Plan,
         notice: str,
         fallback: Fallback = Fallback.LLM_UNAVAILABLE,
@@ -168,17 +163,10 @@ class Writer:
     ) -> Answer:
         """What the documents say, with `notice` (and `more`) saying why the model's answer
         is not shown."""
-        return self._judge.quote(
-            plan.ranking or Ranking(plan.question, []),
+        return quote(
+            plan.verdict or Verdict.nothing(plan.question),
             plan.retrieval,
             plan.mode,
-            confidence=plan.confidence if plan.confidence is not None else 0.0,
             fallback=fallback,
             notices=[notice[0].upper() + notice[1:], *more],
-            hedged=self._unsure(plan),
         )
-
-    def _unsure(self, plan: Plan) -> bool:
-        """Whether an answer from the plan's passages carries the hedge: its confidence is
-        under `Calibration.hedge`, or the model's rerank found none of them helpful."""
-        return plan.doubted or self._judge.hedges(plan.confidence)

@@ -102,7 +102,8 @@ async def test_an_abstention_offers_the_closest_documents_not_as_an_answer(stack
     question = "Which colour does the load balancer switch to during a canary deploy in Lisbon?"
     knowledge = stack.knowledge()
     retrieval = await stack.retriever.search([stack.indexes.get(index_id)], question)
-    ranking, confidence = await knowledge.judge(question, retrieval)
+    verdict = await knowledge.judge(question, retrieval)
+    ranking, confidence = verdict.ranking, verdict.confidence
     strict = Calibration(-50.0, (0.0, 0.0, 0.0, 0.0, 0.0), threshold=0.5)  # refuses everything found
     answer = await Knowledge(stack.retriever, None, window=16_000, calibration=strict).ask(
         ask(question, stack, [index_id])

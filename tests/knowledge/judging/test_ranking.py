@@ -250,7 +250,7 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
     question = "how do we configure the proxy and the certificate bundle settings for every session?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
     knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
-    ranking, _ = await knowledge.judge(question, retrieval)
+    ranking = (await knowledge.judge(question, retrieval)).ranking
     read = [p for p in ranking.passages[:READ_ON] if p.following]
     assert len(read) >= 2, "not only the best passage is read on"
     for passage in read:
@@ -443,7 +443,7 @@ async def test_a_code_block_cut_by_the_chunker_is_read_on_whole(stack: Stack) ->
     question = "how do i turn on verbose logging of the headers to debug?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
     knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
-    ranking, _ = await knowledge.judge(question, retrieval)
+    ranking = (await knowledge.judge(question, retrieval)).ranking
     cut = [p for p in ranking.passages[:READ_ON] if "import logging" in p.hit.text and p.continued]
     assert cut, "the passage holding the start of the block is read on"
     assert "urllib3" not in cut[0].hit.text, "the block is cut between two passages"
@@ -463,7 +463,9 @@ async def test_a_code_block_read_on_into_the_next_passage_is_not_quoted_again_fr
     await stack.ingestor.add(index, md("debugging.rst", page))
     question = "how do i turn on verbose logging of every header?"
     knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
-    ranking, _ = await knowledge.judge(question, await stack.retriever.search([stack.fresh(index)], question))
+    ranking = (
+        await knowledge.judge(question, await stack.retriever.search([stack.fresh(index)], question))
+    ).ranking
     (first,) = [p for p in ranking.passages[:READ_ON] if "handler_1 =" in p.hit.text]
     assert "handler_18 =" not in first.hit.text, "the block is cut between two passages"
     assert first.continued and not first.following, "the next passage's code made its last unit whole"
@@ -482,7 +484,7 @@ async def test_a_passage_that_begins_inside_a_literal_block_is_scored_with_its_l
     question = "how do i set the urllib3 logger to debug level?"
     retrieval = await stack.retriever.search([stack.fresh(index)], question, top_k=8)
     knowledge = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
-    ranking, _ = await knowledge.judge(question, retrieval)
+    ranking = (await knowledge.judge(question, retrieval)).ranking
     passage = next(p for p in ranking.passages if "urllib3" in p.hit.text)
     assert "::" not in passage.hit.text, "the passage begins inside a block"
     chunks = [c.text for c in chunk_text(_debugging_page(handlers), title="api.rst")]
