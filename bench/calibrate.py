@@ -21,7 +21,7 @@ from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
 from bot.app.services import build_services
 from bot.cli.evaluation import throwaway_index
 from knowledge.engine import AnswerSpec
-from knowledge.evaluation.qa import QaItem, corpus_sources, load_questions
+from knowledge.evaluation.qa import QaItem, folder_sources, load_questions
 from knowledge.indexing.ingest import Source
 from knowledge.judging.abstain import Evidence
 from knowledge.judging.ranking import Ranking
@@ -44,7 +44,7 @@ async def weighed(
     spec = AnswerSpec()
     try:
         index = await throwaway_index(services, "docs")
-        sources: list[Source] = list(corpus_sources(corpus))
+        sources: list[Source] = list(folder_sources(corpus))
         await services.ingestor.add_many(index, sources)
         index = await asyncio.to_thread(services.indexes.get, index.id)
         for item in load_questions(questions, split):

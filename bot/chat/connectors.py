@@ -10,8 +10,7 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Surface, Turn
-from knowledge.sources.connectors import FolderSpec
-from knowledge.sources.connectors.registry import CONNECTORS
+from knowledge import CONNECTORS, FolderSpec
 
 CONNECT_FORM = "connect_confluence"
 

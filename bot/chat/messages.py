@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
-from knowledge.sources.jobs.counters import Count, JobCounters
+from knowledge import Count, JobCounters
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
 

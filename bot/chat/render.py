@@ -11,9 +11,7 @@ from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
-from knowledge.answering.answer import Answer, distinct_names
-from knowledge.catalog import IndexListing
-from knowledge.indexing.documents import document_names
+from knowledge import Answer, IndexListing, distinct_names, document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from bot.app.masking import mask_text, mask_url
 from bot.app.services import build_llm_client, build_vector_store
 from bot.app.settings import Settings
-from knowledge.backends.embedding import build_embedder
-from knowledge.backends.tokens import TiktokenCounter
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError, TiktokenCounter, build_embedder
 from storage.db import open_database
 from storage.migrations_runner import current_revision
 

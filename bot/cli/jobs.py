@@ -15,9 +15,7 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
-from knowledge.errors import KnowledgeError
-from knowledge.sources.jobs import IndexingJobs
-from knowledge.sources.jobs.counters import Count, JobCounters
+from knowledge import Count, IndexingJobs, JobCounters, KnowledgeError
 from storage.records import IndexRef, JobRef
 
 

@@ -18,14 +18,10 @@ from bot.app.conversations import Actor
 from bot.app.local import files_under, index_for_cli
 from bot.app.services import Services
 from bot.cli.common import as_local_user, settings_or_exit
-from knowledge.answering.answer import ResponseMode
-from knowledge.engine import Request
-from knowledge.errors import IngestError, KnowledgeError
-from knowledge.extraction.types import without_surrogates
-from knowledge.indexing.ingest import Outcome, Source
+from knowledge import IngestError, KnowledgeError, Outcome, Request, ResponseMode, Source, without_surrogates
 
 if TYPE_CHECKING:
-    from knowledge.sources.fetch import Fetcher
+    from knowledge import Fetcher
 
 T = TypeVar("T")
 URL = re.compile(r"^https?://", re.I)
@@ -244,7 +240,7 @@ def _qa_table(report: dict[str, object]) -> str:
 
 
 def _fetcher(services: Services) -> Fetcher:
-    from knowledge.sources.fetch import Fetcher  # not imported by the commands that fetch nothing
+    from knowledge import Fetcher  # not imported by the commands that fetch nothing
 
     return Fetcher(services.allow, max_bytes=services.settings.max_file_bytes)
 

@@ -22,7 +22,7 @@ from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
 from bot.cli.jobs import follow_with_bar
-from knowledge.sources.connectors import Credentials, FolderSpec
+from knowledge import Credentials, FolderSpec
 from storage.access import Place
 from storage.records import ConnectionRef
 from storage.values import LOCAL_TENANT
@@ -60,7 +60,7 @@ def add(
 ) -> None:
     """Connect Confluence: the credentials are checked against it, then kept encrypted
     (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
-    from knowledge.sources.connectors.registry import CONNECTORS
+    from knowledge import CONNECTORS
 
     if kind.lower() not in CONNECTORS:
         raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
@@ -125,7 +125,7 @@ def attach(
     folders = _folders(space, page)
 
     async def work(services: Services) -> str:
-        from knowledge.sources.jobs import Schedule
+        from knowledge import Schedule
 
         every = Schedule.parse(schedule)
         if every is None:

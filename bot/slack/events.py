@@ -36,7 +36,7 @@ from bot.slack.history import Freshener
 from bot.slack.people import People, Who
 from bot.slack.reader import ChannelReader
 from bot.slack.surface import SlackSurface
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.access import PartnerPolicy
 from storage.records import ChannelRef
 
