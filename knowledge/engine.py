@@ -18,7 +18,7 @@ from knowledge.answering.extractive import abstention, quote
 from knowledge.answering.generation import Plan, Writer
 from knowledge.answering.tools import ToolHost, answer_with_tools
 from knowledge.backends.llm import ChatModel, Delta
-from knowledge.judging.abstain import CALIBRATION, Calibration
+from knowledge.judging.abstain import Calibration
 from knowledge.judging.judge import Judge, Verdict
 from knowledge.judging.ranking import Ranker
 from knowledge.judging.rerank import rerank
@@ -121,7 +121,7 @@ class Knowledge:
         window: int,
         spec: AnswerSpec | None = None,
         ranker: Ranker | None = None,
-        calibration: Calibration = CALIBRATION,
+        calibration: Calibration | None = None,
     ) -> None:
         self._retriever = retriever
         self._chat = chat

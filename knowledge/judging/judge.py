@@ -13,7 +13,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from knowledge.errors import EmbedderUnavailable
-from knowledge.judging.abstain import CALIBRATION, Calibration, Elsewhere, Evidence, elsewhere, evidence
+from knowledge.judging.abstain import Calibration, Elsewhere, Evidence, elsewhere, evidence
 from knowledge.judging.ranking import Ranker, Ranking, Scored
 from knowledge.search.retrieval import Retrieval, Retriever
 
@@ -65,13 +65,13 @@ class Judge:
         *,
         relevance_floor: float,
         confident_similarity: float,
-        calibration: Calibration = CALIBRATION,
+        calibration: Calibration | None = None,
     ) -> None:
         self._retriever = retriever
         self._ranker = ranker
         self.relevance_floor = relevance_floor
         self._confident_similarity = confident_similarity
-        self._calibration = calibration
+        self._calibration = calibration or Calibration.fitted()
 
     async def __call__(self, question: str, retrieval: Retrieval) -> Verdict:
         """The verdict on what was found: the second stage's ranking and the calibrated
@@ -116,7 +116,7 @@ class Judge:
         except EmbedderUnavailable as exc:
             log.warning("second stage skipped, the embedder failed: %s", exc)
             return unweighed, None
-        found = evidence(ranking, retrieval.hits)
+        found = evidence(ranking, retrieval.hits, self._calibration.typical_standout)
         return (ranking, found) if found is not None else (unweighed, None)
 
     def similarity(self, retrieval: Retrieval) -> float:

@@ -31,11 +31,12 @@ import math
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
 from knowledge.backends.embedding import Embedder, Vectors
+from knowledge.judging import parameters
 from knowledge.search.retrieval import Hit
 from knowledge.text.quotes import Unit, continued_code, units
 from knowledge.text.words import content_words, stem, stems_of
@@ -76,20 +77,26 @@ PASSAGE_SIGNALS = (
 @dataclass(frozen=True)
 class Weights:
     """A passage's score, a weighted sum of its evidence; fitted on the tuning half by
-    `python -m bench.fit_ranking`."""
+    `python -m bench.fit_ranking` (`fitted`)."""
 
-    passage_dense: float = 0.5
-    unit_dense: float = 1.0
-    window_coverage: float = 0.3
-    unit_coverage: float = 0.2
-    heading_coverage: float = 0.5
-    keyword: float = 0.2
-    agreement: float = 0.1
-    location: float = 0.2
-    unit_mix_dense: float = 1.0
+    passage_dense: float
+    unit_dense: float
+    window_coverage: float
+    unit_coverage: float
+    heading_coverage: float
+    keyword: float
+    agreement: float
+    location: float
+    unit_mix_dense: float
     """A unit's own score: its dense similarity times this, plus its coverage times
     `unit_mix_coverage`."""
-    unit_mix_coverage: float = 0.5
+    unit_mix_coverage: float
+
+    @classmethod
+    def fitted(cls) -> Weights:
+        """The weights Lore ships with (`knowledge/data/parameters.toml`)."""
+        table = parameters.fitted("ranking")
+        return cls(**{f.name: float(table[f.name]) for f in fields(cls)})
 
     def passage_score(self, signals: dict[str, float]) -> float:
         return sum(float(getattr(self, name)) * signals[name] for name in PASSAGE_SIGNALS)
@@ -183,7 +190,7 @@ class Ranker:
     ) -> None:
         self._embedder = embedder
         self._frequencies = frequencies
-        self._weights = weights or Weights()
+        self._weights = weights or Weights.fitted()
         self._depth = depth
         self._cache: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
         self._cache_size = cache_size

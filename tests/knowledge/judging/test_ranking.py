@@ -12,7 +12,7 @@ from knowledge.backends.embedding import LocalEmbedder, Vectors
 from knowledge.engine import Knowledge, Request
 from knowledge.indexing.chunking import chunk_text
 from knowledge.indexing.ingest import Source
-from knowledge.judging.abstain import CALIBRATION, Calibration, Evidence, evidence
+from knowledge.judging.abstain import Calibration, Evidence, evidence
 from knowledge.judging.judge import READ_ON
 from knowledge.judging.ranking import (
     MAX_WEIGHED,
@@ -36,6 +36,7 @@ from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md
 
 TRUSTING = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)
+CALIBRATION = Calibration.fitted()
 """Answers whatever it finds."""
 
 
@@ -78,12 +79,12 @@ async def test_the_passage_whose_sentence_answers_comes_first(stack: Stack) -> N
     assert all(u.dense <= best.units[position].dense + 0.2 for u in best.units)
     assert [p.score for p in ranking.passages] == sorted((p.score for p in ranking.passages), reverse=True)
     assert all(set(p.signals) == set(PASSAGE_SIGNALS) for p in ranking.passages)
-    assert all(Weights().passage_score(p.signals) == pytest.approx(p.score) for p in ranking.passages), (
-        "the score is the weighted sum of the signals bench.fit_ranking fits the weights on"
-    )
+    assert all(
+        Weights.fitted().passage_score(p.signals) == pytest.approx(p.score) for p in ranking.passages
+    ), "the score is the weighted sum of the signals bench.fit_ranking fits the weights on"
     assert best.signals["agreement"] == 1.0 and 0.0 < best.signals["unit_dense"] <= 1.0
 
-    found = evidence(ranking, retrieval.hits)
+    found = evidence(ranking, retrieval.hits, CALIBRATION.typical_standout)
     assert found is not None and found.best_sentence == best.units[position].dense
     assert 0.0 < CALIBRATION.confidence(found) < 1.0
 
@@ -145,12 +146,12 @@ async def test_the_words_that_carry_a_question_weigh_most(stack: Stack) -> None:
     retrieval, ranking = await ranked(stack, index, question)
     weights = ranking.terms.importance
     assert weights["jwt"] > weights["honest"] and weights["bearer"] > weights["lost"]
-    found = evidence(ranking, retrieval.hits)
+    found = evidence(ranking, retrieval.hits, CALIBRATION.typical_standout)
     assert found is not None and found.meaning < 0.75, "the passages on logins never say jwt or bearer"
 
     answered = "how long does a permanent session last before it expires?"
     retrieval, ranking = await ranked(stack, index, answered)
-    found_too = evidence(ranking, retrieval.hits)
+    found_too = evidence(ranking, retrieval.hits, CALIBRATION.typical_standout)
     assert found_too is not None and found_too.meaning > found.meaning
     assert CALIBRATION.confidence(found_too) > CALIBRATION.confidence(found)
 
