@@ -8,10 +8,13 @@ for a model outage. Whether the passages found answer is the `Judge`'s to say
 from __future__ import annotations
 
 import enum
+import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from cachetools import TTLCache
 
 from knowledge.answering.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
 from knowledge.answering.extractive import abstention, quote
@@ -22,13 +25,16 @@ from knowledge.judging.abstain import Calibration
 from knowledge.judging.judge import Judge, Verdict
 from knowledge.judging.ranking import Ranker
 from knowledge.judging.rerank import rerank
-from knowledge.search.cache import TTLCache, normalise_query, stable_key
 from knowledge.search.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
 from knowledge.search.filters import Filter
 from knowledge.search.followup import rewrite, standalone_question
 from knowledge.search.retrieval import Retrieval, Retriever
 from storage.records import IndexRef
 
+ANSWERS_KEPT = 512
+ANSWERS_TTL_SECONDS = 600.0
+"""An answer is asked again within minutes (a retry, a colleague); its key holds each index's
+content version, so a document added or removed changes the key of every answer it could change."""
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
 NEEDS_MODEL = {
@@ -135,7 +141,7 @@ class Knowledge:
             calibration=calibration,
         )
         self._writer = Writer(chat, verify=self._spec.llm_verify) if chat is not None else None
-        self._answers: TTLCache[Answer] = TTLCache()
+        self._answers: TTLCache[str, Answer] = TTLCache(maxsize=ANSWERS_KEPT, ttl=ANSWERS_TTL_SECONDS)
 
     @property
     def generative(self) -> bool:
@@ -178,7 +184,7 @@ class Knowledge:
             and set(final.notices) <= {HEDGE_NOTICE}
             and request.strategy != Strategy.FUNCTION
         ):
-            self._answers.put(key, final)
+            self._answers[key] = final
 
     async def _plan(self, request: Request) -> Plan | Answer:
         conversation = split_conversation(request.messages)
@@ -304,10 +310,10 @@ class Knowledge:
 
     def _cache_key(self, request: Request) -> str:
         messages = [
-            {"role": m.get("role"), "content": normalise_query(str(m.get("content", "")))}
+            {"role": m.get("role"), "content": " ".join(str(m.get("content", "")).lower().split())}
             for m in request.messages
         ]
-        return stable_key(
+        parts = (
             messages,
             [(i.id, i.content_version) for i in request.indexes],
             (request.mode or self._spec.mode).value,
@@ -321,3 +327,5 @@ class Knowledge:
             request.min_confidence,
             request.fallback.value,
         )
+        # JSON of the parts: dict order and whitespace in the text do not matter
+        return json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))

@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 import aiohttp
+from cachetools import FIFOCache
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -91,7 +91,7 @@ class SlackEvents:
         time would starve the event loop, and with it every acknowledgement."""
         self._ingest_gate = asyncio.Semaphore(settings.lore_ingest_concurrency)
         """Uploads have their own places, so a big file never holds up a question."""
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._recent: FIFOCache[str, None] = FIFOCache(maxsize=RECENT_DELIVERIES)
         self.reader = ChannelReader(client, commands.is_command)
         self.viewing = viewing or Viewing()
         self._threads = Threads(self.reader)
@@ -223,8 +223,6 @@ class SlackEvents:
             return False
         for key in keys:
             self._recent[key] = None
-        while len(self._recent) > RECENT_DELIVERIES:
-            self._recent.popitem(last=False)
         return True
 
     async def _title(self, channel: str, thread_ts: str, question: str) -> None:

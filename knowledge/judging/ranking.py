@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
+from cachetools import LRUCache
 
 from knowledge.backends.embedding import Embedder, Vectors
 from knowledge.judging import parameters
@@ -192,8 +192,7 @@ class Ranker:
         self._frequencies = frequencies
         self._weights = weights or Weights.fitted()
         self._depth = depth
-        self._cache: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache: LRUCache[tuple[str, str], Vectors] = LRUCache(maxsize=cache_size)
 
     @property
     def depth(self) -> int:
@@ -283,15 +282,12 @@ class Ranker:
     async def _embed(self, texts: list[str]) -> Vectors:
         """Embeddings of `texts`, the ones embedded recently taken from the cache."""
         model = self._embedder.model_id
-        known = {t: self._cache[(model, t)] for t in texts if (model, t) in self._cache}
+        known = {t: self._cache[(model, t)] for t in dict.fromkeys(texts) if (model, t) in self._cache}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             known.update(zip(missing, await self._embedder.embed(missing), strict=True))
         for text in dict.fromkeys(texts):
             self._cache[(model, text)] = known[text]
-            self._cache.move_to_end((model, text))
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
         return np.vstack([known[t] for t in texts])
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from cachetools import LRUCache
 
 from knowledge.backends.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
@@ -83,19 +84,14 @@ class QueryEmbeddingCache:
     """Recent query embeddings by text (queries repeat: follow-ups, retries, benchmarks)."""
 
     def __init__(self, size: int = 1024) -> None:
-        self._size = size
-        self._items: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
+        self._items: LRUCache[tuple[str, str], Vectors] = LRUCache(maxsize=size)
 
     async def embed(self, embedder: Embedder, text: str) -> Vectors:
         key = (embedder.model_id, text)
-        if key in self._items:
-            self._items.move_to_end(key)
-            return self._items[key]
-        vector: Vectors = (await embedder.embed([text]))[0]
-        self._items[key] = vector
-        if len(self._items) > self._size:
-            self._items.popitem(last=False)
-        return vector
+        if key not in self._items:
+            vector: Vectors = (await embedder.embed([text]))[0]
+            self._items[key] = vector
+        return self._items[key]
 
 
 class Retriever:
