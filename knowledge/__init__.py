@@ -50,11 +50,11 @@ _MODULES = {
         "Citation",
         "Fallback",
         "FallbackStrategy",
-        "HEDGE_NOTICE",
         "ResponseMode",
         "distinct_names",
     ),
     "knowledge.judging.ranking": ("Ranker",),
+    "knowledge.search.notices": ("HEDGED", "Notice", "NoticeKind"),
     "knowledge.search.context": ("DEFAULT_RATIO", "MAX_RATIO", "MIN_RATIO", "Message"),
     "knowledge.search.filters": ("FilterError", "document_fields", "matches"),
     "knowledge.search.retrieval": ("Hit", "QueryType", "RetrievalSpec", "Retriever"),
@@ -105,7 +105,7 @@ __all__ = [
     "CONNECTORS",
     "CONTEXT_LIST_FIELDS",
     "DEFAULT_RATIO",
-    "HEDGE_NOTICE",
+    "HEDGED",
     "MAX_RATIO",
     "MIN_RATIO",
     "REDIRECTS",
@@ -160,6 +160,8 @@ __all__ = [
     "NotAllowed",
     "NotConfigured",
     "NotConnected",
+    "Notice",
+    "NoticeKind",
     "OpenAIChatModel",
     "Outcome",
     "PassThrough",
@@ -204,7 +206,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from knowledge.answering.answer import (
-        HEDGE_NOTICE,
         Answer,
         Citation,
         Fallback,
@@ -246,6 +247,7 @@ if TYPE_CHECKING:
     from knowledge.judging.ranking import Ranker
     from knowledge.search.context import DEFAULT_RATIO, MAX_RATIO, MIN_RATIO, Message
     from knowledge.search.filters import FilterError, document_fields, matches
+    from knowledge.search.notices import HEDGED, Notice, NoticeKind
     from knowledge.search.retrieval import Hit, QueryType, RetrievalSpec, Retriever
     from knowledge.settings import KnowledgeSettings
     from knowledge.sources.connectors import (

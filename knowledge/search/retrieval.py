@@ -23,6 +23,7 @@ from knowledge.errors import EmbedderUnavailable
 from knowledge.indexing.chunking import innermost
 from knowledge.indexing.ingest import check_model, collection_for
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
+from knowledge.search.notices import Notice, NoticeKind
 from knowledge.text.cuts import joined
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
@@ -77,7 +78,7 @@ class Retrieval:
     query: str
     searched: list[IndexRef]
     best_similarity: float | None
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
 
 
 class QueryEmbeddingCache:
@@ -176,7 +177,7 @@ class Retriever:
         allowed, boosts = await self._allowed_documents(indexes, where, context)
         if allowed is not None and not allowed:
             return Retrieval([], query, list(indexes), None)
-        notices: list[str] = []
+        notices: list[Notice] = []
 
         async def dense_hits() -> list[tuple[IndexRef, VectorHit]]:
             if query_type == QueryType.KEYWORD:
@@ -185,7 +186,7 @@ class Retriever:
                 return await self._dense(indexes, query, pool, allowed)
             except EmbedderUnavailable as exc:
                 log.warning("dense retrieval failed, keyword only: %s", exc)
-                notices.append("The embedding model failed, so I searched by keyword only.")
+                notices.append(Notice(NoticeKind.KEYWORD_ONLY))
                 return []
 
         async def keyword_hits() -> list[tuple[int, float]]:
