@@ -57,9 +57,9 @@ _MODULES = {
     "knowledge.search.notices": ("HEDGED", "Notice", "NoticeKind"),
     "knowledge.search.context": ("DEFAULT_RATIO", "MAX_RATIO", "MIN_RATIO", "Message"),
     "knowledge.search.filters": ("FilterError", "document_fields", "matches"),
-    "knowledge.search.retrieval": ("Hit", "QueryType", "RetrievalSpec", "Retriever"),
+    "knowledge.search.retrieval": ("Hit", "QueryType", "Retrieval", "RetrievalSpec", "Retriever"),
     "knowledge.indexing.documents": ("document_names", "find_documents"),
-    "knowledge.indexing.ingest": ("IngestResult", "Ingestor", "Outcome", "Source"),
+    "knowledge.indexing.ingest": ("IngestResult", "Ingestor", "Outcome", "Source", "collection_for"),
     "knowledge.indexing.metadata": (
         "CONTEXT_LIST_FIELDS",
         "DocumentContext",
@@ -172,6 +172,7 @@ __all__ = [
     "Request",
     "Resolve",
     "ResponseMode",
+    "Retrieval",
     "RetrievalSpec",
     "Retriever",
     "Schedule",
@@ -186,6 +187,7 @@ __all__ = [
     "ask_all",
     "beir_sources",
     "build_embedder",
+    "collection_for",
     "distinct_names",
     "document_fields",
     "document_names",
@@ -237,7 +239,7 @@ if TYPE_CHECKING:
     from knowledge.extraction.sandbox import DocumentReader
     from knowledge.extraction.types import without_surrogates
     from knowledge.indexing.documents import document_names, find_documents
-    from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
+    from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source, collection_for
     from knowledge.indexing.metadata import (
         CONTEXT_LIST_FIELDS,
         DocumentContext,
@@ -248,7 +250,7 @@ if TYPE_CHECKING:
     from knowledge.search.context import DEFAULT_RATIO, MAX_RATIO, MIN_RATIO, Message
     from knowledge.search.filters import FilterError, document_fields, matches
     from knowledge.search.notices import HEDGED, Notice, NoticeKind
-    from knowledge.search.retrieval import Hit, QueryType, RetrievalSpec, Retriever
+    from knowledge.search.retrieval import Hit, QueryType, Retrieval, RetrievalSpec, Retriever
     from knowledge.settings import KnowledgeSettings
     from knowledge.sources.connectors import (
         ConnectorError,

@@ -21,12 +21,13 @@ PUBLIC = [
     "KnowledgeSettings", "LLMRejected", "LLMUnavailable", "MAX_RATIO", "MIN_RATIO", "Message",
     "NotAllowed", "NotConfigured", "NotConnected", "Notice", "NoticeKind", "OpenAIChatModel",
     "Outcome", "PassThrough", "QueryType", "QuestionError", "REDIRECTS", "Ranker", "Refused",
-    "Request", "Resolve", "ResponseMode", "RetrievalSpec", "Retriever", "Schedule", "Source",
-    "SourceSync", "Strategy", "SyncPolicy", "TiktokenCounter", "TooLarge", "UnreadableContent",
-    "UnsupportedContent", "ask_all", "beir_sources", "build_embedder", "distinct_names",
-    "document_fields", "document_names", "evaluate_retrieval", "find_documents", "folder_sources",
-    "ingest_corpus", "load_beir", "load_questions", "matches", "message_text", "normalise_labels",
-    "score_answers", "system_resolve", "without_surrogates", "worker_name",
+    "Request", "Resolve", "ResponseMode", "Retrieval", "RetrievalSpec", "Retriever", "Schedule",
+    "Source", "SourceSync", "Strategy", "SyncPolicy", "TiktokenCounter", "TooLarge",
+    "UnreadableContent", "UnsupportedContent", "ask_all", "beir_sources", "build_embedder",
+    "collection_for", "distinct_names", "document_fields", "document_names", "evaluate_retrieval",
+    "find_documents", "folder_sources", "ingest_corpus", "load_beir", "load_questions", "matches",
+    "message_text", "normalise_labels", "score_answers", "system_resolve", "without_surrogates",
+    "worker_name",
 ]  # fmt: skip
 
 
