@@ -152,6 +152,8 @@ class NewChunk:
     position: int
     heading: str
     text: str
+    start: int | None = None
+    """Where `text` starts in the document's text (`knowledge.indexing.chunking.TextChunk.start`)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,8 @@ class ChunkRecord:
     position: int
     heading: str
     text: str
+    start: int | None = None
+    """Where `text` starts in its document's text; None for a chunk written without it."""
 
 
 @dataclass(frozen=True)
