@@ -12,7 +12,7 @@ from bot.chat import messages
 from bot.chat.mrkdwn import escape, source
 from bot.chat.render import age
 from bot.slack.blocks import Block
-from knowledge.sources.jobs.counters import Count, JobCounters
+from knowledge import Count, JobCounters
 from storage.values import Scope
 
 VIEW_BLOCKS = 100

@@ -1,7 +1,7 @@
 """where each answer was given (a DM, a private or a public channel), for its feedback
 
 Revision ID: 0010
-Revises: 0013
+Revises: 0012
 Create Date: 2026-11-28
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 
 
 revision = '0010'
-down_revision = '0013'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 
