@@ -22,6 +22,7 @@ from bot.api.errors import PayloadTooLarge, error_boundary
 from bot.api.metrics import Metrics
 from bot.api.routes import Handler, Route
 from bot.api.state import API_STATE, ApiState, Limits
+from bot.app.audit import Origin, Surface, acting_from
 from bot.app.keys import ApiKeys
 from bot.app.services import Services
 from knowledge.backends.llm import OpenAIChatModel
@@ -84,6 +85,10 @@ def _endpoint(route: Route, limits: Limits) -> Handler:
             raise PayloadTooLarge(too_large(limit))
         if not route.public:
             request[CALLER] = await authenticate(request)
+            key = request[CALLER].key
+            where = f"key {key.id} ({key.name}) from {request.remote or 'unknown'}"
+            with acting_from(Origin(Surface.API, where=where, actor=f"api-key:{key.id}")):
+                return await route.handler(request)
         return await route.handler(request)
 
     endpoint.__name__ = route.name

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.audit import Auditor
     from bot.app.removals import WorkspaceRemovals
     from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import Resolve
@@ -103,6 +104,13 @@ class Services:
         from storage.repositories.removals import Removals
 
         return WorkspaceRemovals(self, Removals(self.db))
+
+    @cached_property
+    def audit(self) -> Auditor:
+        """The audit log, which the use cases append to."""
+        from bot.app.audit import Auditor
+
+        return Auditor(self.db, self.directory)
 
     @cached_property
     def actions(self) -> Actions:

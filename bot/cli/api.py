@@ -51,10 +51,13 @@ def create(
     user: str | None = typer.Option(
         None, "--user", "-u", help="Act as this user (Slack user id), who may see their personal index."
     ),
+    audit: bool = typer.Option(
+        False, "--audit", help="It may read the workspace's audit log (GET /v1/audit), for a SIEM."
+    ),
 ) -> None:
     """Create a key; its secret is shown once and stored only as a hash."""
     with _keys(settings_or_exit()) as keys:
-        issued = keys.create(tenant, name, user=user)
+        issued = keys.create(tenant, name, user=user, reads_audit=audit)
     typer.echo(
         f"Created API key {issued.key.id} ({name}) for tenant {tenant}" + (f" as {user}" if user else "")
     )

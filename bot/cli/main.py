@@ -11,6 +11,8 @@ import sys
 
 import typer
 
+from bot.app.audit import Origin, Surface, acting_from
+from bot.app.local import local_user_name
 from bot.app.logs import configure_logging
 from bot.app.settings import Settings
 from bot.cli.common import settings_or_exit
@@ -114,7 +116,8 @@ def main() -> None:
     stderr and a non-zero exit, never a traceback (the log at DEBUG keeps the details)."""
     configure_logging("WARNING")
     try:
-        app()
+        with acting_from(Origin(Surface.CLI, where=local_user_name(), actor=f"cli:{local_user_name()}")):
+            app()
     except KeyboardInterrupt:
         sys.exit(130)
     except (KnowledgeError, StorageError) as exc:

@@ -9,7 +9,7 @@ from typing import Any
 from sqlmodel import Session, col, or_, select
 
 from storage.db import Database
-from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, utcnow
+from storage.models import AnswerCitation, AnswerFeedback, AnswerIndex, AnswerLog, utcnow
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
 from storage.repositories._rows import aware
 from storage.values import FeedbackReason
@@ -29,6 +29,8 @@ class AnswerEntry:
     text: str | None = None
     searched: Sequence[int] = field(default_factory=tuple)
     """The ids of the indexes the question searched."""
+    latency_ms: int | None = None
+    """From the question's arrival to the answer."""
 
 
 class AnswerRepository:
@@ -48,12 +50,15 @@ class AnswerRepository:
                 fallback=entry.fallback,
                 abstained=entry.abstained,
                 cited=entry.cited,
+                latency_ms=entry.latency_ms,
             )
             session.add(row)
             session.flush()
             assert row.id is not None
             for index_id in sorted({*entry.searched, *cited}):
                 session.add(AnswerIndex(answer_id=row.id, index_id=index_id, cited=index_id in cited))
+            for document_id, index_id in _documents(entry.cited).items():
+                session.add(AnswerCitation(answer_id=row.id, document_id=document_id, index_id=index_id))
             return row.id
 
     def get(self, answer_id: int, tenant_id: str) -> AnswerRecord:
@@ -134,6 +139,15 @@ class AnswerRepository:
                 ReviewItem(_record(r, indexes.get(r.id or 0, ())), tuple(verdicts.get(r.id or 0, [])))
                 for r in rows
             ]
+
+
+def _documents(cited: Sequence[dict[str, Any]]) -> dict[int, int]:
+    """The documents an answer quoted, each once, with their index."""
+    return {
+        int(c["document_id"]): int(c["index_id"])
+        for c in cited
+        if c.get("document_id") is not None and c.get("index_id") is not None
+    }
 
 
 def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:

@@ -24,9 +24,15 @@ class AnswerActions:
         self._answers = services.answers
 
     async def record(
-        self, actor: Actor, question: str, answer: Answer, searched: Sequence[IndexRef] = ()
+        self,
+        actor: Actor,
+        question: str,
+        answer: Answer,
+        searched: Sequence[IndexRef] = (),
+        *,
+        latency_ms: int | None = None,
     ) -> int:
-        """Keep an answer; its id is what its feedback buttons carry."""
+        """Keep an answer (and how long it took); its id is what its feedback buttons carry."""
         entry = AnswerEntry(
             tenant_id=actor.place.tenant_id,
             question=question,
@@ -48,6 +54,7 @@ class AnswerActions:
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
             searched=[index.id for index in searched],
+            latency_ms=latency_ms,
         )
         return await asyncio.to_thread(self._answers.record, entry)
 

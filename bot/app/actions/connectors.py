@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import CONNECTORS
 from bot.app.actions.indexes import IndexActions
-from bot.app.actions.sources import Attached, SourceActions
+from bot.app.actions.sources import Attached, SourceActions, label
+from bot.app.audit import AuditAction
 from knowledge.catalog import NotAllowed
 from knowledge.sources.connectors import Credentials, Folder, FolderSpec
 from knowledge.sources.jobs import Schedule
@@ -69,6 +70,9 @@ class ConnectorActions:
         connection, account = await self._connections.connect(
             place.tenant_id, url, credentials, kind=kind, created_by=place.user_id, name=name
         )
+        await self._services.audit.record(
+            place, AuditAction.CONNECTOR_CONNECT, connection.name, kind=kind, url=connection.base_url
+        )
         return Connected(connection, account, await self._connections.folders(connection))
 
     async def listing(self, place: Place) -> list[ConnectionRef]:
@@ -104,6 +108,13 @@ class ConnectorActions:
         attached = await self._sources.start(
             found.index, source, conversation_id=conversation.id if conversation else None
         )
+        await self._services.audit.record(
+            place,
+            AuditAction.CONNECTOR_ATTACH,
+            label(source),
+            index=found.index.name,
+            connection=connection.name,
+        )
         return Attached(
             attached.source, attached.index, attached.job, attached.already_running, found.created
         )
@@ -118,4 +129,7 @@ class ConnectorActions:
             index = await asyncio.to_thread(self._services.indexes.get, attached.index_id)
             removed += await self._services.jobs.detach_docsource_from_index(index, attached)
         await asyncio.to_thread(repository.remove, connection.id)
+        await self._services.audit.record(
+            place, AuditAction.CONNECTOR_DISCONNECT, connection.name, documents_removed=removed
+        )
         return removed
