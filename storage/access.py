@@ -220,3 +220,10 @@ def may_manage_connectors(place: Place) -> bool:
     they bring: workspace admins and `LORE_CONNECTOR_ADMINS`, never partners. (A connector
     decides what the whole workspace can read, since its own permissions are not synced.)"""
     return not place.partner and (place.user_is_admin or place.connector_admin)
+
+
+def may_administer(place: Place) -> bool:
+    """The admin console's workspace-wide pages (usage, coverage gaps, the audit log, settings,
+    exports, forgetting a person): workspace admins and `LORE_CONNECTOR_ADMINS`, never
+    partners. What they may do to each index stays the table's (`allowed`)."""
+    return not place.partner and (place.user_is_admin or place.connector_admin)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, Text, UniqueConstraint, false
+from sqlalchemy import JSON, Column, DateTime, Index, LargeBinary, String, Text, UniqueConstraint, false
 from sqlmodel import Field, SQLModel
 
 from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind, utcnow
@@ -311,6 +311,17 @@ class AnswerCitation(SQLModel, table=True):
     document_id: int = Field(primary_key=True, index=True)
     """No foreign key: the document may be removed while the answer is kept."""
     index_id: int = Field(index=True)
+
+
+class QuestionVector(SQLModel, table=True):
+    """A question's embedding, kept for the coverage-gap job so each question is embedded once."""
+
+    __tablename__ = "question_vector"
+
+    answer_id: int = Field(foreign_key="answer_log.id", primary_key=True)
+    model: str = Field(max_length=120)
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    """float32, little-endian."""
 
 
 class AnswerFeedback(SQLModel, table=True):

@@ -126,17 +126,9 @@ class Auditor:
         """`place`'s user did `action` on `target` (from the current origin)."""
         await asyncio.to_thread(self.record_sync, place.tenant_id, place.user_id, action, target, details)
 
-    async def record_for(
-        self,
-        tenant_id: str,
-        action: AuditAction,
-        target: str = "",
-        *,
-        user_id: int | None = None,
-        **details: Any,
-    ) -> None:
-        """An entry with no place (Lore's own jobs, the API key commands)."""
-        await asyncio.to_thread(self.record_sync, tenant_id, user_id, action, target, details)
+    async def record_for(self, tenant_id: str, action: AuditAction, target: str = "", **details: Any) -> None:
+        """An entry with no user of Lore's behind it (Lore's own jobs, an API key's service)."""
+        await asyncio.to_thread(self.record_sync, tenant_id, None, action, target, details)
 
     def record_sync(
         self,

@@ -36,7 +36,10 @@ if TYPE_CHECKING:
 
     from bot.app.actions import Actions
     from bot.app.audit import Auditor
+    from bot.app.gaps import CoverageGaps
     from bot.app.removals import WorkspaceRemovals
+    from bot.app.retention import RetentionService
+    from bot.app.signin import ConsoleSignIn
     from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import Resolve
     from knowledge.sources.jobs import IndexingJobs
@@ -111,6 +114,27 @@ class Services:
         from bot.app.audit import Auditor
 
         return Auditor(self.db, self.directory)
+
+    @cached_property
+    def retention(self) -> RetentionService:
+        """How long questions are kept (and forgetting a person)."""
+        from bot.app.retention import RetentionService
+
+        return RetentionService(self)
+
+    @cached_property
+    def gaps(self) -> CoverageGaps:
+        """The coverage-gap job: unresolved questions grouped by meaning."""
+        from bot.app.gaps import CoverageGaps
+
+        return CoverageGaps(self)
+
+    @cached_property
+    def signin(self) -> ConsoleSignIn:
+        """Signing in to the admin console, and its sessions."""
+        from bot.app.signin import ConsoleSignIn
+
+        return ConsoleSignIn(self)
 
     @cached_property
     def actions(self) -> Actions:

@@ -101,9 +101,9 @@ def run(
 
 def _add_commands() -> None:
     """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`)."""
-    from bot.cli import api, jobs, knowledge, sources
+    from bot.cli import admin, api, jobs, knowledge, sources
 
-    for group in (knowledge.app, jobs.app, sources.app, api.app):
+    for group in (knowledge.app, jobs.app, sources.app, api.app, admin.app):
         app.registered_commands.extend(group.registered_commands)
         app.registered_groups.extend(group.registered_groups)
 

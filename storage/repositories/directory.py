@@ -141,6 +141,14 @@ class Directory:
                 raise NotFound(f"user {user_id}")
             return user_ref(row)
 
+    def find_user(self, tenant_id: str, external_id: str) -> UserRef | None:
+        """The person of that workspace with that Slack user id (or shell name), if Lore knows them."""
+        with self._db.session() as session:
+            row = session.exec(
+                select(User).where(User.tenant_id == tenant_id, User.external_id == external_id)
+            ).first()
+            return user_ref(row) if row is not None else None
+
     def channel(self, channel_id: int) -> ChannelRef:
         with self._db.session() as session:
             row = session.get(Channel, channel_id)

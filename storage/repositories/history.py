@@ -16,7 +16,7 @@ from typing import TypeVar
 from sqlmodel import Session, col, or_, select
 
 from storage.db import Database
-from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, Channel, Conversation, User
+from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, Channel, Conversation, QuestionVector, User
 from storage.repositories._rows import aware
 from storage.values import ConversationKind
 
@@ -101,6 +101,26 @@ class AnswerHistory:
             ).all()
             found = {a.answer_id: a for a in _asked(session, rows)}
         return [found[i] for i in answer_ids if i in found]
+
+    def vectors(self, answer_ids: Sequence[int], model: str) -> dict[int, bytes]:
+        """The kept embeddings of these questions by that model (float32 bytes)."""
+        found: dict[int, bytes] = {}
+        with self._db.session() as session:
+            for start in range(0, len(answer_ids), PAGE):
+                chunk = list(answer_ids[start : start + PAGE])
+                rows = session.exec(
+                    select(QuestionVector).where(
+                        col(QuestionVector.answer_id).in_(chunk), QuestionVector.model == model
+                    )
+                ).all()
+                found.update({r.answer_id: r.vector for r in rows})
+        return found
+
+    def keep_vectors(self, model: str, vectors: dict[int, bytes]) -> None:
+        """Keep embeddings of questions (replacing another model's)."""
+        with self._db.session() as session:
+            for answer_id, vector in vectors.items():
+                session.merge(QuestionVector(answer_id=answer_id, model=model, vector=vector))
 
 
 def _asked(session: Session, rows: Sequence[AnswerLog]) -> list[Asked]:

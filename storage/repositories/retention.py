@@ -25,6 +25,7 @@ from storage.models import (
     AnswerLog,
     ConsoleGrant,
     ConsoleSession,
+    QuestionVector,
     User,
     utcnow,
 )
@@ -99,6 +100,7 @@ class Retention:
                 (AnswerFeedback, col(AnswerFeedback.answer_id)),
                 (AnswerIndex, col(AnswerIndex.answer_id)),
                 (AnswerCitation, col(AnswerCitation.answer_id)),
+                (QuestionVector, col(QuestionVector.answer_id)),
             ):
                 result = connection.execute(delete(table).where(link.in_(answers)))
                 if result.rowcount:

@@ -6,12 +6,15 @@ owner; a channel index's members, from its channel; a shared index's creator; ad
 from __future__ import annotations
 
 import asyncio
+import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from storage.access import Action, Place
+from storage.access import Action, IndexFacts, Place, allowed
 from storage.records import IndexRef, NotFound, ReviewItem
-from storage.values import FeedbackReason, Scope
+from storage.repositories.history import Asked
+from storage.values import ConversationKind, FeedbackReason, Scope
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -98,3 +101,46 @@ class FeedbackActions:
             if unanswered or unhelpful:
                 reviews.append(IndexReview(reviewed, unhelpful, unanswered))
         return reviews
+
+
+class Sight(enum.StrEnum):
+    """How much of a question and its answer a reader sees (the feedback review's rule)."""
+
+    TEXT = "reads its question, answer, sources and comments"
+    COUNT = "only counts it"
+
+
+class Given(enum.StrEnum):
+    DM = "a DM"
+    PRIVATE_CHANNEL = "a private channel"
+    PUBLIC_CHANNEL = "a public channel"
+
+
+def given_in(asked: Asked) -> Given:
+    """Where a question was asked, failing closed: a DM unless a channel says otherwise."""
+    if asked.conversation_kind != ConversationKind.CHANNEL or asked.channel_id is None:
+        return Given.DM
+    return Given.PRIVATE_CHANNEL if asked.channel_is_private else Given.PUBLIC_CHANNEL
+
+
+def sight(place: Place, asked: Asked, indexes: Sequence[IndexFacts | None]) -> Sight | None:
+    """How much `place` sees of a question it reviews (None: nothing, not even a count), by
+    where it was asked: a DM's is its asker's alone, in private (admins count it); a private
+    channel's is read from that channel (admins count it); a public channel's by anyone of
+    the workspace. Its text also needs every index it searched or quoted (`indexes`, None
+    for one that is gone) to be searchable from `place`."""
+    if place.partner:
+        return None
+    given = given_in(asked)
+    if given == Given.DM:
+        reads = place.is_private and place.user_id is not None and place.user_id == asked.asker_id
+    elif given == Given.PRIVATE_CHANNEL:
+        reads = place.channel_id is not None and place.channel_id == asked.channel_id
+    else:
+        reads = True
+    searchable = all(i is not None and allowed(Action.SEARCH, i, place) for i in indexes)
+    if reads and searchable:
+        return Sight.TEXT
+    if reads or place.user_is_admin:
+        return Sight.COUNT
+    return None

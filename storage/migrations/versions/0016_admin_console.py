@@ -1,5 +1,5 @@
 """the admin console: the audit log, console sign-in links and sessions, coverage gaps,
-workspace settings, answers' latency and the documents they cite, audit-reading API keys
+workspace settings, questions' embeddings, answers' latency and the documents they cite, audit-reading API keys
 
 Revision ID: 0016
 Revises: 0013
@@ -88,6 +88,13 @@ def upgrade() -> None:
     )
     op.create_index(op.f('ix_answer_citation_document_id'), 'answer_citation', ['document_id'], unique=False)
     op.create_index(op.f('ix_answer_citation_index_id'), 'answer_citation', ['index_id'], unique=False)
+    op.create_table('question_vector',
+    sa.Column('answer_id', sa.Integer(), nullable=False),
+    sa.Column('model', sqlmodel.sql.sqltypes.AutoString(length=120), nullable=False),
+    sa.Column('vector', sa.LargeBinary(), nullable=False),
+    sa.ForeignKeyConstraint(['answer_id'], ['answer_log.id'], ),
+    sa.PrimaryKeyConstraint('answer_id')
+    )
     with op.batch_alter_table('answer_log', schema=None) as batch_op:
         batch_op.add_column(sa.Column('latency_ms', sa.Integer(), nullable=True))
         batch_op.create_index('ix_answer_log_tenant_created', ['tenant_id', 'created_at'], unique=False)
@@ -101,6 +108,7 @@ def downgrade() -> None:
     with op.batch_alter_table('answer_log', schema=None) as batch_op:
         batch_op.drop_index('ix_answer_log_tenant_created')
         batch_op.drop_column('latency_ms')
+    op.drop_table('question_vector')
     op.drop_index(op.f('ix_answer_citation_index_id'), table_name='answer_citation')
     op.drop_index(op.f('ix_answer_citation_document_id'), table_name='answer_citation')
     op.drop_table('answer_citation')
