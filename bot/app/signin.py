@@ -94,7 +94,7 @@ class ConsoleSignIn:
             self._services.directory.ensure_user(tenant_id, who, who, is_admin=True)
         return self._access.grant(tenant_id, who, lasts=LINK_LASTS)
 
-    async def redeem(self, secret: str, *, origin: str) -> tuple[str, ConsoleUser]:
+    async def redeem(self, secret: str) -> tuple[str, ConsoleUser]:
         """Sign in with a one-time link: the new session's secret and who it is."""
         grant = await asyncio.to_thread(self._access.redeem, secret)
         if grant is None:

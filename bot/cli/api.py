@@ -95,10 +95,14 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
 
     from bot.api import build_api
     from bot.chat.runtime import open_runtime
+    from bot.cli.run import slack_signin
     from bot.slack.history import channel_syncs
+    from bot.web import install_console
 
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
-        runner = web.AppRunner(build_api(runtime.services))
+        served = build_api(runtime.services)
+        install_console(served, runtime.services, slack_signin(settings, runtime.services))
+        runner = web.AppRunner(served)
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         log.info("Lore's HTTP API listens on http://%s:%d (described at /openapi.json)", host, port)

@@ -1,7 +1,8 @@
 """`lore run` with Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise HTTP mode on
-aiohttp at `/slack/events` (`bot.slack.http`), with the HTTP API (`bot.api`) served by the
-same application. In Socket Mode, which needs no public URL, the operations routes
-(`/healthz`, `/readyz`, `/metrics`) are served on PORT when it is set. Either way Slack's
+aiohttp at `/slack/events` (`bot.slack.http`), with the HTTP API (`bot.api`) and the admin
+console (`bot.web`, at `/console`) served by the same application. In Socket Mode, which
+needs no public URL, the operations routes (`/healthz`, `/readyz`, `/metrics`) and the
+console are served on PORT when it is set. Either way Slack's
 answers are counted in `/metrics` beside the API's. Composing the surfaces is the entry
 point's job, so neither imports the other."""
 
@@ -22,11 +23,13 @@ from bot.api.metrics import Metrics
 from bot.api.state import ApiState
 from bot.app.services import Services
 from bot.app.settings import Settings
+from bot.app.signin import IdentityProvider
 from bot.chat.runtime import Runtime, open_runtime
 from bot.slack.app import build_app
 from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 from bot.slack.installs import oauth_problem
+from bot.web import install_console
 
 log = logging.getLogger(__name__)
 HTTP_PORT = 3000
@@ -35,12 +38,17 @@ SLACK = "slack"
 
 
 def http_app(
-    app: AsyncApp, signing_secret: str, services: Services | None = None, *, api: ApiState | None = None
+    app: AsyncApp,
+    signing_secret: str,
+    services: Services | None = None,
+    *,
+    api: ApiState | None = None,
+    signin: IdentityProvider | None = None,
 ) -> web.Application:
     """An aiohttp application serving Slack's events and interactivity at /slack/events
     (checked with `signing_secret`), and, given the services (or the API's state), the HTTP
-    API beside them. Slack's route reads at most `SLACK_BODY_LIMIT` whatever
-    `client_max_size` allows."""
+    API and the console beside them (Sign in with Slack through `signin`). Slack's route
+    reads at most `SLACK_BODY_LIMIT` whatever `client_max_size` allows."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -53,14 +61,29 @@ def http_app(
         web_app.router.add_get("/healthz", health)
     else:
         install_api(web_app, api)  # its own /healthz, /readyz, /metrics and /v1/…
+        install_console(web_app, api.services, signin)
     return web_app
 
 
-def ops_app(api: ApiState) -> web.Application:
-    """`/healthz`, `/readyz` and `/metrics` alone (what probes and Prometheus ask for)."""
-    web_app = web.Application()
+def ops_app(api: ApiState, signin: IdentityProvider | None = None) -> web.Application:
+    """`/healthz`, `/readyz` and `/metrics` (what probes and Prometheus ask for), and the
+    console."""
+    web_app = web.Application(client_max_size=api.limits.upload_bytes)
     install_api(web_app, api, ops.ROUTES)
+    install_console(web_app, api.services, signin)
     return web_app
+
+
+def slack_signin(settings: Settings, services: Services) -> IdentityProvider | None:
+    """Sign in with Slack for the console, when the app's client credentials are set (OAuth
+    installs); the bot token of the person's workspace says who they are there."""
+    if not settings.slack_oauth:
+        return None
+    from bot.slack.installs import InstalledTokens
+    from bot.slack.signin import SlackSignIn
+
+    tokens = InstalledTokens(settings, services.db, services.removals)
+    return SlackSignIn(settings, tokens.client)
 
 
 def count_answers(runtime: Runtime, metrics: Metrics) -> None:
@@ -79,6 +102,7 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
+        signin = slack_signin(settings, runtime.services)
         count_answers(runtime, api.metrics)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -86,7 +110,7 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
             loop.add_signal_handler(sig, stop.set)
         try:
             if settings.slack_app_token is not None:
-                async with serving(ops_app(api), host, port):
+                async with serving(ops_app(api, signin), host, port):
                     await _socket_mode(app, settings, stop)
             else:
                 if settings.slack_signing_secret is None:
@@ -94,8 +118,10 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
                         "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
                     )
                 secret = settings.slack_signing_secret.get_secret_value()
-                async with serving(http_app(app, secret, api=api), host, port or HTTP_PORT):
-                    log.info("Lore listens for Slack at /slack/events, and serves its HTTP API there")
+                async with serving(http_app(app, secret, api=api, signin=signin), host, port or HTTP_PORT):
+                    log.info(
+                        "Lore listens for Slack at /slack/events; its HTTP API and console are there too"
+                    )
                     if settings.slack_oauth:
                         log.info("Lore installs into any workspace from /slack/install")
                     await stop.wait()

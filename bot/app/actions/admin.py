@@ -25,11 +25,13 @@ from storage.access import Action, Place, allowed, may_administer
 from storage.records import IndexRef
 from storage.repositories.history import AnswerHistory, Asked
 from storage.repositories.retention import Removed
-from storage.repositories.usage import Usage, UsageRepository
+from storage.repositories.usage import Day, Usage, UsageRepository
 from storage.values import Scope, utcnow
 
 if TYPE_CHECKING:
     from bot.app.services import Services
+
+__all__ = ["AdminActions", "ConsoleRole", "Day", "HistoryLine", "Named", "Overview", "SettingsView", "Usage"]
 
 ADMINS_ONLY = "only workspace admins (and LORE_CONNECTOR_ADMINS) may do that"
 MOST_DAYS = 366
