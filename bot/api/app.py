@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from bot.api import chat, connectors, documents, feedback, indexes, jobs, openapi, ops, query, sources
+from bot.api import audit, chat, connectors, documents, feedback, indexes, jobs, openapi, ops, query, sources
 from bot.api.auth import CALLER, authenticate
 from bot.api.bodies import too_large
 from bot.api.errors import PayloadTooLarge, error_boundary
@@ -38,6 +38,7 @@ ROUTES: list[Route] = [
     *jobs.ROUTES,
     *connectors.ROUTES,
     *feedback.ROUTES,
+    *audit.ROUTES,
 ]
 
 

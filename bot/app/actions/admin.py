@@ -168,7 +168,7 @@ class AdminActions:
     ) -> AsyncIterator[AuditRecord]:
         """Every matching entry, newest first; the export is itself recorded."""
         self.check(place)
-        await self.services.audit.record(place, AuditAction.EXPORT_AUDIT, how, **_filter_details(wanted))
+        await self.services.audit.record(place, AuditAction.EXPORT_AUDIT, how, filter=_filter_details(wanted))
         return _in_thread(self.services.audit.log.stream(place.tenant_id, wanted))
 
     async def export_for_tenant(
@@ -176,7 +176,7 @@ class AdminActions:
     ) -> AsyncIterator[AuditRecord]:
         """The same, for an API key allowed to read the audit log (a SIEM)."""
         await self.services.audit.record_for(
-            tenant_id, AuditAction.EXPORT_AUDIT, how, **_filter_details(wanted)
+            tenant_id, AuditAction.EXPORT_AUDIT, how, filter=_filter_details(wanted)
         )
         return _in_thread(self.services.audit.log.stream(tenant_id, wanted))
 
