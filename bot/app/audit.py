@@ -106,6 +106,14 @@ def acting_from(origin: Origin) -> Iterator[Origin]:
         ORIGIN.reset(token)
 
 
+def attribute_to(origin: Origin) -> None:
+    """Attribute the rest of the current task (and the tasks it starts) to `origin`: for a
+    framework whose middleware returns before the handler runs in the same task (Bolt runs
+    listeners after its middleware chain), where a `with` block would end too soon. Each
+    request runs in a task of its own, so the origin goes no further than its request."""
+    ORIGIN.set(origin)
+
+
 def current_origin() -> Origin:
     """Where the work under way comes from (Lore itself when no surface said)."""
     return ORIGIN.get() or LORE

@@ -94,7 +94,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
         per_day=charts.per_day(usage.days, found.since.date(), utcnow().date()),
         outcomes=charts.shares(found.outcomes, "questions"),
         verdicts=charts.shares(
-            [Named("👍 helpful", usage.helpful), Named("👎 not helpful", usage.unhelpful)], "verdicts"
+            [Named("helpful", usage.helpful), Named("not helpful", usage.unhelpful)], "verdicts"
         ),
         places=charts.ranked(found.places, "questions"),
         indexes=charts.ranked(found.indexes, "questions"),
