@@ -108,6 +108,7 @@ class RetentionService:
                 await catalog.delete(owner, index)
                 removed["personal index documents"] = stats.documents
                 await asyncio.to_thread(self._services.vectors.compact)
+        await asyncio.to_thread(self._rows.scrub)
         log.warning(
             "forgot user %s of workspace %s: removed %s",
             person.external_id,

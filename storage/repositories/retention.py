@@ -18,6 +18,7 @@ from sqlalchemy import select as sa_select
 from sqlmodel import col
 
 from storage.db import Database
+from storage.keyword import KeywordIndex
 from storage.models import (
     AnswerCitation,
     AnswerFeedback,
@@ -82,6 +83,18 @@ class Retention:
             for table, count in run(more).items():
                 removed[table] = removed.get(table, 0) + count
         return removed
+
+    def scrub(self) -> None:
+        """SQLite: leave nothing of what was deleted elsewhere (a forgotten person's personal
+        index) in the database's files: merge the keyword index (deleted passages' words stay
+        in its older segments), rebuild the file without its free pages, truncate the log."""
+        with self._db.engine.connect() as connection:
+            if connection.dialect.name != "sqlite":
+                return
+            KeywordIndex.merge(connection)
+            raw = connection.connection.driver_connection
+            raw.execute("VACUUM")
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def end_stale_sessions(self) -> int:
         """Console sessions and sign-in links past their time go (how many)."""

@@ -47,9 +47,15 @@ TEAM = "T0CONSOLE"
 GENERAL = "C0GENERAL"
 ADMIN, ALICE, BOB = "U0ADMIN", "U0ALICE", "U0BOB"
 VPN = b"# VPN\n\nThe VPN password is reset at the IT desk's portal, vpn-reset.example.com, in five minutes.\n"
-EXPENSES = b"# Expenses\n\nTravel expenses are reimbursed within thirty days when the receipts are attached.\n"
+EXPENSES = (
+    b"# Expenses\n\nTravel expenses are reimbursed within thirty days when the receipts are attached.\n"
+)
 ANSWERED = ["how do I reset the VPN password?", "how are travel expenses reimbursed?"]
-GAP = ["how long is parental leave?", "what is the parental leave policy?", "how many weeks of parental leave do we get?"]
+GAP = [
+    "how long is parental leave?",
+    "what is the parental leave policy?",
+    "how many weeks of parental leave do we get?",
+]
 ELSEWHERE = ["where is the office gym?"]
 IN_A_DM = "is my salary review in march?"
 VERIFIED = "Parental leave is sixteen weeks, paid in full, for every parent."
@@ -71,15 +77,21 @@ async def dm(door: Slack, user: str, text: str) -> None:
     }  # fmt: skip
     await door.deliver(event, TEAM)
     await slack.wait_until(
-        lambda c: c.method in ("chat.postMessage", "chat.stopStream") and c.ok and c.params.get("channel") == channel
-        and "working" not in json.dumps(c.params).lower(),
+        lambda c: (
+            c.method in ("chat.postMessage", "chat.stopStream")
+            and c.ok
+            and c.params.get("channel") == channel
+            and "working" not in json.dumps(c.params).lower()
+        ),
         timeout=60,
         what="Lore's reply in the DM",
     )
 
 
 async def cli(data: Path, settings: dict[str, str], *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))}
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
     env.update({k: v for k, v in settings.items() if v}, ANONYMIZED_TELEMETRY="False")
     lore = str(Path(sys.executable).with_name("lore"))
     process = await asyncio.create_subprocess_exec(
@@ -242,7 +254,9 @@ async def owners_and_others_are_refused(browser: Any, base: str, slack: FakeSlac
         assert answer is not None and answer.status == 403, admin_page
     token = await page.locator("input[name=csrf]").first.get_attribute("value")
     for form in ("audit/export", "history/export", "people/forget", "retention/run", "settings/retention"):
-        refused = await page.request.post(f"{base}/console/{form}", form={"csrf": token, "user": ALICE, "days": "1"})
+        refused = await page.request.post(
+            f"{base}/console/{form}", form={"csrf": token, "user": ALICE, "days": "1"}
+        )
         assert refused.status == 403, form
     await shoot(page, "refused")
     await page.context.close()

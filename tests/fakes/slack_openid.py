@@ -77,7 +77,10 @@ class SlackOpenID:
         self.authorize_requests.append(query)
         if query.get("client_id") != self._installs.client_id:
             return web.Response(status=400, text="invalid_client_id")
-        if query.get("response_type") != "code" or "openid" not in query.get("scope", "").replace(",", " ").split():
+        if (
+            query.get("response_type") != "code"
+            or "openid" not in query.get("scope", "").replace(",", " ").split()
+        ):
             return web.Response(status=400, text="invalid_scope")
         target = query.get("redirect_uri") or self._installs.redirect_url
         if not target:
@@ -114,7 +117,11 @@ class SlackOpenID:
             claims["nonce"] = code.nonce
         header = {"typ": "JWT", "alg": "RS256", "kid": "fake-key"}
         id_token = ".".join(
-            [_b64(json.dumps(header).encode()), _b64(json.dumps(claims).encode()), _b64(secrets.token_bytes(64))]
+            [
+                _b64(json.dumps(header).encode()),
+                _b64(json.dumps(claims).encode()),
+                _b64(secrets.token_bytes(64)),
+            ]
         )
         return {"access_token": access, "token_type": "Bearer", "id_token": id_token}
 

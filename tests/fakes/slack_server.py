@@ -446,14 +446,18 @@ class FakeSlack(LoopbackServer):
         except OAuthError as err:
             return 200, {"ok": False, "error": err.error}, {}
 
-    def _openid(self, method: str, params: Json, authorization: str, token: str | None) -> tuple[int, Json, Json]:
+    def _openid(
+        self, method: str, params: Json, authorization: str, token: str | None
+    ) -> tuple[int, Json, Json]:
         """Sign in with Slack: the token method takes the app's credentials, userInfo a user
         token it granted."""
         try:
             if method == "openid.connect.token":
                 return 200, {"ok": True, **self.openid.token(params, authorization)}, {}
             if method == "openid.connect.userInfo":
-                bearer = authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+                bearer = (
+                    authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+                )
                 return 200, {"ok": True, **self.openid.user_info(bearer or token)}, {}
             return 200, {"ok": False, "error": "unknown_method"}, {}
         except OAuthError as err:

@@ -56,7 +56,10 @@ async def test_a_sign_in_gives_an_id_token_and_the_user_s_claims(slack: FakeSlac
     client = AsyncWebClient(base_url=slack.api_url)
     installs = slack.installs
     token = await client.openid_connect_token(
-        client_id=installs.client_id, client_secret=installs.client_secret, code=back["code"], redirect_uri=REDIRECT
+        client_id=installs.client_id,
+        client_secret=installs.client_secret,
+        code=back["code"],
+        redirect_uri=REDIRECT,
     )
     assert token["token_type"] == "Bearer" and str(token["access_token"]).startswith("xoxp-")
     found = claims(str(token["id_token"]))
@@ -90,7 +93,10 @@ async def test_codes_are_used_once_with_the_app_s_credentials_and_redirect(slack
     assert ok["ok"]
     with pytest.raises(SlackApiError) as again:
         await client.openid_connect_token(
-            client_id=installs.client_id, client_secret=installs.client_secret, code=code, redirect_uri=REDIRECT
+            client_id=installs.client_id,
+            client_secret=installs.client_secret,
+            code=code,
+            redirect_uri=REDIRECT,
         )
     assert again.value.response["error"] == "invalid_code"
 
