@@ -93,6 +93,7 @@ class Retention:
                 return
             KeywordIndex.merge(connection)
             raw = connection.connection.driver_connection
+            assert raw is not None
             raw.execute("VACUUM")
             raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
