@@ -93,8 +93,13 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     """Run the API until SIGINT or SIGTERM."""
     from aiohttp import web
 
+    from bot.app.audit import Origin, Surface, attribute_to
+
+    attribute_to(Origin(Surface.LORE))  # a server: each request says where it comes from
     from bot.api import build_api
+    from bot.api.state import API_STATE
     from bot.chat.runtime import open_runtime
+    from bot.cli.mcp import mount_mcp
     from bot.cli.run import slack_signin
     from bot.slack.history import channel_syncs
     from bot.web import install_console
@@ -103,10 +108,15 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
         served = build_api(runtime.services)
         install_console(served, runtime.services, slack_signin(settings, runtime.services))
         runner = web.AppRunner(served)
+        web_app = build_api(runtime.services)
+        mount_mcp(web_app, runtime, web_app[API_STATE])
+        runner = web.AppRunner(web_app)
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         log.info("Lore's HTTP API listens on http://%s:%d (described at /openapi.json)", host, port)
-        typer.echo(f"Lore's HTTP API: http://{host}:{port} (OpenAPI at /openapi.json). Ctrl-C stops it.")
+        typer.echo(
+            f"Lore's HTTP API: http://{host}:{port} (OpenAPI at /openapi.json), MCP at /mcp. Ctrl-C stops it."
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

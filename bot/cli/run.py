@@ -21,10 +21,12 @@ from bot.api import ops
 from bot.api.app import api_state, install_api
 from bot.api.metrics import Metrics
 from bot.api.state import ApiState
+from bot.app.audit import Origin, Surface, attribute_to
 from bot.app.services import Services
 from bot.app.settings import Settings
 from bot.app.signin import IdentityProvider
 from bot.chat.runtime import Runtime, open_runtime
+from bot.cli.mcp import mount_mcp
 from bot.slack.app import build_app
 from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
@@ -43,12 +45,14 @@ def http_app(
     services: Services | None = None,
     *,
     api: ApiState | None = None,
+    runtime: Runtime | None = None,
     signin: IdentityProvider | None = None,
 ) -> web.Application:
     """An aiohttp application serving Slack's events and interactivity at /slack/events
     (checked with `signing_secret`), and, given the services (or the API's state), the HTTP
-    API and the console beside them (Sign in with Slack through `signin`). Slack's route
-    reads at most `SLACK_BODY_LIMIT` whatever `client_max_size` allows."""
+    API and the console beside them (Sign in with Slack through `signin`), and given the
+    runtime, MCP at /mcp. Slack's route reads at most `SLACK_BODY_LIMIT` whatever
+    `client_max_size` allows."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -62,6 +66,8 @@ def http_app(
     else:
         install_api(web_app, api)  # its own /healthz, /readyz, /metrics and /v1/…
         install_console(web_app, api.services, signin)
+        if runtime is not None:
+            mount_mcp(web_app, runtime, api)
     return web_app
 
 
@@ -99,6 +105,7 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
     problem = oauth_problem(settings)
     if problem is not None:
         raise SystemExit(f"lore: {problem}")
+    attribute_to(Origin(Surface.LORE))  # a server: each request says where it comes from
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
@@ -118,9 +125,10 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
                         "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
                     )
                 secret = settings.slack_signing_secret.get_secret_value()
-                async with serving(http_app(app, secret, api=api, signin=signin), host, port or HTTP_PORT):
+                served = http_app(app, secret, api=api, runtime=runtime, signin=signin)
+                async with serving(served, host, port or HTTP_PORT):
                     log.info(
-                        "Lore listens for Slack at /slack/events; its HTTP API and console are there too"
+                        "Lore listens for Slack at /slack/events, and serves its HTTP API, MCP and console there"
                     )
                     if settings.slack_oauth:
                         log.info("Lore installs into any workspace from /slack/install")

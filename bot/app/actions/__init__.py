@@ -18,6 +18,7 @@ from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.inventory import InventoryActions
+from bot.app.actions.search import DocumentText, SearchActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
 from bot.app.actions.threads import ThreadActions
@@ -34,12 +35,14 @@ __all__ = [
     "ConnectorActions",
     "CoverageActions",
     "DocumentActions",
+    "DocumentText",
     "FeedbackActions",
     "Home",
     "HomeActions",
     "IndexActions",
     "IndexReview",
     "InventoryActions",
+    "SearchActions",
     "SettingActions",
     "SourceActions",
     "ThreadActions",
@@ -57,6 +60,7 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
+        self.search = SearchActions(services)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)
