@@ -9,6 +9,7 @@ vectors kept).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import statistics
 import time
@@ -129,7 +130,9 @@ def fill(services: Services, count: int, gaps: int, rng: random.Random) -> None:
 
 
 async def overview(services: Services, fetches: int) -> dict[str, Any]:
-    """GET /console/overview over loopback, signed in, `fetches` times."""
+    """GET /console/overview over loopback, signed in, `fetches` times: wall time, and the
+    CPU time this process spent per fetch (server and client: on a machine shared with other
+    work, the figure that does not depend on how busy it is)."""
     app = web.Application()
     install_console(app, services, None)
     runner = web.AppRunner(app, access_log=None)
@@ -139,17 +142,20 @@ async def overview(services: Services, fetches: int) -> dict[str, Any]:
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     base = f"http://127.0.0.1:{port}"
     times = []
+    cpu = 0.0
     try:
         async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as http:  # 127.0.0.1
             secret = await asyncio.to_thread(services.signin.link)
             async with http.get(f"{base}/console/link/{secret}") as signed:
                 assert signed.status == 200, await signed.text()
+            cpu = time.process_time()
             for _ in range(fetches):
                 started = time.perf_counter()
                 async with http.get(f"{base}/console/overview") as page:
                     body = await page.text()
                     assert page.status == 200 and 'id="questions"' in body
                 times.append((time.perf_counter() - started) * 1000)
+            cpu = time.process_time() - cpu
     finally:
         await runner.cleanup()
     times.sort()
@@ -158,6 +164,8 @@ async def overview(services: Services, fetches: int) -> dict[str, Any]:
         "p50_ms": round(statistics.median(times), 1),
         "p95_ms": round(times[max(0, int(len(times) * 0.95) - 1)], 1),
         "first_ms": round(times[0], 1),
+        "cpu_ms": round(cpu * 1000 / fetches, 1),
+        "load_average": round(os.getloadavg()[0], 1),
     }
 
 
