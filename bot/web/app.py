@@ -18,7 +18,7 @@ from aiohttp.typedefs import Handler, Middleware
 from bot.app.services import Services
 from bot.app.signin import IdentityProvider
 from bot.web import pages, signing_in
-from bot.web.render import environment, message, with_headers
+from bot.web.render import SECURITY_HEADERS, environment, message, with_headers
 from bot.web.session import SESSION_COOKIE, CookieSigner, csrf_ok, same_origin
 from bot.web.state import CONSOLE, ME, Console, console
 
@@ -73,8 +73,10 @@ def _door(handlers: frozenset[Handler]) -> Middleware:
                 if refused is not None:
                     return refused
             return with_headers(await handler(request))
-        except web.HTTPException as exc:
-            return with_headers(exc)
+        except web.HTTPException as exc:  # raised redirects and 404s: sent with the headers too
+            for name, value in SECURITY_HEADERS.items():
+                exc.headers.setdefault(name, value)
+            raise
         except Exception:
             log.exception("the console failed on %s %s", request.method, request.path)
             me_ = request.get(ME)

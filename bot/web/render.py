@@ -80,6 +80,11 @@ def message(
     return page(env, "message.html", title=title, me=me, status=status, message=text, css=css, back=back)
 
 
+def see_other(location: str) -> web.Response:
+    """A redirect the browser follows with a GET (after a form, a sign-in)."""
+    return web.Response(status=303, headers={"Location": location})
+
+
 def with_headers(
     response: web.StreamResponse, more: Mapping[str, str] = SECURITY_HEADERS
 ) -> web.StreamResponse:

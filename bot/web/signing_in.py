@@ -11,7 +11,7 @@ from aiohttp import web
 
 from bot.app.audit import Origin, Surface, acting_from
 from bot.app.signin import SignInFailed
-from bot.web.render import message, page
+from bot.web.render import message, page, see_other
 from bot.web.session import (
     SESSION_COOKIE,
     SIGN_IN_COOKIE,
@@ -46,7 +46,7 @@ async def slack_start(request: web.Request) -> web.StreamResponse:
         return message(state.env, None, NO_SLACK, status=404, title="Sign in", back="/console/signin")
     value, nonce = new_state()
     target = state.provider.authorize_url(state=value, nonce=nonce, redirect_uri=redirect_uri(request, state))
-    response = web.HTTPSeeOther(target)
+    response = see_other(target)
     set_cookie(
         response,
         SIGN_IN_COOKIE,
@@ -95,7 +95,7 @@ async def signout(request: web.Request) -> web.StreamResponse:
     secret = state.signer.unsign(request.cookies.get(SESSION_COOKIE))
     if secret:
         await state.services.signin.sign_out(secret)
-    response = web.HTTPSeeOther("/console/signin")
+    response = see_other("/console/signin")
     forget_cookie(response, SESSION_COOKIE)
     log.info("console: %s signed out", me(request).user.external_id)
     return response
@@ -109,7 +109,7 @@ def redirect_uri(request: web.Request, state: Console) -> str:
 
 def _signed_in(state: Console, secret: str, user: ConsoleUser) -> web.StreamResponse:
     first = "/console/overview" if user.role.value == "admin" else "/console/knowledge"
-    response = web.HTTPSeeOther(first)
+    response = see_other(first)
     set_cookie(
         response,
         SESSION_COOKIE,
