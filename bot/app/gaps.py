@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from knowledge.errors import KnowledgeError
 from knowledge.search.grouping import group_similar
 from storage.repositories.history import AnswerHistory
 from storage.repositories.workspace import WorkspaceStore
@@ -119,6 +120,23 @@ class CoverageGaps:
                 run.seconds,
             )
         return run
+
+    async def keep(self, answer_id: int, question: str) -> None:
+        """Keep the vector of a question that is a gap (Lore abstained, or someone found the
+        answer unhelpful), as the search embedded it: usually from its cache of recent
+        queries, so nothing is embedded twice and the next run has nothing to embed. When
+        the embedder fails, the run embeds it instead."""
+        retriever = self._services.retriever
+        try:
+            vector = await retriever.query_vector(question.strip())
+        except KnowledgeError as exc:
+            log.info("question %d not embedded now (%s); the coverage-gap job will", answer_id, exc)
+            return
+        await asyncio.to_thread(
+            self._history.keep_vectors,
+            retriever.embedder.model_id,
+            {answer_id: np.asarray(vector, dtype="<f4").tobytes()},
+        )
 
     async def _vectors(self, questions: list[tuple[int, str]]) -> tuple[np.ndarray, int]:
         """Unit vectors of the questions, in order, embedding only those not kept yet (each
