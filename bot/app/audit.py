@@ -58,6 +58,8 @@ class AuditAction(enum.StrEnum):
     SOURCE_STOP = "source.stop"
     SOURCE_RESCHEDULE = "source.reschedule"
     SOURCE_DETACH = "source.detach"
+    SOURCE_FORGET_FOLDER = "source.forget_folder"
+    """One folder (a space, a repository) taken out of a connector's attachment of several."""
     JOB_CANCEL = "job.cancel"
     CONNECTOR_CONNECT = "connector.connect"
     CONNECTOR_ATTACH = "connector.attach"

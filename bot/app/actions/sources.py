@@ -156,6 +156,9 @@ class SourceActions:
         index = await self.check(place, source)
         repository = self._services.connections.repository
         kept = await asyncio.to_thread(repository.drop_folder, source.id, folder)
+        await self._audit.record(
+            place, AuditAction.SOURCE_FORGET_FOLDER, label(source), index=index.name, folder=folder
+        )
         return await self.start(index, kept, conversation_id=conversation_id, trigger="refresh")
 
     async def cancel_job(self, place: Place, job_id: int) -> JobRef:
