@@ -1,7 +1,8 @@
 """The admin console at scale: its Overview page over 100k logged questions, fetched over
 HTTP from the real console (signed in with a one-time link), and the coverage-gap job over
-10k unanswered questions, the first time (every question embedded) and the next (their
-vectors kept).
+10k unanswered questions: over a backlog logged before their vectors were kept (every
+question embedded once, as after upgrading), then as every run goes since Lore keeps a
+question's vector when it abstains or gets a 👎 (nothing to embed).
 
 `python -m bench.console [--quick]`; `make bench` runs it as the `console` section.
 """
