@@ -105,10 +105,8 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     from bot.web import install_console
 
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
-        served = build_api(runtime.services)
-        install_console(served, runtime.services, slack_signin(settings, runtime.services))
-        runner = web.AppRunner(served)
         web_app = build_api(runtime.services)
+        install_console(web_app, runtime.services, slack_signin(settings, runtime.services))
         mount_mcp(web_app, runtime, web_app[API_STATE])
         runner = web.AppRunner(web_app)
         await runner.setup()
