@@ -1,7 +1,7 @@
 """Signing in to the console through Sign in with Slack, against the fake Slack's OpenID
 Connect endpoints, with the console's real routes on loopback: what a forged callback, a
 replayed or foreign nonce, someone of another organisation, a tampered cookie and a used
-link get."""
+link get. The console is served as Socket Mode serves it on PORT, beside the probes."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 import aiohttp
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestServer
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.api.app import api_state
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
+from bot.cli.run import ops_app
 from bot.slack.signin import SlackSignIn
-from bot.web import install_console
 from tests.fakes.slack_server import FakeSlack
 
 TEAM = "T0001"
@@ -54,8 +54,8 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
                 raise LookupError(team)
             return AsyncWebClient(token=slack.bot_token, base_url=slack.api_url)
 
-        app = web.Application()
-        install_console(app, services, SlackSignIn(settings, bot_client))
+        # The application Socket Mode serves on PORT (probes and the console).
+        app = ops_app(api_state(services), SlackSignIn(settings, bot_client))
         server = TestServer(app, host="127.0.0.1")
         await server.start_server()
         try:
