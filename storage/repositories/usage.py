@@ -66,6 +66,9 @@ class Usage:
     places: tuple[PlaceCount, ...]
     indexes: tuple[tuple[int, int], ...]
     """(index id, questions that searched it), most first."""
+    verified: int = 0
+    """Answered questions whose answer quoted a verified answer (a document written from a
+    coverage gap, `meta.verified`)."""
 
     @property
     def answered(self) -> int:
@@ -86,7 +89,7 @@ class UsageRepository:
         self._db = db
 
     def usage(self, tenant_id: str, since: datetime, until: datetime) -> Usage:
-        """The figures of the workspace's questions asked in [since, until). Its five scans
+        """The figures of the workspace's questions asked in [since, until). Its six scans
         run side by side, each on a connection of its own (readers do not block each other)."""
         window = _window(tenant_id, since, until)
         day = _date(self._db.dialect)
@@ -114,6 +117,10 @@ class UsageRepository:
             .where(window)
             .group_by(col(AnswerIndex.index_id))
             .order_by(func.count().desc()),
+            "verified": sa_select(func.count(func.distinct(col(AnswerCitation.answer_id))))
+            .join(AnswerLog, col(AnswerLog.id) == col(AnswerCitation.answer_id))
+            .join(Document, col(Document.id) == col(AnswerCitation.document_id))
+            .where(window, col(Document.meta)["verified"].as_string() == "true"),
         }
         with ThreadPoolExecutor(max_workers=len(queries)) as pool:
             running = {name: pool.submit(self._rows, query) for name, query in queries.items()}
@@ -141,6 +148,7 @@ class UsageRepository:
             days=per_day,
             places=places,
             indexes=tuple((int(i), int(n)) for i, n in found["indexes"]),
+            verified=int(found["verified"][0][0]),
         )
 
     def _rows(self, query: Select[Any]) -> list[Any]:

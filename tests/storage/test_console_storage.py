@@ -9,15 +9,17 @@ from datetime import timedelta
 from sqlalchemy import text
 
 from storage.db import Database
+from storage.records import NewDocument
 from storage.repositories.answers import AnswerEntry, AnswerRepository
 from storage.repositories.audit import AuditFilter, AuditLog, NewAuditEntry
 from storage.repositories.console import ConsoleAccess
 from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
 from storage.repositories.history import AnswerHistory
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.retention import Retention
 from storage.repositories.usage import UsageRepository
-from storage.values import Scope, utcnow
+from storage.values import Scope, SourceKind, utcnow
 
 TENANT = "T0001"
 
@@ -91,11 +93,33 @@ def test_usage_is_counted_per_day_place_and_index(database: Database) -> None:
         ("", True, 1),  # DMs, counted together
     }
     assert usage.indexes == ((ids["index"], 7),)
+    assert usage.verified == 0
     # outside the window nothing counts
     empty = UsageRepository(database).usage(
         TENANT, utcnow() - timedelta(days=30), utcnow() - timedelta(days=8)
     )
     assert empty.questions == 0 and empty.latency_p50_ms is None
+
+
+def test_answers_from_a_verified_answer_are_counted(database: Database) -> None:
+    ids = world(database)
+    documents = DocumentRepository(database)
+
+    def document(name: str, **meta: str) -> int:
+        new = NewDocument(ids["index"], SourceKind.TEXT, name, name, "text/markdown", name, 1, 1, meta=meta)
+        return documents.create_pending(new, [])[0].id
+
+    verified, plain = document("Answer: leave?", verified="true"), document("handbook.md")
+    for n, cited in enumerate((verified, verified, plain)):
+        answer = ask(database, ids, f"question {n}", "public")
+        with database.engine.begin() as connection:  # what the answer quoted: the verified answer or not
+            connection.execute(text("UPDATE answer_citation SET document_id = :d WHERE answer_id = :a"),
+                               {"d": cited, "a": answer})  # fmt: skip
+    ask(database, ids, "unanswered", "public", abstained=True)
+    usage = UsageRepository(database).usage(
+        TENANT, utcnow() - timedelta(days=1), utcnow() + timedelta(minutes=1)
+    )
+    assert (usage.questions, usage.answered, usage.verified) == (4, 3, 2)
 
 
 def test_the_audit_log_filters_and_pages_newest_first(database: Database) -> None:

@@ -65,8 +65,8 @@ class Overview:
     places: tuple[Named, ...]
     indexes: tuple[Named, ...]
     outcomes: tuple[Named, ...]
-    """answered and abstained, then whatever `AdminActions.outcomes` adds (verified,
-    escalated …, as those features count them)."""
+    """answered (from the documents, or from a verified answer) and abstained, then whatever
+    `AdminActions.outcomes` adds (escalated …, as those features count them)."""
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class SettingsView:
 
 
 OutcomeCounter = Callable[[str, datetime, datetime], Awaitable[dict[str, int]]]
-"""Counts more outcomes of a workspace's questions in a window (verified, escalated …)."""
+"""Counts more outcomes of a workspace's questions in a window (escalated …)."""
 
 
 @dataclass
@@ -102,7 +102,7 @@ class AdminActions:
     services: Services
     outcomes: list[OutcomeCounter] = field(default_factory=list)
     """More outcome counters for the overview, each `async (tenant, since, until) -> {name:
-    count}`: verified answers and escalations register theirs here when they exist."""
+    count}`: escalations register theirs here when they exist."""
 
     def __post_init__(self) -> None:
         self._usage = UsageRepository(self.services.db)
@@ -139,7 +139,11 @@ class AdminActions:
         indexes = {
             i.id: i for i in await asyncio.to_thread(self.services.indexes.list_for_tenant, place.tenant_id)
         }
-        outcomes = [Named("answered", usage.answered), Named("abstained", usage.abstained)]
+        outcomes = [
+            Named("answered", usage.answered - usage.verified),
+            Named("answered from a verified answer", usage.verified),
+            Named("abstained", usage.abstained),
+        ]
         for count in self.outcomes:
             found = await count(place.tenant_id, since, until)
             outcomes.extend(Named(str(k), int(v)) for k, v in found.items())
