@@ -281,6 +281,7 @@ class AnswerLog(SQLModel, table=True):
             "tenant_id",
             "created_at",
             "abstained",
+            "verified",
             "user_id",
             "conversation_id",
             "latency_ms",
@@ -299,6 +300,8 @@ class AnswerLog(SQLModel, table=True):
     abstained: bool = False
     cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     latency_ms: int | None = Field(default=None, description="From the question's arrival to the answer.")
+    verified: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    """It quoted a verified answer (a document written from a coverage gap, `meta.verified`)."""
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 

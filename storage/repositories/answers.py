@@ -9,7 +9,7 @@ from typing import Any
 from sqlmodel import Session, col, or_, select
 
 from storage.db import Database
-from storage.models import AnswerCitation, AnswerFeedback, AnswerIndex, AnswerLog, utcnow
+from storage.models import AnswerCitation, AnswerFeedback, AnswerIndex, AnswerLog, Document, utcnow
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
 from storage.repositories._rows import aware
 from storage.values import FeedbackReason
@@ -39,6 +39,7 @@ class AnswerRepository:
 
     def record(self, entry: AnswerEntry) -> int:
         cited = {int(c["index_id"]) for c in entry.cited if c.get("index_id") is not None}
+        documents = _documents(entry.cited)
         with self._db.session() as session:
             row = AnswerLog(
                 tenant_id=entry.tenant_id,
@@ -51,13 +52,14 @@ class AnswerRepository:
                 abstained=entry.abstained,
                 cited=entry.cited,
                 latency_ms=entry.latency_ms,
+                verified=_quotes_verified(session, documents),
             )
             session.add(row)
             session.flush()
             assert row.id is not None
             for index_id in sorted({*entry.searched, *cited}):
                 session.add(AnswerIndex(answer_id=row.id, index_id=index_id, cited=index_id in cited))
-            for document_id, index_id in _documents(entry.cited).items():
+            for document_id, index_id in documents.items():
                 session.add(AnswerCitation(answer_id=row.id, document_id=document_id, index_id=index_id))
             return row.id
 
@@ -148,6 +150,15 @@ def _documents(cited: Sequence[dict[str, Any]]) -> dict[int, int]:
         for c in cited
         if c.get("document_id") is not None and c.get("index_id") is not None
     }
+
+
+def _quotes_verified(session: Session, documents: dict[int, int]) -> bool:
+    """Whether one of these documents is a verified answer (written from a coverage gap):
+    decided once, when the answer is logged, so the overview counts it from its index."""
+    if not documents:
+        return False
+    metas = session.exec(select(Document.meta).where(col(Document.id).in_(list(documents)))).all()
+    return any(str((meta or {}).get("verified", "")).lower() == "true" for meta in metas)
 
 
 def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:

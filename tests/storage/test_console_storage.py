@@ -53,7 +53,7 @@ def ask(
         mode="rag_only",
         fallback=None,
         abstained=bool(more.pop("abstained", False)),
-        cited=[{"n": 1, "name": "doc", "index_id": ids["index"], "document_id": 7}],
+        cited=[{"n": 1, "name": "doc", "index_id": ids["index"], "document_id": more.pop("document", 7)}],
         conversation_id=ids[where],
         user_id=ids[user],
         searched=[ids["index"]],
@@ -110,11 +110,8 @@ def test_answers_from_a_verified_answer_are_counted(database: Database) -> None:
         return documents.create_pending(new, [])[0].id
 
     verified, plain = document("Answer: leave?", verified="true"), document("handbook.md")
-    for n, cited in enumerate((verified, verified, plain)):
-        answer = ask(database, ids, f"question {n}", "public")
-        with database.engine.begin() as connection:  # what the answer quoted: the verified answer or not
-            connection.execute(text("UPDATE answer_citation SET document_id = :d WHERE answer_id = :a"),
-                               {"d": cited, "a": answer})  # fmt: skip
+    for n, cited in enumerate((verified, verified, plain)):  # marked when logged
+        ask(database, ids, f"question {n}", "public", document=cited)
     ask(database, ids, "unanswered", "public", abstained=True)
     usage = UsageRepository(database).usage(
         TENANT, utcnow() - timedelta(days=1), utcnow() + timedelta(minutes=1)

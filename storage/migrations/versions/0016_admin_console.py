@@ -97,7 +97,8 @@ def upgrade() -> None:
     )
     with op.batch_alter_table('answer_log', schema=None) as batch_op:
         batch_op.add_column(sa.Column('latency_ms', sa.Integer(), nullable=True))
-        batch_op.create_index('ix_answer_log_usage', ['tenant_id', 'created_at', 'abstained', 'user_id', 'conversation_id', 'latency_ms'], unique=False)
+        batch_op.add_column(sa.Column('verified', sa.Boolean(), server_default=sa.false(), nullable=False))
+        batch_op.create_index('ix_answer_log_usage', ['tenant_id', 'created_at', 'abstained', 'verified', 'user_id', 'conversation_id', 'latency_ms'], unique=False)
     with op.batch_alter_table('api_key', schema=None) as batch_op:
         batch_op.add_column(sa.Column('reads_audit', sa.Boolean(), server_default=sa.false(), nullable=False))
 
@@ -107,6 +108,7 @@ def downgrade() -> None:
         batch_op.drop_column('reads_audit')
     with op.batch_alter_table('answer_log', schema=None) as batch_op:
         batch_op.drop_index('ix_answer_log_usage')
+        batch_op.drop_column('verified')
         batch_op.drop_column('latency_ms')
     op.drop_table('question_vector')
     op.drop_index(op.f('ix_answer_citation_index_id'), table_name='answer_citation')
