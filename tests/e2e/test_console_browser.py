@@ -165,6 +165,8 @@ async def test_the_console_in_a_browser(tmp_path: Path) -> None:
             # The verified answer is what Slack answers with now.
             reply = await door.mention(TEAM, GENERAL, ALICE, "how long is parental leave?")
             assert "sixteen weeks" in reply
+            verified = "SELECT question FROM answer_log WHERE verified = 1"  # the overview counts it apart
+            assert query(data, verified) == [("how long is parental leave?",)]
             # …and a SIEM reads every surface's entries.
             async with http.get(f"{base}/v1/audit", headers={"Authorization": f"Bearer {siem}"}) as got:
                 entries = [json.loads(line) for line in (await got.text()).splitlines()]
