@@ -29,7 +29,7 @@ from bot.web import install_console
 from storage.values import LOCAL_TENANT, utcnow
 
 QUESTIONS, QUICK_QUESTIONS = 100_000, 2_000
-GAPS, QUICK_GAPS = 10_000, 300
+GAPS, QUICK_GAPS = 10_000, 100
 DAYS = 30
 CHANNELS = 20
 FETCHES = 15
