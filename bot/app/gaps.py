@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from knowledge.errors import KnowledgeError
-from knowledge.search.grouping import group_similar
+from knowledge import KnowledgeError, group_similar
 from storage.repositories.history import AnswerHistory
 from storage.repositories.workspace import WorkspaceStore
 from storage.values import utcnow

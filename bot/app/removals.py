@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from bot.app.audit import AuditAction, Origin, Surface, acting_from
-from knowledge.indexing.ingest import collection_for
+from knowledge import collection_for
 from storage.repositories.removals import Removal, Removals
 
 if TYPE_CHECKING:

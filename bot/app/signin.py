@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from bot.app.actions.admin import ConsoleRole
 from bot.app.audit import AuditAction
 from bot.app.conversations import place_of
-from knowledge.catalog import NotAllowed
+from knowledge import NotAllowed
 from storage.access import Place
 from storage.records import NotFound, UserRef
 from storage.repositories.console import ConsoleAccess

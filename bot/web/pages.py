@@ -19,8 +19,7 @@ from bot.app.exports import Format, audit_lines, history_lines
 from bot.web import charts
 from bot.web.render import message, page
 from bot.web.state import console, me
-from knowledge.catalog import IndexNotFound, NotAllowed
-from knowledge.errors import KnowledgeError
+from knowledge import IndexNotFound, KnowledgeError, NotAllowed
 from storage.values import utcnow
 
 UPLOAD_LIMIT = 50 * 1024 * 1024

@@ -21,7 +21,7 @@ from bot.web.session import (
     set_cookie,
 )
 from bot.web.state import Console, console, me
-from knowledge.catalog import NotAllowed
+from knowledge import NotAllowed
 
 if TYPE_CHECKING:
     from bot.app.signin import ConsoleUser

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from bot.app.actions.feedback import Sight, given_in, sight
 from bot.app.audit import AuditAction, AuditFilter, AuditRecord
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_administer
 from storage.records import IndexRef
 from storage.repositories.history import AnswerHistory, Asked

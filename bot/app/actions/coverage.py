@@ -21,10 +21,7 @@ from bot.app.actions.feedback import Sight, given_in, sight
 from bot.app.actions.indexes import IndexActions
 from bot.app.audit import AuditAction
 from bot.app.gaps import GapRun
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
-from knowledge.indexing.ingest import Source
-from knowledge.indexing.metadata import DocumentFacts
+from knowledge import DocumentFacts, KnowledgeError, NotAllowed, Source
 from storage.access import Action, Place, allowed
 from storage.records import IndexRef
 from storage.repositories.history import AnswerHistory, Asked

@@ -16,8 +16,7 @@ from bot.app.actions.admin import AdminActions, ConsoleRole
 from bot.app.actions.documents import DocumentActions
 from bot.app.actions.indexes import IndexActions, describe
 from bot.app.actions.sources import SourceActions, label
-from knowledge.catalog import IndexNotFound, NotAllowed
-from knowledge.errors import KnowledgeError
+from knowledge import IndexNotFound, KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import DocumentRef, IndexRef, IndexStats, JobRef, NotFound, SourceConfigRef
 from storage.repositories.sources import SITE, SLACK_CHANNEL

@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING, Any
 from bot.app.actions.errors import ANSWER_SETTINGS, PARTNERS
 from bot.app.audit import AuditAction, Auditor
 from bot.app.conversations import Actor
-from knowledge.answering.answer import ResponseMode
-from knowledge.catalog import NotAllowed
-from knowledge.engine import Strategy
+from knowledge import NotAllowed, ResponseMode, Strategy
 from storage.access import may_change_answers
 from storage.records import ConversationRef
 
@@ -25,11 +23,11 @@ class SettingActions:
         self._audit: Auditor = services.audit
 
     async def set_mode(self, actor: Actor, mode: ResponseMode) -> ConversationRef:
-        return await self._set(actor, AuditAction.CONVERSATION_MODE, mode.value, response_mode=mode.value)
+        return await self._set(actor, AuditAction.CONVERSATION_MODE, mode.value, response_mode=mode)
 
     async def set_strategy(self, actor: Actor, strategy: Strategy) -> ConversationRef:
         return await self._set(
-            actor, AuditAction.CONVERSATION_STRATEGY, strategy.value, rag_strategy=strategy.value
+            actor, AuditAction.CONVERSATION_STRATEGY, strategy.value, rag_strategy=strategy
         )
 
     async def lock(self, actor: Actor, locked: bool) -> ConversationRef:

@@ -2,7 +2,7 @@
 workspace settings, questions' embeddings, answers' latency and the documents they cite, audit-reading API keys
 
 Revision ID: 0016
-Revises: 0013
+Revises: 0012
 Create Date: 2026-11-29
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 
 
 revision = '0016'
-down_revision = '0013'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 
