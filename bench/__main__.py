@@ -9,7 +9,8 @@ API's search, through `lore serve`), crawl (a loopback site, first and unchanged
 fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
-handbook). Writes bench/results/latest.json, latest.md (the table `docs/performance.md`
+handbook), console (the admin console's overview over 100k questions, the coverage-gap job
+over 10k). Writes bench/results/latest.json, latest.md (the table `docs/performance.md`
 shows) and the charts. `--quick` runs a tiny version of each (seconds) so CI keeps them working.
 """
 
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, github, ingest, ingest_memory, mcp, quality, retrieval
+from bench import Section, console, crawl, extraction, github, ingest, ingest_memory, mcp, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -64,6 +65,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "github": github.run,
         "slack": slack,
         "quality": quality.run,
+        "console": console.run,
     }
 
 

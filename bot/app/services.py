@@ -41,7 +41,11 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.audit import Auditor
+    from bot.app.gaps import CoverageGaps
     from bot.app.removals import WorkspaceRemovals
+    from bot.app.retention import RetentionService
+    from bot.app.signin import ConsoleSignIn
     from knowledge import Connections, IndexingJobs, Resolve
 
 
@@ -110,6 +114,34 @@ class Services:
         return WorkspaceRemovals(self, Removals(self.db))
 
     @cached_property
+    def audit(self) -> Auditor:
+        """The audit log, which the use cases append to."""
+        from bot.app.audit import Auditor
+
+        return Auditor(self.db, self.directory)
+
+    @cached_property
+    def retention(self) -> RetentionService:
+        """How long questions are kept (and forgetting a person)."""
+        from bot.app.retention import RetentionService
+
+        return RetentionService(self)
+
+    @cached_property
+    def gaps(self) -> CoverageGaps:
+        """The coverage-gap job: unresolved questions grouped by meaning."""
+        from bot.app.gaps import CoverageGaps
+
+        return CoverageGaps(self)
+
+    @cached_property
+    def signin(self) -> ConsoleSignIn:
+        """Signing in to the admin console, and its sessions."""
+        from bot.app.signin import ConsoleSignIn
+
+        return ConsoleSignIn(self)
+
+    @cached_property
     def actions(self) -> Actions:
         """The use cases every surface calls (they check the permission table)."""
         from bot.app.actions import Actions
@@ -130,8 +162,8 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     settings.lore_home.mkdir(parents=True, exist_ok=True)
     db = open_database(settings.effective_database_url, migrate=migrate)
     llm = build_llm_client(settings)
-    indexes, documents = IndexRepository(db), DocumentRepository(db)
     scrubber: Scrubber
+    indexes, documents = IndexRepository(db), DocumentRepository(db, on_delete=lambda: scrubber.request())
     vectors = build_vector_store(settings, on_delete=lambda: scrubber.request())
     scrubber = Scrubber(db, vectors.compact)
     embedder = build_embedder(settings, llm)

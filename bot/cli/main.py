@@ -11,6 +11,8 @@ import sys
 
 import typer
 
+from bot.app.audit import Origin, Surface, acting_from
+from bot.app.local import local_user_name
 from bot.app.logs import configure_logging
 from bot.app.settings import Settings
 from bot.cli.common import settings_or_exit
@@ -98,10 +100,11 @@ def run(
 
 
 def _add_commands() -> None:
-    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`, `mcp`)."""
-    from bot.cli import api, jobs, knowledge, mcp, sources
+    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`, `mcp`,
+    `admin`)."""
+    from bot.cli import admin, api, jobs, knowledge, mcp, sources
 
-    for group in (knowledge.app, jobs.app, sources.app, api.app, mcp.app):
+    for group in (knowledge.app, jobs.app, sources.app, api.app, mcp.app, admin.app):
         app.registered_commands.extend(group.registered_commands)
         app.registered_groups.extend(group.registered_groups)
 
@@ -114,7 +117,8 @@ def main() -> None:
     stderr and a non-zero exit, never a traceback (the log at DEBUG keeps the details)."""
     configure_logging("WARNING")
     try:
-        app()
+        with acting_from(Origin(Surface.CLI, where=local_user_name(), actor=f"cli:{local_user_name()}")):
+            app()
     except KeyboardInterrupt:
         sys.exit(130)
     except (KnowledgeError, StorageError) as exc:

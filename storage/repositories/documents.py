@@ -3,7 +3,7 @@ the document as `pending` with its chunks, then (by the caller) the vectors, the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -19,8 +19,11 @@ from storage.repositories.indexes import bump_content_version
 
 
 class DocumentRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, on_delete: Callable[[], None] | None = None) -> None:
         self._db = db
+        self._on_delete = on_delete or (lambda: None)
+        """Called once deleted rows are committed (`storage.scrub.Scrubber.request`: the
+        keyword index keeps a deleted passage's terms until the scrub after it)."""
 
     def create_pending(self, new: NewDocument, chunks: Sequence[NewChunk]) -> tuple[DocumentRef, list[int]]:
         """Write the document as pending with its chunks; return it and the chunk ids
@@ -97,6 +100,7 @@ class DocumentRepository:
             for index_id in index_ids:
                 bump_content_version(session, index_id)
                 forget_quotes(session, index_id=index_id, document_ids=document_ids)
+        self._on_delete()
 
     def update_meta(self, document_id: int, updates: dict[str, Any]) -> None:
         """Merge `updates` into a document's metadata (keys set to None are removed)."""
