@@ -1,7 +1,8 @@
 """The vector store: a narrow protocol and its Chroma implementation.
 
-One Chroma collection per knowledge index (cosine space), named from the tenant and the
-index id. Lore embeds in `knowledge/` and hands Chroma finished vectors; the collection is
+One Chroma collection per knowledge index (cosine space), named from the deployment (this
+database's id, `storage.deployment`), the tenant and the index id, so that deployments
+sharing a Chroma server never touch each other's collections. Lore embeds in `knowledge/` and hands Chroma finished vectors; the collection is
 still given Lore's own registered embedding function so Chroma never falls back to its
 default one (which downloads a model) and a collection reopened in a new process knows
 which model built it.
@@ -17,7 +18,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import contextlib
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -35,6 +36,9 @@ from storage.records import StorageError
 log = logging.getLogger(__name__)
 
 MetadataValue = str | int | float | bool
+PREFIX = "lore"
+MARKER_KEY = "lore_deployment_of"
+"""Metadata of a namespace's marker collection: the database that owns the namespace."""
 BATCH = 1000
 EF_SEARCH = 400
 """How many neighbours the HNSW search explores. Chroma's default, 100, is as many as Lore
@@ -45,6 +49,10 @@ index. At 400 it misses one in 10,000, for 0.5 ms more a query at 100k chunks.""
 
 class VectorStoreError(StorageError):
     """The vector store failed or refused an operation."""
+
+
+class NamespaceTaken(VectorStoreError):
+    """The deployment's namespace on the Chroma server belongs to another database."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +66,18 @@ class CollectionRef:
 
     @property
     def name(self) -> str:
-        tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
-        return f"lore-{tenant}-{self.index_id}"
+        """The name collections had before deployments were named (`lore-<tenant>-<index>`)."""
+        return f"{PREFIX}-{self._tenant}-{self.index_id}"
+
+    def name_in(self, deployment: str | None) -> str:
+        """The collection's name in `deployment`'s namespace (the bare `name` for None)."""
+        if deployment is None:
+            return self.name
+        return f"{PREFIX}-{deployment}-{self._tenant}-{self.index_id}"
+
+    @property
+    def _tenant(self) -> str:
+        return re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
 
 
 @dataclass(frozen=True)
@@ -141,10 +159,71 @@ def chroma_client(*, path: Path | None = None, host: str | None = None, port: in
 class ChromaVectorStore:
     """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
 
-    def __init__(self, client: ClientAPI, *, description: str = "chroma") -> None:
+    def __init__(
+        self, client: ClientAPI, *, description: str = "chroma", deployment: str | None = None
+    ) -> None:
+        """`deployment`: the namespace collection names begin with (None: the names of
+        before deployments, `CollectionRef.name`)."""
         self._client = client
         self._collections: dict[str, Collection] = {}
         self._description = description
+        self.deployment = deployment
+
+    def _name(self, ref: CollectionRef) -> str:
+        return ref.name_in(self.deployment)
+
+    def claim_namespace(self, database: str) -> None:
+        """Make sure the namespace is this database's: its marker collection names the
+        database that first used it. Raises `NamespaceTaken` when that is another database
+        (a restored copy of it, or its move elsewhere); `rebind` settles the second case."""
+        assert self.deployment is not None, "a namespace needs a deployment"
+        marker = self._client.get_or_create_collection(
+            self._marker_name, embedding_function=None, metadata={MARKER_KEY: database}
+        )
+        owner = (marker.metadata or {}).get(MARKER_KEY)
+        if owner != database:
+            raise NamespaceTaken(
+                f"the Chroma server's collections of deployment {self.deployment} belong to another "
+                f"database ({owner}), not to this one ({database}): this database is a restored copy "
+                "or was moved. If the other database is gone (a move), run `lore db rebind` to make "
+                "them this database's; if both are to run, give this one its own vectors with "
+                "`lore db fork`. Lore will not share vectors between two databases."
+            )
+
+    def rebind(self, database: str) -> None:
+        """Make the namespace's marker name `database` as its owner."""
+        assert self.deployment is not None, "a namespace needs a deployment"
+        marker = self._client.get_or_create_collection(
+            self._marker_name, embedding_function=None, metadata={MARKER_KEY: database}
+        )
+        marker.modify(metadata={MARKER_KEY: database})
+
+    @property
+    def _marker_name(self) -> str:
+        return f"{PREFIX}-{self.deployment}"
+
+    def rename_legacy(self, ref: CollectionRef, belongs: Callable[[list[int], list[int]], bool]) -> str:
+        """Move the index's collection named as before deployments (`ref.name`) into this
+        deployment's namespace, if `belongs(ids, document_ids)` says a sample of its vectors
+        are this database's chunks. Returns what happened: `renamed`, `none` (no such
+        collection, or already moved), `foreign` (left alone: another database's)."""
+        assert self.deployment is not None, "renaming needs a deployment"
+        try:
+            legacy = self._client.get_collection(ref.name, embedding_function=None)
+        except (NotFoundError, ValueError):
+            return "none"
+        sample = legacy.get(limit=50, include=["metadatas"])
+        ids = [int(i) for i in sample["ids"]]
+        documents = [int(cast(Any, m or {}).get("document_id", -1)) for m in sample["metadatas"] or []]
+        if ids and not belongs(ids, documents):
+            return "foreign"
+        try:
+            legacy.modify(name=self._name(ref))
+        except (ChromaError, ValueError) as exc:  # another process renamed it first
+            log.info("collection %s not renamed: %s", ref.name, exc)
+            return "none"
+        self._collections.pop(self._name(ref), None)
+        return "renamed"
 
     def describe(self) -> str:
         return self._description
@@ -204,36 +283,37 @@ class ChromaVectorStore:
         return 0 if collection is None else int(collection.count())
 
     def drop(self, ref: CollectionRef) -> None:
-        self._collections.pop(ref.name, None)
+        self._collections.pop(self._name(ref), None)
         with contextlib.suppress(NotFoundError, ValueError):
-            self._client.delete_collection(ref.name)
+            self._client.delete_collection(self._name(ref))
 
     def _collection(self, ref: CollectionRef) -> Collection:
-        cached = self._collections.get(ref.name)
+        cached = self._collections.get(self._name(ref))
         if cached is not None:
             return cached
         collection = self._client.get_or_create_collection(
-            ref.name,
+            self._name(ref),
             embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
             configuration={"hnsw": {"ef_search": EF_SEARCH}},
         )
         self._check_model(collection, ref)
-        self._collections[ref.name] = _searching_wide(collection)
+        self._collections[self._name(ref)] = _searching_wide(collection)
         return collection
 
     def _existing(self, ref: CollectionRef) -> Collection | None:
-        if ref.name in self._collections:
-            return self._collections[ref.name]
+        name = self._name(ref)
+        if name in self._collections:
+            return self._collections[name]
         try:
             collection = self._client.get_collection(
-                ref.name,
+                name,
                 embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             )
         except (NotFoundError, ValueError):
             return None
         self._check_model(collection, ref)
-        self._collections[ref.name] = _searching_wide(collection)
+        self._collections[self._name(ref)] = _searching_wide(collection)
         return collection
 
     @staticmethod

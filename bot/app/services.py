@@ -104,6 +104,7 @@ class Services:
 
     async def aclose(self) -> None:
         self.ingestor.close()
+        self.documents.close()
         if self.llm is not None:
             await self.llm.close()
         self.db.dispose()

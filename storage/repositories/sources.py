@@ -12,8 +12,9 @@ from sqlmodel import col, select
 
 from storage.db import Database
 from storage.models import DocSource, DocSourceConfig, Document, IndexingJob, utcnow
-from storage.records import DocumentRef, NotFound, SourceConfigRef
+from storage.records import DocumentRef, JobClaim, NotFound, SourceConfigRef
 from storage.repositories._rows import aware, document_ref
+from storage.repositories.jobs import hold
 
 SITE = "site"
 SLACK_CHANNEL = "slack-channel"
@@ -124,8 +125,12 @@ class SourceRepository:
             session.add(config)
         return self.get(config_id)
 
-    def mark_refreshed(self, config_id: int, at: datetime | None = None) -> None:
+    def mark_refreshed(
+        self, config_id: int, at: datetime | None = None, *, claim: JobClaim | None = None
+    ) -> None:
+        """Note the attachment's refresh (with `claim`: only while that job is held)."""
         with self._db.session() as session:
+            hold(session, claim)
             config = session.get(DocSourceConfig, config_id)
             if config is not None:
                 config.last_refresh_at = at or utcnow()

@@ -1,0 +1,110 @@
+"""many processes on one database: document leases, job claims, one active job per source,
+one index per channel, the deployment id, keyword search bounded on PostgreSQL
+
+Revision ID: 0011
+Revises: 0009
+Create Date: 2026-11-27
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0011"
+down_revision = "0009"
+branch_labels = None
+depends_on = None
+
+ACTIVE_JOB = "state IN ('queued', 'running', 'interrupted') AND source_config_id IS NOT NULL"
+OWNED_ONCE = "scope IN ('channel', 'personal')"
+
+
+def upgrade() -> None:
+    op.create_table(
+        "deployment",
+        sa.Column("id", sa.String(length=32), nullable=False),
+        sa.Column("legacy_collections_adopted", sa.Boolean(), nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    bind = op.get_bind()
+    existing = bind.execute(sa.text("SELECT count(*) FROM knowledge_index")).scalar_one()
+    bind.execute(
+        sa.text(
+            "INSERT INTO deployment (id, legacy_collections_adopted, created_at) VALUES (:id, :adopted, :now)"
+        ),
+        {"id": secrets.token_hex(6), "adopted": existing == 0, "now": datetime.now(UTC)},
+    )
+    with op.batch_alter_table("document", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("writer", sa.String(length=128), nullable=True))
+        batch_op.add_column(sa.Column("lease_expires_at", sa.DateTime(timezone=True), nullable=True))
+    with op.batch_alter_table("indexing_job", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("claim", sa.String(length=32), nullable=True))
+    _one_active_job_per_source(bind)
+    _one_index_per_owner(bind)
+    op.create_index(
+        "ux_indexing_job_active_source",
+        "indexing_job",
+        ["source_config_id"],
+        unique=True,
+        sqlite_where=sa.text(ACTIVE_JOB),
+        postgresql_where=sa.text(ACTIVE_JOB),
+    )
+    op.create_index(
+        "ux_knowledge_index_owner",
+        "knowledge_index",
+        ["tenant_id", "owner_key"],
+        unique=True,
+        sqlite_where=sa.text(OWNED_ONCE),
+        postgresql_where=sa.text(OWNED_ONCE),
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ux_knowledge_index_owner", table_name="knowledge_index")
+    op.drop_index("ux_indexing_job_active_source", table_name="indexing_job")
+    with op.batch_alter_table("indexing_job", schema=None) as batch_op:
+        batch_op.drop_column("claim")
+    with op.batch_alter_table("document", schema=None) as batch_op:
+        batch_op.drop_column("lease_expires_at")
+        batch_op.drop_column("writer")
+    op.drop_table("deployment")
+
+
+def _one_active_job_per_source(bind: sa.Connection) -> None:
+    """Jobs queued twice for one source (refreshes scheduled by two workers at once): the
+    oldest stays, the others are cancelled."""
+    duplicates = bind.execute(
+        sa.text(
+            f"SELECT id FROM indexing_job AS j WHERE {ACTIVE_JOB} AND EXISTS ("  # noqa: S608 (constant)
+            "SELECT 1 FROM indexing_job AS o WHERE o.source_config_id = j.source_config_id "
+            "AND o.state IN ('queued', 'running', 'interrupted') AND o.id < j.id)"
+        )
+    ).scalars()
+    for job_id in list(duplicates):
+        bind.execute(
+            sa.text("UPDATE indexing_job SET state = 'cancelled', error = :why WHERE id = :id"),
+            {"id": job_id, "why": "a second job for the same source (cancelled at upgrade)"},
+        )
+
+
+def _one_index_per_owner(bind: sa.Connection) -> None:
+    """A channel given two indexes by two replicas at once (or a user two personal ones): the
+    oldest stays the channel's own; the others keep their documents, their scope and their
+    channel (so who may see them does not change) under an owner key of their own."""
+    duplicates = bind.execute(
+        sa.text(
+            f"SELECT id, owner_key FROM knowledge_index AS i WHERE {OWNED_ONCE} AND EXISTS ("  # noqa: S608
+            "SELECT 1 FROM knowledge_index AS o WHERE o.tenant_id = i.tenant_id "
+            "AND o.owner_key = i.owner_key AND o.scope = i.scope AND o.id < i.id)"
+        )
+    ).all()
+    for index_id, key in duplicates:
+        bind.execute(
+            sa.text("UPDATE knowledge_index SET owner_key = :key WHERE id = :id"),
+            {"id": index_id, "key": f"{key}:extra-{index_id}"[:80]},
+        )
