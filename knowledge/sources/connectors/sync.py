@@ -244,6 +244,7 @@ class _SyncRun:
             source_key=f"{self.connection.base_url}/pages/viewpage.action?pageId={item.id}",
             facts=facts,
             source_config_id=self.source.id,
+            claim=self.context.job.claim,
         )
         self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
@@ -276,7 +277,7 @@ class _SyncRun:
             await self._ingest_attachment(connector, attachment, page_id, page_url, path)
         self.attachments[page_id] = kept
         for attachment_id, document in stored.items():
-            await self.s.ingestor.remove(self.index, [document.id])
+            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: attachment {document.name} of {page_title} ({attachment_id} is gone)"
@@ -311,6 +312,7 @@ class _SyncRun:
             source_key=f"{self.connection.base_url}/attachments/{attachment.id}",
             facts=facts,
             source_config_id=self.source.id,
+            claim=self.context.job.claim,
         )
         result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
@@ -333,7 +335,12 @@ class _SyncRun:
         """Content identical to what is indexed is not written again; its document still
         learns the new version, so the next sync does not fetch it again."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
-            await asyncio.to_thread(self.s.documents.update_meta, result.document.id, {"version": version})
+            await asyncio.to_thread(
+                self.s.documents.update_meta,
+                result.document.id,
+                {"version": version},
+                claim=self.context.job.claim,
+            )
 
     async def _prune(self) -> None:
         """After a complete listing: pages indexed before but not listed now are gone (or
@@ -341,7 +348,7 @@ class _SyncRun:
         for page_id, document in list(self.pages.items()):
             if page_id in self.listed:
                 continue
-            await self.s.ingestor.remove(self.index, [document.id])
+            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: {document.name} (no longer in {', '.join(self.source.folders)})"
@@ -349,7 +356,9 @@ class _SyncRun:
         for page_id, attachments in list(self.attachments.items()):
             if page_id in self.listed or not attachments:
                 continue
-            await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
+            await self.s.ingestor.remove(
+                self.index, [d.id for d in attachments.values()], claim=self.context.job.claim
+            )
             self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
 
     def _summary(self, what: str) -> str:
