@@ -62,6 +62,28 @@ def replace_deployment(db: Database) -> DeploymentRef:
     return deployment(db)
 
 
+def fork(db: Database, store: ChromaVectorStore) -> tuple[str, int]:
+    """Give this database (a copy of another) a deployment of its own, and copy into its
+    namespace the vectors of its chunks from the namespace it shared (`store`'s); the new
+    id, and how many vectors were copied. `store` is left as it is."""
+    old = store.deployment
+    new = replace_deployment(db).id
+    target = store.in_namespace(new)
+    copied = 0
+    for index in IndexRepository(db).list_all():
+        ref = CollectionRef(index.tenant_id, index.id, index.embedding_model, index.embedding_dimension)
+        copied += target.copy_from(store, ref, functools.partial(_same_chunks, db, index.id))
+    target.rebind(database_identity(db))
+    log.warning("deployment %s is now %s: %d vectors copied", old, new, copied)
+    return new, copied
+
+
+def _same_chunks(db: Database, index_id: int, ids: list[int], documents: list[int]) -> set[int]:
+    """The ids among `ids` that are chunks of that index here, of the same document."""
+    found = _chunks(db, index_id, ids)
+    return {i for i, d in zip(ids, documents, strict=True) if found.get(i) == d}
+
+
 def database_identity(db: Database) -> str:
     """Which database this is, as a copy of it would not be: PostgreSQL's cluster id and the
     database's own oid and name (a dump restored elsewhere, or under another name, differs;
@@ -124,10 +146,14 @@ def adopt_legacy_collections(db: Database, store: ChromaVectorStore) -> dict[str
 
 def _ours(db: Database, index_id: int, ids: list[int], documents: list[int]) -> bool:
     """Whether every sampled vector is a chunk of that index here, of the same document."""
+    return len(_same_chunks(db, index_id, ids, documents)) == len(ids)
+
+
+def _chunks(db: Database, index_id: int, ids: list[int]) -> dict[int, int]:
+    """Chunk id to document id, for those of `ids` that are chunks of the index."""
     statement = text("SELECT id, document_id FROM chunk WHERE index_id = :index AND id IN :ids").bindparams(
         bindparam("ids", expanding=True)
     )
     with db.engine.connect() as connection:
         rows = connection.execute(statement, {"index": index_id, "ids": ids}).all()
-    found = {int(chunk): int(document) for chunk, document in rows}
-    return all(found.get(i) == d for i, d in zip(ids, documents, strict=True))
+    return {int(chunk): int(document) for chunk, document in rows}

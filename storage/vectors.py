@@ -198,6 +198,55 @@ class ChromaVectorStore:
         )
         marker.modify(metadata={MARKER_KEY: database})
 
+    def drop_namespace(self) -> int:
+        """Delete every collection of this deployment, and its marker (a throw-away
+        deployment's end); how many."""
+        assert self.deployment is not None, "a namespace needs a deployment"
+        mine = [
+            c.name
+            for c in self._client.list_collections()
+            if c.name == self._marker_name or c.name.startswith(self._marker_name + "-")
+        ]
+        for name in mine:
+            with contextlib.suppress(NotFoundError, ValueError):
+                self._client.delete_collection(name)
+        self._collections.clear()
+        return len(mine)
+
+    def in_namespace(self, deployment: str) -> ChromaVectorStore:
+        """The same Chroma, in another deployment's namespace."""
+        return ChromaVectorStore(self._client, description=self._description, deployment=deployment)
+
+    def copy_from(
+        self, source: ChromaVectorStore, ref: CollectionRef, keep: Callable[[list[int], list[int]], set[int]]
+    ) -> int:
+        """Copy the index's vectors from `source` (another namespace) into this store, those
+        whose ids `keep(ids, document_ids)` returns; how many were copied."""
+        collection = source._existing(ref)
+        if collection is None:
+            return 0
+        copied = 0
+        for offset in range(0, int(collection.count()), BATCH):
+            page = collection.get(
+                limit=BATCH, offset=offset, include=["embeddings", "documents", "metadatas"]
+            )
+            documents = [int(cast(Any, m or {}).get("document_id", -1)) for m in page["metadatas"] or []]
+            wanted = keep([int(i) for i in page["ids"]], documents)
+            rows = [
+                VectorRecord(int(i), list(e), d or "", cast(dict[str, MetadataValue], dict(m or {})))
+                for i, e, d, m in zip(
+                    page["ids"],
+                    cast(Any, page["embeddings"]),
+                    page["documents"] or [],
+                    page["metadatas"] or [],
+                    strict=True,
+                )
+                if int(i) in wanted
+            ]
+            self.add(ref, rows)
+            copied += len(rows)
+        return copied
+
     @property
     def _marker_name(self) -> str:
         return f"{PREFIX}-{self.deployment}"

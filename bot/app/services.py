@@ -22,6 +22,7 @@ from knowledge.llm import OpenAIChatModel
 from knowledge.retrieval import Retriever
 from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
+from storage.deployment import deployment, open_namespace
 from storage.keyword import KeywordIndex
 from storage.repositories.answers import AnswerRepository
 from storage.repositories.directory import Directory
@@ -114,10 +115,15 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     """Open the database (migrating it), the vector store, the embedder and the LLM client.
     `resolve` is how connectors look host names up (tests pass one that never uses DNS)."""
     settings.lore_home.mkdir(parents=True, exist_ok=True)
-    db = open_database(settings.effective_database_url, migrate=migrate)
+    db = open_database(settings.effective_database_url, migrate=migrate, pool=settings.pool)
     llm = build_llm_client(settings)
     indexes, documents = IndexRepository(db), DocumentRepository(db)
-    vectors = build_vector_store(settings)
+    try:
+        vectors = build_vector_store(settings, deployment(db).id)
+        open_namespace(db, vectors, server=settings.chroma_host is not None)
+    except BaseException:
+        db.dispose()
+        raise
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
@@ -154,14 +160,15 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     )
 
 
-def build_vector_store(settings: Settings) -> ChromaVectorStore:
+def build_vector_store(settings: Settings, deployment: str | None = None) -> ChromaVectorStore:
+    """The Chroma store `settings` name; its collections in `deployment`'s namespace."""
     if settings.chroma_host:
         where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
         client = chroma_client(host=settings.chroma_host, port=settings.chroma_port)
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
-    return ChromaVectorStore(client, description=where)
+    return ChromaVectorStore(client, description=where, deployment=deployment)
 
 
 def build_llm_client(settings: Settings) -> AsyncOpenAI | None:

@@ -47,6 +47,17 @@ class JobRepository:
     ) -> JobRef:
         """A new queued job; for an attached source that already has a job under way
         (another process queued it a moment ago), that job instead."""
+        return self.queue(index_id, source_config_id, conversation_id=conversation_id, trigger=trigger)[0]
+
+    def queue(
+        self,
+        index_id: int,
+        source_config_id: int | None,
+        *,
+        conversation_id: int | None = None,
+        trigger: str = "manual",
+    ) -> tuple[JobRef, bool]:
+        """`create`, saying whether this call queued the job (False: it was under way)."""
         try:
             with self._db.session() as session:
                 job = IndexingJob(
@@ -57,12 +68,12 @@ class JobRepository:
                 )
                 session.add(job)
                 session.flush()
-                return job_ref(job)
+                return job_ref(job), True
         except IntegrityError:
             active = self.active_for_source(source_config_id) if source_config_id is not None else None
             if active is None:
                 raise
-            return active
+            return active, False
 
     def claim(self, worker: str) -> JobRef | None:
         """Take the oldest queued or interrupted job for `worker`; None when there is none

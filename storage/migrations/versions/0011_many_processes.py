@@ -62,9 +62,15 @@ def upgrade() -> None:
         sqlite_where=sa.text(OWNED_ONCE),
         postgresql_where=sa.text(OWNED_ONCE),
     )
+    if bind.dialect.name == "postgresql":
+        _keyword_search_bounded(bind)
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("ALTER TABLE chunk RESET (toast_tuple_target)")
+        op.execute("DROP INDEX IF EXISTS ix_chunk_tsv")
+        op.execute("CREATE INDEX ix_chunk_tsv ON chunk USING GIN (tsv)")
     op.drop_index("ux_knowledge_index_owner", table_name="knowledge_index")
     op.drop_index("ux_indexing_job_active_source", table_name="indexing_job")
     with op.batch_alter_table("indexing_job", schema=None) as batch_op:
@@ -108,3 +114,20 @@ def _one_index_per_owner(bind: sa.Connection) -> None:
             sa.text("UPDATE knowledge_index SET owner_key = :key WHERE id = :id"),
             {"id": index_id, "key": f"{key}:extra-{index_id}"[:80]},
         )
+
+
+def _keyword_search_bounded(bind: sa.Connection) -> None:
+    """PostgreSQL's keyword index reads one index's postings of a term (a GIN index on
+    `(index_id, tsv)`, with the `btree_gin` extension that ships with PostgreSQL; where it
+    cannot be created, the index on `tsv` alone stays), and chunk rows keep their text and
+    `tsv` out of line, so reading a posting's row is a small read (`toast_tuple_target`;
+    rows written before keep their layout until the table is rewritten)."""
+    try:
+        with bind.begin_nested():
+            bind.execute(sa.text("CREATE EXTENSION IF NOT EXISTS btree_gin"))
+    except sa.exc.DBAPIError:  # not installed, or not ours to create: the plain index stays
+        pass
+    else:
+        bind.execute(sa.text("DROP INDEX IF EXISTS ix_chunk_tsv"))
+        bind.execute(sa.text("CREATE INDEX ix_chunk_tsv ON chunk USING GIN (index_id, tsv)"))
+    bind.execute(sa.text("ALTER TABLE chunk SET (toast_tuple_target = 128)"))
