@@ -64,6 +64,11 @@ class Pool:
     overflow: int = 10
     timeout_seconds: float = 30.0
     prepared_statements: bool = True
+    idle_in_transaction_seconds: float = 60.0
+    """The server ends a session left inside a transaction this long (PostgreSQL's
+    `idle_in_transaction_session_timeout`): a process paused or stalled mid-transaction
+    would otherwise hold its row locks, and every other process waiting on them, until it
+    resumes. Lore's transactions last milliseconds."""
 
 
 def create_sql_engine(url: str, pool: Pool | None = None) -> Engine:
@@ -76,7 +81,7 @@ def create_sql_engine(url: str, pool: Pool | None = None) -> Engine:
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     pool = pool or Pool()
-    return create_engine(
+    engine = create_engine(
         url,
         pool_pre_ping=True,
         pool_size=pool.size,
@@ -84,6 +89,9 @@ def create_sql_engine(url: str, pool: Pool | None = None) -> Engine:
         pool_timeout=pool.timeout_seconds,
         connect_args={} if pool.prepared_statements else {"prepare_threshold": None},
     )
+    idle = max(1, round(pool.idle_in_transaction_seconds * 1000))
+    event.listen(engine, "connect", lambda connection, _record: _postgres_session(connection, idle))
+    return engine
 
 
 def open_database(url: str, *, migrate: bool = True, pool: Pool | None = None) -> Database:
@@ -128,6 +136,15 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _postgres_session(dbapi_connection: Any, idle_in_transaction_ms: int) -> None:
+    # A SET rather than a startup `options`, which PgBouncer refuses by default. Behind a
+    # PgBouncer in transaction mode it stays on the server connection, for the next Lore
+    # client of it, which sets the same.
+    with dbapi_connection.cursor() as cursor:
+        cursor.execute(f"SET idle_in_transaction_session_timeout = {int(idle_in_transaction_ms)}")
+    dbapi_connection.commit()
 
 
 def _sqlite_begin(connection: Any) -> None:

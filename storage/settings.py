@@ -48,6 +48,12 @@ class StorageSettings(BaseSettings):
     lore_db_max_overflow: int = Field(
         default=10, ge=0, le=100, description="PostgreSQL connections a process may add under load."
     )
+    lore_db_idle_in_transaction_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="PostgreSQL ends a Lore session left inside a transaction this long (a "
+        "process paused mid-write), so its row locks do not stall every other process.",
+    )
     lore_db_prepared_statements: bool = Field(
         default=True,
         description="false behind a PgBouncer in transaction mode older than 1.21, which cannot "
@@ -103,6 +109,7 @@ class StorageSettings(BaseSettings):
             size=self.lore_db_pool_size,
             overflow=self.lore_db_max_overflow,
             prepared_statements=self.lore_db_prepared_statements,
+            idle_in_transaction_seconds=self.lore_db_idle_in_transaction_seconds,
         )
 
     @property

@@ -32,23 +32,34 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack`; its base URL once /healthz answers."""
+async def lore_run(home: Path, slack: FakeSlack, env: dict[str, str] | None = None) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack` (with `env` added: a shared DATABASE_URL …);
+    its base URL once /healthz answers."""
     port = free_port()
-    env = {
+    environment = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
     }
-    env.update(
+    environment.update(
         LORE_HOME=str(home),
         SLACK_BOT_TOKEN=TOKEN,
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack.api_url,
         ANONYMIZED_TELEMETRY="False",
+        **(env or {}),
     )
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(
-            lore, "run", "--host", "127.0.0.1", "--port", str(port), env=env, stdout=log, stderr=log, cwd=home
+            lore,
+            "run",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            env=environment,
+            stdout=log,
+            stderr=log,
+            cwd=home,
         )
         base = f"http://127.0.0.1:{port}"
         try:
