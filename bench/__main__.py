@@ -7,8 +7,8 @@ ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), crawl (a loopback site, first and unchanged), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
-handbook). Writes bench/results/latest.json, latest.md (the table the README shows) and
-the charts. `--quick` runs a tiny version of each (seconds) so CI keeps them working.
+handbook). Writes bench/results/latest.json, latest.md (the table `docs/performance.md`
+shows) and the charts. `--quick` runs a tiny version of each (seconds) so CI keeps them working.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """`python -m bench.calibrate`: refit abstention's calibration on the tuning half.
 
-Ingests the docs corpus into a throw-away store, gathers the evidence (`knowledge.abstain`)
+Ingests the docs corpus into a throw-away store, gathers the evidence (`knowledge.judging.abstain`)
 of every question of the *tune* half as `lore ask` would (follow-ups made standalone, the
 second stage over the first 12 passages), fits an L2-regularised logistic regression of
 "answerable" on it, and picks the highest threshold that refuses at most `MAX_WRONG` of the
-tune half's answerable questions. Prints the `Calibration` to paste into `knowledge/abstain.py`,
+tune half's answerable questions. Prints the `Calibration` to paste into `knowledge/judging/abstain.py`,
 with the trade-off at other thresholds. Never reads the held-out half.
 """
 
@@ -20,12 +20,12 @@ import numpy as np
 from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
 from bot.app.services import build_services
 from bot.cli.evaluation import throwaway_index
-from knowledge.abstain import Evidence
 from knowledge.engine import AnswerSpec
-from knowledge.followup import standalone_question
-from knowledge.ingest import Source
-from knowledge.qa_evaluation import QaItem, corpus_sources, load_questions
-from knowledge.ranking import Ranking
+from knowledge.evaluation.qa import QaItem, corpus_sources, load_questions
+from knowledge.indexing.ingest import Source
+from knowledge.judging.abstain import Evidence
+from knowledge.judging.ranking import Ranking
+from knowledge.search.followup import standalone_question
 
 MAX_WRONG = 0.03
 """The goal is at most 5% of answerable questions refused; choosing 3% on the tune half

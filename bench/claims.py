@@ -1,4 +1,4 @@
-"""`python -m bench.claims`: how the check of a model's answer (`knowledge.citations`) judges
+"""`python -m bench.claims`: how the check of a model's answer (`knowledge.answering.citations`) judges
 claims written by hand against passages of the Flask, Requests and Starlette docs.
 
 Each line of a claims file holds a passage, a claim citing it as `[1]`, and whether the claim
@@ -24,10 +24,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from knowledge.citations import check_answer
-from knowledge.llm import ChatModel, OpenAIChatModel
-from knowledge.retrieval import Hit
-from knowledge.verification import claims_of, judged, verify_prompt
+from knowledge.answering.citations import check_answer
+from knowledge.answering.verification import claims_of, judged, verify_prompt
+from knowledge.backends.llm import ChatModel, OpenAIChatModel
+from knowledge.search.retrieval import Hit
 from storage.records import DocumentRef, IndexRef
 from storage.values import DocumentStatus, Scope, SourceKind
 

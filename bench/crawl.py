@@ -27,9 +27,9 @@ from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.app.workers import build_worker, crawl_limits
-from knowledge.chunking import ChunkSpec, chunk_text
-from knowledge.embedding import Embedder, embed_batches
+from knowledge.backends.embedding import Embedder, embed_batches
 from knowledge.extraction import extract
+from knowledge.indexing.chunking import ChunkSpec, chunk_text
 from knowledge.sources.crawl import CrawledPage, Crawler, CrawlReport, Validators
 from knowledge.sources.fetch import Fetcher
 from knowledge.sources.web import AllowList

@@ -30,12 +30,12 @@ import numpy as np
 from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
 from bot.app.services import Services, build_services
 from bot.cli.evaluation import throwaway_index
+from knowledge.backends.embedding import Vectors, normalise
 from knowledge.catalog import Catalog
-from knowledge.embedding import Vectors, normalise
-from knowledge.followup import standalone_question
-from knowledge.ingest import Ingestor, IngestResult
-from knowledge.qa_evaluation import corpus_sources, load_questions
-from knowledge.retrieval import QueryType, Retriever
+from knowledge.evaluation.qa import corpus_sources, load_questions
+from knowledge.indexing.ingest import Ingestor, IngestResult
+from knowledge.search.followup import standalone_question
+from knowledge.search.retrieval import QueryType, Retriever
 from storage.keyword import KeywordIndex
 
 DEPTH = 5

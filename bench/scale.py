@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bot.app.services import Services
-from knowledge.embedding import Embedder, Vectors, normalise
-from knowledge.ingest import check_model, collection_for, content_hash
+from knowledge.backends.embedding import Embedder, Vectors, normalise
+from knowledge.indexing.ingest import check_model, collection_for, content_hash
 from storage.access import Place
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository

@@ -22,24 +22,24 @@ _EXPORTS = {
     "Knowledge": "knowledge.engine",
     "Request": "knowledge.engine",
     "Strategy": "knowledge.engine",
-    "Answer": "knowledge.answer",
-    "Citation": "knowledge.answer",
-    "ResponseMode": "knowledge.answer",
-    "Fallback": "knowledge.answer",
-    "Delta": "knowledge.llm",
-    "Ingestor": "knowledge.ingest",
-    "Source": "knowledge.ingest",
-    "IngestResult": "knowledge.ingest",
-    "Outcome": "knowledge.ingest",
-    "DocumentFacts": "knowledge.metadata",
+    "Answer": "knowledge.answering.answer",
+    "Citation": "knowledge.answering.answer",
+    "ResponseMode": "knowledge.answering.answer",
+    "Fallback": "knowledge.answering.answer",
+    "Delta": "knowledge.backends.llm",
+    "Ingestor": "knowledge.indexing.ingest",
+    "Source": "knowledge.indexing.ingest",
+    "IngestResult": "knowledge.indexing.ingest",
+    "Outcome": "knowledge.indexing.ingest",
+    "DocumentFacts": "knowledge.indexing.metadata",
     "Catalog": "knowledge.catalog",
     "IndexNotFound": "knowledge.catalog",
     "NotAllowed": "knowledge.catalog",
     "IndexExists": "knowledge.catalog",
-    "Retriever": "knowledge.retrieval",
-    "Hit": "knowledge.retrieval",
-    "Embedder": "knowledge.embedding",
-    "build_embedder": "knowledge.embedding",
+    "Retriever": "knowledge.search.retrieval",
+    "Hit": "knowledge.search.retrieval",
+    "Embedder": "knowledge.backends.embedding",
+    "build_embedder": "knowledge.backends.embedding",
     "KnowledgeSettings": "knowledge.settings",
     "KnowledgeError": "knowledge.errors",
     "IngestError": "knowledge.errors",
@@ -91,15 +91,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from knowledge.answer import Answer, Citation, Fallback, ResponseMode
+    from knowledge.answering.answer import Answer, Citation, Fallback, ResponseMode
+    from knowledge.backends.embedding import Embedder, build_embedder
+    from knowledge.backends.llm import Delta
     from knowledge.catalog import Catalog, IndexExists, IndexNotFound, NotAllowed
-    from knowledge.embedding import Embedder, build_embedder
     from knowledge.engine import Knowledge, Request, Strategy
     from knowledge.errors import IngestError, KnowledgeError
-    from knowledge.ingest import Ingestor, IngestResult, Outcome, Source
-    from knowledge.llm import Delta
-    from knowledge.metadata import DocumentFacts
-    from knowledge.retrieval import Hit, Retriever
+    from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
+    from knowledge.indexing.metadata import DocumentFacts
+    from knowledge.search.retrieval import Hit, Retriever
     from knowledge.settings import KnowledgeSettings
     from knowledge.sources.connectors import Credentials, FolderSpec
     from knowledge.sources.connectors.service import Connections

@@ -10,9 +10,9 @@ import asyncio
 import difflib
 from dataclasses import dataclass
 
-from knowledge.embedding import Embedder
+from knowledge.backends.embedding import Embedder
 from knowledge.errors import KnowledgeError
-from knowledge.ingest import collection_for
+from knowledge.indexing.ingest import collection_for
 from storage.access import Action, Place, allowed
 from storage.records import ChannelRef, ConversationRef, IndexRef, IndexStats, NameTaken, UserRef
 from storage.repositories.indexes import IndexRepository

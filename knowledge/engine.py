@@ -2,7 +2,7 @@
 and the HTTP API alike. It decides, per request and response mode, whether to retrieve,
 whether to call the model and under which `Rule`, and what to fall back to; it never raises
 for a model outage. Whether the passages found answer is the `Judge`'s to say
-(`knowledge.judging`); a model's answer is written and checked by `knowledge.generation`.
+(`knowledge.judging.judge`); a model's answer is written and checked by `knowledge.answering.generation`.
 """
 
 from __future__ import annotations
@@ -13,20 +13,20 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from knowledge.abstain import CALIBRATION, Calibration, elsewhere
-from knowledge.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
-from knowledge.cache import TTLCache, normalise_query, stable_key
-from knowledge.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
-from knowledge.extractive import abstention
-from knowledge.filters import Filter
-from knowledge.followup import rewrite, standalone_question
-from knowledge.generation import Plan, Writer
-from knowledge.judging import Judge
-from knowledge.llm import ChatModel, Delta
-from knowledge.ranking import Ranker, Ranking
-from knowledge.rerank import Reranked, rerank
-from knowledge.retrieval import Retrieval, Retriever
-from knowledge.tools import ToolHost, answer_with_tools
+from knowledge.answering.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.answering.extractive import abstention
+from knowledge.answering.generation import Plan, Writer
+from knowledge.answering.tools import ToolHost, answer_with_tools
+from knowledge.backends.llm import ChatModel, Delta
+from knowledge.judging.abstain import CALIBRATION, Calibration, elsewhere
+from knowledge.judging.judge import Judge
+from knowledge.judging.ranking import Ranker, Ranking
+from knowledge.judging.rerank import Reranked, rerank
+from knowledge.search.cache import TTLCache, normalise_query, stable_key
+from knowledge.search.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
+from knowledge.search.filters import Filter
+from knowledge.search.followup import rewrite, standalone_question
+from knowledge.search.retrieval import Retrieval, Retriever
 from storage.records import IndexRef
 
 CONFIDENCE_MARGIN = 0.15
@@ -45,7 +45,7 @@ class AnswerSpec:
 
     relevance_floor: float = 0.30
     """Below this best cosine similarity nothing found is relevant: abstain without
-    looking further. Above it, the calibrated confidence (`knowledge.abstain`) decides."""
+    looking further. Above it, the calibrated confidence (`knowledge.judging.abstain`) decides."""
     confident_similarity: float = 0.55
     """The similarity at which retrieval confidence reaches 1.0."""
     min_confidence: float = 0.7
@@ -54,10 +54,10 @@ class AnswerSpec:
     """Passages retrieved for the second stage to rank when answering without a model."""
     llm_rerank: int = 0
     """With a model: how many of the second stage's best passages it reorders before
-    answering (`knowledge.rerank`); 0 leaves the order to the second stage."""
+    answering (`knowledge.judging.rerank`); 0 leaves the order to the second stage."""
     llm_verify: bool = False
     """With a model: whether it also judges each claim of an answer that passed the citation
-    check against what the claim cites (`knowledge.verification`)."""
+    check against what the claim cites (`knowledge.answering.verification`)."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
 
 
@@ -74,7 +74,7 @@ class Strategy(enum.StrEnum):
 
 _NOT_TOOLS = {ResponseMode.LLM_ONLY, ResponseMode.RAG_ONLY}
 """Modes the `function` strategy does not apply to: no documents to search, or nothing but
-the documents, checked (`knowledge.generation`), to answer from."""
+the documents, checked (`knowledge.answering.generation`), to answer from."""
 
 CHIT_CHAT = re.compile(
     r"^\W*(?:hi|hello|hey|thanks|thank you|thx|ok|okay|cool|great|nice|bye|good (?:morning|night))\b[\w\s!.,]*$",
@@ -246,13 +246,13 @@ class Knowledge:
         )
 
     async def _standalone(self, question: str, history: list[Message]) -> str:
-        """The question as a search query of its own (`knowledge.followup`)."""
+        """The question as a search query of its own (`knowledge.search.followup`)."""
         if self._chat is not None:
             return await rewrite(self._chat, question, history)
         return standalone_question(question, history)
 
     async def _reranked(self, rule: Rule, query: str, ranking: Ranking, budget: Budget) -> Reranked:
-        """The ranking as the model orders it (`knowledge.rerank`), when the answer is to
+        """The ranking as the model orders it (`knowledge.judging.rerank`), when the answer is to
         be made from the documents; the passages it is shown fit the answer's context."""
         if rule == Rule.GENERAL or self._chat is None:
             return Reranked(ranking)

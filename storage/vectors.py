@@ -18,6 +18,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import contextlib
 import logging
 import re
+import shutil
+import sqlite3
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +42,7 @@ MetadataValue = str | int | float | bool
 PREFIX = "lore"
 MARKER_KEY = "lore_deployment_of"
 """Metadata of a namespace's marker collection: the database that owns the namespace."""
+CHROMA_SQLITE = "chroma.sqlite3"
 BATCH = 1000
 EF_SEARCH = 400
 """How many neighbours the HNSW search explores. Chroma's default, 100, is as many as Lore
@@ -80,6 +84,13 @@ class CollectionRef:
         return re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
 
 
+def collection_prefix(tenant_id: str, deployment: str | None = None) -> str:
+    """What the names of a tenant's collections begin with (an index id follows), in
+    `deployment`'s namespace (None: as named before deployments)."""
+    tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", tenant_id)[:40] or "t"
+    return f"{PREFIX}-{deployment}-{tenant}-" if deployment else f"{PREFIX}-{tenant}-"
+
+
 @dataclass(frozen=True)
 class VectorRecord:
     id: int
@@ -109,6 +120,9 @@ class VectorStore(Protocol):
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None: ...
     def count(self, ref: CollectionRef) -> int: ...
     def drop(self, ref: CollectionRef) -> None: ...
+    def drop_tenant(self, tenant_id: str) -> list[str]: ...
+    def collection_name(self, ref: CollectionRef) -> str: ...
+    def compact(self) -> None: ...
     def describe(self) -> str: ...
 
 
@@ -160,7 +174,12 @@ class ChromaVectorStore:
     """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
 
     def __init__(
-        self, client: ClientAPI, *, description: str = "chroma", deployment: str | None = None
+        self,
+        client: ClientAPI,
+        *,
+        description: str = "chroma",
+        deployment: str | None = None,
+        folder: Path | None = None,
     ) -> None:
         """`deployment`: the namespace collection names begin with (None: the names of
         before deployments, `CollectionRef.name`)."""
@@ -168,9 +187,14 @@ class ChromaVectorStore:
         self._collections: dict[str, Collection] = {}
         self._description = description
         self.deployment = deployment
+        self._folder = folder
+        """An embedded store's folder (None for a Chroma server)."""
 
-    def _name(self, ref: CollectionRef) -> str:
+    def collection_name(self, ref: CollectionRef) -> str:
+        """The name of the index's collection in this store (in its deployment's namespace)."""
         return ref.name_in(self.deployment)
+
+    _name = collection_name
 
     def claim_namespace(self, database: str) -> None:
         """Make sure the namespace is this database's: its marker collection names the
@@ -215,7 +239,9 @@ class ChromaVectorStore:
 
     def in_namespace(self, deployment: str) -> ChromaVectorStore:
         """The same Chroma, in another deployment's namespace."""
-        return ChromaVectorStore(self._client, description=self._description, deployment=deployment)
+        return ChromaVectorStore(
+            self._client, description=self._description, deployment=deployment, folder=self._folder
+        )
 
     def copy_from(
         self, source: ChromaVectorStore, ref: CollectionRef, keep: Callable[[list[int], list[int]], set[int]]
@@ -336,6 +362,36 @@ class ChromaVectorStore:
         with contextlib.suppress(NotFoundError, ValueError):
             self._client.delete_collection(self._name(ref))
 
+    def drop_tenant(self, tenant_id: str) -> list[str]:
+        """Drop every collection of the tenant, its indexes' and any left behind; their names."""
+        own = re.compile(re.escape(collection_prefix(tenant_id, self.deployment)) + r"\d+")
+        names = [c.name for c in self._client.list_collections() if own.fullmatch(c.name)]
+        for name in names:
+            self._collections.pop(name, None)
+            with contextlib.suppress(NotFoundError, ValueError):
+                self._client.delete_collection(name)
+        return names
+
+    def compact(self) -> None:
+        """An embedded store: give back what dropped collections left on disk. Chroma keeps
+        a dropped collection's texts in the free pages of its SQLite file and its vector
+        segment's folder; the file is vacuumed and folders no segment names are removed.
+        A Chroma server keeps its own files (see the production guide)."""
+        if self._folder is None:
+            return
+        database = self._folder / CHROMA_SQLITE
+        if not database.exists():
+            return
+        connection = sqlite3.connect(database, timeout=30, isolation_level=None)
+        try:
+            segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+            connection.execute("VACUUM")
+        finally:
+            connection.close()
+        for folder in self._folder.iterdir():
+            if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
+                shutil.rmtree(folder, ignore_errors=True)
+
     def _collection(self, ref: CollectionRef) -> Collection:
         cached = self._collections.get(self._name(ref))
         if cached is not None:
@@ -370,6 +426,14 @@ class ChromaVectorStore:
         stored = (collection.metadata or {}).get("model_id")
         if stored is not None and stored != ref.model_id:
             raise VectorStoreError(f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}")
+
+
+def _is_uuid(name: str) -> bool:
+    try:
+        uuid.UUID(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _searching_wide(collection: Collection) -> Collection:

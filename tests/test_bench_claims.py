@@ -8,7 +8,7 @@ from pathlib import Path
 from openai import AsyncOpenAI
 
 from bench.claims import BLIND, CLAIMS, Claim, judge, load, run
-from knowledge.llm import OpenAIChatModel
+from knowledge.backends.llm import OpenAIChatModel
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bench.fit_ranking import Candidates, as_vector, ascend, by_project, mean_reciprocal_rank
-from knowledge.ranking import PASSAGE_SIGNALS, Weights
+from knowledge.judging.ranking import PASSAGE_SIGNALS, Weights
 
 
 def test_the_reciprocal_rank_is_that_of_the_first_gold_passage_once_scored() -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from bench.judge import PASSAGES, UNITS, judged_texts, refusals, threshold
-from knowledge.quotes import Kind, Unit
-from knowledge.ranking import Ranking, Scored, ScoredUnit
-from tests.knowledge.test_citations import hit
+from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
+from knowledge.text.quotes import Kind, Unit
+from tests.knowledge.answering.test_citations import hit
 
 
 def test_refusals_are_counted_at_the_threshold_that_refuses_so_many_answerable_questions() -> None:

@@ -42,12 +42,12 @@ from bot.api.directives import SYSTEM_ROLES, Directives, read_directives
 from bot.api.errors import BadRequest, ServiceUnavailable, error_event
 from bot.api.routes import Reply, Route
 from bot.api.state import ApiState, state
-from knowledge.answer import Answer, FallbackStrategy, ResponseMode
-from knowledge.context import DEFAULT_RATIO
+from knowledge.answering.answer import Answer, FallbackStrategy, ResponseMode
+from knowledge.backends.llm import Delta
+from knowledge.backends.tokens import message_text
 from knowledge.engine import Request
 from knowledge.errors import BudgetError, KnowledgeError, QuestionError
-from knowledge.llm import Delta
-from knowledge.tokens import message_text
+from knowledge.search.context import DEFAULT_RATIO
 from storage.access import Action
 from storage.records import IndexRef
 

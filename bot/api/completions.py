@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback
+from knowledge.answering.answer import HEDGE_NOTICE, Answer, Citation, Fallback
 
 Json = dict[str, Any]
 EXTRACTIVE_MODEL = "lore-extractive"

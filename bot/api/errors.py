@@ -42,7 +42,7 @@ from knowledge.errors import (
     UnreadableContent,
     UnsupportedContent,
 )
-from knowledge.filters import FilterError
+from knowledge.search.filters import FilterError
 from knowledge.sources.connectors import ConnectorUnavailable, NotConfigured, NotConnected
 from storage.records import NameTaken, StorageError
 from storage.records import NotFound as RowNotFound

@@ -12,8 +12,8 @@ from bot.api.bodies import json_body
 from bot.api.indexes import find_index
 from bot.api.routes import Reply, Route
 from bot.api.state import state
-from knowledge.filters import document_fields
-from knowledge.retrieval import Hit, QueryType
+from knowledge.search.filters import document_fields
+from knowledge.search.retrieval import Hit, QueryType
 from storage.access import Action
 
 

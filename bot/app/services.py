@@ -13,13 +13,13 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
+from knowledge.backends.embedding import Embedder, build_embedder
+from knowledge.backends.llm import OpenAIChatModel
 from knowledge.catalog import Catalog
-from knowledge.embedding import Embedder, build_embedder
 from knowledge.engine import AnswerSpec, Knowledge
 from knowledge.extraction.sandbox import DocumentReader
-from knowledge.ingest import Ingestor
-from knowledge.llm import OpenAIChatModel
-from knowledge.retrieval import Retriever
+from knowledge.indexing.ingest import Ingestor
+from knowledge.search.retrieval import Retriever
 from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
 from storage.deployment import deployment, open_namespace
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.removals import WorkspaceRemovals
     from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import Resolve
     from knowledge.sources.jobs import IndexingJobs
@@ -95,6 +96,14 @@ class Services:
             resolve=self.resolve or system_resolve,
             limits=limits,
         )
+
+    @cached_property
+    def removals(self) -> WorkspaceRemovals:
+        """Workspaces Lore was uninstalled from: their data's removal, after a grace period."""
+        from bot.app.removals import WorkspaceRemovals
+        from storage.repositories.removals import Removals
+
+        return WorkspaceRemovals(self, Removals(self.db))
 
     @cached_property
     def actions(self) -> Actions:
@@ -168,6 +177,7 @@ def build_vector_store(settings: Settings, deployment: str | None = None) -> Chr
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
+        return ChromaVectorStore(client, description=where, deployment=deployment, folder=settings.chroma_path)
     return ChromaVectorStore(client, description=where, deployment=deployment)
 
 

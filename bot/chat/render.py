@@ -11,9 +11,9 @@ from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
-from knowledge.answer import Answer, distinct_names
+from knowledge.answering.answer import Answer, distinct_names
 from knowledge.catalog import IndexListing
-from knowledge.documents import document_names
+from knowledge.indexing.documents import document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")

@@ -21,10 +21,10 @@ from bot.chat.history import HistoryCommands
 from bot.chat.render import render_documents_md, render_listing_md, render_review_md
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
-from knowledge.answer import Answer, ResponseMode
+from knowledge.answering.answer import Answer, ResponseMode
 from knowledge.engine import Request, Strategy
 from knowledge.errors import KnowledgeError
-from knowledge.ingest import Outcome, Source
+from knowledge.indexing.ingest import Outcome, Source
 from knowledge.sources.fetch import Fetcher
 from storage.records import IndexRef
 

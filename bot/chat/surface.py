@@ -11,9 +11,9 @@ from typing import Protocol
 from bot.app.actions.threads import ThreadText
 from bot.app.conversations import Actor
 from bot.chat.commands import Command, parse
-from knowledge.answer import Answer
-from knowledge.context import Message
-from knowledge.llm import Delta
+from knowledge.answering.answer import Answer
+from knowledge.backends.llm import Delta
+from knowledge.search.context import Message
 from storage.records import ChannelRef
 
 

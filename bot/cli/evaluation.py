@@ -19,12 +19,12 @@ from bot.app.local import index_for_cli, local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from knowledge.errors import IngestError
-from knowledge.evaluation import corpus_sources, evaluate, ingest_corpus, load_beir
-from knowledge.ingest import IngestResult, Source
-from knowledge.qa_evaluation import ask_all, load_questions, score
-from knowledge.qa_evaluation import corpus_sources as folder_sources
-from knowledge.ranking import Ranker
-from knowledge.retrieval import RetrievalSpec, Retriever
+from knowledge.evaluation.beir import corpus_sources, evaluate, ingest_corpus, load_beir
+from knowledge.evaluation.qa import ask_all, load_questions, score
+from knowledge.evaluation.qa import corpus_sources as folder_sources
+from knowledge.indexing.ingest import IngestResult, Source
+from knowledge.judging.ranking import Ranker
+from knowledge.search.retrieval import RetrievalSpec, Retriever
 from storage.db import scratch_schema
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
@@ -117,7 +117,7 @@ async def run_qa(
     settings: Settings, folder: Path, questions: Path, *, split: str = "tune", quiet: bool = False
 ) -> dict[str, Any]:
     """Ingest `folder` into a fresh store, ask every question of `split` as `lore ask` does,
-    and score the answers (`knowledge.qa_evaluation`)."""
+    and score the answers (`knowledge.evaluation.qa`)."""
     items = load_questions(questions, split)
     services = build_services(settings)
     try:

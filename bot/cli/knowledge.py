@@ -17,11 +17,11 @@ from bot.app.conversations import Actor
 from bot.app.local import files_under, index_for_cli
 from bot.app.services import Services
 from bot.cli.common import as_local_user, settings_or_exit
-from knowledge.answer import ResponseMode
+from knowledge.answering.answer import ResponseMode
 from knowledge.engine import Request
 from knowledge.errors import IngestError, KnowledgeError
 from knowledge.extraction.types import without_surrogates
-from knowledge.ingest import Outcome, Source
+from knowledge.indexing.ingest import Outcome, Source
 
 if TYPE_CHECKING:
     from knowledge.sources.fetch import Fetcher

@@ -26,6 +26,7 @@ from bot.chat.runtime import Runtime, open_runtime
 from bot.slack.app import build_app
 from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
+from bot.slack.installs import oauth_problem
 
 log = logging.getLogger(__name__)
 HTTP_PORT = 3000
@@ -72,6 +73,9 @@ def count_answers(runtime: Runtime, metrics: Metrics) -> None:
 
 
 async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
+    problem = oauth_problem(settings)
+    if problem is not None:
+        raise SystemExit(f"lore: {problem}")
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
@@ -92,6 +96,8 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
                 secret = settings.slack_signing_secret.get_secret_value()
                 async with serving(http_app(app, secret, api=api), host, port or HTTP_PORT):
                     log.info("Lore listens for Slack at /slack/events, and serves its HTTP API there")
+                    if settings.slack_oauth:
+                        log.info("Lore installs into any workspace from /slack/install")
                     await stop.wait()
         finally:
             await events.close()

@@ -7,8 +7,8 @@ from typing import TextIO
 
 from bot.chat.render import plain, render_answer
 from bot.chat.surface import Confirmation
-from knowledge.answer import Answer
-from knowledge.llm import Delta
+from knowledge.answering.answer import Answer
+from knowledge.backends.llm import Delta
 
 
 class ShellSurface:

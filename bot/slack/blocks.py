@@ -13,7 +13,7 @@ from typing import Any
 
 from bot.chat.mrkdwn import defuse, escape, link
 from bot.chat.render import age
-from knowledge.answer import Answer, Citation, distinct_names
+from knowledge.answering.answer import Answer, Citation, distinct_names
 
 Block = dict[str, Any]
 MARKDOWN_LIMIT = 12_000

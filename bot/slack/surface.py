@@ -42,8 +42,8 @@ from bot.slack.blocks import (
     split_text,
     tail_blocks,
 )
-from knowledge.answer import Answer
-from knowledge.llm import Delta
+from knowledge.answering.answer import Answer
+from knowledge.backends.llm import Delta
 
 log = logging.getLogger(__name__)
 WORKING_REACTION = "mag"

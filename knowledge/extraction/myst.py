@@ -7,7 +7,7 @@ role as `` {func}`confirm` ``; a link target as `(testing)=`; a comment as `% â€
 they are, a Markdown reader takes every such block for code: a warning, a version note and
 a table of contents would be quoted as code, reST examples as code of a language named
 `{eval-rst}`. Rewritten as the reST directives and roles they are, the passages are read as
-Sphinx shows them (`knowledge.quotes`, `knowledge.markup`). Plain Markdown is left alone: a
+Sphinx shows them (`knowledge.text.quotes`, `knowledge.text.markup`). Plain Markdown is left alone: a
 page changes only when it holds a fence whose info string is a name in braces or a role
 written as MyST writes it, and then nothing inside its code blocks changes.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from knowledge.syntax import FENCE, OPTION_LINE
+from knowledge.text.syntax import FENCE, OPTION_LINE
 
 _OPENING = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,}|:{3,})\{(?P<name>[\w:.-]+)\}[ \t]*(?P<argument>.*?)\s*$"

@@ -175,7 +175,7 @@ async def _seed_indexes(api: LoreApi) -> None:
     api.indexes["personal"] = await services.catalog.personal_index(ada)
     api.indexes["general"] = await services.catalog.channel_index(public)
     api.indexes["secret-plans"] = await services.catalog.channel_index(private)
-    from knowledge.ingest import Source
+    from knowledge.indexing.ingest import Source
 
     notes = {
         "personal": "Ada's private note: the spare office key is under the blue plant pot.",

@@ -11,8 +11,8 @@ import pytest
 import pytest_asyncio
 from openai import AsyncOpenAI
 
-from knowledge.generation import GENERAL_NOTICE
-from knowledge.tokens import TiktokenCounter
+from knowledge.answering.generation import GENERAL_NOTICE
+from knowledge.backends.tokens import TiktokenCounter
 from tests.api.conftest import WINDOW, LoreApi
 from tests.api.test_auth import assert_error
 from tests.fakes.openai_server import HttpError, Reply, ToolCall

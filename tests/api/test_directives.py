@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bot.api.directives import read_directives
-from knowledge.answer import FallbackStrategy, ResponseMode
+from knowledge.answering.answer import FallbackStrategy, ResponseMode
 
 
 def system(text: str) -> list[dict[str, Any]]:

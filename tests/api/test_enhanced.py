@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from knowledge.answer import KNOWLEDGE_RULES, Rule
+from knowledge.answering.answer import KNOWLEDGE_RULES, Rule
 from tests.api.conftest import LoreApi
 from tests.fakes.openai_server import Reply
 

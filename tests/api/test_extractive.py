@@ -9,7 +9,7 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot.api.completions import answer_text
-from knowledge.answer import HEDGE_NOTICE, Answer, ResponseMode
+from knowledge.answering.answer import HEDGE_NOTICE, Answer, ResponseMode
 from tests.api.conftest import LoreApi
 from tests.api.test_auth import assert_error
 

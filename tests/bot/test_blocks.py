@@ -25,7 +25,7 @@ from bot.slack.blocks import (
     source_block,
     split_text,
 )
-from knowledge.answer import Answer, Citation, ResponseMode
+from knowledge.answering.answer import Answer, Citation, ResponseMode
 
 WORDS = ["deploy", "billing", "on-call", "pager", "Tuesday", "rollback", "🚀", "naïve", "`code`", "*bold*"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from knowledge.rerank import RERANK_PROMPT
+from knowledge.judging.rerank import RERANK_PROMPT
 from tests.bot.conftest import markdown_file, only_reply, running_bot
 from tests.fakes.openai_server import Reply as LLMReply
 

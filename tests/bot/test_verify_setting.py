@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from knowledge.generation import UNVERIFIED_NOTICE
-from knowledge.verification import VERIFY_PROMPT
+from knowledge.answering.generation import UNVERIFIED_NOTICE
+from knowledge.answering.verification import VERIFY_PROMPT
 from tests.bot.conftest import markdown_file, only_reply, running_bot
 from tests.fakes.openai_server import Reply as LLMReply
 

@@ -18,7 +18,7 @@ import pytest
 from bot.app.local import local_dm
 from bot.app.services import build_services
 from bot.app.settings import Settings
-from knowledge.ingest import collection_for
+from knowledge.indexing.ingest import collection_for
 from storage.values import JobState
 from tests.support.site import Site
 

@@ -240,8 +240,8 @@ async def test_two_replicas_meeting_a_new_channel_at_once_both_answer_with_one_i
     (tmp_path / "b").mkdir()
     async with (
         FakeSlack(TOKEN, TEAM, BOT) as slack,
-        lore_run(tmp_path / "a", slack, env) as first,
-        lore_run(tmp_path / "b", slack, env) as second,
+        lore_run(tmp_path / "a", slack, **env) as first,
+        lore_run(tmp_path / "b", slack, **env) as second,
         aiohttp.ClientSession() as http,
     ):
         doors = [Door(http, first, slack), Door(http, second, slack)]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.knowledge.extraction.test_limits import amplifying_docx
 from tests.knowledge.files import make_epub, make_odt, make_pdf, make_zip
-from tests.knowledge.test_limits import amplifying_docx
-from tests.knowledge.test_tables import wide_csv
+from tests.knowledge.indexing.test_tables import wide_csv
 
 LORE = str(Path(sys.executable).with_name("lore"))
 REAL = Path(__file__).parent.parent / "data" / "real"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from openai import AsyncOpenAI
 
-from knowledge.embedding import LocalEmbedder
+from knowledge.backends.embedding import LocalEmbedder
+from knowledge.backends.llm import ChatModel, OpenAIChatModel
 from knowledge.engine import AnswerSpec, Knowledge
-from knowledge.ingest import Ingestor, Source
-from knowledge.llm import ChatModel, OpenAIChatModel
-from knowledge.retrieval import Retriever
+from knowledge.indexing.ingest import Ingestor, Source
+from knowledge.search.retrieval import Retriever
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
@@ -86,7 +86,7 @@ def stack(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[Stack]:
 
 
 def md(name: str, text: str, **facts: object) -> Source:
-    from knowledge.metadata import DocumentContext, DocumentFacts
+    from knowledge.indexing.metadata import DocumentContext, DocumentFacts
 
     context = facts.pop("context", None)
     return Source(

@@ -8,19 +8,19 @@ from dataclasses import replace
 
 import pytest
 
-from knowledge.abstain import Calibration
-from knowledge.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
+from knowledge.answering.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
+from knowledge.answering.extractive import QUOTED_PASSAGES, asks_several, extractive_answer
+from knowledge.backends.llm import Delta
 from knowledge.engine import Knowledge, Request
 from knowledge.errors import EmbedderUnavailable
-from knowledge.extractive import QUOTED_PASSAGES, asks_several, extractive_answer
-from knowledge.ingest import Source
-from knowledge.llm import Delta
-from knowledge.quotes import Kind, Unit, units
-from knowledge.ranking import Ranking, Scored, ScoredUnit
-from knowledge.retrieval import Hit, Retrieval, Retriever
+from knowledge.indexing.ingest import Source
+from knowledge.judging.abstain import Calibration
+from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
+from knowledge.search.retrieval import Hit, Retrieval, Retriever
+from knowledge.text.quotes import Kind, Unit, units
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
+from tests.knowledge.answering.test_citations import hit
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
-from tests.knowledge.test_citations import hit
 
 ROLLBACK = "How long does a rollback take?"
 UNRELATED = "What is the boiling point of liquid nitrogen on Jupiter's moons?"

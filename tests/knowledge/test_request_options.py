@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 import pytest
 from openai import AsyncOpenAI
 
-from knowledge.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.answering.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.backends.llm import OpenAIChatModel
 from knowledge.engine import Request
-from knowledge.llm import OpenAIChatModel
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
 

@@ -8,10 +8,10 @@ from dataclasses import replace
 import pytest
 from openai import AsyncOpenAI
 
-from knowledge.answer import Fallback, ResponseMode
+from knowledge.answering.answer import Fallback, ResponseMode
+from knowledge.answering.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE
+from knowledge.backends.llm import OpenAIChatModel
 from knowledge.engine import Request, Strategy, is_knowledge_question
-from knowledge.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE
-from knowledge.llm import OpenAIChatModel
 from storage.records import IndexRef
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md

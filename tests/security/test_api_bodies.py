@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 import pytest_asyncio
 
-from knowledge.filters import MAX_DEPTH, FilterError, matches
+from knowledge.search.filters import MAX_DEPTH, FilterError, matches
 from tests.api.conftest import LoreApi, running_api
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

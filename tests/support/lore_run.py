@@ -32,34 +32,27 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def lore_run(home: Path, slack: FakeSlack, env: dict[str, str] | None = None) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack` (with `env` added: a shared DATABASE_URL …);
-    its base URL once /healthz answers."""
+async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack`; its base URL once /healthz answers.
+    `settings` are more environment variables (`SLACK_BOT_TOKEN=""` unsets the bot token,
+    for OAuth installs; `LORE_HOME` another data folder than `home`, which keeps the log)."""
     port = free_port()
-    environment = {
+    env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
     }
-    environment.update(
+    env.update(
         LORE_HOME=str(home),
         SLACK_BOT_TOKEN=TOKEN,
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack.api_url,
         ANONYMIZED_TELEMETRY="False",
-        **(env or {}),
     )
+    env.update(settings)
+    env = {k: v for k, v in env.items() if v != ""}
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(
-            lore,
-            "run",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            env=environment,
-            stdout=log,
-            stderr=log,
-            cwd=home,
+            lore, "run", "--host", "127.0.0.1", "--port", str(port), env=env, stdout=log, stderr=log, cwd=home
         )
         base = f"http://127.0.0.1:{port}"
         try:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.app.conversations import Actor
-from knowledge.answer import Answer
+from knowledge.answering.answer import Answer
 from knowledge.catalog import NotAllowed
 from storage.records import AnswerRecord, IndexRef, NotFound
 from storage.repositories.answers import AnswerEntry

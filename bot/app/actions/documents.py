@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import Ambiguous, refused
 from bot.app.actions.indexes import IndexActions
-from knowledge.documents import find_documents
 from knowledge.errors import IngestError
-from knowledge.ingest import IngestResult, Outcome, Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.documents import find_documents
+from knowledge.indexing.ingest import IngestResult, Outcome, Source
+from knowledge.indexing.metadata import DocumentFacts
 from knowledge.sources.web import FetchError
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef

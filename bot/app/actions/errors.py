@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from knowledge.catalog import NotAllowed
-from knowledge.documents import document_names
 from knowledge.errors import KnowledgeError
+from knowledge.indexing.documents import document_names
 from storage.access import Action
 from storage.records import DocumentRef, IndexRef
 from storage.values import Scope

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import ANSWER_SETTINGS, PARTNERS
 from bot.app.conversations import Actor
-from knowledge.answer import ResponseMode
+from knowledge.answering.answer import ResponseMode
 from knowledge.catalog import NotAllowed
 from knowledge.engine import Strategy
 from storage.access import may_change_answers

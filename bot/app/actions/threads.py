@@ -26,8 +26,8 @@ from bot.app.actions.sources import Attached, SourceActions
 from bot.app.conversations import Actor
 from knowledge.catalog import NotAllowed
 from knowledge.errors import IngestError, KnowledgeError
-from knowledge.ingest import IngestResult, Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import IngestResult, Source
+from knowledge.indexing.metadata import DocumentFacts
 from storage.access import Action, Place, allowed
 from storage.records import IndexRef, SourceConfigRef
 from storage.repositories.sources import SLACK_CHANNEL
@@ -136,7 +136,7 @@ class ThreadActions:
     async def learn(self, actor: Actor) -> Attached:
         """Attach the actor's channel's history to the channel's own index and queue the job
         that reads it (the one under way, if there is one)."""
-        if self._services.settings.slack_bot_token is None:
+        if not self._services.settings.slack_configured:
             raise KnowledgeError(ONLY_IN_SLACK)
         index = await self._own_index(actor)
         channel = await asyncio.to_thread(self._services.directory.channel, index.channel_id or 0)

@@ -28,8 +28,8 @@ from datetime import datetime, timedelta
 
 from knowledge.errors import IngestError
 from knowledge.extraction.formats import type_from_mime, type_from_name
-from knowledge.ingest import Ingestor, IngestResult, Outcome, Source
-from knowledge.metadata import DocumentContext, DocumentFacts, normalise_labels
+from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
+from knowledge.indexing.metadata import DocumentContext, DocumentFacts, normalise_labels
 from knowledge.sources.connectors.base import (
     AttachmentRef,
     Connector,

@@ -12,8 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from knowledge.errors import IngestError, KnowledgeError
-from knowledge.ingest import Ingestor, IngestResult, Outcome, Source
-from knowledge.metadata import DocumentFacts
+from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
+from knowledge.indexing.metadata import DocumentFacts
 from knowledge.sources.jobs.context import MakeCrawler, SourceSync
 from knowledge.sources.jobs.counters import Count, JobCounters, skipped_key
 from storage.records import ClaimLost, DocumentRef, JobRef, SourceConfigRef

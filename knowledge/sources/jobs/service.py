@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from knowledge.ingest import Ingestor
+from knowledge.indexing.ingest import Ingestor
 from knowledge.sources.jobs.schedule import Schedule
 from knowledge.sources.web import AllowList, check_url
 from storage.records import IndexRef, IndexStats, JobLine, JobRef, SourceConfigRef

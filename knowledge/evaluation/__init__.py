@@ -1,0 +1,1 @@
+"""Measuring Lore: BEIR retrieval sets and question sets over a folder of documents."""

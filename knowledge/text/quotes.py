@@ -1,0 +1,468 @@
+"""Passages cut into the units an answer may quote: sentences, list items, code blocks.
+
+Documents arrive as Markdown or reStructuredText-flavoured plain text. A quote must never
+stop in the middle of a fact, so a passage is cut only where a reader would pause: between
+sentences of a paragraph, between list items, around a code block (fenced, indented after
+a `::` paragraph, or under a `.. code-block::` directive), which is kept whole. Heading lines
+and their underlines are not quotable; they name the section the units that follow belong to.
+A quoted sentence or item shows reST's inline markup as Sphinx renders it (`knowledge.text.markup`).
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import textwrap
+from dataclasses import dataclass, replace
+
+from knowledge.text.cuts import begins_mid_sentence, closing_fence, continued_block, goes_on
+from knowledge.text.directives import (
+    AUTODOC,
+    BLOCK,
+    DESCRIPTION,
+    INCLUDE,
+    MKDOCS_ADMONITION,
+    Framed,
+    admonition,
+    caption,
+    directive,
+    past_block,
+    past_options,
+    pymdown_block,
+    unread,
+)
+from knowledge.text.markup import readable
+from knowledge.text.syntax import (
+    ATX,
+    CODE_DIRECTIVE,
+    DIRECTIVE,
+    DOCTEST,
+    FENCE,
+    FIELD,
+    ITEM,
+    TABLE,
+    UNDERLINE,
+    heading_text,
+    indentation,
+    is_heading,
+    split_lines,
+)
+
+MAX_UNIT_CHARS = 1200
+"""A longer code block or item is cut at a line end, saying so with "…"."""
+
+_BACKTICK_RUN = re.compile(r"`{3,}")
+_ROLE_TAIL = re.compile(r"<[^<>`\s]+>`")
+"""The end of a reST reference cut in two: "<Config.from_mapping>` sets …"."""
+_BARE_MARKER = re.compile(r"^\s*(?:\d{1,3}[.)]|#\.|[*•])\s*$")
+"""A numbered item's number, or a bullet, with nothing after it."""
+_AUTO_NUMBER = re.compile(r"^(\s*)#\.(?=\s)")
+"""reST's auto-numbered item ("#. Install it"), shown as a bullet."""
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bcf\.)(?<!\bNo\.)"
+    r"[\"')\]]*\s+(?=[A-Z0-9\"'(\[`*:<])"
+)
+
+
+MAX_NESTING = 16
+"""List items nested deeper than this are not read apart (each level is a recursion)."""
+
+
+class Kind(enum.StrEnum):
+    SENTENCE = "sentence"
+    ITEM = "item"
+    CODE = "code"
+
+
+@dataclass(frozen=True)
+class Unit:
+    text: str
+    kind: Kind
+    block: int
+    """Units of one paragraph, list or code block share a block number, in order."""
+    section: str = ""
+    """The heading the unit is under, if the passage shows it."""
+    label: str = ""
+    """The name a reST description directive gives its body (`.. py:data:: DEBUG`)."""
+    continues: bool = False
+    """It begins in the middle of a sentence or a code block the passage before holds (known
+    from that passage's text: "CLI command, or `with` block." ends a sentence begun there)."""
+
+    @property
+    def shown(self) -> str:
+        """The text labelled by its directive's name when it does not say it (as scored)."""
+        return f"{self.label}: {self.text}" if self.labelled else self.text
+
+    @property
+    def labelled(self) -> bool:
+        """Whether the unit is shown with its directive's name (it does not say it itself,
+        as a word of its own: "configuration" does not say `config`, nor `flask.g` `g`)."""
+        return bool(self.label) and re.search(rf"(?<![\w.]){re.escape(self.label)}(?!\w)", self.text) is None
+
+    @property
+    def rendered(self) -> str:
+        """The text as a reader sees it: prose with its reST markup rendered, code as written
+        in a fenced block (one read from an indented block gets its fences: in Markdown its
+        `# comment` line would be a heading, `>>>` a nested quote, `**kwargs` bold)."""
+        if self.kind == Kind.ITEM:
+            return readable(_AUTO_NUMBER.sub(r"\1-", self.text))
+        if self.kind != Kind.CODE:
+            return readable(self.text)
+        if opening := FENCE.match(self.text):
+            return self.text if _closed(self.text) else f"{self.text}\n{opening[1]}"
+        fence = "`" * max([3, *(len(run) + 1 for run in _BACKTICK_RUN.findall(self.text))])
+        return f"{fence}\n{self.text}\n{fence}"
+
+    @property
+    def quoted(self) -> str:
+        """`rendered`, labelled as `shown` is."""
+        return f"{self.label}: {self.rendered}" if self.labelled else self.rendered
+
+    @property
+    def fragment(self) -> bool:
+        """Whether the unit starts mid-sentence, or is code of brackets alone (a passage may
+        begin with the end of the one before it): it is scored, but not quoted on its own."""
+        if self.kind == Kind.CODE:  # the closing brackets of a block the passage before holds
+            return not any(c.isalnum() for c in self.text)
+        text = self.text.lstrip()
+        return self.kind == Kind.SENTENCE and (
+            self.continues or text[:1].islower() or text[:1] in ",;:)]}" or _ROLE_TAIL.match(text) is not None
+        )
+
+
+def _closed(code: str) -> bool:
+    """Whether a fenced block's text ends with the fence that closes it (a passage may end
+    inside the block: its quote must close it, or the rest of the answer would show as code)."""
+    lines = code.rstrip().split("\n")
+    opening = FENCE.match(lines[0])
+    last = lines[-1].strip()
+    return (
+        opening is not None
+        and len(lines) > 1
+        and last.startswith(opening[1])
+        and not last.strip(opening[1][0])
+    )
+
+
+def without_marker(text: str) -> str:
+    """A list item's text without its bullet or number ("- Register …" → "Register …")."""
+    found = ITEM.match(text)
+    return text[found.end() - 1 :] if found else text
+
+
+def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
+    """The quotable units of `text`, in order. `before` is the text before it in its
+    section, if known (the passages before it, `cuts.joined`): a passage may begin inside a code
+    block opened there, and those lines are code, not prose. A text of titles alone is
+    quoted by its titles' words, unless `titles` is False (the rest of a passage read on
+    into: the next section's title is nothing to quote)."""
+    lines = split_lines(text)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if lines and _BARE_MARKER.match(lines[-1]):
+        lines.pop()  # the passage was cut just after the next item's number
+    out: list[Unit] = []
+    i, code, _, cut, _, whole = continued_block(before, text)
+    if not i and cut and lines and (DIRECTIVE.match(whole) or FENCE.match(whole) or INCLUDE.match(whole)):
+        lines[0] = whole  # begun in the middle of a directive's, a fence's or an include's line
+    elif not i and cut:
+        goes_on(lines)
+    if not i and (closing := closing_fence(lines)) is not None:  # it starts inside a fenced block
+        i, code = closing + 1, lines[:closing]
+    block = 1 if any(line.strip() for line in code) else 0
+    if block:  # the rest of a block the passage before begins
+        out.append(replace(_code(textwrap.dedent("\n".join(code)).strip("\n"), block), continues=True))
+    _read(lines, i, out, block)
+    found = [u for u in out if u.rendered.strip() and not _bare_fences(u)]  # not an image's tag alone
+    if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
+        found.pop()  # a heading whose underline fell into the next passage
+    if found and lines and not i and _at_start(found[0], lines) and begins_mid_sentence(before, text):
+        found[0] = replace(found[0], continues=True)
+    if not found and titles:  # nothing but titles: their words are what there is to quote
+        words = " ".join(
+            line.strip()
+            for line in lines
+            if not (UNDERLINE.match(line) or unread(line) or DIRECTIVE.match(line))
+        )
+        found = [Unit(" ".join(words.split()), Kind.SENTENCE, 1)] if words.strip() else []
+    return found
+
+
+def _at_start(unit: Unit, lines: list[str]) -> bool:
+    """Whether `unit` is a sentence the passage's first line begins."""
+    first = " ".join(lines[0].split())
+    return (
+        unit.kind == Kind.SENTENCE
+        and bool(first)
+        and (first.startswith(unit.text) or unit.text.startswith(first))
+    )
+
+
+def _bare_fences(unit: Unit) -> bool:
+    """A code unit of fence lines only: a passage that ends just after a block opens."""
+    return unit.kind == Kind.CODE and all(
+        not line.strip() or FENCE.match(line) for line in unit.text.split("\n")
+    )
+
+
+def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0) -> int:
+    """The units of `lines` from line `i` on, appended to `out`; the last block number used
+    (`block` is the one before the first). `depth`: how many list items `lines` is nested in."""
+    section, label, label_indent = "", "", -1
+    while i < len(lines):
+        line = lines[i]
+        if is_heading(lines, i):
+            section, label = heading_text(lines[i]), ""
+            i += 1 if ATX.match(line) else 2
+            continue
+        if not line.strip() or (UNDERLINE.match(line) and not FENCE.match(line)) or unread(line):
+            i += 1
+            continue
+        if label and indentation(line) <= label_indent:
+            label = ""
+        block += 1
+        start = len(out)
+        if description := DESCRIPTION.match(line):
+            label, label_indent = description.group("name"), indentation(line)
+            i = past_options(lines, i + 1)  # `:noindex:` is not its body
+        elif FENCE.match(line):
+            i = _fenced(lines, i, out, block)
+        elif CODE_DIRECTIVE.match(line):
+            after = past_options(lines, i + 1)
+            i = _indented(lines, after, out, block, indentation(line), caption(lines[i + 1 : after]))
+        elif DIRECTIVE.match(line):
+            i = _framed(directive(lines, i), out, block)
+        elif AUTODOC.match(line):
+            i = past_block(lines, i + 1, indentation(line))
+        elif box := MKDOCS_ADMONITION.match(line):
+            i = _framed(admonition(lines, i, box), out, block)
+        elif opened := BLOCK.match(line):
+            i = _framed(pymdown_block(lines, i, opened), out, block)
+        elif TABLE.match(line):
+            i = _table(lines, i, out, block)
+        elif DOCTEST.match(line):
+            i = _doctest(lines, i, out, block)
+        elif ITEM.match(line) or FIELD.match(line):
+            i, block = _item(lines, i, out, block, depth)
+        else:
+            i = _paragraph(lines, i, out, block)
+        out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
+    return block
+
+
+def _framed(framed: Framed, out: list[Unit], block: int) -> int:
+    """The sentences of what a directive or a box shows (`knowledge.text.directives`), appended to
+    `out`; the line after it."""
+    if framed.hides and out and out[-1].kind == Kind.SENTENCE and out[-1].text.endswith(":"):
+        out.pop()  # "What it looks like:" introduces what only a docs build shows
+    out.extend(_sentences(framed.text, block))
+    return framed.end
+
+
+def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None, str]:
+    """When the passage `before` ends inside a code block, or with the line opening one,
+    and the passage after it, `text`, goes on with the block: the block's rest as a code
+    unit, without the lines `text` repeats of `before` (chunks overlap), and the text after
+    the block. When `previous` (the passage's last unit) is the block's code, the unit is
+    the whole block, read from its opener as `previous` was, so that it begins with
+    `previous`'s text (one block, its lines indented as written); else a block of its own
+    after it. Otherwise None and `text`."""
+    continued = continued_block(before, text)
+    if not continued.lines:
+        return None, text
+    rest = "\n".join(split_lines(text)[continued.lines :])
+    fresh = continued.code[continued.repeated :]
+    if not "".join(fresh).strip():
+        return None, rest
+    if previous.kind == Kind.CODE and continued.opener >= 0:
+        read: list[Unit] = []
+        _read([*split_lines(before)[continued.opener :], *fresh], 0, read, previous.block - 1)
+        whole = next((u for u in read if u.kind == Kind.CODE), None)
+        if whole is not None and whole.text.startswith(previous.text):
+            return replace(whole, block=previous.block, section=previous.section, label=previous.label), rest
+    code = _cap(textwrap.dedent("\n".join(fresh)).strip("\n"))
+    block = previous.block if previous.kind == Kind.CODE else previous.block + 1
+    return Unit(code, Kind.CODE, block, previous.section, previous.label), rest
+
+
+def _looks_like_a_title(unit: Unit) -> bool:
+    """Short, not ended as a sentence, and not a label before a value or code ("Default:
+    ``False``", "For example: `request.query_params['search']`": what a setting's
+    default is, a page's example)."""
+    text = unit.text.strip()
+    return (
+        unit.kind == Kind.SENTENCE
+        and len(text.split()) <= 6
+        and text[-1:] not in ".!?:;,)"
+        and ": " not in text
+        and "`" not in text
+    )
+
+
+def _fenced(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    fence = FENCE.match(lines[i])
+    assert fence is not None
+    end = i + 1
+    while end < len(lines) and not lines[end].strip().startswith(fence.group(1)):
+        end += 1
+    out.append(_code(textwrap.dedent("\n".join(lines[i : end + 1])), block))  # (a fence may be indented)
+    return end + 1
+
+
+def _indented(lines: list[str], i: int, out: list[Unit], block: int, base: int, caption: str = "") -> int:
+    """A literal block: the lines indented deeper than `base` (blank lines inside kept), under
+    a comment line naming its `caption` when it has one."""
+    end = i
+    while end < len(lines) and (not lines[end].strip() or indentation(lines[end]) > base):
+        end += 1
+    body = lines[i:end]
+    while body and not body[-1].strip():
+        body.pop()
+    while body and not body[0].strip():
+        body.pop(0)
+    if body:
+        least = min(indentation(b) for b in body if b.strip())
+        code = "\n".join(b[least:] for b in body)
+        out.append(_code(f"# {caption}\n{code}" if caption else code, block))
+    return max(end, i + 1) if body else i
+
+
+def _doctest(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """A doctest block (an interactive Python session pasted into reST): its lines up to the
+    next blank line, as code."""
+    end = i
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    out.append(_code(textwrap.dedent("\n".join(lines[i:end])), block))
+    return end
+
+
+def _table(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    end = i
+    while end < len(lines) and lines[end].strip():
+        end += 1
+    out.append(_code("\n".join(lines[i:end]), block))
+    return end
+
+
+def _item(lines: list[str], i: int, out: list[Unit], block: int, depth: int) -> tuple[int, int]:
+    """Consecutive list items (or reST fields): each item's own paragraph is a unit, what is
+    nested in it after that (a paragraph, a literal or fenced code block, a sub-list) is read
+    as blocks of its own. The line after the list, and the last block number used."""
+    base = indentation(lines[i])
+    end = i
+    while end < len(lines):
+        start = end
+        end += 1
+        while end < len(lines):
+            line = lines[end]
+            if line.strip() and indentation(line) <= base and (ITEM.match(line) or FIELD.match(line)):
+                break
+            if not line.strip() and (end + 1 >= len(lines) or indentation(lines[end + 1]) <= base):
+                break
+            if line.strip() and indentation(line) < base:
+                break
+            if is_heading(lines, end):
+                break
+            end += 1
+        own = start + 1
+        while (
+            own < end and lines[own].strip() and not (FENCE.match(lines[own]) or DIRECTIVE.match(lines[own]))
+        ):
+            own += 1
+        text = _item_text(lines[start:own], base)
+        literal = text.endswith("::")
+        if literal:  # "Example::" introduces the literal block nested in the item
+            text = text[:-3] if text.endswith(" ::") else text[:-1]
+        out.append(Unit(_cap(text), Kind.ITEM, block))
+        block = _nested(lines[own:end], out, block, depth + 1, literal=literal)
+        if (
+            end >= len(lines)
+            or not lines[end].strip()
+            or not (ITEM.match(lines[end]) or FIELD.match(lines[end]))
+        ):
+            break
+        if indentation(lines[end]) != base:
+            break
+    return end, block
+
+
+def _item_text(lines: list[str], base: int) -> str:
+    """An item's own paragraph on one line, but for the sub-items it runs into (Markdown
+    nests a list without a blank line), each on a line of its own at its depth."""
+    text = ""
+    for line in lines:
+        if not line.strip():
+            continue
+        if text and ITEM.match(line) and indentation(line) > base:
+            text += "\n" + line[base:].rstrip()
+        else:
+            text += (" " if text else "") + line.strip()
+    return text
+
+
+def _nested(lines: list[str], out: list[Unit], block: int, depth: int, *, literal: bool) -> int:
+    """What a list item holds after its own paragraph, dedented and read as blocks (all of it
+    one literal block when the item's text ended with `::`); the last block number used.
+    Deeper than `MAX_NESTING` (a model's or a document's runaway list), it is one unit."""
+    if not any(line.strip() for line in lines):
+        return block
+    if depth > MAX_NESTING:
+        out.append(Unit(_cap(" ".join(line.strip() for line in lines if line.strip())), Kind.ITEM, block + 1))
+        return block + 1
+    least = min(indentation(line) for line in lines if line.strip())
+    dedented = [line[least:] for line in lines]
+    if literal:
+        out.append(_code("\n".join(dedented).strip("\n"), block + 1))
+        return block + 1
+    return _read(dedented, 0, out, block, depth)
+
+
+def _paragraph(lines: list[str], i: int, out: list[Unit], block: int) -> int:
+    """A paragraph's sentences; one ending in `::` is followed by a literal block."""
+    base = indentation(lines[i])
+    end = i
+    while end < len(lines) and lines[end].strip() and not _starts_block(lines, end, i):
+        end += 1
+    text = " ".join(part.strip() for part in lines[i:end])
+    literal = text.endswith("::")
+    if literal:
+        text = "" if text == "::" else text[:-1] if not text.endswith(" ::") else text[:-3]
+    out.extend(_sentences(text, block))
+    if literal:
+        following = end
+        while following < len(lines) and not lines[following].strip():
+            following += 1
+        if following < len(lines) and indentation(lines[following]) > base:
+            return _indented(lines, following, out, block, base)
+    return max(end, i + 1)
+
+
+def _starts_block(lines: list[str], j: int, first: int) -> bool:
+    if j == first:
+        return False
+    line = lines[j]
+    return bool(
+        FENCE.match(line)
+        or DIRECTIVE.match(line)
+        or ITEM.match(line)
+        or is_heading(lines, j)
+        or UNDERLINE.match(line)
+        or indentation(line) > indentation(lines[first]) + 1
+    )
+
+
+def _sentences(text: str, block: int) -> list[Unit]:
+    return [Unit(s.strip(), Kind.SENTENCE, block) for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _code(text: str, block: int) -> Unit:
+    return Unit(_cap(text), Kind.CODE, block)
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_UNIT_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_UNIT_CHARS)
+    cut = cut if cut > MAX_UNIT_CHARS // 2 else text.rfind(" ", 0, MAX_UNIT_CHARS)
+    return text[: max(cut, 1)].rstrip() + "\n…"
