@@ -37,12 +37,12 @@ from typing import Any, cast
 import chromadb
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
+from knowledge.search.retrieval import QueryType, Retriever
 
 from bench.retrieval import WARM_UP, machine, summary
 from bench.scale import Corpus, create_index, embedded_pool, fill_index, questions, synthesize
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from knowledge.retrieval import QueryType, Retriever
 from storage.keyword import KeywordIndex, query_terms
 from storage.records import IndexRef
 
@@ -101,7 +101,9 @@ async def _grow_and_measure(
     before = await asyncio.to_thread(services.indexes.stats, index.id)
     filled = await fill_index(services, index, size - before.chunks, seed=step)
     pool = await embedded_pool(services.embedder)
-    corpus = await asyncio.to_thread(synthesize, pool, filled.chunks, seed=step, first_document=before.documents)
+    corpus = await asyncio.to_thread(
+        synthesize, pool, filled.chunks, seed=step, first_document=before.documents
+    )
     plain_seconds = await asyncio.to_thread(plain.add, corpus)
     maintenance = await asyncio.to_thread(_vacuum_analyze, services)
     latency = await _latencies(services, index, plain, count)
@@ -135,10 +137,14 @@ class _Plain:
 
     def __init__(self, host: str, port: int) -> None:
         self.port = port
-        client = chromadb.HttpClient(host=host, port=port, settings=ChromaSettings(anonymized_telemetry=False))
+        client = chromadb.HttpClient(
+            host=host, port=port, settings=ChromaSettings(anonymized_telemetry=False)
+        )
         self._client = client
         self.collection: Collection = client.create_collection(
-            f"plain-baseline-{uuid.uuid4().hex[:8]}", embedding_function=None, metadata={"hnsw:space": "cosine"}
+            f"plain-baseline-{uuid.uuid4().hex[:8]}",
+            embedding_function=None,
+            metadata={"hnsw:space": "cosine"},
         )
 
     def add(self, corpus: Corpus) -> float:
@@ -164,7 +170,9 @@ class _Plain:
         return time.perf_counter() - started
 
 
-async def _latencies(services: Services, index: IndexRef, plain: _Plain, count: int) -> dict[str, dict[str, float]]:
+async def _latencies(
+    services: Services, index: IndexRef, plain: _Plain, count: int
+) -> dict[str, dict[str, float]]:
     pool = await embedded_pool(services.embedder)
     asked = questions(pool, WARM_UP + count, seed=7)
     warm, asked = asked[:WARM_UP], asked[WARM_UP:]

@@ -177,7 +177,9 @@ def build_vector_store(settings: Settings, deployment: str | None = None) -> Chr
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
-        return ChromaVectorStore(client, description=where, deployment=deployment, folder=settings.chroma_path)
+        return ChromaVectorStore(
+            client, description=where, deployment=deployment, folder=settings.chroma_path
+        )
     return ChromaVectorStore(client, description=where, deployment=deployment)
 
 
