@@ -5,7 +5,8 @@ One Lore index grows through the sizes (synthetic chunks, `bench.scale`), and on
 chromadb collection on the same Chroma server gets the same vectors and texts. At each size:
 the build time of each, keyword / dense / hybrid p50 and p95 (dense and hybrid include
 embedding the question), plain chromadb's dense p50 and p95 (same embedder, as many
-neighbours as Lore asks for), the second stage's SQL (`KeywordIndex.frequencies`, what the
+neighbours as Lore asks for; each question is asked of every lane in turn, so a busy moment
+of a shared machine slows them alike), the second stage's SQL (`KeywordIndex.frequencies`, what the
 ranker asks for a question's words), and the resident memory (PSS) and disk of each process:
 this one, PostgreSQL (all its processes) and the Chroma server.
 
@@ -37,12 +38,12 @@ from typing import Any, cast
 import chromadb
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
-from knowledge.search.retrieval import QueryType, Retriever
 
 from bench.retrieval import WARM_UP, machine, summary
 from bench.scale import Corpus, create_index, embedded_pool, fill_index, questions, synthesize
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
+from knowledge.search.retrieval import QueryType, Retriever
 from storage.keyword import KeywordIndex, query_terms
 from storage.records import IndexRef
 
