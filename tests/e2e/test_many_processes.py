@@ -17,11 +17,11 @@ from typing import Any
 
 import aiohttp
 import pytest
-from knowledge.indexing.ingest import collection_for
 
 from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
+from knowledge.indexing.ingest import collection_for
 from storage.values import JobState, Scope
 from tests.e2e.test_two_workers import ready
 from tests.fakes.slack_server import FakeSlack

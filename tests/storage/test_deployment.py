@@ -12,7 +12,6 @@ from pathlib import Path
 import psycopg
 import pytest
 from alembic import command
-from knowledge.indexing.ingest import Source, collection_for
 from sqlalchemy import create_engine, make_url
 from typer.testing import CliRunner
 
@@ -20,6 +19,7 @@ from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.cli.main import app
+from knowledge.indexing.ingest import Source, collection_for
 from storage.migrations_runner import alembic_config
 from storage.vectors import ChromaVectorStore, CollectionRef, NamespaceTaken, VectorRecord, chroma_client
 from tests.support.postgres import create_database, drop_database
