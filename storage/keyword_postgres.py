@@ -10,6 +10,9 @@ worse than SQLite's bm25. Here, as on SQLite (`storage.keyword`):
    common lexemes, and from a count of the GIN index capped below the rarest of those for
    the others: never a scan of the table. The number of chunks is the planner's estimate.
 3. The rarest lexemes are kept while their postings stay within the budget (`within_budget`).
+   When even the rarest is beyond it (every word common, in a large index), the chunks
+   holding the most of the question's lexemes are read instead, a bounded number of them
+   (`_conjunctive`): the work of a search never grows with the table.
 4. Each kept lexeme's postings in the indexes searched are read from the GIN index (a
    composite one on `(index_id, tsv)` where `btree_gin` is available, so other tenants'
    postings are never read); each chunk scores the BM25 weight of the lexemes it holds
@@ -39,6 +42,8 @@ K1 = 1.2
 B = 0.75
 """BM25's term-frequency saturation and length normalisation, as SQLite's FTS5 uses them."""
 FIRST_STAGE_FACTOR, FIRST_STAGE_MIN, FIRST_STAGE_MAX = 2, 200, 1000
+CONJUNCTIVE_ROWS = 2000
+"""Chunks read at most when every word of the question is common (see `_conjunctive`)."""
 """How many chunks, best by the first stage's score, are scored again exactly (2k, within
 bounds): on SciFact, rescoring the first 100 already ranks as scoring every match exactly."""
 STATISTICS_SECONDS = 300.0
@@ -74,32 +79,37 @@ class PostgresKeyword:
         document_ids: Sequence[int] | None,
     ) -> list[tuple[int, float]]:
         """The `k` best (chunk id, score) for `words` in those indexes."""
-        from storage.keyword import within_budget
-
         lexemes = self.lexemes(connection, words)
         if not lexemes:
             return []
         held, total = self.frequencies_of(connection, lexemes)
-        kept = within_budget(lexemes, held, self._max_postings)
-        weights = [idf(held[lexemes.index(lexeme)], total) for lexeme in kept]
+        first = min(max(FIRST_STAGE_FACTOR * k, FIRST_STAGE_MIN), FIRST_STAGE_MAX)
         params: dict[str, object] = {
             "k": k,
-            "first": min(max(FIRST_STAGE_FACTOR * k, FIRST_STAGE_MIN), FIRST_STAGE_MAX),
+            "first": first,
             "k1": K1,
             "b": B,
             "document_ids": list(document_ids or []),
-            "lexemes": list(kept),
-            "idfs": weights,
+            "lexemes": list(lexemes),
+            "idfs": [idf(n, total) for n in held],
         }
-        arms = []
-        for n, (lexeme, weight) in enumerate(zip(kept, weights, strict=True)):
-            params[f"q{n}"], params[f"w{n}"] = tsquery(lexeme), weight
-            for m, index_id in enumerate(dict.fromkeys(index_ids)):
-                params[f"i{m}"] = index_id
-                arms.append(_POSTINGS.format(n=n, m=m))
+        for m, index_id in enumerate(dict.fromkeys(index_ids)):
+            params[f"i{m}"] = index_id
+        indexes = range(len(dict.fromkeys(index_ids)))
+        rarest = min((n for n in held if n > 0), default=0)
+        if rarest <= self._max_postings:
+            postings, total_of = (
+                _disjunctive(lexemes, held, total, self._max_postings, indexes, params),
+                "sum",
+            )
+        else:
+            postings, total_of = (
+                _conjunctive(lexemes, held, total, max(2 * first, CONJUNCTIVE_ROWS), indexes, params),
+                "max",
+            )
         documents = "AND document_id = ANY(:document_ids)" if document_ids is not None else ""
         rows = connection.execute(
-            text(_BM25.format(postings=" UNION ALL ".join(arms), documents=documents)), params
+            text(_BM25.format(postings=postings, documents=documents, total=total_of)), params
         ).all()
         return [(int(chunk), float(score)) for chunk, score in rows]
 
@@ -122,7 +132,7 @@ class PostgresKeyword:
         (up to just past the rarest common one's) for the others."""
         statistics = self._fresh_statistics(connection)
         total = statistics.chunks
-        cap = max(1, math.ceil(statistics.rarest_common * total)) if statistics.common else self._max_postings
+        cap = max(1, math.ceil(statistics.rarest_common * total)) if statistics.common else self._max_postings + 1
         rare = [lexeme for lexeme in lexemes if lexeme not in statistics.common]
         counted = _capped_counts(connection, rare, cap) if rare else {}
         held = [
@@ -141,6 +151,49 @@ class PostgresKeyword:
     def forget_statistics(self) -> None:
         """Read the statistics again at the next search (after an ANALYZE)."""
         self._statistics = Statistics()
+
+
+def _disjunctive(
+    lexemes: Sequence[str],
+    held: Sequence[int],
+    total: int,
+    budget: int,
+    indexes: Sequence[int],
+    params: dict[str, object],
+) -> str:
+    """The postings of the rarest lexemes within the budget, one arm per (lexeme, index),
+    each row weighing its lexeme's idf (summed per chunk)."""
+    from storage.keyword import within_budget
+
+    arms = []
+    for n, lexeme in enumerate(within_budget(lexemes, held, budget)):
+        params[f"q{n}"], params[f"w{n}"] = tsquery(lexeme), idf(held[lexemes.index(lexeme)], total)
+        arms += [_POSTINGS.format(n=n, m=m, limit="") for m in indexes]
+    return " UNION ALL ".join(arms)
+
+
+def _conjunctive(
+    lexemes: Sequence[str],
+    held: Sequence[int],
+    total: int,
+    rows: int,
+    indexes: Sequence[int],
+    params: dict[str, object],
+) -> str:
+    """When even the rarest lexeme is held by more chunks than the budget (every word of the
+    question is common, in a large index), the chunks holding the most of them: those
+    holding all, then all but the commonest, and so on, `rows` at most in all (the GIN
+    index intersects the lexemes' postings; only the chunks read cost a row). Each row
+    weighs the idfs of the lexemes its level asks for (the best level counts per chunk)."""
+    present = sorted((i for i, n in enumerate(held) if n > 0), key=lambda i: held[i])
+    arms = []
+    for level in range(len(present), 0, -1):
+        asked = present[:level]
+        params[f"q{level}"] = " & ".join(tsquery(lexemes[i]) for i in asked)
+        params[f"w{level}"] = sum(idf(held[i], total) for i in asked)
+        arms += [f"({_POSTINGS.format(n=level, m=m, limit='LIMIT :rows')})" for m in indexes]
+    params["rows"] = rows
+    return f"SELECT * FROM ({' UNION ALL '.join(arms)}) AS levels LIMIT :rows"  # noqa: S608 (placeholders only)
 
 
 def stems(connection: Connection, words: Sequence[str]) -> list[list[str]]:
@@ -209,7 +262,7 @@ def tsquery(lexeme: str) -> str:
 # a stored value's size, not the value.
 _POSTINGS = (
     "SELECT id, document_id, octet_length(heading) + octet_length(text) AS length, CAST(:w{n} AS float8) AS weight "
-    "FROM chunk WHERE index_id = :i{m} AND tsv @@ CAST(:q{n} AS tsquery)"
+    "FROM chunk WHERE index_id = :i{m} AND tsv @@ CAST(:q{n} AS tsquery) {limit}"
 )
 
 # Summed per chunk as BM25 with one occurrence per lexeme, normalised by length against the
@@ -220,7 +273,7 @@ _BM25 = """
 WITH hits AS (
     {postings}
 ), scored AS (
-    SELECT id, sum(weight) AS weight, max(length) AS length FROM hits
+    SELECT id, {total}(weight) AS weight, max(length) AS length FROM hits
     WHERE document_id NOT IN (SELECT id FROM document WHERE status IN ('pending', 'deleting')) {documents}
     GROUP BY id
 ), average AS (
