@@ -111,7 +111,9 @@ async def running_jobs(
 def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     """APScheduler, checking every few minutes which attached sources are due a refresh,
     and which removed workspaces are due their purge; both schedules live in the database,
-    so restarts and several processes agree."""
+    so restarts and several processes agree. It also finishes what killed writers left
+    half done (documents whose writer's lease ran out): a process that runs for weeks does
+    not wait for another to start."""
     scheduler = AsyncIOScheduler()
     scheduler.add_job(
         _enqueue_due,
@@ -133,8 +135,26 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         max_instances=1,
         next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
     )
+    scheduler.add_job(
+        _repair,
+        "interval",
+        args=[services],
+        minutes=services.settings.lore_refresh_check_minutes,
+        id="lore-repair",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
     scheduler.start()
     return scheduler
+
+
+async def _repair(services: Services) -> None:
+    try:
+        indexes = await asyncio.to_thread(services.indexes.list_all)
+        await services.ingestor.repair({i.id: i for i in indexes})
+    except Exception:
+        log.exception("could not repair half-written documents")
 
 
 async def _enqueue_due(services: Services) -> None:
