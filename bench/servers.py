@@ -28,6 +28,7 @@ import datetime
 import json
 import os
 import re
+import sys
 import tempfile
 import time
 import uuid
@@ -76,7 +77,7 @@ async def run(workdir: Path, quick: bool, sizes: Sequence[int] | None = None) ->
             rows = []
             for step, size in enumerate(sizes):
                 rows.append(await _grow_and_measure(services, index, plain, size, step, count))
-                print(f"bench servers: {size:,} chunks: {json.dumps(rows[-1]['latency'])}", flush=True)
+                print(f"bench servers: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
         finally:
             await services.aclose()
     largest = rows[-1]
@@ -289,13 +290,100 @@ def _disk_mb(services: Services, chroma_port: int) -> dict[str, int]:
     }
 
 
+async def keyword_only(workdir: Path, chunks: int, count: int = QUERIES) -> dict[str, Any]:
+    """PostgreSQL alone at a size whose vectors this machine cannot build in the time: the
+    chunks of the same synthetic documents copied in (`COPY`, the keyword index built after),
+    then keyword search and the second stage's SQL timed on the same questions. Not Lore's
+    write path, and no dense side: what it shows is how keyword search grows."""
+    from bench.scale import handbook
+    from tests.support.postgres import create_database, serve_postgres
+
+    started = time.perf_counter()
+    with serve_postgres() as admin_url:
+        settings = Settings(
+            _env_file=None, lore_home=workdir / "lore", database_url=create_database(admin_url)
+        )
+        services = build_services(settings)
+        try:
+            index = await create_index(services)
+            load = await asyncio.to_thread(_copy_in, services, index, handbook(), chunks)
+            maintenance = await asyncio.to_thread(_vacuum_analyze, services)
+            pool = await embedded_pool(services.embedder)
+            asked = questions(pool, WARM_UP + count, seed=7)
+            keyword = KeywordIndex(services.db)
+            times: dict[str, list[float]] = {"keyword": [], "second_stage_sql": []}
+            for n, question in enumerate(asked):
+                for name, lane in (
+                    (
+                        "keyword",
+                        lambda q=question: keyword.search([index.id], q, services.retriever.spec.candidates),
+                    ),
+                    ("second_stage_sql", lambda q=question: keyword.frequencies(query_terms(q))),
+                ):
+                    began = time.perf_counter()
+                    await asyncio.to_thread(lane)
+                    if n >= WARM_UP:
+                        times[name].append((time.perf_counter() - began) * 1000)
+            return {
+                "chunks": chunks,
+                "copy_and_index_seconds": round(load, 1),
+                "vacuum_analyze_seconds": round(maintenance, 1),
+                "latency": {name: summary(values) for name, values in times.items()},
+                "memory_pss_mb": {"postgresql": _pss_mb(_postgres_pids(services))},
+                "disk_mb": _disk_mb(services, 0),
+                "load_average_1m": round(os.getloadavg()[0], 2),
+                "wall_seconds": round(time.perf_counter() - started, 1),
+            }
+        finally:
+            await services.aclose()
+
+
+def _copy_in(services: Services, index: IndexRef, facts: Sequence[Any], chunks: int) -> float:
+    """The documents (ready) and their chunks, by COPY; the keyword index dropped before and
+    built after, as a bulk load does. Seconds taken."""
+    from bench.scale import synthetic_texts
+
+    started = time.perf_counter()
+    raw = services.db.engine.raw_connection()
+    try:
+        cursor = raw.cursor()
+        cursor.execute("DROP INDEX IF EXISTS ix_chunk_tsv")
+        cursor.execute("SELECT coalesce(max(id), 0) FROM document")
+        first = int(cursor.fetchone()[0]) + 1
+        # One COPY at a time on a connection: the documents, then their chunks (drawn again).
+        with cursor.copy(
+            "COPY document (id, index_id, source_kind, source_key, name, time_added, mime_type, size, "
+            "characters, content_hash, chunk_count, status, meta) FROM STDIN"
+        ) as documents:
+            for document_id, (title, texts) in enumerate(synthetic_texts(facts, chunks), start=first):
+                name = f"{title.lower().replace(',', '').replace(' ', '-')}.md"
+                row = (document_id, index.id, "file", name, name, "2026-01-01", "text/markdown")
+                documents.write_row((*row, 0, 0, f"h{document_id}", len(texts), "ready", "{}"))
+        with cursor.copy("COPY chunk (document_id, index_id, position, heading, text) FROM STDIN") as rows:
+            for document_id, (title, texts) in enumerate(synthetic_texts(facts, chunks), start=first):
+                for position, text in enumerate(texts):
+                    rows.write_row((document_id, index.id, position, title, text))
+        cursor.execute("SELECT setval('document_id_seq', (SELECT max(id) FROM document))")
+        cursor.execute("CREATE INDEX ix_chunk_tsv ON chunk USING GIN (index_id, tsv)")
+        raw.commit()
+    finally:
+        raw.close()
+    return time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.servers")
     parser.add_argument("--quick", action="store_true", help="a minutes-long run (two small sizes)")
     parser.add_argument("--sizes", type=int, nargs="+", help=f"chunks at each step (default {SIZES})")
+    parser.add_argument(
+        "--keyword-only", type=int, metavar="CHUNKS", help="PostgreSQL alone, filled by COPY to CHUNKS"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lore-servers-") as workdir:
-        result = asyncio.run(run(Path(workdir), args.quick, args.sizes))
+        if args.keyword_only:
+            result = asyncio.run(keyword_only(Path(workdir), args.keyword_only))
+        else:
+            result = asyncio.run(run(Path(workdir), args.quick, args.sizes))
     print(json.dumps(result, indent=2))
 
 
