@@ -132,7 +132,11 @@ class PostgresKeyword:
         (up to just past the rarest common one's) for the others."""
         statistics = self._fresh_statistics(connection)
         total = statistics.chunks
-        cap = max(1, math.ceil(statistics.rarest_common * total)) if statistics.common else self._max_postings + 1
+        cap = (
+            max(1, math.ceil(statistics.rarest_common * total))
+            if statistics.common
+            else self._max_postings + 1
+        )
         rare = [lexeme for lexeme in lexemes if lexeme not in statistics.common]
         counted = _capped_counts(connection, rare, cap) if rare else {}
         held = [

@@ -96,10 +96,17 @@ class Settings(KnowledgeSettings):
     lore_progress_seconds: float = Field(
         default=3.0, gt=0, description="How often a job's progress message is updated in the thread."
     )
+    lore_mcp_max_chars: int = Field(
+        default=40_000,
+        ge=2_000,
+        le=1_000_000,
+        description="Most characters of text one MCP tool result or resource carries (passages, an "
+        "answer's quotes, a document's text); what is cut says so.",
+    )
     lore_connector_admins: str = Field(
         default="",
-        description="Comma-separated Slack user ids who may connect doc sources (Confluence) besides "
-        "the workspace's admins.",
+        description="Comma-separated Slack user ids who may connect doc sources (Confluence, GitHub) "
+        "besides the workspace's admins.",
     )
     lore_slack_connect: PartnerPolicy = Field(
         default=PartnerPolicy.CHANNEL_ONLY,

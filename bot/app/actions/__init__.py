@@ -15,6 +15,7 @@ from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
+from bot.app.actions.search import DocumentText, SearchActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
 from bot.app.actions.threads import ThreadActions
@@ -29,11 +30,13 @@ __all__ = [
     "Attached",
     "ConnectorActions",
     "DocumentActions",
+    "DocumentText",
     "FeedbackActions",
     "Home",
     "HomeActions",
     "IndexActions",
     "IndexReview",
+    "SearchActions",
     "SettingActions",
     "SourceActions",
     "ThreadActions",
@@ -51,6 +54,7 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
+        self.search = SearchActions(services)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)
