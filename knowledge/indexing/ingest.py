@@ -224,6 +224,8 @@ class Ingestor:
             index = indexes_by_id.get(document.index_id)
             if index is not None:
                 await self._purge(index, [document.id])
+            else:  # not ours to finish here: left for a repair that knows its index
+                self._documents.let_go([document.id])
         if leftovers:
             log.warning("repaired %d half-written or half-removed documents", len(leftovers))
         return len(leftovers)
@@ -351,10 +353,16 @@ class Ingestor:
         return results
 
     async def _purge(self, index: IndexRef, document_ids: Sequence[int]) -> None:
+        """Delete documents' vectors, then their rows. If either fails (the vector store is
+        away), the rows stay out of search and their leases are left to expire, for a repair."""
         if not document_ids:
             return
-        await asyncio.to_thread(self._vectors.delete_documents, collection_for(index), document_ids)
-        await asyncio.to_thread(self._documents.delete, document_ids)
+        try:
+            await asyncio.to_thread(self._vectors.delete_documents, collection_for(index), document_ids)
+            await asyncio.to_thread(self._documents.delete, document_ids)
+        except BaseException:
+            self._documents.let_go(document_ids)
+            raise
 
 
 def _with_vectors(

@@ -109,6 +109,7 @@ class DocumentRepository:
                 .values(status=DocumentStatus.READY, writer=None, lease_expires_at=None)
             )
             if done.rowcount != 1:
+                self._keeper.release([document_id])
                 raise LeaseLost(f"document {document_id} was taken over: its writer's lease expired")
             row = session.get(Document, document_id)
             assert row is not None
@@ -138,6 +139,12 @@ class DocumentRepository:
             _delete_rows(session, document_ids)
             for index_id in index_ids:
                 bump_content_version(session, index_id)
+        self._keeper.release(document_ids)
+
+    def let_go(self, document_ids: Sequence[int]) -> None:
+        """Stop renewing these rows' leases (their removal failed half-way): they expire, and
+        whichever process repairs next finishes them, instead of this one vouching for them
+        for as long as it lives."""
         self._keeper.release(document_ids)
 
     def take_over_abandoned(self, *, source_config_id: int | None = None) -> list[DocumentRef]:

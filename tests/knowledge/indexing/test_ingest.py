@@ -47,6 +47,47 @@ async def test_remove_deletes_rows_and_vectors(stack: Stack) -> None:
     assert stack.documents.list_ready(index.id) == []
     assert stack.keyword.search([index.id], "pager", 10) == []
 
+    assert stack.documents.held() == frozenset()  # nothing left to vouch for
+
+
+async def test_replacing_and_repairing_let_go_of_every_lease(stack: Stack) -> None:
+    """A process vouches only for rows it is writing now: a replaced document's and a
+    repaired one's leases are not renewed for as long as the process lives."""
+    from storage.leases import Writer
+    from storage.records import NewChunk, NewDocument
+    from storage.repositories.documents import DocumentRepository
+    from storage.values import SourceKind
+
+    index = stack.index()
+    await stack.ingestor.add(index, md("handbook.md", HANDBOOK))
+    await stack.ingestor.add(index, md("handbook.md", HANDBOOK + "\n\nOne more line."))
+    killed = DocumentRepository(stack.db, writer=Writer("killed", lease_seconds=-1.0))
+    new = NewDocument(index.id, SourceKind.FILE, "x.md", "x.md", "text/markdown", "h", 1, 1)
+    killed.create_pending(new, [NewChunk(0, "x", "half written")])
+    killed.close()
+    assert await stack.ingestor.repair({index.id: index}) == 1
+    assert stack.documents.held() == frozenset()
+
+
+async def test_a_removal_the_vector_store_refused_is_left_for_a_repair(stack: Stack) -> None:
+    """The Chroma server goes away during a removal: the document stays out of search and
+    this process stops renewing its lease, so a repair (here or elsewhere) finishes it
+    instead of the row staying half-removed for as long as this process lives."""
+    from knowledge.indexing.ingest import Ingestor
+    from storage.vectors import ChromaVectorStore, chroma_client
+    from tests.support.chroma_server import serve_chroma
+
+    index = stack.index()
+    with serve_chroma() as (host, port):
+        vectors = ChromaVectorStore(chroma_client(host=host, port=port))
+        ingestor = Ingestor(stack.documents, vectors, stack.embedder, max_bytes=5 * MB)
+        added = await ingestor.add(index, md("handbook.md", HANDBOOK))
+    with pytest.raises(Exception):  # noqa: B017 - whatever the client raises when refused
+        await ingestor.remove(index, [added.document.id])
+    assert stack.documents.held() == frozenset()
+    assert stack.documents.list_ready(index.id) == []
+    assert [d.id for d in stack.documents.unfinished()] == [added.document.id]
+
 
 async def test_context_fields_are_normalised(stack: Stack) -> None:
     index = stack.index()
