@@ -169,6 +169,7 @@ class _SyncRun:
             complete=reason is not None,
             folders=source.folders,
             state=dict(self.state),
+            claim=context.job.claim,
         )
         await context.say(self._summary(what))
 
