@@ -42,10 +42,10 @@ K1 = 1.2
 B = 0.75
 """BM25's term-frequency saturation and length normalisation, as SQLite's FTS5 uses them."""
 FIRST_STAGE_FACTOR, FIRST_STAGE_MIN, FIRST_STAGE_MAX = 2, 200, 1000
-CONJUNCTIVE_ROWS = 2000
-"""Chunks read at most when every word of the question is common (see `_conjunctive`)."""
 """How many chunks, best by the first stage's score, are scored again exactly (2k, within
 bounds): on SciFact, rescoring the first 100 already ranks as scoring every match exactly."""
+CONJUNCTIVE_ROWS = 2000
+"""Chunks read at most when every word of the question is common (see `_conjunctive`)."""
 STATISTICS_SECONDS = 300.0
 """How long the column's statistics are kept before being read again (ANALYZE, run by
 autovacuum, refreshes them far less often)."""
