@@ -73,11 +73,10 @@ def downgrade() -> None:
         op.execute("CREATE INDEX ix_chunk_tsv ON chunk USING GIN (tsv)")
     op.drop_index("ux_knowledge_index_owner", table_name="knowledge_index")
     op.drop_index("ux_indexing_job_active_source", table_name="indexing_job")
-    with op.batch_alter_table("indexing_job", schema=None) as batch_op:
-        batch_op.drop_column("claim")
-    with op.batch_alter_table("document", schema=None) as batch_op:
-        batch_op.drop_column("lease_expires_at")
-        batch_op.drop_column("writer")
+    # In place (SQLite 3.35+ and PostgreSQL alike): a batch copy of these tables would drop
+    # them, which SQLite refuses while other tables' foreign keys point at their rows.
+    for table, column in (("indexing_job", "claim"), ("document", "lease_expires_at"), ("document", "writer")):
+        op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     op.drop_table("deployment")
 
 
