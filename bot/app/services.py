@@ -8,6 +8,7 @@ nothing, like `lore ask`, does not import the crawler, aiohttp and the connector
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -34,6 +35,7 @@ from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.sources import SourceRepository
+from storage.scrub import Scrubber
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
@@ -62,6 +64,8 @@ class Services:
     answers: AnswerRepository
     deliveries: EventLog
     """Slack deliveries already handled (each event is acted on once, across restarts)."""
+    scrubber: Scrubber
+    """Clears deleted text from the local stores' files after removals."""
     resolve: Resolve | None = None
     """How fetches and connectors look host names up: None for the system's resolver (tests
     pass one that never uses DNS)."""
@@ -116,6 +120,7 @@ class Services:
     async def aclose(self) -> None:
         self.ingestor.close()
         self.documents.close()
+        self.scrubber.close()
         if self.llm is not None:
             await self.llm.close()
         self.db.dispose()
@@ -128,12 +133,14 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     db = open_database(settings.effective_database_url, migrate=migrate, pool=settings.pool)
     llm = build_llm_client(settings)
     indexes, documents = IndexRepository(db), DocumentRepository(db)
+    scrubber: Scrubber
     try:
-        vectors = build_vector_store(settings, deployment(db).id)
+        vectors = build_vector_store(settings, deployment(db).id, on_delete=lambda: scrubber.request())
         open_namespace(db, vectors, server=settings.chroma_host is not None)
     except BaseException:
         db.dispose()
         raise
+    scrubber = Scrubber(db, vectors.compact)
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
@@ -166,11 +173,14 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
         sources=SourceRepository(db),
         answers=AnswerRepository(db),
         deliveries=EventLog(db),
+        scrubber=scrubber,
         resolve=resolve,
     )
 
 
-def build_vector_store(settings: Settings, deployment: str | None = None) -> ChromaVectorStore:
+def build_vector_store(
+    settings: Settings, deployment: str | None = None, *, on_delete: Callable[[], None] | None = None
+) -> ChromaVectorStore:
     """The Chroma store `settings` name; its collections in `deployment`'s namespace."""
     if settings.chroma_host:
         where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
@@ -179,9 +189,13 @@ def build_vector_store(settings: Settings, deployment: str | None = None) -> Chr
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
         return ChromaVectorStore(
-            client, description=where, deployment=deployment, folder=settings.chroma_path
+            client,
+            description=where,
+            deployment=deployment,
+            folder=settings.chroma_path,
+            on_delete=on_delete,
         )
-    return ChromaVectorStore(client, description=where, deployment=deployment)
+    return ChromaVectorStore(client, description=where, deployment=deployment, on_delete=on_delete)
 
 
 def build_llm_client(settings: Settings) -> AsyncOpenAI | None:

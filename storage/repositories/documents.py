@@ -27,6 +27,7 @@ from storage.records import (
     NotFound,
 )
 from storage.repositories._rows import document_ref
+from storage.repositories.answers import forget_quotes
 from storage.repositories.indexes import bump_content_version
 from storage.repositories.jobs import hold
 from storage.values import utcnow
@@ -132,7 +133,9 @@ class DocumentRepository:
                 bump_content_version(session, index_id)
 
     def delete(self, document_ids: Sequence[int]) -> None:
-        """Delete documents and their chunks (the caller deletes their vectors first)."""
+        """Delete documents (removed, or replaced by a new version) and their chunks (the
+        caller deletes their vectors first); the answers that quoted them forget those
+        quotes (`forget_quotes`), so no text of theirs stays behind."""
         if not document_ids:
             return
         with self._db.session() as session:
@@ -140,6 +143,7 @@ class DocumentRepository:
             _delete_rows(session, document_ids)
             for index_id in index_ids:
                 bump_content_version(session, index_id)
+                forget_quotes(session, index_id=index_id, document_ids=document_ids)
         self._keeper.release(document_ids)
 
     def let_go(self, document_ids: Sequence[int]) -> None:

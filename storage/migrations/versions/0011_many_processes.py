@@ -2,7 +2,7 @@
 one index per channel, the deployment id, keyword search bounded on PostgreSQL
 
 Revision ID: 0011
-Revises: 0012
+Revises: 0010
 Create Date: 2026-11-27
 """
 
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0012"
+down_revision = "0010"
 branch_labels = None
 depends_on = None
 
