@@ -9,12 +9,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, LargeBinary, String, Text, UniqueConstraint, false
+from sqlalchemy import JSON, Column, DateTime, Index, LargeBinary, String, Text, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind, utcnow
 
 __all__ = ["ConversationKind", "DocumentStatus", "JobState", "Scope", "SourceKind", "utcnow"]
+
+
+OWNED_ONCE = text("scope IN ('channel', 'personal')")
+"""A channel has one index of its own and a user one personal index, whatever its name."""
+ACTIVE_JOB = text("state IN ('queued', 'running', 'interrupted') AND source_config_id IS NOT NULL")
+"""A job under way for an attached source: one at a time per source."""
+
+
+class Deployment(SQLModel, table=True):
+    """This database's identity (one row): its id names its vectors' collections on a Chroma
+    server that other deployments may share (`storage.deployment`)."""
+
+    id: str = Field(primary_key=True, max_length=32)
+    legacy_collections_adopted: bool = Field(
+        default=False, description="Collections named before deployments existed were renamed."
+    )
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class Tenant(SQLModel, table=True):
@@ -66,7 +83,17 @@ class KnowledgeIndex(SQLModel, table=True):
     `user:<id>` for personal indexes, `channel:<id>` for channel ones, `tenant` for shared."""
 
     __tablename__ = "knowledge_index"
-    __table_args__ = (UniqueConstraint("tenant_id", "owner_key", "name"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "owner_key", "name"),
+        Index(
+            "ux_knowledge_index_owner",
+            "tenant_id",
+            "owner_key",
+            unique=True,
+            sqlite_where=OWNED_ONCE,
+            postgresql_where=OWNED_ONCE,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
@@ -170,7 +197,9 @@ class DocSourceConfig(SQLModel, table=True):
 class Document(SQLModel, table=True):
     """One ingested document and its standard metadata. `status` is `pending` while its
     chunks and vectors are being written and `deleting` while they are being removed; only
-    `ready` documents are ever searched, and a repair at start finishes the other two."""
+    `ready` documents are ever searched. The process writing or removing it holds a lease on
+    it (`writer`, `lease_expires_at`, see `storage.leases`); once that expires, any process
+    finishes the removal."""
 
     __table_args__ = (
         Index("ix_document_index_source", "index_id", "source_key"),
@@ -196,6 +225,12 @@ class Document(SQLModel, table=True):
     status: DocumentStatus = Field(default=DocumentStatus.PENDING, sa_type=String(16), index=True)
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     added_by: int | None = Field(default=None, foreign_key="user.id")
+    writer: str | None = Field(
+        default=None, max_length=128, description="The process writing or removing it (`storage.leases`)."
+    )
+    lease_expires_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="Its writer vouches for it until then."
+    )
 
 
 class Chunk(SQLModel, table=True):
@@ -216,9 +251,21 @@ class Chunk(SQLModel, table=True):
 
 class IndexingJob(SQLModel, table=True):
     """A crawl or refresh of one attached source. Taken by one worker at a time; a job whose
-    worker stopped beating is interrupted and resumed (its pages table says what is done)."""
+    worker stopped beating is interrupted and resumed (its pages table says what is done).
+    Each taking draws a new `claim` token, and every write of the run checks it in its own
+    transaction, so a worker that comes back after its job was taken over writes nothing.
+    At most one job per source is under way (a partial unique index)."""
 
     __tablename__ = "indexing_job"
+    __table_args__ = (
+        Index(
+            "ux_indexing_job_active_source",
+            "source_config_id",
+            unique=True,
+            sqlite_where=ACTIVE_JOB,
+            postgresql_where=ACTIVE_JOB,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     index_id: int = Field(foreign_key="knowledge_index.id", index=True)
@@ -233,6 +280,11 @@ class IndexingJob(SQLModel, table=True):
     finished_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     heartbeat_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     worker: str | None = Field(default=None, max_length=128)
+    claim: str | None = Field(
+        default=None,
+        max_length=32,
+        description="Token of the worker's current claim: its writes to the job check it.",
+    )
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 

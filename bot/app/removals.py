@@ -99,7 +99,7 @@ class WorkspaceRemovals:
         for index in self._services.indexes.list_for_tenant(tenant):
             ref = collection_for(index)
             vectors.drop(ref)
-            collections.add(ref.name)
+            collections.add(vectors.collection_name(ref))
         collections.update(vectors.drop_tenant(tenant))
         removed = self._removals.purge_rows(tenant)
         vectors.compact()

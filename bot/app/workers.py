@@ -122,7 +122,9 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     """APScheduler, checking every few minutes which attached sources are due a refresh,
     and which removed workspaces are due their purge (both schedules live in the database,
     so restarts and several processes agree); every hour which questions are past their
-    retention; every few hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps."""
+    retention; every few hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps. It also
+    finishes what killed writers left half done (documents whose writer's lease ran out): a
+    process that runs for weeks does not wait for another to start."""
     scheduler = AsyncIOScheduler()
     scheduler.add_job(
         _enqueue_due,
@@ -140,6 +142,16 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         args=[services],
         minutes=services.settings.lore_refresh_check_minutes,
         id="lore-purge",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
+    scheduler.add_job(
+        _repair,
+        "interval",
+        args=[services],
+        minutes=services.settings.lore_refresh_check_minutes,
+        id="lore-repair",
         coalesce=True,
         max_instances=1,
         next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
@@ -166,6 +178,14 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     )
     scheduler.start()
     return scheduler
+
+
+async def _repair(services: Services) -> None:
+    try:
+        indexes = await asyncio.to_thread(services.indexes.list_all)
+        await services.ingestor.repair({i.id: i for i in indexes})
+    except Exception:
+        log.exception("could not repair half-written documents")
 
 
 async def _enqueue_due(services: Services) -> None:

@@ -43,6 +43,42 @@ def db_upgrade() -> None:
     db.dispose()
 
 
+@db_app.command("rebind")
+def db_rebind() -> None:
+    """After moving the database (dump and restore elsewhere): make this deployment's vectors
+    on the Chroma server this database's. Only when the old database is gone for good."""
+    from bot.app.services import build_vector_store
+    from storage.db import open_database
+    from storage.deployment import database_identity, deployment
+
+    settings = settings_or_exit()
+    db = open_database(settings.effective_database_url)
+    try:
+        found = deployment(db)
+        build_vector_store(settings, found.id).rebind(database_identity(db))
+        typer.echo(f"deployment {found.id}: its vectors are this database's now")
+    finally:
+        db.dispose()
+
+
+@db_app.command("fork")
+def db_fork() -> None:
+    """For a restored copy that is to run beside its original: give it a deployment of its
+    own and copy its indexes' vectors into it (the original's are left as they are)."""
+    from bot.app.services import build_vector_store
+    from storage.db import open_database
+    from storage.deployment import deployment, fork
+
+    settings = settings_or_exit()
+    db = open_database(settings.effective_database_url)
+    try:
+        old = deployment(db).id
+        new, copied = fork(db, build_vector_store(settings, old))
+        typer.echo(f"deployment {old} is now {new} in this database: {copied} vectors copied")
+    finally:
+        db.dispose()
+
+
 @app.command()
 def doctor() -> None:
     """Show the effective configuration and check every component."""

@@ -21,7 +21,7 @@ from storage.models import (
     utcnow,
 )
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
-from storage.repositories._rows import aware
+from storage.repositories._rows import aware, insert_ignoring_conflict
 from storage.values import ConversationKind, FeedbackReason
 
 
@@ -103,9 +103,11 @@ class AnswerRepository:
             query = select(AnswerFeedback).where(
                 AnswerFeedback.answer_id == answer_id, AnswerFeedback.user_id == user_id
             )
-            row = session.exec(query).first() or AnswerFeedback(
-                answer_id=answer_id, tenant_id=tenant_id, user_id=user_id, helpful=helpful
-            )
+            now = utcnow()
+            first = {"answer_id": answer_id, "tenant_id": tenant_id, "user_id": user_id, "helpful": helpful}
+            # Two presses at once (two replicas): one row, whichever verdict is written last.
+            insert_ignoring_conflict(session, AnswerFeedback, {**first, "created_at": now, "updated_at": now})
+            row = session.exec(query).one()
             row.helpful = helpful
             row.reason = None if helpful else (reason.value if reason else row.reason)
             row.comment = None if helpful else (comment if comment is not None else row.comment)

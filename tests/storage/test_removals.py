@@ -24,8 +24,9 @@ from storage.values import FeedbackReason
 from tests.storage.test_repositories import DIM, MODEL, new_doc
 
 NOW = timedelta(0)
-UNOWNED = {"processed_event", "tenant_removal"}
-"""Tables that hold nothing of a workspace: delivery ids, and the removals' own record."""
+UNOWNED = {"processed_event", "tenant_removal", "deployment"}
+"""Tables that hold nothing of a workspace: delivery ids, the removals' own record, the
+database's deployment id."""
 
 
 def fill(database: Database, tenant: str, word: str) -> int:
