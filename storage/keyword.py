@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, bindparam, text
 
 from storage.db import Database
+from storage.document_access import PUBLIC_ONLY, AccessFilter, readable_condition
 
 KEYWORD_OBJECTS = re.compile(r"^chunk_fts(_\w+)?$")
 """Schema objects the keyword index owns, which the models do not describe."""
@@ -105,16 +106,22 @@ class KeywordIndex:
         k: int,
         *,
         document_ids: Sequence[int] | None = None,
+        access: AccessFilter = PUBLIC_ONLY,
     ) -> list[KeywordHit]:
-        """The `k` best chunks for `query` in the given indexes (any term may match)."""
+        """The `k` best chunks for `query` in the given indexes (any term may match), of the
+        documents `access` may read (`storage.document_access`), inside the query itself."""
         terms = query_terms(query)
         if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
             return []
         sqlite = self._db.dialect == "sqlite"
         sql = _SQLITE if sqlite else _POSTGRES
-        statement = text(sql.format(documents=_DOCUMENT_FILTER if document_ids is not None else ""))
+        readable, access_params = readable_condition(access, "d")
+        documents = _DOCUMENT_FILTER if document_ids is not None else ""
+        statement = text(sql.format(documents=f"{documents} AND {readable}"))
         statement = statement.bindparams(bindparam("index_ids", expanding=True))
-        params: dict[str, object] = {"index_ids": list(index_ids), "k": k}
+        params: dict[str, object] = {"index_ids": list(index_ids), "k": k, **access_params}
+        if access_params:
+            statement = statement.bindparams(bindparam("access_principals", expanding=True))
         if document_ids is not None:
             statement = statement.bindparams(bindparam("document_ids", expanding=True))
             params["document_ids"] = list(document_ids)

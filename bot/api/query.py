@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field
 
+from bot.api.auth import caller
 from bot.api.bodies import json_body
 from bot.api.indexes import find_index
 from bot.api.routes import Reply, Route
@@ -70,8 +71,15 @@ def _match(hit: Hit) -> Match:
 async def query_index(request: web.Request) -> web.Response:
     index = await find_index(request, Action.SEARCH)
     body = await json_body(request, QueryBody)
-    retrieval = await state(request).services.retriever.search(
-        [index], body.query, top_k=body.top_k, query_type=body.query_type, where=body.properties or None
+    services = state(request).services
+    access = await services.actions.access.for_place(caller(request).place)
+    retrieval = await services.retriever.search(
+        [index],
+        body.query,
+        top_k=body.top_k,
+        query_type=body.query_type,
+        where=body.properties or None,
+        access=access,
     )
     result = QueryResult(matches=[_match(h) for h in retrieval.hits], warnings=retrieval.notices)
     return web.json_response(result.model_dump(mode="json"))

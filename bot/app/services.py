@@ -28,6 +28,7 @@ from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
+from storage.repositories.source_access import SourceAccessRepository
 from storage.repositories.sources import SourceRepository
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from knowledge.sources.connectors.access_sync import AccessSync
     from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import Resolve
     from knowledge.sources.jobs import IndexingJobs
@@ -58,6 +60,9 @@ class Services:
     answers: AnswerRepository
     deliveries: EventLog
     """Slack deliveries already handled (each event is acted on once, across restarts)."""
+    source_access: SourceAccessRepository
+    """What connected sources say about people and groups, grants, and when each permission
+    and group sync last ran."""
     resolve: Resolve | None = None
     """How fetches and connectors look host names up: None for the system's resolver (tests
     pass one that never uses DNS)."""
@@ -94,6 +99,20 @@ class Services:
             resolve=self.resolve or system_resolve,
             limits=limits,
         )
+
+    @cached_property
+    def access_sync(self) -> AccessSync:
+        """Permission and group syncs of connected sources, on their settings' schedules."""
+        from datetime import timedelta
+
+        from knowledge.sources.connectors.access_sync import AccessPolicy, AccessSync
+
+        settings = self.settings
+        policy = AccessPolicy(
+            permissions_every=timedelta(minutes=settings.lore_permission_sync_minutes),
+            groups_every=timedelta(minutes=settings.lore_group_sync_minutes),
+        )
+        return AccessSync(self.connections, self.source_access, self.sources, self.documents, policy)
 
     @cached_property
     def actions(self) -> Actions:
@@ -149,6 +168,7 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
         sources=SourceRepository(db),
         answers=AnswerRepository(db),
         deliveries=EventLog(db),
+        source_access=SourceAccessRepository(db),
         resolve=resolve,
     )
 

@@ -15,6 +15,7 @@ from bot.chat.intents import (
     Command,
     ConnectSource,
     DocumentsOnly,
+    ExplainAccess,
     Forget,
     LockSettings,
     Question,
@@ -237,6 +238,29 @@ _FEEDBACK = re.compile(
     rf" (?:feedback|unhelpful answers|unanswered questions)(?: (?:for|on|about|of) {_INDEX})?$",
     re.I,
 )
+
+
+REFRESH_PERMISSIONS = re.compile(
+    r"^(?:refresh|re-?sync|sync|update|re-?check)(?: the)? (?:permissions|access|restrictions)"
+    r"(?: (?:now|of (?:the )?(?:connected )?sources|from (?:confluence|the sources)))?$",
+    re.I,
+)
+_EXPLAIN_ACCESS = re.compile(
+    r"^(?:<@[A-Z0-9]+(?:\|[^>]*)?>[\s,:]*)?(?:please\s+)?"
+    r"(?:explain (?:the )?access (?:for|of) <@(?P<user>[A-Z0-9]+)(?:\|[^>]*)?> (?:to|on|for) "
+    r"|why can(?:'|’)?t <@(?P<user2>[A-Z0-9]+)(?:\|[^>]*)?> (?:read|see) )"
+    r"(?P<document>.+?)[\s?.!]*$",
+    re.I,
+)
+
+
+def explain_access(said: Said) -> Command | None:
+    """Read from the raw message: the user it names is a mention, which reading drops."""
+    if not (found := _EXPLAIN_ACCESS.match(said.raw.strip())):
+        return None
+    document = found.group("document").strip().strip("\"'“”‘’`").strip()
+    user = found.group("user") or found.group("user2")
+    return ExplainAccess(user, said.urls[0] if said.urls else document) if document else None
 
 
 def feedback(said: Said) -> Command | None:

@@ -23,6 +23,7 @@ from knowledge.indexing.chunking import innermost
 from knowledge.indexing.ingest import check_model, collection_for
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
 from knowledge.text.cuts import joined
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
 from storage.repositories.documents import DocumentRepository
@@ -170,14 +171,18 @@ class Retriever:
         query_type: QueryType = QueryType.HYBRID,
         where: Filter | None = None,
         context: Mapping[str, Any] | None = None,
+        access: AccessFilter = PUBLIC_ONLY,
     ) -> Retrieval:
-        """The best chunks for `query` across `indexes`, best first."""
+        """The best chunks for `query` across `indexes`, best first, of the documents `access`
+        may read: both searches leave the others out inside themselves (keyword search in
+        its SQL, dense search by Chroma's filter), so restricted hits never take the places
+        of readable ones."""
         spec = self._spec
         top_k = top_k or spec.top_k
         pool = max(candidates or spec.candidates, top_k)
         for index in indexes:
             check_model(index, self._embedder)
-        allowed, boosts = await self._allowed_documents(indexes, where, context)
+        allowed, boosts = await self._allowed_documents(indexes, where, context, access)
         if allowed is not None and not allowed:
             return Retrieval([], query, list(indexes), None)
         notices: list[str] = []
@@ -186,7 +191,7 @@ class Retriever:
             if query_type == QueryType.KEYWORD:
                 return []
             try:
-                return await self._dense(indexes, query, pool, allowed)
+                return await self._dense(indexes, query, pool, allowed, access)
             except EmbedderUnavailable as exc:
                 log.warning("dense retrieval failed, keyword only: %s", exc)
                 notices.append("The embedding model failed, so I searched by keyword only.")
@@ -195,21 +200,25 @@ class Retriever:
         async def keyword_hits() -> list[tuple[int, float]]:
             if query_type == QueryType.VECTOR:
                 return []
-            return await self._keywords(indexes, query, pool, allowed)
+            return await self._keywords(indexes, query, pool, allowed, access)
 
         # Side by side: the embedder and SQLite both leave the GIL while they work.
         dense, keyword = await asyncio.gather(dense_hits(), keyword_hits())
-        hits = await self._fuse(indexes, dense, keyword, boosts)
+        hits = await self._fuse(indexes, dense, keyword, boosts, access)
         best = max((h.similarity for _, h in dense), default=None)
         return Retrieval(self._cut(hits, top_k), query, list(indexes), best, notices)
 
     async def _allowed_documents(
-        self, indexes: Sequence[IndexRef], where: Filter | None, context: Mapping[str, Any] | None
+        self,
+        indexes: Sequence[IndexRef],
+        where: Filter | None,
+        context: Mapping[str, Any] | None,
+        access: AccessFilter,
     ) -> tuple[list[int] | None, dict[int, int]]:
         context_filter = ContextFilter.from_mapping(context or {})
         if not where and context_filter.empty:
             return None, {}
-        documents = await asyncio.to_thread(self._documents.ready_in, [i.id for i in indexes])
+        documents = await asyncio.to_thread(self._documents.ready_in, [i.id for i in indexes], access)
         if where:
             documents = [d for d in documents if matches(document_fields(d), where)]
         if context_filter.empty:
@@ -218,10 +227,18 @@ class Retriever:
         return list(boosts), boosts
 
     async def _dense(
-        self, indexes: Sequence[IndexRef], query: str, pool: int, allowed: list[int] | None
+        self,
+        indexes: Sequence[IndexRef],
+        query: str,
+        pool: int,
+        allowed: list[int] | None,
+        access: AccessFilter,
     ) -> list[tuple[IndexRef, VectorHit]]:
-        vector = await self._query_cache.embed(self._embedder, query)
-        where = {"document_id": {"$in": allowed}} if allowed is not None else None
+        vector, unreadable = await asyncio.gather(
+            self._query_cache.embed(self._embedder, query),
+            self._unreadable(indexes, allowed, access),
+        )
+        where = dense_filter(allowed, unreadable)
         results = await asyncio.gather(
             *(
                 asyncio.to_thread(self._vectors.query, collection_for(i), vector.tolist(), pool, where)
@@ -232,11 +249,25 @@ class Retriever:
         merged.sort(key=lambda pair: pair[1].similarity, reverse=True)
         return merged[:pool]
 
+    async def _unreadable(
+        self, indexes: Sequence[IndexRef], allowed: list[int] | None, access: AccessFilter
+    ) -> list[int]:
+        """The documents the dense search must leave out (none when `allowed` already
+        names only readable ones)."""
+        if allowed is not None:
+            return []
+        return await asyncio.to_thread(self._documents.unreadable_in, [i.id for i in indexes], access)
+
     async def _keywords(
-        self, indexes: Sequence[IndexRef], query: str, pool: int, allowed: list[int] | None
+        self,
+        indexes: Sequence[IndexRef],
+        query: str,
+        pool: int,
+        allowed: list[int] | None,
+        access: AccessFilter,
     ) -> list[tuple[int, float]]:
         hits = await asyncio.to_thread(
-            self._keyword.search, [i.id for i in indexes], query, pool, document_ids=allowed
+            self._keyword.search, [i.id for i in indexes], query, pool, document_ids=allowed, access=access
         )
         return [(h.chunk_id, h.score) for h in hits]
 
@@ -246,6 +277,7 @@ class Retriever:
         dense: list[tuple[IndexRef, VectorHit]],
         keyword: list[tuple[int, float]],
         boosts: dict[int, int],
+        access: AccessFilter,
     ) -> list[Hit]:
         spec = self._spec
         scores: dict[int, float] = {}
@@ -255,7 +287,8 @@ class Retriever:
             scores[hit.id] = scores.get(hit.id, 0.0) + spec.dense_weight / (spec.rrf_k + rank + 1)
         for rank, (chunk_id, _) in enumerate(keyword):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + spec.keyword_weight / (spec.rrf_k + rank + 1)
-        chunks = await asyncio.to_thread(self._documents.chunks, list(scores))
+        # Read under the same access: a permission sync between the filter and here changes nothing.
+        chunks = await asyncio.to_thread(self._documents.chunks, list(scores), access)
         documents = await asyncio.to_thread(
             self._documents.documents, list({c.document_id for c in chunks.values()})
         )
@@ -292,6 +325,16 @@ class Retriever:
             if len(kept) == top_k:
                 break
         return kept
+
+
+def dense_filter(allowed: list[int] | None, unreadable: list[int]) -> dict[str, Any] | None:
+    """Chroma's `where` for a dense search: only the `allowed` documents (a metadata filter
+    chose them, readable ones only), or all but the `unreadable` ones, or no filter at all."""
+    if allowed is not None:
+        return {"document_id": {"$in": allowed}}
+    if unreadable:
+        return {"document_id": {"$nin": unreadable}}
+    return None
 
 
 def _hit(

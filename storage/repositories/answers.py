@@ -29,6 +29,8 @@ class AnswerEntry:
     text: str | None = None
     searched: Sequence[int] = field(default_factory=tuple)
     """The ids of the indexes the question searched."""
+    restricted: Sequence[int] = field(default_factory=tuple)
+    """Documents restricted in their source that the answer drew on."""
 
 
 class AnswerRepository:
@@ -48,6 +50,7 @@ class AnswerRepository:
                 fallback=entry.fallback,
                 abstained=entry.abstained,
                 cited=entry.cited,
+                restricted=sorted(set(entry.restricted)),
             )
             session.add(row)
             session.flush()
@@ -159,6 +162,7 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
         cited=list(row.cited),
         created_at=aware(row.created_at),
         index_ids=index_ids,
+        restricted=tuple(int(i) for i in row.restricted or ()),
     )
 
 

@@ -7,11 +7,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, insert, or_, update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
-from storage.models import Chunk, Document, DocumentStatus
+from storage.document_access import (
+    PUBLIC,
+    PUBLIC_ONLY,
+    AccessFilter,
+    DocumentAccess,
+    access_rows,
+    readable_sql,
+)
+from storage.models import Chunk, Document, DocumentAccessEntry, DocumentStatus
 from storage.records import ChunkRecord, DocumentRef, NewChunk, NewDocument, NotFound
 from storage.repositories._rows import document_ref
 from storage.repositories.indexes import bump_content_version
@@ -43,10 +51,12 @@ class DocumentRepository:
                 status=DocumentStatus.PENDING,
                 meta=dict(new.meta),
                 added_by=new.added_by,
+                access_clauses=new.access.count,
             )
             session.add(row)
             session.flush()
             assert row.id is not None
+            _write_access(session, row.id, new.access)
             rows = [
                 Chunk(
                     document_id=row.id,
@@ -110,15 +120,23 @@ class DocumentRepository:
                 raise NotFound(f"document {document_id}")
             return document_ref(row)
 
-    def find_ready_by_hash(self, index_id: int, content_hash: str) -> DocumentRef | None:
+    def find_ready_by_hash(
+        self, index_id: int, content_hash: str, *, source_key: str | None = None
+    ) -> DocumentRef | None:
+        """A ready public document of the index with this content (only the one from
+        `source_key`, when given: a restricted document is the same as no other, and a public
+        one never stands in for, or names, a restricted one)."""
         with self._db.session() as session:
-            row = session.exec(
-                select(Document).where(
-                    Document.index_id == index_id,
-                    Document.content_hash == content_hash,
-                    Document.status == DocumentStatus.READY,
-                )
-            ).first()
+            query = select(Document).where(
+                Document.index_id == index_id,
+                Document.content_hash == content_hash,
+                Document.status == DocumentStatus.READY,
+            )
+            if source_key is None:
+                query = query.where(Document.access_clauses == PUBLIC)
+            else:
+                query = query.where(Document.source_key == source_key)
+            row = session.exec(query).first()
             return document_ref(row) if row else None
 
     def find_by_source(self, index_id: int, source_key: str) -> list[DocumentRef]:
@@ -133,34 +151,119 @@ class DocumentRepository:
             ).all()
             return [document_ref(r) for r in rows]
 
-    def list_ready(self, index_id: int, *, after_id: int | None = None, limit: int = 50) -> list[DocumentRef]:
-        """Ready documents of the index, oldest first, `limit` at a time after `after_id`."""
+    def list_ready(
+        self,
+        index_id: int,
+        *,
+        after_id: int | None = None,
+        limit: int = 50,
+        access: AccessFilter | None = PUBLIC_ONLY,
+    ) -> list[DocumentRef]:
+        """Ready documents of the index that `access` may read (every one with None, for
+        Lore's own housekeeping), oldest first, `limit` at a time after `after_id`."""
         with self._db.session() as session:
             query = select(Document).where(
                 Document.index_id == index_id, Document.status == DocumentStatus.READY
             )
+            if access is not None:
+                query = query.where(readable_sql(access))
             if after_id is not None:
                 query = query.where(col(Document.id) > after_id)
             rows = session.exec(query.order_by(col(Document.id)).limit(limit)).all()
             return [document_ref(r) for r in rows]
 
-    def ready_in(self, index_ids: Sequence[int]) -> list[DocumentRef]:
-        """Every ready document of the given indexes (for metadata filtering)."""
+    def ready_in(self, index_ids: Sequence[int], access: AccessFilter = PUBLIC_ONLY) -> list[DocumentRef]:
+        """Every ready document of the given indexes that `access` may read (for metadata
+        filtering)."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document).where(
-                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                readable_sql(access),
             )
             return [document_ref(r) for r in session.exec(query).all()]
 
-    def recent(self, index_ids: Sequence[int], *, limit: int = 10) -> list[DocumentRef]:
-        """The ready documents of those indexes added last, newest first."""
+    def unreadable_in(self, index_ids: Sequence[int], access: AccessFilter) -> list[int]:
+        """Ids of the ready documents of those indexes that `access` may not read: what the
+        dense search leaves out (none at all where no source restricts anything)."""
+        if not index_ids:
+            return []
+        with self._db.session() as session:
+            query = select(Document.id).where(
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                Document.access_clauses != PUBLIC,
+            )
+            restricted = [i for i in session.exec(query).all() if i is not None]
+            if not restricted or access.public_only:
+                return restricted
+            readable = set(
+                session.exec(
+                    select(Document.id).where(col(Document.id).in_(restricted), readable_sql(access))
+                ).all()
+            )
+            return [i for i in restricted if i not in readable]
+
+    def set_access(self, changes: dict[int, DocumentAccess]) -> list[int]:
+        """Give documents the access their source now gives them; the ids whose access
+        changed. An index whose documents' access changed has new content as far as cached
+        answers are concerned."""
+        if not changes:
+            return []
+        with self._db.session() as session:
+            rows = session.exec(select(Document).where(col(Document.id).in_(list(changes)))).all()
+            current = _access_of(session, [r.id for r in rows if r.id is not None])
+            changed: list[int] = []
+            indexes: set[int] = set()
+            for row in rows:
+                assert row.id is not None
+                access = changes[row.id]
+                if row.access_clauses == access.count and current.get(row.id, ()) == access.clauses:
+                    continue
+                session.exec(
+                    delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id) == row.id)
+                )
+                row.access_clauses = access.count
+                session.add(row)
+                _write_access(session, row.id, access)
+                changed.append(row.id)
+                indexes.add(row.index_id)
+            for index_id in indexes:
+                bump_content_version(session, index_id)
+            return changed
+
+    def access(self, document_id: int) -> DocumentAccess:
+        """The access a document has now (`NotFound` if there is no such document)."""
+        with self._db.session() as session:
+            row = session.get(Document, document_id)
+            if row is None:
+                raise NotFound(f"document {document_id}")
+            if row.access_clauses < PUBLIC:
+                return DocumentAccess.nobody()
+            clauses = _access_of(session, [document_id]).get(document_id, ())
+            return DocumentAccess(clauses)
+
+    def readable(self, document_ids: Sequence[int], access: AccessFilter) -> set[int]:
+        """Those of the documents that `access` may read."""
+        if not document_ids:
+            return set()
+        with self._db.session() as session:
+            query = select(Document.id).where(col(Document.id).in_(document_ids), readable_sql(access))
+            return {i for i in session.exec(query).all() if i is not None}
+
+    def recent(
+        self, index_ids: Sequence[int], *, limit: int = 10, access: AccessFilter = PUBLIC_ONLY
+    ) -> list[DocumentRef]:
+        """The ready documents of those indexes that `access` may read, added last, newest first."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document).where(
-                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                readable_sql(access),
             )
             rows = session.exec(
                 query.order_by(col(Document.time_added).desc(), col(Document.id).desc()).limit(limit)
@@ -182,8 +285,8 @@ class DocumentRepository:
                 query = query.where(Document.source_config_id == source_config_id)
             return [document_ref(r) for r in session.exec(query).all()]
 
-    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
-        """Chunks by id (those of ready documents only)."""
+    def chunks(self, chunk_ids: Sequence[int], access: AccessFilter = PUBLIC_ONLY) -> dict[int, ChunkRecord]:
+        """Chunks by id (those of ready documents that `access` may read only)."""
         if not chunk_ids:
             return {}
         with self._db.session() as session:
@@ -195,6 +298,7 @@ class DocumentRepository:
                     select(Document.id).where(
                         col(Document.id).in_({r.document_id for r in rows}),
                         Document.status == DocumentStatus.READY,
+                        readable_sql(access),
                     )
                 ).all()
             )
@@ -264,5 +368,27 @@ def _set_status(session: Session, document_ids: Sequence[int], status: DocumentS
 def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:
     if not document_ids:
         return
+    session.exec(delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(document_ids)))
     session.exec(delete(Chunk).where(col(Chunk.document_id).in_(document_ids)))
     session.exec(delete(Document).where(col(Document.id).in_(document_ids)))
+
+
+def _write_access(session: Session, document_id: int, access: DocumentAccess) -> None:
+    rows = access_rows(document_id, access)
+    if rows:
+        session.exec(insert(DocumentAccessEntry).values(rows))
+
+
+def _access_of(session: Session, document_ids: Sequence[int]) -> dict[int, tuple[frozenset[str], ...]]:
+    """The clauses stored for each document, in clause order."""
+    if not document_ids:
+        return {}
+    found: dict[int, dict[int, set[str]]] = {}
+    rows = session.exec(
+        select(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(document_ids))
+    ).all()
+    for row in rows:
+        found.setdefault(row.document_id, {}).setdefault(row.clause, set()).add(row.principal)
+    return {
+        document: tuple(frozenset(clauses[n]) for n in sorted(clauses)) for document, clauses in found.items()
+    }

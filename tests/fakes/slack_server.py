@@ -297,14 +297,20 @@ class FakeSlack(LoopbackServer):
         *,
         team_id: str | None = None,
         is_restricted: bool = False,
+        email: str | None = None,
+        email_confirmed: bool = True,
     ) -> Json:
         """A user; `team_id` another organisation's for a Slack Connect partner,
-        `is_restricted` for a guest."""
-        profile = {"real_name": name, "display_name": name}
+        `is_restricted` for a guest; `email` in their profile (as `users:read.email` shows it),
+        `email_confirmed` what `is_email_confirmed` says of it."""
+        profile: Json = {"real_name": name, "display_name": name}
+        if email is not None:
+            profile["email"] = email
         user = {
             "id": id, "team_id": team_id or self.team_id, "name": name, "real_name": name,
             "deleted": False, "is_admin": is_admin, "is_owner": False, "is_bot": is_bot,
             "is_restricted": is_restricted, "is_ultra_restricted": False, "tz": "UTC", "profile": profile,
+            "is_email_confirmed": email_confirmed,
         }  # fmt: skip
         self._users[id] = user
         return user

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.app.actions.access import AccessActions, Explanation, SourceStatus
 from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
@@ -23,12 +24,14 @@ if TYPE_CHECKING:
     from bot.app.services import Services
 
 __all__ = [
+    "AccessActions",
     "Actions",
     "AddOutcome",
     "AnswerActions",
     "Attached",
     "ConnectorActions",
     "DocumentActions",
+    "Explanation",
     "FeedbackActions",
     "Home",
     "HomeActions",
@@ -36,6 +39,7 @@ __all__ = [
     "IndexReview",
     "SettingActions",
     "SourceActions",
+    "SourceStatus",
     "ThreadActions",
     "Verdict",
 ]
@@ -45,12 +49,13 @@ class Actions:
     """Every use case, grouped by what it acts on."""
 
     def __init__(self, services: Services) -> None:
+        self.access = AccessActions(services)
         self.indexes = IndexActions(services)
         self.documents = DocumentActions(services, self.indexes)
         self.sources = SourceActions(services)
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
-        self.answers = AnswerActions(services)
+        self.answers = AnswerActions(services, self.access)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)

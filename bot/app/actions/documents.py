@@ -122,14 +122,18 @@ class DocumentActions:
     async def listing(self, place: Place, index: IndexRef, *, limit: int = 50) -> list[DocumentRef]:
         if not allowed(Action.SEARCH, index.facts, place):
             raise refused(Action.SEARCH, index)
-        return await asyncio.to_thread(self._services.documents.list_ready, index.id, limit=limit)
+        access = await self._services.actions.access.for_place(place)
+        return await asyncio.to_thread(
+            self._services.documents.list_ready, index.id, limit=limit, access=access
+        )
 
     async def forget(self, place: Place, index: IndexRef, reference: str) -> list[DocumentRef]:
         """Remove the document of `index` that `reference` names (id, URL, name, or part of
         a name); the documents removed ([] when none matches). A reference that names several
         removes none (`Ambiguous` says which they are): "forget a" would forget every document
         whose name holds an "a", and "forget index.md" every project's."""
-        found = await find_documents(self._services.documents, index, reference)
+        access = await self._services.actions.access.for_place(place)
+        found = await find_documents(self._services.documents, index, reference, access)
         if len(found) > 1:
             if not allowed(Action.SEARCH, index.facts, place):
                 raise refused(Action.FORGET, index)

@@ -24,6 +24,7 @@ from bot.app.conversations import Actor, enter_channel, enter_dm, place_of
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
 from storage.access import Action, Place, allowed, may_change_settings, may_manage_connectors
+from storage.document_access import AccessFilter
 from storage.records import (
     ChannelRef,
     ConnectionRef,
@@ -126,18 +127,19 @@ class HomeActions:
         """Everything the viewer's Home shows."""
         services = self._services
         private = place_of(services, user)
+        access = await services.actions.access.for_place(private)  # the Home is theirs alone
         personal = await services.catalog.personal_index(user)
         channels = await self._channels(user, member_of)
         visible = await services.catalog.visible(private)
         shown = _ordered(visible, personal, {c.channel.id for c in channels})
         reachable = {i.id: i for i in visible} | {i.id: i for c in channels for i in c.enabled}
-        summaries = [IndexSummary(i, await self._indexes.stats(i)) for i in shown[:SHOWN_INDEXES]]
+        summaries = [IndexSummary(i, await self._indexes.stats(i, access)) for i in shown[:SHOWN_INDEXES]]
         return Home(
             user=user,
-            personal=IndexSummary(personal, await self._indexes.stats(personal)),
+            personal=IndexSummary(personal, await self._indexes.stats(personal, access)),
             indexes=tuple(summaries),
             more_indexes=max(0, len(shown) - SHOWN_INDEXES),
-            documents=await self._documents_of(reachable),
+            documents=await self._documents_of(reachable, access),
             jobs=await self._jobs(user, reachable, channels),
             channels=tuple(channels),
             feedback=await self._reviews(user, channels),
@@ -212,9 +214,11 @@ class HomeActions:
             )
         return summaries
 
-    async def _documents_of(self, reachable: dict[int, IndexRef]) -> tuple[RecentDocument, ...]:
+    async def _documents_of(
+        self, reachable: dict[int, IndexRef], access: AccessFilter
+    ) -> tuple[RecentDocument, ...]:
         recent = await asyncio.to_thread(
-            self._services.documents.recent, list(reachable), limit=SHOWN_DOCUMENTS
+            self._services.documents.recent, list(reachable), limit=SHOWN_DOCUMENTS, access=access
         )
         return tuple(RecentDocument(d, reachable[d.index_id]) for d in recent)
 

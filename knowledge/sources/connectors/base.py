@@ -18,6 +18,7 @@ from knowledge.errors import KnowledgeError
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.credentials import Credentials
+    from knowledge.sources.connectors.permissions import SourceAccess
     from knowledge.sources.fetch import FetchSession
 
 _FOLDER = re.compile(r"^(?P<space>~?[A-Za-z0-9_.-]{1,255})(?:/(?P<page>\d{1,20}))?$")
@@ -107,6 +108,9 @@ class Item:
     labels: tuple[str, ...] = ()
     path: tuple[str, ...] = ()
     """Titles of its ancestors, root first: where it sits, used as its heading path."""
+    access: SourceAccess | None = None
+    """Who may read it, from a connector that syncs permissions (None: one that does not,
+    whose documents the index alone governs)."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,9 @@ class ConnectorKind:
     label: str
     fetch_batch: int
     open: Callable[[FetchSession, str, Credentials, ApiOptions], Connector]
+    syncs_permissions: bool = False
+    """Its clients are `AccessReader`s too (`knowledge.sources.connectors.permissions`): who
+    may read each item is synced (permission sync), and who is in each group (group sync)."""
 
 
 class Connector(Protocol):

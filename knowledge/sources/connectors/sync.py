@@ -42,6 +42,7 @@ from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
 from knowledge.sources.jobs.counters import Count, JobCounters
+from storage.document_access import DocumentAccess
 from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
@@ -201,7 +202,10 @@ class _SyncRun:
         self.context.count(Count.DOCUMENTS_UNCHANGED)
         if complete:
             path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
-            await self._attachments(connector, ref.id, stored.name, stored.url or "", (*path, stored.name))
+            access = await asyncio.to_thread(self.s.documents.access, stored.id)
+            await self._attachments(
+                connector, ref.id, stored.name, stored.url or "", (*path, stored.name), access
+            )
         await self.context.handled(f"page:{ref.id}", "unchanged")
 
     async def _fetch(self, connector: Connector, batch: list[ItemRef]) -> None:
@@ -213,13 +217,23 @@ class _SyncRun:
                 self.listed.discard(ref.id)
                 await self.context.handled(f"page:{ref.id}", "gone")
                 continue
-            await self._ingest_page(item)
-            await self._attachments(connector, item.id, item.title, item.url, (*item.path, item.title))
+            access = self._access(item)
+            await self._ingest_page(item, access)
+            await self._attachments(
+                connector, item.id, item.title, item.url, (*item.path, item.title), access
+            )
             await self.context.handled(f"page:{item.id}", "fetched")
             if self.context.stopped():
                 return
 
-    async def _ingest_page(self, item: Item) -> None:
+    def _access(self, item: Item) -> DocumentAccess:
+        """The page's access in Lore (what the index decides, for a connector that does
+        not sync permissions)."""
+        if item.access is None:
+            return DocumentAccess.public()
+        return item.access.document_access(self.connection.id)
+
+    async def _ingest_page(self, item: Item, access: DocumentAccess) -> None:
         facts = DocumentFacts(
             title=item.title,
             author=item.author,
@@ -244,14 +258,27 @@ class _SyncRun:
             source_key=f"{self.connection.base_url}/pages/viewpage.action?pageId={item.id}",
             facts=facts,
             source_config_id=self.source.id,
+            access=access,
         )
+        if access.unknown:
+            await self.context.say(
+                f"{item.title}: Confluence did not say who may read it, so no one can in Lore "
+                "until a permission sync can tell",
+                "warning",
+            )
         self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
             await self._remember_version(result, item.id, item.version)
 
     async def _attachments(
-        self, connector: Connector, page_id: str, page_title: str, page_url: str, path: tuple[str, ...]
+        self,
+        connector: Connector,
+        page_id: str,
+        page_title: str,
+        page_url: str,
+        path: tuple[str, ...],
+        access: DocumentAccess,
     ) -> None:
         stored = self.attachments.pop(page_id, {})
         try:
@@ -273,7 +300,7 @@ class _SyncRun:
             if document is not None and document.meta.get("version") == attachment.version:
                 self.context.count(Count.ATTACHMENTS_UNCHANGED)
                 continue
-            await self._ingest_attachment(connector, attachment, page_id, page_url, path)
+            await self._ingest_attachment(connector, attachment, page_id, page_url, path, access)
         self.attachments[page_id] = kept
         for attachment_id, document in stored.items():
             await self.s.ingestor.remove(self.index, [document.id])
@@ -289,6 +316,7 @@ class _SyncRun:
         page_id: str,
         page_url: str,
         path: tuple[str, ...],
+        access: DocumentAccess,
     ) -> None:
         try:
             data = await connector.download(attachment, self.s.policy.max_attachment_bytes)
@@ -311,6 +339,7 @@ class _SyncRun:
             source_key=f"{self.connection.base_url}/attachments/{attachment.id}",
             facts=facts,
             source_config_id=self.source.id,
+            access=access,
         )
         result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
