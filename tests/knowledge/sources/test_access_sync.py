@@ -16,8 +16,7 @@ from storage.repositories.source_access import SourceAccessRepository
 from storage.repositories.sources import SourceRepository
 from storage.values import JobState
 from tests.fakes.confluence_server import EMAIL, TOKEN
-from tests.knowledge.sources.test_connector_sync import Sync
-from tests.knowledge.sources.test_connector_sync import sync as sync_fixture  # noqa: F401 (as `sync`)
+from tests.knowledge.sources.conftest import Sync
 
 PAT = "dc-personal-access-token-0123456789"
 
