@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FIRST_CHECK_AFTER = timedelta(seconds=10)
+ACCESS_CHECK_MINUTES = 1.0
+"""How often the scheduler looks for permission and group syncs that are due (each runs on
+its own setting's schedule: `LORE_PERMISSION_SYNC_MINUTES`, `LORE_GROUP_SYNC_MINUTES`)."""
 MoreSyncs = Callable[[Services], Mapping[str, SourceSync]]
 """Source kinds a surface knows how to sync (a learned Slack channel is read with the bot's
 token, `bot.slack.history.channel_syncs`); the entry point passes them in, since the app
@@ -109,8 +112,10 @@ async def running_jobs(
 
 
 def refresh_scheduler(services: Services) -> AsyncIOScheduler:
-    """APScheduler, checking every few minutes which attached sources are due a refresh;
-    their schedules live in the database, so restarts and several processes agree."""
+    """APScheduler, checking every few minutes which attached sources are due a refresh, and
+    every minute which connected sources are due a permission or group sync (apart from
+    content: an access change never re-fetches or re-embeds anything); their schedules live
+    in the database, so restarts and several processes agree."""
     scheduler = AsyncIOScheduler()
     scheduler.add_job(
         _enqueue_due,
@@ -122,8 +127,27 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         max_instances=1,
         next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
     )
+    scheduler.add_job(
+        _sync_access_due,
+        "interval",
+        args=[services],
+        minutes=ACCESS_CHECK_MINUTES,
+        id="lore-access",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
     scheduler.start()
     return scheduler
+
+
+async def _sync_access_due(services: Services) -> None:
+    try:
+        for report in await services.access_sync.run_due():
+            if report.error:
+                log.warning("access sync failed (fail closed): %s", report.error)
+    except Exception:
+        log.exception("could not run the due permission and group syncs")
 
 
 async def _enqueue_due(services: Services) -> None:

@@ -98,10 +98,11 @@ def run(
 
 
 def _add_commands() -> None:
-    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`)."""
-    from bot.cli import api, jobs, knowledge, sources
+    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `access`,
+    `api`)."""
+    from bot.cli import access, api, jobs, knowledge, sources
 
-    for group in (knowledge.app, jobs.app, sources.app, api.app):
+    for group in (knowledge.app, jobs.app, sources.app, access.app, api.app):
         app.registered_commands.extend(group.registered_commands)
         app.registered_groups.extend(group.registered_groups)
 

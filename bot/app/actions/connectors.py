@@ -1,6 +1,7 @@
 """Use cases on connectors (Confluence): connect with credentials, list spaces, attach spaces
 to an index (a job starts), disconnect. Connector admins only (`may_manage_connectors`):
-a connector decides what the whole workspace can read, since its permissions are not synced."""
+a connector decides what an index holds; who may read each of its documents is then its
+source's to say (`bot.app.actions.access`)."""
 
 from __future__ import annotations
 
@@ -117,5 +118,6 @@ class ConnectorActions:
         for attached in await asyncio.to_thread(repository.attachments, connection.id):
             index = await asyncio.to_thread(self._services.indexes.get, attached.index_id)
             removed += await self._services.jobs.detach_docsource_from_index(index, attached)
+        await asyncio.to_thread(self._services.source_access.forget_source, connection.id)
         await asyncio.to_thread(repository.remove, connection.id)
         return removed

@@ -6,7 +6,7 @@ owner; a channel index's members, from its channel; a shared index's creator; ad
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from storage.access import Action, Place
@@ -90,6 +90,7 @@ class FeedbackActions:
         items = await asyncio.to_thread(
             self._answers.review, place.tenant_id, [i.id for i in indexes], limit=limit
         )
+        items = await self._within_reach(place, items)
         reviews = []
         for reviewed in indexes:
             mine = [item for item in items if reviewed.id in item.answer.index_ids]
@@ -98,3 +99,20 @@ class FeedbackActions:
             if unanswered or unhelpful:
                 reviews.append(IndexReview(reviewed, unhelpful, unanswered))
         return reviews
+
+    async def _within_reach(self, place: Place, items: list[ReviewItem]) -> list[ReviewItem]:
+        """The items as the reviewer may see them: an answer that drew on documents its
+        source does not let them read keeps its question and verdicts, not its text, nor the
+        citations of those documents."""
+        restricted = sorted({d for item in items for d in item.answer.restricted})
+        if not restricted:
+            return items
+        readable = await self._services.actions.access.readable(place, restricted)
+        shown = []
+        for item in items:
+            hidden = set(item.answer.restricted) - readable
+            if hidden:
+                cited = [c for c in item.answer.cited if c.get("document_id") not in hidden]
+                item = replace(item, answer=replace(item.answer, text=None, cited=cited))
+            shown.append(item)
+        return shown

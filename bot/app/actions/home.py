@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.app.actions.access import SourceStatus
 from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview
 from bot.app.actions.indexes import IndexActions
@@ -92,6 +93,8 @@ class AdminSummary:
     connections: tuple[ConnectionRef, ...] | None
     """None unless the viewer may manage connectors."""
     settings: tuple[tuple[str, str], ...]
+    access: tuple[SourceStatus, ...] = ()
+    """Each connector attachment's permission and group syncs (connector admins)."""
 
 
 @dataclass(frozen=True)
@@ -278,9 +281,12 @@ class HomeActions:
         if not (place.user_is_admin or connectors):
             return None
         connections = None
+        access: tuple[SourceStatus, ...] = ()
         if connectors:
             connections = tuple(await self._services.connections.for_tenant(place.tenant_id))
-        return AdminSummary(connections, settings_summary(self._services) if place.user_is_admin else ())
+            access = tuple(await self._services.actions.access.status(place.tenant_id))
+        settings = settings_summary(self._services) if place.user_is_admin else ()
+        return AdminSummary(connections, settings, access)
 
     # -- where the viewer acts from ----------------------------------------------------------
 
