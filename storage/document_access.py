@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import TextClause, bindparam, text
 
+from storage.access import IndexKind
+
 PUBLIC = 0
 """`document.access_clauses` of a document whoever may read its index may read."""
 UNKNOWN = -1
@@ -137,3 +139,13 @@ def access_rows(document_id: int, access: DocumentAccess) -> list[Mapping[str, o
         for n, clause in enumerate(access.clauses)
         for principal in sorted(clause)
     ]
+
+
+def restricted_readers(kind: IndexKind) -> str:
+    """Who may read, in an index of this kind, a document its source restricts: the docs'
+    permission table shows it beside the actions (`python -m bot.cli.docs`)."""
+    who = "its owner" if kind == IndexKind.PERSONAL else "whoever may search it (never a partner)"
+    return (
+        f"{who}, in an answer only they see (DM, /lore, App Home, CLI, their API key), if the source "
+        "lets them; in an answer posted in a channel, nobody"
+    )

@@ -166,7 +166,7 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     Declaration(
         ExplainAccess,
         "Whether someone may read a document and why (its source's permissions, their accounts and groups), never its text",
-        ("explain access for @ada to Payroll 2026",),
+        ("explain access for U0123ABCD to Payroll 2026",),
         "workspace admins",
         Section.CONFLUENCE,
         g.explain_access,

@@ -245,12 +245,13 @@ REFRESH_PERMISSIONS = re.compile(
     r"(?: (?:now|of (?:the )?(?:connected )?sources|from (?:confluence|the sources)))?$",
     re.I,
 )
+_SOMEONE = r"(?:<@(?P<{0}>[UW][A-Z0-9]+)(?:\|[^>]*)?>|@?(?P<{0}_id>[UW][A-Z0-9]{{6,}}))"
+"""A person: a Slack mention (`<@U…>`), or their user id as it is."""
 _EXPLAIN_ACCESS = re.compile(
-    r"^(?:<@[A-Z0-9]+(?:\|[^>]*)?>[\s,:]*)?(?:please\s+)?"
-    r"(?:explain (?:the )?access (?:for|of) <@(?P<user>[A-Z0-9]+)(?:\|[^>]*)?> (?:to|on|for) "
-    r"|why can(?:'|’)?t <@(?P<user2>[A-Z0-9]+)(?:\|[^>]*)?> (?:read|see) )"
+    r"^(?:<@[A-Z0-9]+(?:\|[^>]*)?>[\s,:]*)?(?i:please\s+)?"
+    rf"(?:(?i:explain (?:the )?access (?:for|of)) {_SOMEONE.format('user')} (?i:to|on|for) "
+    rf"|(?i:why can(?:'|’)?t) {_SOMEONE.format('other')} (?i:read|see) )"
     r"(?P<document>.+?)[\s?.!]*$",
-    re.I,
 )
 
 
@@ -259,7 +260,7 @@ def explain_access(said: Said) -> Command | None:
     if not (found := _EXPLAIN_ACCESS.match(said.raw.strip())):
         return None
     document = found.group("document").strip().strip("\"'“”‘’`").strip()
-    user = found.group("user") or found.group("user2")
+    user = next(found.group(g) for g in ("user", "user_id", "other", "other_id") if found.group(g))
     return ExplainAccess(user, said.urls[0] if said.urls else document) if document else None
 
 
