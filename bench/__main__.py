@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, ingest, ingest_memory, quality, retrieval
+from bench import Section, access, crawl, extraction, ingest, ingest_memory, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -57,6 +57,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "extraction": functools.partial(extraction.run, corpus_dir=corpus),
         "memory": functools.partial(ingest_memory.run, corpus_dir=corpus),
         "retrieval": retrieval.run,
+        "access": access.run,
         "crawl": crawl.run,
         "slack": slack,
         "quality": quality.run,

@@ -121,10 +121,11 @@ def readable_condition(access: AccessFilter, document: str = "d") -> tuple[str, 
     return condition, {"access_principals": sorted(access.principals)}
 
 
-def readable_sql(access: AccessFilter, document: str = "document") -> TextClause:
-    """`readable_condition` as a clause for a SQLModel query's `where`."""
+def readable_sql(access: AccessFilter, document: str = "document", *, negate: bool = False) -> TextClause:
+    """`readable_condition` as a clause for a SQLModel query's `where` (with `negate`, true
+    for the documents `access` may not read)."""
     condition, params = readable_condition(access, document)
-    clause = text(condition)
+    clause = text(f"NOT ({condition})" if negate else condition)
     if params:
         clause = clause.bindparams(
             bindparam("access_principals", value=params["access_principals"], expanding=True)

@@ -195,6 +195,7 @@ class Document(SQLModel, table=True):
     __table_args__ = (
         Index("ix_document_index_source", "index_id", "source_key"),
         Index("ix_document_index_hash", "index_id", "content_hash"),
+        Index("ix_document_access_clauses", "index_id", "access_clauses"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -30,6 +30,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "extraction",
         "memory",
         "retrieval",
+        "access",
         "crawl",
         "slack",
         "quality",
@@ -39,6 +40,10 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert report["ingest"]["ratios"]["pipeline_vs_embedder"] > 0
     for size in report["retrieval"]["sizes"]:
         assert set(size["latency"]) >= {"keyword", "vector", "hybrid", "chroma_dense"}
+    access = report["access"]
+    assert access["search"]["restricted_documents"] > access["search"]["asker_reads_restricted"] > 0
+    assert access["permission_sync"]["first_changed"] == access["permission_sync"]["pages"] > 0
+    assert access["permission_sync"]["unchanged_changed"] == 0
     assert report["crawl"]["recrawl"]["pages_unchanged"] == report["crawl"]["first_crawl"]["pages"] > 0
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):

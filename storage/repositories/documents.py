@@ -187,50 +187,55 @@ class DocumentRepository:
 
     def unreadable_in(self, index_ids: Sequence[int], access: AccessFilter) -> list[int]:
         """Ids of the ready documents of those indexes that `access` may not read: what the
-        dense search leaves out (none at all where no source restricts anything)."""
+        dense search leaves out (none at all where no source restricts anything). One query,
+        which reads only the restricted documents (`ix_document_access_clauses`)."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document.id).where(
                 col(Document.index_id).in_(index_ids),
-                Document.status == DocumentStatus.READY,
                 Document.access_clauses != PUBLIC,
+                Document.status == DocumentStatus.READY,
+                readable_sql(access, negate=True),
             )
-            restricted = [i for i in session.exec(query).all() if i is not None]
-            if not restricted or access.public_only:
-                return restricted
-            readable = set(
-                session.exec(
-                    select(Document.id).where(col(Document.id).in_(restricted), readable_sql(access))
-                ).all()
-            )
-            return [i for i in restricted if i not in readable]
+            return [i for i in session.exec(query.order_by(col(Document.id))).all() if i is not None]
 
     def set_access(self, changes: dict[int, DocumentAccess]) -> list[int]:
         """Give documents the access their source now gives them; the ids whose access
         changed. An index whose documents' access changed has new content as far as cached
-        answers are concerned."""
+        answers are concerned. In bulk: a permission sync writes thousands at once."""
         if not changes:
             return []
         with self._db.session() as session:
-            rows = session.exec(select(Document).where(col(Document.id).in_(list(changes)))).all()
-            current = _access_of(session, [r.id for r in rows if r.id is not None])
-            changed: list[int] = []
-            indexes: set[int] = set()
-            for row in rows:
-                assert row.id is not None
-                access = changes[row.id]
-                if row.access_clauses == access.count and current.get(row.id, ()) == access.clauses:
-                    continue
+            current: dict[int, tuple[int, int]] = {}
+            stored: dict[int, tuple[frozenset[str], ...]] = {}
+            for batch in _batches(list(changes)):
+                query = select(Document.id, Document.access_clauses, Document.index_id)
+                for document_id, count, index_id in session.exec(query.where(col(Document.id).in_(batch))):
+                    if document_id is not None:
+                        current[document_id] = (count, index_id)
+                stored.update(_access_of(session, batch))
+            changed = [
+                d
+                for d, (count, _) in current.items()
+                if count != changes[d].count or stored.get(d, ()) != changes[d].clauses
+            ]
+            for batch in _batches(changed):
                 session.exec(
-                    delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id) == row.id)
+                    delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(batch))
                 )
-                row.access_clauses = access.count
-                session.add(row)
-                _write_access(session, row.id, access)
-                changed.append(row.id)
-                indexes.add(row.index_id)
-            for index_id in indexes:
+            by_count: dict[int, list[int]] = {}
+            for document_id in changed:
+                by_count.setdefault(changes[document_id].count, []).append(document_id)
+            for count, documents in by_count.items():
+                for batch in _batches(documents):
+                    session.exec(
+                        update(Document).where(col(Document.id).in_(batch)).values(access_clauses=count)
+                    )
+            rows = [row for d in changed for row in access_rows(d, changes[d])]
+            for start in range(0, len(rows), 5000):
+                session.exec(insert(DocumentAccessEntry).values(rows[start : start + 5000]))
+            for index_id in {current[d][1] for d in changed}:
                 bump_content_version(session, index_id)
             return changed
 
@@ -373,6 +378,11 @@ def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:
     session.exec(delete(Document).where(col(Document.id).in_(document_ids)))
 
 
+def _batches(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
+    """Ids a few hundred at a time: SQLite limits the parameters of one statement."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
+
+
 def _write_access(session: Session, document_id: int, access: DocumentAccess) -> None:
     rows = access_rows(document_id, access)
     if rows:
@@ -384,9 +394,13 @@ def _access_of(session: Session, document_ids: Sequence[int]) -> dict[int, tuple
     if not document_ids:
         return {}
     found: dict[int, dict[int, set[str]]] = {}
-    rows = session.exec(
-        select(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(document_ids))
-    ).all()
+    rows = [
+        row
+        for batch in _batches(document_ids)
+        for row in session.exec(
+            select(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(batch))
+        ).all()
+    ]
     for row in rows:
         found.setdefault(row.document_id, {}).setdefault(row.clause, set()).add(row.principal)
     return {

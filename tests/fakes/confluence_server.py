@@ -320,16 +320,18 @@ class FakeConfluence(LoopbackServer):
             links["next"] = f"{path}?{urlencode(query, quote_via=quote)}"
         return links
 
-    def _paged(self, request: web.Request, items: list[Json]) -> web.Response:
+    def _paged(self, request: web.Request, items: list[Json], total: int | None = None) -> web.Response:
+        """One page of results: `items` from `start` (or, with `total`, `items` is that page
+        already, of `total` results)."""
         start = int(request.query.get("start", "0"))
         limit = min(int(request.query.get("limit", "25")), self.page_size)
-        page = items[start : start + limit]
+        page = items[start : start + limit] if total is None else items
         body = {
             "results": page,
             "start": start,
             "limit": limit,
             "size": len(page),
-            "_links": self._links(request, start, limit, len(items)),
+            "_links": self._links(request, start, limit, len(items) if total is None else total),
         }
         return web.json_response(body)
 
@@ -357,10 +359,11 @@ class FakeConfluence(LoopbackServer):
         expand = set(filter(None, request.query.get("expand", "").split(",")))
         start = int(request.query.get("start", "0"))
         limit = min(int(request.query.get("limit", "25")), self.page_size)
-        for page in found[start : start + limit]:
+        shown = found[start : start + limit]
+        for page in shown:
             if "body.storage" in expand:
                 self.bodies_served.append(page.id)
-        return self._paged(request, [self._content(p, expand, request) for p in found])
+        return self._paged(request, [self._content(p, expand, request) for p in shown], total=len(found))
 
     def ancestors(self, page: FakePage) -> list[FakePage]:
         chain = []

@@ -29,6 +29,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table('document', schema=None) as batch_op:
         batch_op.add_column(sa.Column('access_clauses', sa.Integer(), nullable=False, server_default='0'))
+        batch_op.create_index('ix_document_access_clauses', ['index_id', 'access_clauses'], unique=False)
     op.execute("UPDATE document SET access_clauses = -1 WHERE source_kind = 'connector'")
 
     op.create_table('document_access',
@@ -109,4 +110,5 @@ def downgrade() -> None:
         batch_op.drop_index('ix_document_access_principal')
     op.drop_table('document_access')
     with op.batch_alter_table('document', schema=None) as batch_op:
+        batch_op.drop_index('ix_document_access_clauses')
         batch_op.drop_column('access_clauses')
