@@ -158,6 +158,29 @@ async def test_answers_respect_who_may_read_the_page_in_confluence(tmp_path: Pat
                 assert CUTOFF in await ask_api(http, base, keys["ada-key"], PAYROLL_QUESTION)
                 assert SALARY in await list_api(http, base, keys["ada-key"])
 
+                # A sync's log names pages: not for Bob's key. A service key reads a group's
+                # pages once an admin grants it the group (and the space's: both must hold).
+                bob_key = {"Authorization": f"Bearer {keys['bob-key']}"}
+                async with http.get(f"{base}/v1/indexes/handbook", headers=bob_key) as response:
+                    job = (await response.json())["last_job"]["id"]
+                async with http.get(f"{base}/v1/jobs/{job}/log?follow=false", headers=bob_key) as response:
+                    assert response.status == 403 and hidden(await response.text(), SALARY, salary_url)
+                assert hidden(await ask_api(http, base, keys["service"], BUDGET_QUESTION), BUDGET)
+                source = listed.split()[0]
+                for group in ("finance", "confluence-users"):
+                    grant = [
+                        "access",
+                        "grant",
+                        "--key",
+                        "service",
+                        f"{source}:group:{group}",
+                        "--tenant",
+                        TEAM,
+                    ]
+                    assert "Granted" in await lore(env, tmp_path, *grant)
+                granted = await ask_api(http, base, keys["service"], BUDGET_QUESTION)
+                assert BUDGET in granted and hidden(granted, CUTOFF), granted
+
                 # Ada's private answer can't be shared in #general.
                 private = await door.slash("CGEN", "UADA", PAYROLL_QUESTION)
                 assert CUTOFF in private and "Share in channel" in private, private
