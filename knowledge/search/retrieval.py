@@ -20,8 +20,9 @@ from typing import Any
 from knowledge.backends.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
 from knowledge.indexing.chunking import innermost
-from knowledge.indexing.ingest import check_model, collection_for
+from knowledge.indexing.ingest import check_model
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
+from knowledge.search.readable import UnreadableDocuments, nearest_readable
 from knowledge.text.cuts import joined
 from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.keyword import KeywordIndex
@@ -115,6 +116,7 @@ class Retriever:
         self._embedder = embedder
         self._spec = spec or RetrievalSpec()
         self._query_cache = QueryEmbeddingCache()
+        self._unreadable = UnreadableDocuments(documents)
 
     @property
     def spec(self) -> RetrievalSpec:
@@ -174,9 +176,9 @@ class Retriever:
         access: AccessFilter = PUBLIC_ONLY,
     ) -> Retrieval:
         """The best chunks for `query` across `indexes`, best first, of the documents `access`
-        may read: both searches leave the others out inside themselves (keyword search in
-        its SQL, dense search by Chroma's filter), so restricted hits never take the places
-        of readable ones."""
+        may read: both searches leave the others out themselves (keyword search inside its
+        SQL; dense search by `knowledge.search.readable`: the nearest readable passages, never
+        fewer), so unreadable hits never take the places of readable ones."""
         spec = self._spec
         top_k = top_k or spec.top_k
         pool = max(candidates or spec.candidates, top_k)
@@ -234,29 +236,16 @@ class Retriever:
         allowed: list[int] | None,
         access: AccessFilter,
     ) -> list[tuple[IndexRef, VectorHit]]:
-        vector, unreadable = await asyncio.gather(
-            self._query_cache.embed(self._embedder, query),
-            self._unreadable(indexes, allowed, access),
-        )
-        where = dense_filter(allowed, unreadable)
-        results = await asyncio.gather(
-            *(
-                asyncio.to_thread(self._vectors.query, collection_for(i), vector.tolist(), pool, where)
-                for i in indexes
-            )
-        )
+        vector = (await self._query_cache.embed(self._embedder, query)).tolist()
+
+        async def one(index: IndexRef) -> list[VectorHit]:
+            unreadable = frozenset() if allowed is not None else await self._unreadable.of(index, access)
+            return await nearest_readable(self._vectors, index, vector, pool, unreadable, allowed)
+
+        results = await asyncio.gather(*(one(i) for i in indexes))
         merged = [(index, hit) for index, hits in zip(indexes, results, strict=True) for hit in hits]
         merged.sort(key=lambda pair: pair[1].similarity, reverse=True)
         return merged[:pool]
-
-    async def _unreadable(
-        self, indexes: Sequence[IndexRef], allowed: list[int] | None, access: AccessFilter
-    ) -> list[int]:
-        """The documents the dense search must leave out (none when `allowed` already
-        names only readable ones)."""
-        if allowed is not None:
-            return []
-        return await asyncio.to_thread(self._documents.unreadable_in, [i.id for i in indexes], access)
 
     async def _keywords(
         self,
@@ -325,16 +314,6 @@ class Retriever:
             if len(kept) == top_k:
                 break
         return kept
-
-
-def dense_filter(allowed: list[int] | None, unreadable: list[int]) -> dict[str, Any] | None:
-    """Chroma's `where` for a dense search: only the `allowed` documents (a metadata filter
-    chose them, readable ones only), or all but the `unreadable` ones, or no filter at all."""
-    if allowed is not None:
-        return {"document_id": {"$in": allowed}}
-    if unreadable:
-        return {"document_id": {"$nin": unreadable}}
-    return None
 
 
 def _hit(

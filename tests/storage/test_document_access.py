@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from chromadb.api import ClientAPI
 
-from knowledge.search.retrieval import dense_filter
+from knowledge.search.readable import dense_filter
 from storage.db import Database
 from storage.document_access import PUBLIC_ONLY, AccessFilter, DocumentAccess, simplified
 from storage.keyword import KeywordIndex
