@@ -148,6 +148,9 @@ class DocSource(SQLModel, table=True):
     groups_claimed_at: datetime | None = Field(
         default=None, sa_type=DateTime(timezone=True), description="A process is syncing its groups."
     )
+    groups_failed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last group sync failed then."
+    )
 
 
 class DocSourceConfig(SQLModel, table=True):
@@ -183,6 +186,9 @@ class DocSourceConfig(SQLModel, table=True):
     )
     access_claimed_at: datetime | None = Field(
         default=None, sa_type=DateTime(timezone=True), description="A process is syncing its permissions."
+    )
+    access_failed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last permission sync failed then."
     )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 

@@ -571,3 +571,7 @@ def permissions_refreshed(
 def access_verdict(user: str, document: str, readable: bool) -> str:
     verb = "may read" if readable else "may not read"
     return f"<@{user}> {verb} *{e(document)}*."
+
+
+def syncs_busy(count: int) -> str:
+    return f"{plural(count, 'sync')} already running elsewhere went on there."

@@ -68,15 +68,31 @@ class SourceAccessRepository:
                 row.name = found.name or row.name
                 session.add(row)
 
-    def replace_members(self, source_id: int, members: Mapping[str, Iterable[str]]) -> None:
+    def replace_members(
+        self, source_id: int, members: Mapping[str, Iterable[str]], *, read: Iterable[str] | None = None
+    ) -> None:
         """The groups' members, as a group sync found them (every group of the source that is
-        not in `members` has none)."""
+        not in `members` has none); the groups it read (`read`, or those of `members`) are
+        remembered (`groups_read`)."""
         with self._db.session() as session:
             session.exec(delete(SourceGroupMember).where(col(SourceGroupMember.source_id) == source_id))
             session.flush()
             for group, accounts in members.items():
                 for account in sorted(set(accounts)):
                     session.add(SourceGroupMember(source_id=source_id, group_name=group, account_id=account))
+            source = session.get(DocSource, source_id)
+            if source is not None:
+                source.config = {
+                    **source.config,
+                    "groups_read": sorted(members if read is None else set(read)),
+                }
+                session.add(source)
+
+    def groups_read(self, source_id: int) -> set[str]:
+        """The groups the source's last group sync read (empty ones too)."""
+        with self._db.session() as session:
+            source = session.get(DocSource, source_id)
+            return set(source.config.get("groups_read") or ()) if source is not None else set()
 
     def referenced(self, source_id: int) -> set[str]:
         """The principals of the source that documents' access names (`7:group:finance` …)."""
@@ -191,9 +207,10 @@ class SourceAccessRepository:
             row = session.get(DocSourceConfig, config_id)
             if row is None:
                 return
+            now = utcnow()
             if error is None:
-                row.access_synced_at = utcnow()
-            row.access_error = error
+                row.access_synced_at = now
+            row.access_error, row.access_failed_at = error, (now if error else None)
             row.access_claimed_at = None
             session.add(row)
 
@@ -202,9 +219,10 @@ class SourceAccessRepository:
             row = session.get(DocSource, source_id)
             if row is None:
                 return
+            now = utcnow()
             if error is None:
-                row.groups_synced_at = utcnow()
-            row.groups_error = error
+                row.groups_synced_at = now
+            row.groups_error, row.groups_failed_at = error, (now if error else None)
             row.groups_claimed_at = None
             session.add(row)
 
@@ -222,24 +240,44 @@ class SourceAccessRepository:
                 return SyncState(None, None)
             return SyncState(aware(row.groups_synced_at), row.groups_error)
 
-    def permissions_due(self, kinds: Iterable[str], every: timedelta) -> list[int]:
+    def permissions_due(self, kinds: Iterable[str], every: timedelta, retry_after: timedelta) -> list[int]:
         """Attachments of those connector kinds whose permissions were not synced within
-        `every` (never synced first)."""
-        return self._due(DocSourceConfig, DocSourceConfig.id, DocSourceConfig.access_synced_at, kinds, every)
+        `every` (never synced first); one whose last sync failed, once `retry_after` passed."""
+        table = DocSourceConfig
+        return self._due(
+            table, table.id, table.access_synced_at, table.access_failed_at, kinds, every, retry_after
+        )
 
-    def groups_due(self, kinds: Iterable[str], every: timedelta) -> list[int]:
-        return self._due(DocSource, DocSource.id, DocSource.groups_synced_at, kinds, every)
+    def groups_due(self, kinds: Iterable[str], every: timedelta, retry_after: timedelta) -> list[int]:
+        table = DocSource
+        return self._due(
+            table, table.id, table.groups_synced_at, table.groups_failed_at, kinds, every, retry_after
+        )
 
-    def _due(self, table: type, key: Any, synced: Any, kinds: Iterable[str], every: timedelta) -> list[int]:
+    def _due(
+        self,
+        table: type,
+        key: Any,
+        synced: Any,
+        failed: Any,
+        kinds: Iterable[str],
+        every: timedelta,
+        retry_after: timedelta,
+    ) -> list[int]:
         wanted = list(kinds)
         if not wanted:
             return []
-        at = col(synced)
+        at, failure = col(synced), col(failed)
+        now = utcnow()
         with self._db.session() as session:
             query = select(col(key))
             if table is DocSourceConfig:
                 query = query.join(DocSource, col(DocSource.id) == DocSourceConfig.source_id)
-            query = query.where(col(DocSource.kind).in_(wanted), or_(at.is_(None), at < utcnow() - every))
+            query = query.where(
+                col(DocSource.kind).in_(wanted),
+                or_(at.is_(None), at < now - every),
+                or_(failure.is_(None), failure < now - retry_after),
+            )
             return [int(i) for i in session.exec(query.order_by(at.is_not(None), at)).all()]
 
     def restricted_count(self, config_id: int) -> int:

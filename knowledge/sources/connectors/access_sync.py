@@ -50,6 +50,10 @@ class AccessPolicy:
     permissions_every: timedelta = timedelta(minutes=30)
     groups_every: timedelta = timedelta(minutes=30)
     stale_after: timedelta = timedelta(minutes=15)
+    """A claim older than this is taken over (its process stopped)."""
+    retry_after: timedelta = timedelta(minutes=5)
+    """A failed sync is tried again on schedule after this (its documents stay unreadable
+    meanwhile, unless an admin refreshes them sooner)."""
 
 
 @dataclass(frozen=True)
@@ -93,17 +97,27 @@ class AccessSync:
 
     async def run_due(self) -> list[PermissionReport | GroupReport]:
         """Every permission sync, then every group sync, that is due."""
-        kinds = kinds_with_permissions()
+        kinds, policy = kinds_with_permissions(), self.policy
         reports: list[PermissionReport | GroupReport] = []
         for config_id in await asyncio.to_thread(
-            self._access.permissions_due, kinds, self.policy.permissions_every
+            self._access.permissions_due, kinds, policy.permissions_every, policy.retry_after
         ):
             source = await asyncio.to_thread(self._sources.get, config_id)
             reports.append(await self.permissions(source))
-        for source_id in await asyncio.to_thread(self._access.groups_due, kinds, self.policy.groups_every):
-            connection = await asyncio.to_thread(self._connections.repository.get, source_id)
-            reports.append(await self.groups(connection))
+        due = set(
+            await asyncio.to_thread(self._access.groups_due, kinds, policy.groups_every, policy.retry_after)
+        )
+        for connection in await self._connections.every(kinds):
+            if connection.id in due or await self._names_new_groups(connection.id):
+                reports.append(await self.groups(connection))
         return reports
+
+    async def _names_new_groups(self, connection_id: int) -> bool:
+        """Documents name a group its last group sync did not read (a first content sync
+        just brought them): its members are read now, not at the next scheduled sync."""
+        named = await asyncio.to_thread(self._access.referenced, connection_id)
+        groups = {g[2] for g in map(grantee_of, named) if g is not None and g[1] == GROUP}
+        return bool(groups - await asyncio.to_thread(self._access.groups_read, connection_id))
 
     async def refresh(self, tenant_id: str) -> list[PermissionReport | GroupReport]:
         """Sync now every attachment's permissions and every connection's groups of a workspace."""
@@ -208,7 +222,9 @@ class AccessSync:
 
     async def _groups_failed(self, connection: ConnectionRef, error: str) -> GroupReport:
         log.warning("group sync of connection %s failed, its groups count as empty: %s", connection.id, error)
-        await asyncio.to_thread(self._access.replace_members, connection.id, {})
+        named = await asyncio.to_thread(self._access.referenced, connection.id)
+        groups = [g[2] for g in map(grantee_of, named) if g is not None and g[1] == GROUP]
+        await asyncio.to_thread(self._access.replace_members, connection.id, {}, read=groups)
         await asyncio.to_thread(self._access.record_groups, connection.id, error)
         return GroupReport(connection, 0, 0, error=error)
 

@@ -204,19 +204,21 @@ class ConfluenceAccess:
             yield Listed(str(content.get("id")), space, own, ancestors)
 
     async def group_members(self, name: str) -> list[SourceUser]:
-        if self._cloud:
-            found = await self._api.get_json("/rest/api/group/by-name", {"name": name})
-            group_id = found.get("id")
-            if not group_id:
-                raise ConnectorError(f"Confluence has no group {name}")
-            path = f"/rest/api/group/{quote(str(group_id), safe='')}/membersByGroupId"
-        else:
-            path = f"/rest/api/group/{quote(name, safe='')}/member"
-        members = []
-        async for entry in self._api.results(path, {"limit": PAGE_SIZE}):
-            if (member := person(entry)) is not None:
-                members.append(member)
-        return members
+        """The group's members; none for a group Confluence does not have (any more)."""
+        from knowledge.sources.connectors.confluence_api import NotFound
+
+        try:
+            if self._cloud:
+                found = await self._api.get_json("/rest/api/group/by-name", {"name": name})
+                group_id = found.get("id")
+                if not group_id:
+                    raise ConnectorError(f"Confluence did not say which group {name} is")
+                path = f"/rest/api/group/{quote(str(group_id), safe='')}/membersByGroupId"
+            else:
+                path = f"/rest/api/group/{quote(name, safe='')}/member"
+            return [m async for e in self._api.results(path, {"limit": PAGE_SIZE}) if (m := person(e))]
+        except NotFound:
+            return []
 
     async def people(self, account_ids: Sequence[str]) -> list[SourceUser]:
         found = []

@@ -78,11 +78,13 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('groups_synced_at', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('groups_error', sa.Text(), nullable=True))
         batch_op.add_column(sa.Column('groups_claimed_at', sa.DateTime(timezone=True), nullable=True))
+        batch_op.add_column(sa.Column('groups_failed_at', sa.DateTime(timezone=True), nullable=True))
 
     with op.batch_alter_table('doc_source_config', schema=None) as batch_op:
         batch_op.add_column(sa.Column('access_synced_at', sa.DateTime(timezone=True), nullable=True))
         batch_op.add_column(sa.Column('access_error', sa.Text(), nullable=True))
         batch_op.add_column(sa.Column('access_claimed_at', sa.DateTime(timezone=True), nullable=True))
+        batch_op.add_column(sa.Column('access_failed_at', sa.DateTime(timezone=True), nullable=True))
 
     with op.batch_alter_table('answer_log', schema=None) as batch_op:
         batch_op.add_column(sa.Column('restricted', sa.JSON(), nullable=False, server_default='[]'))
@@ -92,10 +94,12 @@ def downgrade() -> None:
     with op.batch_alter_table('answer_log', schema=None) as batch_op:
         batch_op.drop_column('restricted')
     with op.batch_alter_table('doc_source_config', schema=None) as batch_op:
+        batch_op.drop_column('access_failed_at')
         batch_op.drop_column('access_claimed_at')
         batch_op.drop_column('access_error')
         batch_op.drop_column('access_synced_at')
     with op.batch_alter_table('doc_source', schema=None) as batch_op:
+        batch_op.drop_column('groups_failed_at')
         batch_op.drop_column('groups_claimed_at')
         batch_op.drop_column('groups_error')
         batch_op.drop_column('groups_synced_at')

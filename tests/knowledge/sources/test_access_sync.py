@@ -6,10 +6,12 @@ again, group members follow the group sync, and failures leave pages unreadable.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from knowledge.sources.connectors import Credentials, FolderSpec
-from knowledge.sources.connectors.access_sync import AccessSync
+from knowledge.sources.connectors.access_sync import AccessPolicy, AccessSync, PermissionReport
 from knowledge.sources.connectors.permissions import AccessReader, SourceAccess
 from storage.document_access import AccessFilter, DocumentAccess
 from storage.repositories.source_access import SourceAccessRepository
@@ -162,3 +164,42 @@ async def test_group_sync_ties_emails_to_accounts_and_groups_and_follows_members
     failed = await syncer.groups(sync.connection)
     assert failed.error is not None
     assert repository.principals("T1", None, "ada@example.com") == {principal(sync, "user:acc-ada")}
+
+
+async def test_syncs_run_when_due_and_a_failed_one_waits_before_trying_again(sync: Sync) -> None:
+    restrict_engineering(sync)
+    source = await sync.attach("ENG")
+    assert (await sync.run(source, trigger="manual")).state == JobState.SUCCEEDED
+    syncer = access_sync(sync)
+    first = await syncer.run_due()  # never synced: both run, groups since pages name some
+    assert sorted(type(r).__name__ for r in first) == ["GroupReport", "PermissionReport"]
+    assert await syncer.run_due() == []  # synced just now: nothing due
+    sync.fake.restrict(sync.pages.home, "group:architects")  # a group no group sync has read
+    await syncer.permissions(SourceRepository(sync.stack.db).get(source.id))
+    [groups] = await syncer.run_due()
+    assert type(groups).__name__ == "GroupReport" and groups.error is None
+    repository = SourceAccessRepository(sync.stack.db)
+    assert "architects" in repository.groups_read(sync.connection.id)
+
+    sync.fake.fail_permissions = True
+    failed = await syncer.refresh("T1")  # an admin's refresh runs whatever the schedule says
+    assert [type(r).__name__ for r in failed if r.error] == ["PermissionReport"]
+    stale = AccessSync(
+        sync.connections,
+        repository,
+        SourceRepository(sync.stack.db),
+        sync.stack.documents,
+        AccessPolicy(permissions_every=timedelta(0), groups_every=timedelta(0)),
+    )
+    waiting = [r for r in await stale.run_due() if isinstance(r, PermissionReport)]
+    assert waiting == []  # due by the clock, but a failed permission sync waits `retry_after`
+    waited = AccessSync(
+        sync.connections,
+        repository,
+        SourceRepository(sync.stack.db),
+        sync.stack.documents,
+        AccessPolicy(permissions_every=timedelta(0), groups_every=timedelta(0), retry_after=timedelta(0)),
+    )
+    sync.fake.fail_permissions = False
+    retried = await waited.run_due()
+    assert [r.error for r in retried if isinstance(r, PermissionReport)] == [None]
