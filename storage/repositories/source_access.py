@@ -96,10 +96,9 @@ class SourceAccessRepository:
 
     def referenced(self, source_id: int) -> set[str]:
         """The principals of the source that documents' access names (`7:group:finance` …)."""
-        low, high = f"{source_id}:", f"{source_id};"  # every principal that starts "7:"
         with self._db.session() as session:
             query = select(DocumentAccessEntry.principal).where(
-                col(DocumentAccessEntry.principal) >= low, col(DocumentAccessEntry.principal) < high
+                col(DocumentAccessEntry.principal).startswith(f"{source_id}:", autoescape=True)
             )
             return set(session.exec(query.distinct()).all())
 
