@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import CONNECTORS
-from bot.app.conversations import Actor
+from bot.app.conversations import Actor, place_of
 from knowledge.catalog import NotAllowed
 from knowledge.errors import KnowledgeError
 from knowledge.sources.connectors.permissions import grantee_of
@@ -117,8 +117,8 @@ class AccessActions:
         user = await asyncio.to_thread(services.directory.ensure_user, place.tenant_id, slack_user)
         document, index = await self._document(place.tenant_id, reference)
         access = await asyncio.to_thread(services.documents.access, document.id)
-        principals = (await self.reader(user)).principals
-        private = Place(place.tenant_id, user.id, user_is_admin=user.is_admin)
+        principals = (await self.for_place(place_of(services, user))).principals
+        private = place_of(services, user)  # as they would ask: privately (a partner, as one)
         unmet = tuple(clause for clause in access.clauses if not clause & principals)
         return Explanation(
             user, document, index, allowed(Action.SEARCH, index.facts, private), access, principals, unmet
