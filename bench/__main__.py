@@ -4,7 +4,9 @@ machine, each next to what a user would otherwise pick, measured in the same run
 Sections: ingest (mixed corpus; the embedder alone; plain chromadb), extraction (real files
 from public test suites, when their cache is there: `--corpus`), memory (the embedder, `lore
 ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
-against index size; plain chromadb), crawl (a loopback site, first and unchanged), slack
+against index size; plain chromadb), mcp (`search_knowledge` over Streamable HTTP beside the HTTP
+API's search, through `lore serve`), crawl (a loopback site, first and unchanged), github (a
+fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
 handbook). Writes bench/results/latest.json, latest.md (the table `docs/performance.md`
@@ -25,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, access, crawl, extraction, ingest, ingest_memory, quality, retrieval
+from bench import Section, access, crawl, extraction, github, ingest, ingest_memory, mcp, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -58,7 +60,9 @@ def sections(corpus: Path) -> dict[str, Section]:
         "memory": functools.partial(ingest_memory.run, corpus_dir=corpus),
         "retrieval": retrieval.run,
         "access": access.run,
+        "mcp": mcp.run,
         "crawl": crawl.run,
+        "github": github.run,
         "slack": slack,
         "quality": quality.run,
     }

@@ -123,7 +123,8 @@ def _stats(times: list[float]) -> dict[str, float]:
 
 
 async def _permission_sync(services: Services, pages: int) -> dict[str, Any]:
-    from knowledge.sources.connectors import Credentials, FolderSpec
+    from knowledge.sources.connectors import Credentials
+    from knowledge.sources.connectors.confluence import parse_space
     from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence
 
     async with FakeConfluence(page_size=50) as fake:
@@ -132,7 +133,7 @@ async def _permission_sync(services: Services, pages: int) -> dict[str, Any]:
         await asyncio.to_thread(services.directory.ensure_tenant, "bench")
         connection, _ = await services.connections.connect("bench", fake.base_url, Credentials(TOKEN, EMAIL))
         index = await create_index(services, "synced")
-        source = await services.connections.attach(connection, index, [FolderSpec.parse("BIG")])
+        source = await services.connections.attach(connection, index, [parse_space("BIG")])
         await asyncio.to_thread(_documents_of, services, index, source.id, ids)
         syncer = services.access_sync
         before = len(fake.requests.snapshot())

@@ -71,15 +71,13 @@ def _match(hit: Hit) -> Match:
 async def query_index(request: web.Request) -> web.Response:
     index = await find_index(request, Action.SEARCH)
     body = await json_body(request, QueryBody)
-    services = state(request).services
-    access = await services.actions.access.for_place(caller(request).place)
-    retrieval = await services.retriever.search(
+    retrieval = await state(request).services.actions.search.search(
+        caller(request).place,
         [index],
         body.query,
         top_k=body.top_k,
         query_type=body.query_type,
-        where=body.properties or None,
-        access=access,
+        where=body.properties,
     )
     result = QueryResult(matches=[_match(h) for h in retrieval.hits], warnings=retrieval.notices)
     return web.json_response(result.model_dump(mode="json"))

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.removals import WorkspaceRemovals
     from knowledge.sources.connectors.access_sync import AccessSync
     from knowledge.sources.connectors.service import Connections
     from knowledge.sources.fetch import Resolve
@@ -115,6 +116,14 @@ class Services:
         return AccessSync(self.connections, self.source_access, self.sources, self.documents, policy)
 
     @cached_property
+    def removals(self) -> WorkspaceRemovals:
+        """Workspaces Lore was uninstalled from: their data's removal, after a grace period."""
+        from bot.app.removals import WorkspaceRemovals
+        from storage.repositories.removals import Removals
+
+        return WorkspaceRemovals(self, Removals(self.db))
+
+    @cached_property
     def actions(self) -> Actions:
         """The use cases every surface calls (they check the permission table)."""
         from bot.app.actions import Actions
@@ -180,6 +189,7 @@ def build_vector_store(settings: Settings) -> ChromaVectorStore:
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
+        return ChromaVectorStore(client, description=where, folder=settings.chroma_path)
     return ChromaVectorStore(client, description=where)
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 
 from knowledge.indexing.chunking import section
 from knowledge.indexing.documents import names_apart
+from knowledge.indexing.metadata import section_url
 from knowledge.search.context import Message, source_blocks
 from knowledge.search.retrieval import Hit
 
@@ -92,7 +93,7 @@ class Citation:
         return cls(
             n=n,
             name=hit.document.name,
-            url=hit.document.url,
+            url=section_url(hit.document.meta, section(hit.heading)) or hit.document.url,
             author=hit.document.author,
             time_added=hit.document.time_added,
             doc_timestamp=hit.document.doc_timestamp,

@@ -132,7 +132,7 @@ async def test_answers_respect_who_may_read_the_page_in_confluence(tmp_path: Pat
             listed = await lore(env, tmp_path, "source", "list", "--tenant", TEAM)
             assert "permissions synced" in listed and "restricted" in listed, listed
 
-            async with lore_run(home, slack, extra) as base, aiohttp.ClientSession() as http:
+            async with lore_run(home, slack, **extra) as base, aiohttp.ClientSession() as http:
                 door = Door(http, base, slack)
                 for user in ("UADA", "UBOB"):
                     assert "handbook" in await say_dm(door, slack, user, "enable the handbook index")

@@ -10,7 +10,6 @@ from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 from storage.db import Database
-from storage.keyword import described_by_models
 from storage.migrations_runner import (
     HEAD,
     MIGRATIONS,
@@ -19,6 +18,7 @@ from storage.migrations_runner import (
     head_revision,
     upgrade_to_head,
 )
+from storage.schema import described_by_models
 
 
 def test_migrations_match_the_models(database: Database) -> None:

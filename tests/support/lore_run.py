@@ -31,9 +31,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def run_env(home: Path, slack: FakeSlack, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+def run_env(home: Path, slack: FakeSlack, settings: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment `lore` runs with: this one without Lore's, Slack's, OpenAI's and the
-    database's settings, then Lore's home, the fake Slack, and `extra`."""
+    database's settings, then Lore's home, the fake Slack, and `settings` (`SLACK_BOT_TOKEN=""`
+    unsets the bot token, for OAuth installs; `LORE_HOME` another data folder than `home`)."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
     }
@@ -43,19 +44,17 @@ def run_env(home: Path, slack: FakeSlack, extra: Mapping[str, str] | None = None
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=slack.api_url,
         ANONYMIZED_TELEMETRY="False",
-        **(extra or {}),
     )
-    return env
+    env.update(settings or {})
+    return {k: v for k, v in env.items() if v != ""}
 
 
 @asynccontextmanager
-async def lore_run(
-    home: Path, slack: FakeSlack, extra: Mapping[str, str] | None = None
-) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack` (with `extra` settings); its base URL once
-    /healthz answers."""
+async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack`; its base URL once /healthz answers.
+    `settings` are more environment variables (see `run_env`); `home` keeps the log."""
     port = free_port()
-    env = run_env(home, slack, extra)
+    env = run_env(home, slack, settings)
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(

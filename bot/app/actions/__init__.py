@@ -16,6 +16,7 @@ from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
+from bot.app.actions.search import DocumentText, SearchActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
 from bot.app.actions.threads import ThreadActions
@@ -31,12 +32,14 @@ __all__ = [
     "Attached",
     "ConnectorActions",
     "DocumentActions",
+    "DocumentText",
     "Explanation",
     "FeedbackActions",
     "Home",
     "HomeActions",
     "IndexActions",
     "IndexReview",
+    "SearchActions",
     "SettingActions",
     "SourceActions",
     "SourceStatus",
@@ -56,6 +59,7 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services, self.access)
+        self.search = SearchActions(services, self.access)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
-from knowledge.sources.connectors.base import ConnectorError, FolderSpec
+from knowledge.sources.connectors.base import ConnectorError
 from knowledge.sources.connectors.permissions import (
     GROUP,
     USER,
@@ -31,7 +31,7 @@ from knowledge.sources.connectors.permissions import (
     SourceUser,
     grantee_of,
 )
-from knowledge.sources.connectors.registry import CONNECTORS
+from knowledge.sources.connectors.registry import CONNECTORS, connector_kind
 from knowledge.sources.connectors.service import Connections
 from storage.document_access import DocumentAccess
 from storage.records import ConnectionRef, DocumentRef, SourceConfigRef, StorageError
@@ -157,7 +157,7 @@ class AccessSync:
 
     async def _item_access(self, source: SourceConfigRef) -> dict[str, SourceAccess]:
         connection = await asyncio.to_thread(self._connections.repository.get, source.source_id)
-        folders = [FolderSpec.parse(f) for f in source.folders]
+        folders = [connector_kind(connection.kind).parse_folder(f) for f in source.folders]
         async with self._connections.open(connection) as connector:
             if not isinstance(connector, AccessReader):
                 raise ConnectorError(f"{connection.kind} does not say who may read its items")

@@ -10,7 +10,8 @@ from datetime import timedelta
 import pytest
 from cryptography.fernet import Fernet
 
-from knowledge.sources.connectors import Credentials, FolderSpec
+from knowledge.sources.connectors import Credentials
+from knowledge.sources.connectors.confluence import parse_space
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
 from knowledge.sources.crawl import Crawler
@@ -42,9 +43,7 @@ class Sync:
     """Called (once each) when the connector waits out a rate limit."""
 
     async def attach(self, *folders: str) -> SourceConfigRef:
-        return await self.connections.attach(
-            self.connection, self.index, [FolderSpec.parse(f) for f in folders]
-        )
+        return await self.connections.attach(self.connection, self.index, [parse_space(f) for f in folders])
 
     async def run(self, source: SourceConfigRef, trigger: str = "schedule") -> JobRef:
         source = self.stack_source(source.id)

@@ -10,8 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from knowledge.sources.connectors import Credentials, FolderSpec
+from knowledge.sources.connectors import Credentials
 from knowledge.sources.connectors.access_sync import AccessPolicy, AccessSync, PermissionReport
+from knowledge.sources.connectors.confluence import parse_space
 from knowledge.sources.connectors.permissions import AccessReader, SourceAccess
 from storage.document_access import AccessFilter, DocumentAccess
 from storage.repositories.source_access import SourceAccessRepository
@@ -51,7 +52,7 @@ def principal(sync: Sync, grantee: str) -> str:
 async def item_access(sync: Sync, credentials: Credentials, *folders: str) -> dict[str, SourceAccess]:
     async with sync.connections.client(sync.fake.base_url, credentials) as connector:
         assert isinstance(connector, AccessReader)
-        return {i: a async for i, a in connector.item_access([FolderSpec.parse(f) for f in folders])}
+        return {i: a async for i, a in connector.item_access([parse_space(f) for f in folders])}
 
 
 @pytest.mark.parametrize("flavour", ["cloud", "data center"])

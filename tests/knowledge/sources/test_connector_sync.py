@@ -114,7 +114,7 @@ def test_when_a_complete_listing_is_due() -> None:
     assert complete_listing_reason(synced, "refresh", policy) == "refresh asked for"
     assert (
         complete_listing_reason(_with(synced, start_urls=["ENG", "OPS"]), "schedule", policy)
-        == "spaces changed"
+        == "folders changed"
     )
     week_old = _with(synced, last_full_sync_at=now - timedelta(days=8))
     assert complete_listing_reason(week_old, "schedule", policy) == "last complete listing over 7 days ago"
