@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from knowledge.sources.connectors.base import ConnectorError
 from knowledge.sources.connectors.permissions import (
@@ -40,7 +41,6 @@ from storage.repositories.source_access import Person, SourceAccessRepository
 from storage.repositories.sources import SourceRepository
 
 log = logging.getLogger(__name__)
-ATTACHMENT = "attachment:"
 PEOPLE_PER_SYNC = 500
 """People looked up one by one (their email) per group sync at most; the rest, next time."""
 
@@ -143,25 +143,32 @@ class AccessSync:
             return PermissionReport(source, 0, 0, 0, skipped=True)
         documents = await asyncio.to_thread(self._sources.documents, source.id)
         try:
-            listed = await self._item_access(source)
+            key, listed = await self._item_access(source)
         except (ConnectorError, StorageError) as exc:
             return await self._failed(source, documents, str(exc))
         except Exception as exc:  # a bug must not leave pages readable: fail closed, then tell
             log.exception("permission sync of attachment %s failed", source.id)
             return await self._failed(source, documents, f"an unexpected error ({type(exc).__name__})")
-        changes = {d.id: _document_access(d, listed, source.source_id) for d in documents}
+        changes = {
+            d.id: _document_access(key(d.external_id or "", d.meta), listed, source.source_id)
+            for d in documents
+        }
         changed = await asyncio.to_thread(self._documents.set_access, changes)
         await asyncio.to_thread(self._access.record_permissions, source.id, None)
         restricted = sum(1 for a in changes.values() if not a.is_public)
         return PermissionReport(source, len(documents), restricted, len(changed))
 
-    async def _item_access(self, source: SourceConfigRef) -> dict[str, SourceAccess]:
+    async def _item_access(
+        self, source: SourceConfigRef
+    ) -> tuple[Callable[[str, Mapping[str, Any]], str], dict[str, SourceAccess]]:
+        """How the connector keys a document's access, and the access of every item listed."""
         connection = await asyncio.to_thread(self._connections.repository.get, source.source_id)
-        folders = [connector_kind(connection.kind).parse_folder(f) for f in source.folders]
+        kind = connector_kind(connection.kind)
+        folders = [kind.parse_folder(f) for f in source.folders]
         async with self._connections.open(connection) as connector:
             if not isinstance(connector, AccessReader):
                 raise ConnectorError(f"{connection.kind} does not say who may read its items")
-            return {item: access async for item, access in connector.item_access(folders)}
+            return kind.access_key, {item: access async for item, access in connector.item_access(folders)}
 
     async def _failed(
         self, source: SourceConfigRef, documents: Sequence[DocumentRef], error: str
@@ -229,12 +236,9 @@ class AccessSync:
         return GroupReport(connection, 0, 0, error=error)
 
 
-def _document_access(
-    document: DocumentRef, listed: dict[str, SourceAccess], connection_id: int
-) -> DocumentAccess:
-    """A document's access: its item's (an attachment's, its page's); nobody's when the item
-    was not listed (gone, moved out, or hidden from Lore's account)."""
-    external = document.external_id or ""
-    item = str(document.meta.get("page_id") or "") if external.startswith(ATTACHMENT) else external
+def _document_access(item: str, listed: dict[str, SourceAccess], connection_id: int) -> DocumentAccess:
+    """A document's access: its item's (`ConnectorKind.access_key`: an attachment's, its
+    page's; a GitHub issue's, its repository's); nobody's when the item was not listed (gone,
+    moved out, or hidden from Lore's account)."""
     found = listed.get(item)
     return found.document_access(connection_id) if found is not None else DocumentAccess.nobody()

@@ -200,6 +200,17 @@ class ConnectorKind:
     syncs_permissions: bool = False
     """Its clients are `AccessReader`s too (`knowledge.sources.connectors.permissions`): who
     may read each item is synced (permission sync), and who is in each group (group sync)."""
+    access_key: Callable[[str, Mapping[str, Any]], str] = lambda external_id, meta: item_of(external_id, meta)
+    """What a permission sync's listing names a document by, given the document's external
+    id and facts: its item (Confluence: a page, an attachment its page), or what its access
+    comes from (GitHub: the repository)."""
+
+
+def item_of(external_id: str, meta: Mapping[str, Any]) -> str:
+    """The item a connector's document is of: its own, or an attachment's page's."""
+    if external_id.startswith("attachment:"):
+        return str(meta.get("page_id") or "")
+    return external_id
 
 
 class Connector(Protocol):
