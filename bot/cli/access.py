@@ -1,7 +1,8 @@
 """CLI commands for document-level access from connected sources: `lore access explain
 --user U… DOCUMENT` (may they read it, and why; never its text), `lore access refresh`
 (permission and group syncs now), `lore access status`, and `lore access grant --key NAME
-PRINCIPAL` (what a service key may read beyond public documents; `--revoke` takes it back).
+PRINCIPAL` (what a service key may read beyond public documents) or `--user U… PRINCIPAL`
+(a person mapped to a source's user, or given a group); `--revoke` takes it back.
 """
 
 from __future__ import annotations
@@ -71,32 +72,48 @@ def status(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP
 @access_app.command("grant")
 def grant(
     principal: str = typer.Argument(
-        ..., help="A source's principal, like 3:group:finance (3: the source's id)."
+        ..., help="A source's principal, like 3:group:finance or 3:user:octocat (3: the source's id)."
     ),
-    key: str = typer.Option(..., "--key", "-k", help="The API key (id or name) whose reads it widens."),
+    key: str | None = typer.Option(
+        None, "--key", "-k", help="The API key (id or name) whose reads it widens."
+    ),
+    user: str | None = typer.Option(
+        None,
+        "--user",
+        "-u",
+        help="The person (Slack user id U…; in the local workspace, the OS user name) it maps to "
+        "that source user (and their groups) or gives that group.",
+    ),
     revoke: bool = typer.Option(False, "--revoke", help="Take the grant back."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Let an API key read what a source's group (or user) may read. A service key reads
-    public documents only until an admin grants it more; a key made for a user reads what
-    that user may."""
+    """Let an API key, or a person, read what a source's group (or user) may read. A service
+    key reads public documents only until an admin grants it more; a key made for a user
+    reads what that user may. Granting a person a source's user maps them to it (for people
+    the source gives no confirmed email: a GitHub login, say)."""
+    if (key is None) == (user is None):
+        raise typer.BadParameter("say whom it is for: --key NAME or --user U…")
 
     async def work(services: Services) -> str:
         from bot.app.keys import ApiKeys
 
-        keys = ApiKeys(services.db)
-        found = [k for k in keys.listing(tenant) if key in (str(k.id), k.name) and k.active]
-        if len(found) != 1:
-            raise KnowledgeError(
-                f"there is no single active API key “{key}” in {tenant}; see `lore api-key list`"
-            )
-        user_id = await keys.user_id(found[0])
-        user = await asyncio.to_thread(services.directory.user, user_id)
         place = await operator_place(services, tenant)
-        changed = await services.actions.access.grant(place, user, principal, revoke=revoke)
+        if user is not None:
+            person = await asyncio.to_thread(services.directory.ensure_user, tenant, user)
+            whom = f"{user}"
+        else:
+            keys = ApiKeys(services.db)
+            found = [k for k in keys.listing(tenant) if key in (str(k.id), k.name) and k.active]
+            if len(found) != 1:
+                raise KnowledgeError(
+                    f"there is no single active API key “{key}” in {tenant}; see `lore api-key list`"
+                )
+            person = await asyncio.to_thread(services.directory.user, await keys.user_id(found[0]))
+            whom = f"API key {found[0].name}"
+        changed = await services.actions.access.grant(place, person, principal, revoke=revoke)
         verb = "Revoked" if revoke else "Granted"
         if not changed:
-            return f"Nothing to do: API key {found[0].name} {'did not hold' if revoke else 'already holds'} {principal}."
-        return f"{verb} {principal} {'from' if revoke else 'to'} API key {found[0].name}."
+            return f"Nothing to do: {whom} {'did not hold' if revoke else 'already holds'} {principal}."
+        return f"{verb} {principal} {'from' if revoke else 'to'} {whom}."
 
     typer.echo(with_services(settings_or_exit(), work))

@@ -112,35 +112,43 @@ class SourceAccessRepository:
 
     def principals(self, tenant_id: str, user_id: int | None, email: str | None) -> frozenset[str]:
         """Every principal a Lore user holds: in each connected source of their workspace,
-        the account with their email and its groups; and what admins granted them."""
+        the account with their email and the accounts an admin mapped them to (granted), with
+        those accounts' groups; and whatever else admins granted them."""
         found: set[str] = set()
         with self._db.session() as session:
+            accounts: list[tuple[int, str]] = []
             if email:
-                accounts = session.exec(
+                accounts += session.exec(
                     select(SourceAccount.source_id, SourceAccount.account_id)
                     .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
                     .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
                 ).all()
-                for source_id, account in accounts:
-                    found.add(f"{source_id}:user:{account}")
-                if accounts:
-                    memberships = session.exec(
-                        select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
-                            or_(
-                                *(
-                                    and_(
-                                        col(SourceGroupMember.source_id) == source_id,
-                                        col(SourceGroupMember.account_id) == account,
-                                    )
-                                    for source_id, account in accounts
+            if user_id is not None:
+                grants = session.exec(
+                    select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
+                ).all()
+                found.update(grants)
+                for granted in grants:
+                    source, _, rest = granted.partition(":")
+                    kind, _, account = rest.partition(":")
+                    if source.isdigit() and kind == "user" and account:
+                        accounts.append((int(source), account))
+            found.update(f"{source_id}:user:{account}" for source_id, account in accounts)
+            if accounts:
+                memberships = session.exec(
+                    select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
+                        or_(
+                            *(
+                                and_(
+                                    col(SourceGroupMember.source_id) == source_id,
+                                    col(SourceGroupMember.account_id) == account,
                                 )
+                                for source_id, account in accounts
                             )
                         )
-                    ).all()
-                    found.update(f"{source_id}:group:{group}" for source_id, group in memberships)
-            if user_id is not None:
-                grants = session.exec(select(AccessGrant.principal).where(AccessGrant.user_id == user_id))
-                found.update(grants.all())
+                    )
+                ).all()
+                found.update(f"{source_id}:group:{group}" for source_id, group in memberships)
         return frozenset(found)
 
     def accounts_with_email(self, tenant_id: str, email: str) -> list[tuple[int, str]]:
