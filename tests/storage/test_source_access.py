@@ -76,6 +76,24 @@ def test_a_users_principals_come_from_their_email_in_their_workspaces_sources(da
     assert repository.known_accounts(first) == set()
 
 
+def test_a_person_mapped_to_a_source_user_holds_that_users_groups(database: Database) -> None:
+    """An admin's mapping (a granted `user:` principal, for a GitHub login with no verified
+    email): the account and its groups, in that source only; revoked, both go."""
+    first, second, _ = sources(database)
+    repository = SourceAccessRepository(database)
+    repository.replace_members(first, {"acme/payments-team": ["octocat"], "acme/ops": ["hubot"]})
+    repository.replace_members(second, {"acme/payments-team": ["someone"]})
+    cy = directory_user(database, "UCY")
+    assert repository.principals("T1", cy, None) == frozenset()
+    assert repository.grant(cy, f"{first}:user:octocat")
+    assert repository.principals("T1", cy, None) == {
+        f"{first}:user:octocat",
+        f"{first}:group:acme/payments-team",
+    }
+    assert repository.revoke(cy, f"{first}:user:octocat")
+    assert repository.principals("T1", cy, None) == frozenset()
+
+
 def directory_user(database: Database, slack_id: str) -> int:
     return Directory(database).ensure_user("T1", slack_id).id
 
