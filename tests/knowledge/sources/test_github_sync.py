@@ -340,3 +340,17 @@ async def test_a_private_repository_is_read_by_its_collaborators_and_teams_and_f
     failed = await syncer.permissions(SourceRepository(stack.db).get(source.id))
     assert failed.error is not None and "500" in failed.error
     assert await reads("heidi@acme.example") == set(), "fail closed: the whole attachment"
+
+
+async def test_items_whose_repository_access_github_wont_give_are_indexed_unreadable(
+    github: GitHubSync,
+) -> None:
+    github.fake.fail(f"/repos/{REPO}/teams")
+    source = await github.attach(REPO, "acme/website")
+    await github.run(source, trigger="manual")
+    stack = github.jobs.stack
+    every = stack.documents.list_ready(github.index.id, limit=100, access=None)
+    payments = [d for d in every if d.meta["repository"] == REPO]
+    assert len(payments) == 8 and all(stack.documents.access(d.id).unknown for d in payments)
+    assert [d.meta["repository"] for d in every if not d.restricted] == ["acme/website"]
+    assert stack.documents.readable([d.id for d in payments], github.reader) == set(), "not even Ada"
