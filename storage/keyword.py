@@ -18,7 +18,7 @@ and an index under `MAX_POSTINGS` chunks is ranked exactly as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, text
@@ -41,6 +41,8 @@ def described_by_models(obj: object, name: str | None, type_: str, reflected: bo
 
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 64
+MAX_EXCLUDED = 5_000
+"""Unreadable documents a keyword search leaves out by id at most; past that, by their clauses."""
 MAX_POSTINGS = 20_000
 """Matches a keyword search ranks at most, counted per term (a chunk matching two terms
 counts twice), unless the rarest term alone has more."""
@@ -115,21 +117,34 @@ class KeywordIndex:
         *,
         document_ids: Sequence[int] | None = None,
         access: AccessFilter = PUBLIC_ONLY,
+        unreadable: Collection[int] | None = None,
     ) -> list[KeywordHit]:
         """The `k` best chunks for `query` in the given indexes (any term may match), of the
-        documents `access` may read (`storage.document_access`), inside the query itself."""
+        documents `access` may read (`storage.document_access`), inside the query itself.
+
+        `unreadable`: the ids of the documents of those indexes `access` may not read, when
+        the caller knows them (`DocumentRepository.unreadable_in`, cached): the same rule,
+        checked per matching passage as one lookup instead of a count of its document's
+        clauses. (The caller reads the hits' chunks under `access` again, so a set a
+        permission sync has just made stale can cost a hit, never show one.)"""
         terms = query_terms(query)
         if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
             return []
         sqlite = self._db.dialect == "sqlite"
         sql = _SQLITE if sqlite else _POSTGRES
         readable, access_params = readable_condition(access, "d")
+        excluded = not access.public_only and unreadable is not None and len(unreadable) <= MAX_EXCLUDED
+        if excluded:
+            readable, access_params = ("d.id NOT IN :unreadable" if unreadable else "1 = 1"), {}
         documents = _DOCUMENT_FILTER if document_ids is not None else ""
         statement = text(sql.format(documents=f"{documents} AND {readable}"))
         statement = statement.bindparams(bindparam("index_ids", expanding=True))
         params: dict[str, object] = {"index_ids": list(index_ids), "k": k, **access_params}
         if access_params:
             statement = statement.bindparams(bindparam("access_principals", expanding=True))
+        if excluded and unreadable:
+            statement = statement.bindparams(bindparam("unreadable", expanding=True))
+            params["unreadable"] = sorted(unreadable)
         if document_ids is not None:
             statement = statement.bindparams(bindparam("document_ids", expanding=True))
             params["document_ids"] = list(document_ids)

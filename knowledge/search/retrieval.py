@@ -255,8 +255,17 @@ class Retriever:
         allowed: list[int] | None,
         access: AccessFilter,
     ) -> list[tuple[int, float]]:
+        unreadable: frozenset[int] | None = None
+        if allowed is None and not access.public_only:  # the dense search's cached set, reused
+            unreadable = frozenset().union(*[await self._unreadable.of(i, access) for i in indexes])
         hits = await asyncio.to_thread(
-            self._keyword.search, [i.id for i in indexes], query, pool, document_ids=allowed, access=access
+            self._keyword.search,
+            [i.id for i in indexes],
+            query,
+            pool,
+            document_ids=allowed,
+            access=access,
+            unreadable=unreadable,
         )
         return [(h.chunk_id, h.score) for h in hits]
 

@@ -69,16 +69,19 @@ def test_keyword_search_leaves_unreadable_documents_out_inside_the_query(databas
     chunk_of = {c.document_id: c.id for c in repository.chunks_in([(i, 0, 0) for i in ids])}
     keyword = KeywordIndex(database)
 
-    def found(access: AccessFilter, k: int = 3) -> set[int]:
-        hits = keyword.search([index.id], "payroll", k, access=access)
+    def found(access: AccessFilter, k: int = 3, *, by_id: bool = False) -> set[int]:
+        unreadable = repository.unreadable_in([index.id], access) if by_id else None
+        hits = keyword.search([index.id], "payroll", k, access=access, unreadable=unreadable)
         return {next(d for d, c in chunk_of.items() if c == h.chunk_id) for h in hits}
 
-    # Thirty restricted documents rank above the public one, yet a public-only search of 3
-    # finds it: they were never candidates.
-    assert found(PUBLIC_ONLY) == {ids[30]}
-    assert found(AccessFilter(frozenset({FINANCE})), k=40) == set(ids[:31])
-    assert found(AccessFilter(frozenset({FINANCE, STAFF})), k=40) == set(ids[:32])
-    assert ids[32] not in found(AccessFilter(frozenset({FINANCE, STAFF, ADA})), k=40)
+    for by_id in (False, True):  # by the clauses, or by the reader's unreadable set: the same
+        # Thirty restricted documents rank above the public one, yet a public-only search of
+        # 3 finds it: they were never candidates.
+        assert found(PUBLIC_ONLY, by_id=by_id) == {ids[30]}
+        assert found(AccessFilter(frozenset({FINANCE})), k=40, by_id=by_id) == set(ids[:31])
+        assert found(AccessFilter(frozenset({FINANCE})), k=3, by_id=by_id) <= set(ids[:31])
+        assert found(AccessFilter(frozenset({FINANCE, STAFF})), k=40, by_id=by_id) == set(ids[:32])
+        assert ids[32] not in found(AccessFilter(frozenset({FINANCE, STAFF, ADA})), k=40, by_id=by_id)
 
 
 def test_listings_counts_and_the_dense_filter_follow_the_same_rule(database: Database) -> None:
