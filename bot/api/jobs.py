@@ -19,7 +19,7 @@ from bot.api.bodies import query_params
 from bot.api.errors import Forbidden, NotFound
 from bot.api.routes import MAX_ID, Reply, Route, find_row
 from bot.api.state import state
-from knowledge.sources.connectors.registry import CONNECTORS
+from knowledge import CONNECTORS
 from storage.access import Action, allowed, may_manage_connectors
 from storage.records import IndexRef, JobLine, JobRef
 

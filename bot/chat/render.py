@@ -11,15 +11,14 @@ from typing import TYPE_CHECKING
 from bot.app.actions.access import Explanation, SourceStatus
 from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
+from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
-from knowledge.answering.answer import Answer, distinct_names
-from knowledge.catalog import IndexListing
-from knowledge.indexing.documents import document_names
+from knowledge import Answer, IndexListing, distinct_names, document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
 if TYPE_CHECKING:
-    from knowledge.sources.connectors.access_sync import GroupReport, PermissionReport
+    from knowledge import GroupReport, PermissionReport
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
@@ -48,7 +47,7 @@ def age(when: datetime, now: datetime | None = None) -> str:
 
 
 def render_answer(answer: Answer) -> str:
-    lines = [f"_{notice}_" for notice in answer.notices]
+    lines = [f"_{worded(said)}_" for said in answer.notices]
     lines.append(answer.text)
     if answer.citations:
         lines.append("")
@@ -207,7 +206,7 @@ def render_access_status(statuses: Sequence[SourceStatus]) -> str:
 
 def permissions_refreshed(reports: Sequence[PermissionReport | GroupReport]) -> str:
     """What `refresh permissions` did."""
-    from knowledge.sources.connectors.access_sync import PermissionReport
+    from knowledge import PermissionReport
 
     permissions = [r for r in reports if isinstance(r, PermissionReport)]
     groups = [r for r in reports if not isinstance(r, PermissionReport)]

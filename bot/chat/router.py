@@ -27,11 +27,7 @@ from bot.chat.render import (
 )
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
-from knowledge.answering.answer import Answer, ResponseMode
-from knowledge.engine import Request, Strategy
-from knowledge.errors import KnowledgeError
-from knowledge.indexing.ingest import Outcome, Source
-from knowledge.sources.fetch import Fetcher
+from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
 from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
@@ -135,10 +131,8 @@ class Router:
             seen = await self._actions.indexes.viewed(actor, turn.viewing)
             if seen is not None and seen.id not in {i.id for i in indexes}:
                 indexes.append(seen)
-        mode = (
-            ResponseMode.parse(actor.conversation.response_mode) if actor.conversation.response_mode else None
-        )
-        strategy = Strategy(actor.conversation.rag_strategy or Strategy.ALWAYS)
+        mode = actor.conversation.response_mode
+        strategy = actor.conversation.rag_strategy or Strategy.ALWAYS
         chat = [*turn.history, {"role": "user", "content": command.text}]
         access = await self._actions.access.for_answer(actor, private=turn.private or turn.is_dm)
         request = Request(indexes, chat, mode=mode, strategy=strategy, access=access)

@@ -15,7 +15,7 @@ from bot.app.local import operator_place
 from bot.app.services import Services
 from bot.chat.render import permissions_refreshed, plain, render_access_status, render_explanation
 from bot.cli.common import settings_or_exit, with_services
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.values import LOCAL_TENANT
 
 TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and the CLI."

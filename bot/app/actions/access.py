@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import CONNECTORS
 from bot.app.conversations import Actor, place_of
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
-from knowledge.sources.connectors.permissions import grantee_of
+from knowledge import KnowledgeError, NotAllowed, grantee_of
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.document_access import PUBLIC_ONLY, AccessFilter, DocumentAccess
 from storage.records import DocumentRef, IndexRef, NotFound, SourceConfigRef, UserRef
@@ -30,7 +28,7 @@ from storage.repositories.source_access import SyncState
 
 if TYPE_CHECKING:
     from bot.app.services import Services
-    from knowledge.sources.connectors.access_sync import GroupReport, PermissionReport
+    from knowledge import GroupReport, PermissionReport
 
 ADMINS_ONLY = "Only workspace admins can see why someone may or may not read a document."
 
