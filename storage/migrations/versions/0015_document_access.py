@@ -91,28 +91,19 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('answer_log', schema=None) as batch_op:
-        batch_op.drop_column('restricted')
-    with op.batch_alter_table('doc_source_config', schema=None) as batch_op:
-        batch_op.drop_column('access_failed_at')
-        batch_op.drop_column('access_claimed_at')
-        batch_op.drop_column('access_error')
-        batch_op.drop_column('access_synced_at')
-    with op.batch_alter_table('doc_source', schema=None) as batch_op:
-        batch_op.drop_column('groups_failed_at')
-        batch_op.drop_column('groups_claimed_at')
-        batch_op.drop_column('groups_error')
-        batch_op.drop_column('groups_synced_at')
-    with op.batch_alter_table('user', schema=None) as batch_op:
-        batch_op.drop_column('email')
+    # Plain DROP COLUMN (SQLite 3.35+), not batch mode: a batch recreates each table, and
+    # recreating `user` or `document` breaks the foreign keys other tables hold on them.
+    op.drop_column('answer_log', 'restricted')
+    for column in ('access_failed_at', 'access_claimed_at', 'access_error', 'access_synced_at'):
+        op.drop_column('doc_source_config', column)
+    for column in ('groups_failed_at', 'groups_claimed_at', 'groups_error', 'groups_synced_at'):
+        op.drop_column('doc_source', column)
+    op.drop_column('user', 'email')
     op.drop_table('access_grant')
     op.drop_table('source_group_member')
-    with op.batch_alter_table('source_account', schema=None) as batch_op:
-        batch_op.drop_index('ix_source_account_email')
+    op.drop_index('ix_source_account_email', table_name='source_account')
     op.drop_table('source_account')
-    with op.batch_alter_table('document_access', schema=None) as batch_op:
-        batch_op.drop_index('ix_document_access_principal')
+    op.drop_index('ix_document_access_principal', table_name='document_access')
     op.drop_table('document_access')
-    with op.batch_alter_table('document', schema=None) as batch_op:
-        batch_op.drop_index('ix_document_access_clauses')
-        batch_op.drop_column('access_clauses')
+    op.drop_index('ix_document_access_clauses', table_name='document')
+    op.drop_column('document', 'access_clauses')
