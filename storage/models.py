@@ -375,6 +375,9 @@ class AnswerLog(SQLModel, table=True):
     restricted: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     """Documents restricted in their source that the answer drew on: it is never shared in a
     channel, and a review shows it only to people who may read them all."""
+    given_in: str | None = Field(default=None, max_length=32)
+    """Where it was given, as `storage.access.Given` names it (None for answers recorded
+    before it was kept: their conversation says)."""
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 

@@ -10,8 +10,10 @@ from typing import TYPE_CHECKING
 from bot.app.actions.access import AccessActions
 from bot.app.conversations import Actor
 from knowledge import Answer, NotAllowed
+from storage.access import Given
 from storage.records import AnswerRecord, IndexRef, NotFound
 from storage.repositories.answers import AnswerEntry
+from storage.values import ConversationKind
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -55,6 +57,7 @@ class AnswerActions:
             user_id=actor.user.id,
             searched=[index.id for index in searched],
             restricted=answer.restricted_documents,
+            given=given_in(actor),
         )
         return await asyncio.to_thread(self._answers.record, entry)
 
@@ -76,3 +79,10 @@ class AnswerActions:
         if not await self._access.may_share(found.restricted):
             raise NotAllowed(NOT_FOR_CHANNEL)
         return found
+
+
+def given_in(actor: Actor) -> Given:
+    """Where the actor is being answered: their DM, or a private or public channel."""
+    if actor.conversation.kind == ConversationKind.DM or actor.place.channel_id is None:
+        return Given.DM
+    return Given.PRIVATE_CHANNEL if actor.place.channel_is_private else Given.PUBLIC_CHANNEL

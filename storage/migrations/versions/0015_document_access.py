@@ -9,7 +9,7 @@ worker starts. Failing closed costs those documents a few minutes; failing open 
 a restricted page to everyone until then.
 
 Revision ID: 0015
-Revises: 0012
+Revises: 0010
 Create Date: 2026-11-28
 """
 
@@ -21,7 +21,7 @@ from alembic import op
 
 
 revision = '0015'
-down_revision = '0012'
+down_revision = '0010'
 branch_labels = None
 depends_on = None
 
