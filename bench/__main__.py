@@ -32,6 +32,7 @@ from typing import Any
 
 from bench import (
     Section,
+    access,
     console,
     crawl,
     extraction,
@@ -75,6 +76,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "extraction": functools.partial(extraction.run, corpus_dir=corpus),
         "memory": functools.partial(ingest_memory.run, corpus_dir=corpus),
         "retrieval": retrieval.run,
+        "access": access.run,
         "mcp": mcp.run,
         "crawl": crawl.run,
         "github": github.run,

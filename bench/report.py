@@ -440,9 +440,27 @@ def _console(section: Json) -> str:
     return "**Admin console**\n\n" + _table(["", "p50 / time", "p95"], rows)
 
 
+def _access(section: Json) -> str:
+    search, sync = section["search"], section["permission_sync"]
+    latency = search["latency"]
+    rows = [[lane.replace("_", " "), _p(latency[lane])] for lane in ("unrestricted", "asker", "public_only")]
+    ratio = search["p95_ratio"]
+    return (
+        f"**Document-level access** ({search['chunks']:,} chunks, {search['documents']:,} documents, "
+        f"{search['restricted_documents']:,} restricted to small groups; the asker reads "
+        f"{search['asker_reads_restricted']:,} of them; hybrid search)\n\n"
+        + _table(["who searches", "p50 / p95 ms"], rows)
+        + f"\n\np95 ÷ unrestricted: asker {ratio['asker_vs_unrestricted']:g}, public only "
+        f"{ratio['public_only_vs_unrestricted']:g}. Permission sync of {sync['pages']:,} pages against the "
+        f"fake Confluence ({sync['requests']} requests): {sync['first_seconds']:g} s when every page's "
+        f"access changes, {sync['unchanged_seconds']:g} s when none does."
+    )
+
+
 SECTIONS: dict[str, Callable[[Json], str]] = {
     "slack": _slack,
     "retrieval": _retrieval,
+    "access": _access,
     "mcp": _mcp,
     "ingest": _ingest,
     "extraction": _extraction,

@@ -96,6 +96,13 @@ _MODULES = {
         "NotConfigured",
         "NotConnected",
     ),
+    "knowledge.sources.connectors.access_sync": (
+        "AccessPolicy",
+        "AccessSync",
+        "GroupReport",
+        "PermissionReport",
+    ),
+    "knowledge.sources.connectors.permissions": ("grantee_of",),
     "knowledge.sources.connectors.registry": ("CONNECTORS", "connector_kind"),
     "knowledge.sources.connectors.service": ("ClientLimits", "Connections"),
     "knowledge.sources.connectors.sync": ("ConnectorSync", "SyncPolicy"),
@@ -110,6 +117,8 @@ __all__ = [
     "MAX_RATIO",
     "MIN_RATIO",
     "REDIRECTS",
+    "AccessPolicy",
+    "AccessSync",
     "AllowList",
     "Answer",
     "AnswerSpec",
@@ -140,6 +149,7 @@ __all__ = [
     "FilterError",
     "Folder",
     "FolderSpec",
+    "GroupReport",
     "Hit",
     "IndexExists",
     "IndexListing",
@@ -166,6 +176,7 @@ __all__ = [
     "OpenAIChatModel",
     "Outcome",
     "PassThrough",
+    "PermissionReport",
     "QueryType",
     "QuestionError",
     "Ranker",
@@ -196,6 +207,7 @@ __all__ = [
     "evaluate_retrieval",
     "find_documents",
     "folder_sources",
+    "grantee_of",
     "group_similar",
     "ingest_corpus",
     "load_beir",
@@ -265,6 +277,13 @@ if TYPE_CHECKING:
         NotConfigured,
         NotConnected,
     )
+    from knowledge.sources.connectors.access_sync import (
+        AccessPolicy,
+        AccessSync,
+        GroupReport,
+        PermissionReport,
+    )
+    from knowledge.sources.connectors.permissions import grantee_of
     from knowledge.sources.connectors.registry import CONNECTORS, connector_kind
     from knowledge.sources.connectors.service import ClientLimits, Connections
     from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy

@@ -311,7 +311,8 @@ def may_change_answers(place: Place) -> bool:
 def may_manage_connectors(place: Place) -> bool:
     """Connecting sources, choosing their spaces, refreshing, stopping and forgetting what
     they bring: workspace admins and `LORE_CONNECTOR_ADMINS`, never partners. (A connector
-    decides what the whole workspace can read, since its own permissions are not synced.)"""
+    decides what an index holds; who may read each of its documents is its source's to say,
+    `storage.document_access`.)"""
     return not place.partner and (place.user_is_admin or place.connector_admin)
 
 

@@ -19,12 +19,13 @@ and an index under `MAX_POSTINGS` chunks is ranked exactly as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, text
 
 from storage.db import Database
+from storage.document_access import PUBLIC_ONLY, AccessFilter, readable_condition
 from storage.keyword_postgres import PostgresKeyword
 
 KEYWORD_OBJECTS = re.compile(r"^chunk_fts(_\w+)?$")
@@ -42,6 +43,8 @@ def described_by_models(obj: object, name: str | None, type_: str, reflected: bo
 
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 64
+MAX_EXCLUDED = 5_000
+"""Unreadable documents a keyword search leaves out by id at most; past that, by their clauses."""
 MAX_POSTINGS = 20_000
 """Matches a keyword search ranks at most, counted per term (a chunk matching two terms
 counts twice), unless the rarest term alone has more."""
@@ -116,18 +119,41 @@ class KeywordIndex:
         k: int,
         *,
         document_ids: Sequence[int] | None = None,
+        access: AccessFilter = PUBLIC_ONLY,
+        unreadable: Collection[int] | None = None,
     ) -> list[KeywordHit]:
-        """The `k` best chunks for `query` in the given indexes (any term may match)."""
+        """The `k` best chunks for `query` in the given indexes (any term may match), of the
+        documents `access` may read (`storage.document_access`), inside the query itself.
+
+        `unreadable`: the ids of the documents of those indexes `access` may not read, when
+        the caller knows them (`DocumentRepository.unreadable_in`, cached): the same rule,
+        checked per matching passage as one lookup instead of a count of its document's
+        clauses. (The caller reads the hits' chunks under `access` again, so a set a
+        permission sync has just made stale can cost a hit, never show one.)"""
         terms = query_terms(query)
         if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
             return []
+        readable, condition_params = readable_condition(access, "d")
+        access_params: dict[str, list[object]] = {
+            name: [*values] for name, values in condition_params.items()
+        }
+        if not access.public_only and unreadable is not None and len(unreadable) <= MAX_EXCLUDED:
+            readable, access_params = "1 = 1", {}
+            if unreadable:
+                readable, access_params = "d.id NOT IN :unreadable", {"unreadable": [*sorted(unreadable)]}
         with self._db.engine.connect() as connection:
             if self._db.dialect != "sqlite":
-                found = self._postgres.search(connection, index_ids, terms, k, document_ids)
+                found = self._postgres.search(
+                    connection, index_ids, terms, k, document_ids, readable=(readable, access_params)
+                )
                 return [KeywordHit(chunk, score) for chunk, score in found]
-            statement = text(_SQLITE.format(documents=_DOCUMENT_FILTER if document_ids is not None else ""))
-            statement = statement.bindparams(bindparam("index_ids", expanding=True))
-            params: dict[str, object] = {"index_ids": list(index_ids), "k": k}
+            documents = _DOCUMENT_FILTER if document_ids is not None else ""
+            statement = text(_SQLITE.format(documents=f"{documents} AND {readable}"))
+            statement = statement.bindparams(
+                bindparam("index_ids", expanding=True),
+                *(bindparam(name, expanding=True) for name in access_params),
+            )
+            params: dict[str, object] = {"index_ids": list(index_ids), "k": k, **access_params}
             if document_ids is not None:
                 statement = statement.bindparams(bindparam("document_ids", expanding=True))
                 params["document_ids"] = list(document_ids)

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, bindparam, text
 
 K1 = 1.2
 B = 0.75
@@ -77,8 +77,12 @@ class PostgresKeyword:
         words: Sequence[str],
         k: int,
         document_ids: Sequence[int] | None,
+        *,
+        readable: tuple[str, Mapping[str, Sequence[object]]] = ("TRUE", {}),
     ) -> list[tuple[int, float]]:
-        """The `k` best (chunk id, score) for `words` in those indexes."""
+        """The `k` best (chunk id, score) for `words` in those indexes, of the documents
+        `readable` lets through (a condition on the `document` table aliased `d`, and its
+        list parameters: `storage.document_access.readable_condition`), inside the query."""
         lexemes = self.lexemes(connection, words)
         if not lexemes:
             return []
@@ -108,9 +112,14 @@ class PostgresKeyword:
                 "max",
             )
         documents = "AND document_id = ANY(:document_ids)" if document_ids is not None else ""
-        rows = connection.execute(
-            text(_BM25.format(postings=postings, documents=documents, total=total_of)), params
-        ).all()
+        condition, lists = readable
+        in_indexes = ", ".join(f":i{m}" for m in indexes)
+        # the condition is Lore's own SQL (`readable_condition`), its values bound
+        documents += f" AND document_id IN (SELECT d.id FROM document AS d WHERE d.index_id IN ({in_indexes}) AND {condition})"  # noqa: S608
+        params.update(lists)
+        statement = text(_BM25.format(postings=postings, documents=documents, total=total_of))
+        statement = statement.bindparams(*(bindparam(name, expanding=True) for name in lists))
+        rows = connection.execute(statement, params).all()
         return [(int(chunk), float(score)) for chunk, score in rows]
 
     def lexemes(self, connection: Connection, words: Sequence[str]) -> list[str]:

@@ -60,6 +60,12 @@ class User(SQLModel, table=True):
         default=None, max_length=64, description="A Slack Connect partner's own organisation."
     )
     is_guest: bool = Field(default=False, description="A Slack guest (single- or multi-channel).")
+    email: str | None = Field(
+        default=None,
+        max_length=320,
+        description="The email Slack says is theirs and confirmed (lower-cased): how connected "
+        "sources know them.",
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -166,6 +172,18 @@ class DocSource(SQLModel, table=True):
     config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_by: int | None = Field(default=None, foreign_key="user.id")
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    groups_synced_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last group sync that succeeded."
+    )
+    groups_error: str | None = Field(
+        default=None, sa_column=Column(Text, nullable=True), description="Why the last group sync failed."
+    )
+    groups_claimed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="A process is syncing its groups."
+    )
+    groups_failed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last group sync failed then."
+    )
 
 
 class DocSourceConfig(SQLModel, table=True):
@@ -191,6 +209,20 @@ class DocSourceConfig(SQLModel, table=True):
         sa_type=DateTime(timezone=True),
         description="A connector's last complete listing (the one that prunes).",
     )
+    access_synced_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last permission sync that succeeded."
+    )
+    access_error: str | None = Field(
+        default=None,
+        sa_column=Column(Text, nullable=True),
+        description="Why the last permission sync failed.",
+    )
+    access_claimed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="A process is syncing its permissions."
+    )
+    access_failed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last permission sync failed then."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -204,6 +236,7 @@ class Document(SQLModel, table=True):
     __table_args__ = (
         Index("ix_document_index_source", "index_id", "source_key"),
         Index("ix_document_index_hash", "index_id", "content_hash"),
+        Index("ix_document_access_clauses", "index_id", "access_clauses"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -231,6 +264,57 @@ class Document(SQLModel, table=True):
     lease_expires_at: datetime | None = Field(
         default=None, sa_type=DateTime(timezone=True), description="Its writer vouches for it until then."
     )
+    access_clauses: int = Field(
+        default=0,
+        description="0: public (whoever may read the index); n > 0: restricted, a reader needs a "
+        "principal of each of n clauses (`DocumentAccessEntry` rows); -1: unknown, nobody.",
+    )
+
+
+class DocumentAccessEntry(SQLModel, table=True):
+    """A principal of one clause of a restricted document's access (`storage.document_access`)."""
+
+    __tablename__ = "document_access"
+    __table_args__ = (Index("ix_document_access_principal", "principal", "document_id"),)
+
+    document_id: int = Field(foreign_key="document.id", primary_key=True)
+    clause: int = Field(primary_key=True)
+    principal: str = Field(primary_key=True, max_length=320)
+
+
+class SourceAccount(SQLModel, table=True):
+    """A person of a connected source, as its group sync found them: how a Slack user's
+    confirmed email becomes the source's own account."""
+
+    __tablename__ = "source_account"
+    __table_args__ = (Index("ix_source_account_email", "source_id", "email"),)
+
+    source_id: int = Field(foreign_key="doc_source.id", primary_key=True)
+    account_id: str = Field(primary_key=True, max_length=255)
+    email: str | None = Field(default=None, max_length=320)
+    name: str = Field(default="", max_length=255)
+
+
+class SourceGroupMember(SQLModel, table=True):
+    """A member of a group of a connected source, as its last group sync found it."""
+
+    __tablename__ = "source_group_member"
+
+    source_id: int = Field(foreign_key="doc_source.id", primary_key=True)
+    group_name: str = Field(primary_key=True, max_length=255)
+    account_id: str = Field(primary_key=True, max_length=255)
+
+
+class AccessGrant(SQLModel, table=True):
+    """A source principal an admin granted a Lore user (a service key's user, say) beyond
+    what their own identity in the source gives them."""
+
+    __tablename__ = "access_grant"
+
+    user_id: int = Field(foreign_key="user.id", primary_key=True)
+    principal: str = Field(primary_key=True, max_length=320)
+    granted_by: int | None = Field(default=None, foreign_key="user.id")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class Chunk(SQLModel, table=True):
@@ -353,6 +437,9 @@ class AnswerLog(SQLModel, table=True):
     fallback: str | None = Field(default=None, max_length=32)
     abstained: bool = False
     cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    restricted: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """Documents restricted in their source that the answer drew on: it is never shared in a
+    channel, and a review shows it only to people who may read them all."""
     given_in: str | None = Field(default=None, max_length=32)
     """Where it was given, as `storage.access.Given` names it (None for answers recorded
     before it was kept: their conversation says)."""

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import AnswerFacts, Given, IndexFacts
+from storage.document_access import PUBLIC, DocumentAccess
 from storage.values import (
     ConversationKind,
     DocumentStatus,
@@ -58,6 +59,8 @@ class UserRef:
     home_team: str | None = None
     """Set for a Slack Connect partner: the organisation they belong to."""
     is_guest: bool = False
+    email: str | None = None
+    """Their confirmed email, as Slack gives it (lower-cased): how sources know them."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,8 @@ class NewDocument:
     source_config_id: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     added_by: int | None = None
+    access: DocumentAccess = field(default_factory=DocumentAccess.public)
+    """What its source lets read it (public unless a connector says otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,13 @@ class DocumentRef:
     meta: dict[str, Any]
     source_config_id: int | None = None
     added_by: int | None = None
+    access_clauses: int = PUBLIC
+    """`storage.document_access`: 0 public, n > 0 restricted by its source, -1 unknown."""
+
+    @property
+    def restricted(self) -> bool:
+        """Its source restricts who may read it (or its access is unknown)."""
+        return self.access_clauses != PUBLIC
 
 
 @dataclass(frozen=True)
@@ -289,6 +301,8 @@ class AnswerRecord:
     cited: list[dict[str, Any]]
     created_at: datetime
     index_ids: tuple[int, ...] = ()
+    restricted: tuple[int, ...] = ()
+    """Documents restricted in their source that it drew on."""
     given: Given = Given.DM
     """Where it was given: the stricter of what was recorded then and what its conversation
     is now (a channel made private since makes its answers private too)."""

@@ -30,6 +30,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "extraction",
         "memory",
         "retrieval",
+        "access",
         "mcp",
         "crawl",
         "github",
@@ -42,6 +43,10 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert report["ingest"]["ratios"]["pipeline_vs_embedder"] > 0
     for size in report["retrieval"]["sizes"]:
         assert set(size["latency"]) >= {"keyword", "vector", "hybrid", "chroma_dense"}
+    access = report["access"]
+    assert access["search"]["restricted_documents"] > access["search"]["asker_reads_restricted"] > 0
+    assert access["permission_sync"]["first_changed"] == access["permission_sync"]["pages"] > 0
+    assert access["permission_sync"]["unchanged_changed"] == 0
     mcp = report["mcp"]  # search_knowledge over MCP beside the HTTP API's search, through lore serve
     assert (
         set(mcp["latency"]) == {"api_query", "mcp_legacy", "mcp_auto"} and mcp["p95_vs_api"]["mcp_legacy"] > 0

@@ -5,9 +5,10 @@ masked), list a source's folders (spaces, repositories and owners), attach them 
 cannot be reached is the caller's mistake when connecting (400: check the url), and the
 site's when a stored source is used (502).
 
-Any key of the tenant may list; connecting, attaching and disconnecting decide what the
-whole workspace can read, so they take a key acting as its own service user, or a key
-created for a workspace admin or for a user in LORE_CONNECTOR_ADMINS. A source's base URL
+Any key of the tenant may list; connecting, attaching and disconnecting decide what indexes
+hold (who may read each page is then Confluence's to say), so they take a key acting as its
+own service user, or a key created for a workspace admin or for a user in
+LORE_CONNECTOR_ADMINS. A source's base URL
 passes the fetcher's address checks before Lore calls it.
 """
 

@@ -34,6 +34,7 @@ from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
+from storage.repositories.source_access import SourceAccessRepository
 from storage.repositories.sources import SourceRepository
 from storage.scrub import Scrubber
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from bot.app.removals import WorkspaceRemovals
     from bot.app.retention import RetentionService
     from bot.app.signin import ConsoleSignIn
-    from knowledge import Connections, IndexingJobs, Resolve
+    from knowledge import AccessSync, Connections, IndexingJobs, Resolve
 
 
 @dataclass
@@ -68,6 +69,9 @@ class Services:
     answers: AnswerRepository
     deliveries: EventLog
     """Slack deliveries already handled (each event is acted on once, across restarts)."""
+    source_access: SourceAccessRepository
+    """What connected sources say about people and groups, grants, and when each permission
+    and group sync last ran."""
     scrubber: Scrubber
     """Clears deleted text from the local stores' files after removals."""
     resolve: Resolve | None = None
@@ -105,6 +109,20 @@ class Services:
             resolve=self.resolve or system_resolve,
             limits=limits,
         )
+
+    @cached_property
+    def access_sync(self) -> AccessSync:
+        """Permission and group syncs of connected sources, on their settings' schedules."""
+        from datetime import timedelta
+
+        from knowledge import AccessPolicy, AccessSync
+
+        settings = self.settings
+        policy = AccessPolicy(
+            permissions_every=timedelta(minutes=settings.lore_permission_sync_minutes),
+            groups_every=timedelta(minutes=settings.lore_group_sync_minutes),
+        )
+        return AccessSync(self.connections, self.source_access, self.sources, self.documents, policy)
 
     @cached_property
     def removals(self) -> WorkspaceRemovals:
@@ -205,6 +223,7 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
         sources=SourceRepository(db),
         answers=AnswerRepository(db),
         deliveries=EventLog(db),
+        source_access=SourceAccessRepository(db),
         scrubber=scrubber,
         resolve=resolve,
     )

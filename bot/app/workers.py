@@ -35,6 +35,9 @@ FIRST_CHECK_AFTER = timedelta(seconds=10)
 GAPS_FIRST_AFTER = timedelta(minutes=2)
 """The first grouping waits for the embedder's other start-up work."""
 RETENTION_EVERY_MINUTES = 60
+ACCESS_CHECK_MINUTES = 1.0
+"""How often the scheduler looks for permission and group syncs that are due (each runs on
+its own setting's schedule: `LORE_PERMISSION_SYNC_MINUTES`, `LORE_GROUP_SYNC_MINUTES`)."""
 MoreSyncs = Callable[[Services], Mapping[str, SourceSync]]
 """Source kinds a surface knows how to sync (a learned Slack channel is read with the bot's
 token, `bot.slack.history.channel_syncs`); the entry point passes them in, since the app
@@ -121,10 +124,12 @@ async def running_jobs(
 def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     """APScheduler, checking every few minutes which attached sources are due a refresh,
     and which removed workspaces are due their purge (both schedules live in the database,
-    so restarts and several processes agree); every hour which questions are past their
-    retention; every few hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps. It also
-    finishes what killed writers left half done (documents whose writer's lease ran out): a
-    process that runs for weeks does not wait for another to start."""
+    so restarts and several processes agree); every minute which connected sources are due a
+    permission or group sync (apart from content: an access change never re-fetches or
+    re-embeds anything); every hour which questions are past their retention; every few
+    hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps. It also finishes what killed writers
+    left half done (documents whose writer's lease ran out): a process that runs for weeks
+    does not wait for another to start."""
     scheduler = AsyncIOScheduler()
     scheduler.add_job(
         _enqueue_due,
@@ -142,6 +147,16 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         args=[services],
         minutes=services.settings.lore_refresh_check_minutes,
         id="lore-purge",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
+    scheduler.add_job(
+        _sync_access_due,
+        "interval",
+        args=[services],
+        minutes=ACCESS_CHECK_MINUTES,
+        id="lore-access",
         coalesce=True,
         max_instances=1,
         next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
@@ -186,6 +201,15 @@ async def _repair(services: Services) -> None:
         await services.ingestor.repair({i.id: i for i in indexes})
     except Exception:
         log.exception("could not repair half-written documents")
+
+
+async def _sync_access_due(services: Services) -> None:
+    try:
+        for report in await services.access_sync.run_due():
+            if report.error:
+                log.warning("access sync failed (fail closed): %s", report.error)
+    except Exception:
+        log.exception("could not run the due permission and group syncs")
 
 
 async def _enqueue_due(services: Services) -> None:

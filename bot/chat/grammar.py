@@ -16,6 +16,7 @@ from bot.chat.intents import (
     Command,
     ConnectSource,
     DocumentsOnly,
+    ExplainAccess,
     Forget,
     ListRepositories,
     LockSettings,
@@ -265,6 +266,30 @@ _FEEDBACK = re.compile(
     rf" (?:feedback|unhelpful answers|unanswered questions)(?: (?:for|on|about|of) {_INDEX})?$",
     re.I,
 )
+
+
+REFRESH_PERMISSIONS = re.compile(
+    r"^(?:refresh|re-?sync|sync|update|re-?check)(?: the)? (?:permissions|access|restrictions)"
+    r"(?: (?:now|of (?:the )?(?:connected )?sources|from (?:confluence|the sources)))?$",
+    re.I,
+)
+_SOMEONE = r"(?:<@(?P<{0}>[UW][A-Z0-9]+)(?:\|[^>]*)?>|@?(?P<{0}_id>[UW][A-Z0-9]{{6,}}))"
+"""A person: a Slack mention (`<@U…>`), or their user id as it is."""
+_EXPLAIN_ACCESS = re.compile(
+    r"^(?:<@[A-Z0-9]+(?:\|[^>]*)?>[\s,:]*)?(?i:please\s+)?"
+    rf"(?:(?i:explain (?:the )?access (?:for|of)) {_SOMEONE.format('user')} (?i:to|on|for) "
+    rf"|(?i:why can(?:'|’)?t) {_SOMEONE.format('other')} (?i:read|see) )"
+    r"(?P<document>.+?)[\s?.!]*$",
+)
+
+
+def explain_access(said: Said) -> Command | None:
+    """Read from the raw message: the user it names is a mention, which reading drops."""
+    if not (found := _EXPLAIN_ACCESS.match(said.raw.strip())):
+        return None
+    document = found.group("document").strip().strip("\"'“”‘’`").strip()
+    user = next(found.group(g) for g in ("user", "user_id", "other", "other_id") if found.group(g))
+    return ExplainAccess(user, said.urls[0] if said.urls else document) if document else None
 
 
 def feedback(said: Said) -> Command | None:

@@ -139,6 +139,22 @@ class DocumentsOnly:
 
 
 @dataclass(frozen=True)
+class RefreshPermissions:
+    """“refresh permissions”: sync now who may read what in the connected sources, and who
+    is in their groups."""
+
+
+@dataclass(frozen=True)
+class ExplainAccess:
+    """“explain access for @someone to Payroll”: whether they may read that document, and
+    why (admins only; never its text)."""
+
+    user: str
+    """A Slack user id."""
+    document: str
+
+
+@dataclass(frozen=True)
 class ShowFeedback:
     """“show feedback” (optionally “… for the eng index”): answers that did not help and
     questions Lore could not answer, for the indexes the asker looks after."""
@@ -177,6 +193,8 @@ class LockSettings:
 
 Command = (
     Question
+    | RefreshPermissions
+    | ExplainAccess
     | AddFiles
     | AddUrls
     | ListIndexes

@@ -643,6 +643,60 @@ def _and(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+# -- document-level access from connected sources ----------------------------------------------
+
+ACCESS_ADMINS_ONLY = "Only workspace admins can ask why someone may or may not read a document."
+NO_CONNECTED_SOURCES = "No connected source syncs permissions here yet."
+
+
+def permissions_line(
+    restricted: int,
+    synced: str | None,
+    error: str | None,
+    groups_synced: str | None,
+    groups_error: str | None,
+) -> str:
+    """How up to date a connected source's access is: when permissions and groups were last
+    synced (`synced` already worded, like “5 minutes ago”), how many of its documents are
+    restricted, and a failure, which leaves documents unreadable (fail closed)."""
+    if error is not None:
+        said = f"permission sync failed: {e(error)}; its {plural(restricted, 'document')} can't be read until one succeeds"
+    elif synced is None:
+        said = f"permissions not synced yet ({plural(restricted, 'document')} waiting)"
+    else:
+        said = f"permissions synced {synced}, {plural(restricted, 'document')} restricted"
+    if groups_error is not None:
+        said += f"; group sync failed: {e(groups_error)} (its groups count as empty)"
+    elif groups_synced is not None:
+        said += f"; groups synced {groups_synced}"
+    else:
+        said += "; groups not synced yet"
+    return said
+
+
+def permissions_refreshed(
+    documents: int, restricted: int, changed: int, groups: int, failures: Sequence[str]
+) -> str:
+    said = (
+        f"Synced who may read {plural(documents, 'document')} ({restricted} restricted, "
+        f"{changed} changed) and the members of {plural(groups, 'group')}."
+    )
+    if failures:
+        said += " Failed, so what they cover can't be read until they succeed: " + "; ".join(
+            e(f) for f in failures
+        )
+    return said
+
+
+def access_verdict(user: str, document: str, readable: bool) -> str:
+    verb = "may read" if readable else "may not read"
+    return f"<@{user}> {verb} *{e(document)}*."
+
+
+def syncs_busy(count: int) -> str:
+    return f"{plural(count, 'sync')} already running elsewhere went on there."
+
+
 _NOTICES = {
     NoticeKind.HEDGED: "I'm not sure the documents answer exactly this: check the sources.",
     NoticeKind.KEYWORD_ONLY: "The embedding model failed, so I searched by keyword only.",

@@ -19,7 +19,13 @@ from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
 from bot.chat.history import HistoryCommands
-from bot.chat.render import render_documents_md, render_listing_md, render_review_md
+from bot.chat.render import (
+    permissions_refreshed,
+    render_documents_md,
+    render_explanation,
+    render_listing_md,
+    render_review_md,
+)
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
 from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
@@ -66,6 +72,8 @@ class Router:
             c.RequireMentions: self._require_mentions,
             c.LearnChannel: self._learn_channel,
             c.ForgetChannelHistory: self._forget_history,
+            c.RefreshPermissions: self._refresh_permissions,
+            c.ExplainAccess: self._explain_access,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -128,7 +136,8 @@ class Router:
         mode = actor.conversation.response_mode
         strategy = actor.conversation.rag_strategy or Strategy.ALWAYS
         chat = [*turn.history, {"role": "user", "content": command.text}]
-        request = Request(indexes, chat, mode=mode, strategy=strategy)
+        access = await self._actions.access.for_answer(actor, private=turn.private or turn.is_dm)
+        request = Request(indexes, chat, mode=mode, strategy=strategy, access=access)
 
         async def record(answer: Answer) -> int:
             for observer in self._answered:
@@ -281,6 +290,15 @@ class Router:
     async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
         reviews = await self._actions.feedback.review(turn.actor.place, command.index)
         await surface.tell(render_review_md(reviews))
+
+    async def _refresh_permissions(self, command: c.RefreshPermissions, turn: Turn, surface: Surface) -> None:
+        await surface.working()
+        reports = await self._actions.access.refresh(turn.actor.place)
+        await surface.tell(permissions_refreshed(reports))
+
+    async def _explain_access(self, command: c.ExplainAccess, turn: Turn, surface: Surface) -> None:
+        explanation = await self._actions.access.explain(turn.actor.place, command.user, command.document)
+        await surface.tell(render_explanation(explanation))
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.tell(messages.help_text())

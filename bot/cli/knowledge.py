@@ -108,8 +108,9 @@ def ask(
             indexes = [await index_for_cli(services, actor, n, create=False) for n in index]
         else:
             indexes = await services.catalog.enabled(actor.conversation, actor.place)
+        access = await services.actions.access.for_answer(actor, private=True)  # only they see it
         answer = await services.knowledge.ask(
-            Request(indexes, [{"role": "user", "content": question}], mode=chosen_mode)
+            Request(indexes, [{"role": "user", "content": question}], mode=chosen_mode, access=access)
         )
         if as_json:
             return json.dumps(answer.as_json(), ensure_ascii=False)

@@ -136,11 +136,11 @@ def run(
 
 
 def _add_commands() -> None:
-    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`, `mcp`,
-    `admin`)."""
-    from bot.cli import admin, api, jobs, knowledge, mcp, sources
+    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `access`,
+    `api`, `mcp`, `admin`)."""
+    from bot.cli import access, admin, api, jobs, knowledge, mcp, sources
 
-    for group in (knowledge.app, jobs.app, sources.app, api.app, mcp.app, admin.app):
+    for group in (knowledge.app, jobs.app, sources.app, access.app, api.app, mcp.app, admin.app):
         app.registered_commands.extend(group.registered_commands)
         app.registered_groups.extend(group.registered_groups)
 

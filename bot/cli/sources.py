@@ -333,8 +333,18 @@ def _describe(services: Services, connection: ConnectionRef) -> str:
         f"{connection.id:>4}  {connection.kind:<10} {connection.name:<24} {connection.base_url}",
         f"      credentials: {connection.credentials_hint}",
     ]
+    groups = services.source_access.groups_state(connection.id)
     for attached in services.connections.repository.attachments(connection.id):
         index = services.indexes.get(attached.index_id)
         synced = f"synced {age(attached.sync_cursor)}" if attached.sync_cursor else "not synced yet"
         lines.append(f"      → {index.name}: {', '.join(attached.folders)} ({attached.schedule}, {synced})")
+        permissions = services.source_access.permissions_state(attached.id)
+        access = messages.permissions_line(
+            services.source_access.restricted_count(attached.id),
+            age(permissions.synced_at) if permissions.synced_at else None,
+            permissions.error,
+            age(groups.synced_at) if groups.synced_at else None,
+            groups.error,
+        )
+        lines.append(f"        {plain(access)}")
     return "\n".join(lines)

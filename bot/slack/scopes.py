@@ -21,7 +21,7 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "assistant.threads.setTitle": frozenset({"chat:write"}),
     "reactions.add": frozenset({"reactions:write"}),
     "reactions.remove": frozenset({"reactions:write"}),
-    "users.info": frozenset({"users:read"}),
+    "users.info": frozenset({"users:read", "users:read.email"}),
     # Lore reads channels, private channels and group DMs it is in (never other DMs).
     "users.conversations": frozenset({"channels:read", "groups:read", "mpim:read"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "mpim:read"}),
@@ -74,6 +74,8 @@ BOT_SCOPES: dict[str, str] = {
     "mpim:read": "whether a conversation is a group DM (private)",
     "reactions:write": "the “working on it” reaction",
     "users:read": "names, and who is a workspace admin or a guest",
+    "users:read.email": "a person's confirmed email: who they are in connected sources (Confluence), "
+    "so that private answers use what those sources let them read",
 }
 """What the bot token must be granted, and why."""
 

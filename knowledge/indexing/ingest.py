@@ -32,6 +32,7 @@ from knowledge.extraction.types import without_surrogates
 from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.indexing.metadata import SECTION_URLS, DocumentFacts
 from knowledge.indexing.tables import chunk_table
+from storage.document_access import DocumentAccess
 from storage.records import ClaimLost, DocumentRef, IndexRef, JobClaim, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
 from storage.values import SourceKind
@@ -63,6 +64,9 @@ class Source:
     claim: JobClaim | None = None
     """Added by that indexing job: its writes are refused (`ClaimLost`) once the job was
     taken over by another worker."""
+    access: DocumentAccess = field(default_factory=DocumentAccess.public)
+    """Who may read it as its source says (`storage.document_access`): public unless a
+    connector that syncs permissions says otherwise."""
 
     @property
     def key(self) -> str:
@@ -261,7 +265,11 @@ class Ingestor:
             raise TooLarge(source.name, f"it is {_mb(len(source.data))}; the limit is {_mb(self._max_bytes)}")
         extracted = await asyncio.to_thread(self._reader.extract, source.data, source.name, source.mime_type)
         digest = content_hash(extracted.text)
-        existing = await asyncio.to_thread(self._documents.find_ready_by_hash, index.id, digest)
+        # A restricted document is the same as no other: only its own earlier version counts.
+        same_source = None if source.access.is_public else without_surrogates(source.key)
+        existing = await asyncio.to_thread(
+            self._documents.find_ready_by_hash, index.id, digest, source_key=same_source
+        )
         if existing is not None:
             return IngestResult(Outcome.UNCHANGED, existing, existing.chunk_count, source=source)
         title = without_surrogates(source.facts.title or extracted.title or source.name)
@@ -459,6 +467,7 @@ def _new_document(
         source_config_id=source.source_config_id,
         meta={"title": title, **meta},
         added_by=source.added_by,
+        access=source.access,
     )
 
 

@@ -31,7 +31,14 @@ def _id(value: int | None) -> int:
 
 def user_ref(row: User) -> UserRef:
     return UserRef(
-        _id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin, row.home_team, row.is_guest
+        _id(row.id),
+        row.tenant_id,
+        row.external_id,
+        row.name,
+        row.is_admin,
+        row.home_team,
+        row.is_guest,
+        row.email,
     )
 
 
@@ -94,6 +101,7 @@ def document_ref(row: Document) -> DocumentRef:
         meta=dict(row.meta),
         source_config_id=row.source_config_id,
         added_by=row.added_by,
+        access_clauses=row.access_clauses,
     )
 
 

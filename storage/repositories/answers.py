@@ -39,6 +39,8 @@ class AnswerEntry:
     text: str | None = None
     searched: Sequence[int] = field(default_factory=tuple)
     """The ids of the indexes the question searched."""
+    restricted: Sequence[int] = field(default_factory=tuple)
+    """Documents restricted in their source that the answer drew on."""
     given: Given | None = None
     """Where it was given (None: its conversation says, and without one, a DM)."""
     latency_ms: int | None = None
@@ -63,6 +65,7 @@ class AnswerRepository:
                 fallback=entry.fallback,
                 abstained=entry.abstained,
                 cited=entry.cited,
+                restricted=sorted(set(entry.restricted)),
                 given_in=entry.given.name if entry.given else None,
                 latency_ms=entry.latency_ms,
                 verified=_quotes_verified(session, documents),
@@ -239,6 +242,7 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...], given: tuple[Given, int 
         cited=list(row.cited),
         created_at=aware(row.created_at),
         index_ids=index_ids,
+        restricted=tuple(int(i) for i in row.restricted or ()),
         given=given[0],
         channel_id=given[1] if given[0] != Given.DM else None,
     )

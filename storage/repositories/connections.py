@@ -87,6 +87,16 @@ class ConnectionRepository:
         with self._db.session() as session:
             return [_connection(row) for row in session.exec(query.order_by(col(DocSource.id))).all()]
 
+    def every(self, kinds: Sequence[str]) -> list[ConnectionRef]:
+        """Every workspace's connections of those kinds, oldest first."""
+        if not kinds:
+            return []
+        with self._db.session() as session:
+            query = select(DocSource).where(
+                col(DocSource.kind).in_(list(kinds)), col(DocSource.base_url).is_not(None)
+            )
+            return [_connection(row) for row in session.exec(query.order_by(col(DocSource.id))).all()]
+
     def credentials(self, connection_id: int) -> dict[str, str]:
         """The connection's credentials, opened: only for the code that calls its API."""
         with self._db.session() as session:

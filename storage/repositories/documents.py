@@ -11,12 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, insert, or_, update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
+from storage.document_access import (
+    PUBLIC,
+    PUBLIC_ONLY,
+    AccessFilter,
+    DocumentAccess,
+    access_rows,
+    readable_sql,
+)
 from storage.leases import LeaseKeeper, Writer
-from storage.models import Chunk, Document, DocumentStatus
+from storage.models import Chunk, Document, DocumentAccessEntry, DocumentStatus
 from storage.records import (
     ChunkRecord,
     DocumentRef,
@@ -76,10 +84,12 @@ class DocumentRepository:
                 added_by=new.added_by,
                 writer=self.writer.name,
                 lease_expires_at=self.writer.expiry(),
+                access_clauses=new.access.count,
             )
             session.add(row)
             session.flush()
             assert row.id is not None
+            _write_access(session, row.id, new.access)
             rows = [
                 Chunk(
                     document_id=row.id,
@@ -254,15 +264,23 @@ class DocumentRepository:
                 raise NotFound(f"document {document_id}")
             return document_ref(row)
 
-    def find_ready_by_hash(self, index_id: int, content_hash: str) -> DocumentRef | None:
+    def find_ready_by_hash(
+        self, index_id: int, content_hash: str, *, source_key: str | None = None
+    ) -> DocumentRef | None:
+        """A ready public document of the index with this content (only the one from
+        `source_key`, when given: a restricted document is the same as no other, and a public
+        one never stands in for, or names, a restricted one)."""
         with self._db.session() as session:
-            row = session.exec(
-                select(Document).where(
-                    Document.index_id == index_id,
-                    Document.content_hash == content_hash,
-                    Document.status == DocumentStatus.READY,
-                )
-            ).first()
+            query = select(Document).where(
+                Document.index_id == index_id,
+                Document.content_hash == content_hash,
+                Document.status == DocumentStatus.READY,
+            )
+            if source_key is None:
+                query = query.where(Document.access_clauses == PUBLIC)
+            else:
+                query = query.where(Document.source_key == source_key)
+            row = session.exec(query).first()
             return document_ref(row) if row else None
 
     def find_by_source(self, index_id: int, source_key: str) -> list[DocumentRef]:
@@ -277,34 +295,124 @@ class DocumentRepository:
             ).all()
             return [document_ref(r) for r in rows]
 
-    def list_ready(self, index_id: int, *, after_id: int | None = None, limit: int = 50) -> list[DocumentRef]:
-        """Ready documents of the index, oldest first, `limit` at a time after `after_id`."""
+    def list_ready(
+        self,
+        index_id: int,
+        *,
+        after_id: int | None = None,
+        limit: int = 50,
+        access: AccessFilter | None = PUBLIC_ONLY,
+    ) -> list[DocumentRef]:
+        """Ready documents of the index that `access` may read (every one with None, for
+        Lore's own housekeeping), oldest first, `limit` at a time after `after_id`."""
         with self._db.session() as session:
             query = select(Document).where(
                 Document.index_id == index_id, Document.status == DocumentStatus.READY
             )
+            if access is not None:
+                query = query.where(readable_sql(access))
             if after_id is not None:
                 query = query.where(col(Document.id) > after_id)
             rows = session.exec(query.order_by(col(Document.id)).limit(limit)).all()
             return [document_ref(r) for r in rows]
 
-    def ready_in(self, index_ids: Sequence[int]) -> list[DocumentRef]:
-        """Every ready document of the given indexes (for metadata filtering)."""
+    def ready_in(self, index_ids: Sequence[int], access: AccessFilter = PUBLIC_ONLY) -> list[DocumentRef]:
+        """Every ready document of the given indexes that `access` may read (for metadata
+        filtering)."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document).where(
-                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                readable_sql(access),
             )
             return [document_ref(r) for r in session.exec(query).all()]
 
-    def recent(self, index_ids: Sequence[int], *, limit: int = 10) -> list[DocumentRef]:
-        """The ready documents of those indexes added last, newest first."""
+    def unreadable_in(self, index_ids: Sequence[int], access: AccessFilter) -> list[int]:
+        """Ids of the ready documents of those indexes that `access` may not read: what the
+        dense search leaves out (none at all where no source restricts anything). One query,
+        which reads only the restricted documents (`ix_document_access_clauses`)."""
+        if not index_ids:
+            return []
+        with self._db.session() as session:
+            query = select(Document.id).where(
+                col(Document.index_id).in_(index_ids),
+                Document.access_clauses != PUBLIC,
+                Document.status == DocumentStatus.READY,
+                readable_sql(access, negate=True),
+            )
+            return [i for i in session.exec(query.order_by(col(Document.id))).all() if i is not None]
+
+    def set_access(self, changes: dict[int, DocumentAccess]) -> list[int]:
+        """Give documents the access their source now gives them; the ids whose access
+        changed. An index whose documents' access changed has new content as far as cached
+        answers are concerned. In bulk: a permission sync writes thousands at once."""
+        if not changes:
+            return []
+        with self._db.session() as session:
+            current: dict[int, tuple[int, int]] = {}
+            stored: dict[int, tuple[frozenset[str], ...]] = {}
+            for batch in _batches(list(changes)):
+                query = select(Document.id, Document.access_clauses, Document.index_id)
+                for document_id, count, index_id in session.exec(query.where(col(Document.id).in_(batch))):
+                    if document_id is not None:
+                        current[document_id] = (count, index_id)
+                stored.update(_access_of(session, batch))
+            changed = [
+                d
+                for d, (count, _) in current.items()
+                if count != changes[d].count or stored.get(d, ()) != changes[d].clauses
+            ]
+            for batch in _batches(changed):
+                session.exec(
+                    delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(batch))
+                )
+            by_count: dict[int, list[int]] = {}
+            for document_id in changed:
+                by_count.setdefault(changes[document_id].count, []).append(document_id)
+            for count, documents in by_count.items():
+                for batch in _batches(documents):
+                    session.exec(
+                        update(Document).where(col(Document.id).in_(batch)).values(access_clauses=count)
+                    )
+            rows = [row for d in changed for row in access_rows(d, changes[d])]
+            for start in range(0, len(rows), 5000):
+                session.exec(insert(DocumentAccessEntry).values(rows[start : start + 5000]))
+            for index_id in {current[d][1] for d in changed}:
+                bump_content_version(session, index_id)
+            return changed
+
+    def access(self, document_id: int) -> DocumentAccess:
+        """The access a document has now (`NotFound` if there is no such document)."""
+        with self._db.session() as session:
+            row = session.get(Document, document_id)
+            if row is None:
+                raise NotFound(f"document {document_id}")
+            if row.access_clauses < PUBLIC:
+                return DocumentAccess.nobody()
+            clauses = _access_of(session, [document_id]).get(document_id, ())
+            return DocumentAccess(clauses)
+
+    def readable(self, document_ids: Sequence[int], access: AccessFilter) -> set[int]:
+        """Those of the documents that `access` may read."""
+        if not document_ids:
+            return set()
+        with self._db.session() as session:
+            query = select(Document.id).where(col(Document.id).in_(document_ids), readable_sql(access))
+            return {i for i in session.exec(query).all() if i is not None}
+
+    def recent(
+        self, index_ids: Sequence[int], *, limit: int = 10, access: AccessFilter = PUBLIC_ONLY
+    ) -> list[DocumentRef]:
+        """The ready documents of those indexes that `access` may read, added last, newest first."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document).where(
-                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                readable_sql(access),
             )
             rows = session.exec(
                 query.order_by(col(Document.time_added).desc(), col(Document.id).desc()).limit(limit)
@@ -319,8 +427,8 @@ class DocumentRepository:
                 query = query.where(Document.source_config_id == source_config_id)
             return [document_ref(r) for r in session.exec(query).all()]
 
-    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
-        """Chunks by id (those of ready documents only)."""
+    def chunks(self, chunk_ids: Sequence[int], access: AccessFilter = PUBLIC_ONLY) -> dict[int, ChunkRecord]:
+        """Chunks by id (those of ready documents that `access` may read only)."""
         if not chunk_ids:
             return {}
         with self._db.session() as session:
@@ -332,6 +440,7 @@ class DocumentRepository:
                     select(Document.id).where(
                         col(Document.id).in_({r.document_id for r in rows}),
                         Document.status == DocumentStatus.READY,
+                        readable_sql(access),
                     )
                 ).all()
             )
@@ -396,5 +505,36 @@ def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:
 def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:
     if not document_ids:
         return
+    session.exec(delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(document_ids)))
     session.exec(delete(Chunk).where(col(Chunk.document_id).in_(document_ids)))
     session.exec(delete(Document).where(col(Document.id).in_(document_ids)))
+
+
+def _batches(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
+    """Ids a few hundred at a time: SQLite limits the parameters of one statement."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
+
+
+def _write_access(session: Session, document_id: int, access: DocumentAccess) -> None:
+    rows = access_rows(document_id, access)
+    if rows:
+        session.exec(insert(DocumentAccessEntry).values(rows))
+
+
+def _access_of(session: Session, document_ids: Sequence[int]) -> dict[int, tuple[frozenset[str], ...]]:
+    """The clauses stored for each document, in clause order."""
+    if not document_ids:
+        return {}
+    found: dict[int, dict[int, set[str]]] = {}
+    rows = [
+        row
+        for batch in _batches(document_ids)
+        for row in session.exec(
+            select(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(batch))
+        ).all()
+    ]
+    for row in rows:
+        found.setdefault(row.document_id, {}).setdefault(row.clause, set()).add(row.principal)
+    return {
+        document: tuple(frozenset(clauses[n]) for n in sorted(clauses)) for document, clauses in found.items()
+    }

@@ -9,17 +9,19 @@ name each process knew the channel by.
 
 from __future__ import annotations
 
-from sqlalchemy import func, update
+from sqlalchemy import and_, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
+from storage.document_access import PUBLIC_ONLY, AccessFilter, readable_sql
 from storage.models import (
     AnswerIndex,
     Channel,
     Chunk,
     DocSourceConfig,
     Document,
+    DocumentAccessEntry,
     DocumentStatus,
     EnabledIndex,
     IndexingJob,
@@ -170,6 +172,10 @@ class IndexRepository:
             session.exec(delete(IndexingJobLog).where(col(IndexingJobLog.job_id).in_(jobs)))
             session.exec(delete(IndexingJob).where(col(IndexingJob.index_id) == index_id))
             session.exec(delete(Chunk).where(col(Chunk.index_id) == index_id))
+            documents = select(Document.id).where(Document.index_id == index_id)
+            session.exec(
+                delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(documents))
+            )
             session.exec(delete(Document).where(col(Document.index_id) == index_id))
             session.exec(delete(DocSourceConfig).where(col(DocSourceConfig.index_id) == index_id))
             session.exec(delete(EnabledIndex).where(col(EnabledIndex.index_id) == index_id))
@@ -192,9 +198,13 @@ class IndexRepository:
         with self._db.session() as session:
             bump_content_version(session, index_id)
 
-    def stats(self, index_id: int) -> IndexStats:
+    def stats(self, index_id: int, access: AccessFilter | None = PUBLIC_ONLY) -> IndexStats:
+        """How many documents and passages of the index `access` may read (all of them with
+        None), and the latest of them."""
         with self._db.session() as session:
-            ready = (Document.index_id == index_id) & (Document.status == DocumentStatus.READY)
+            ready = and_(col(Document.index_id) == index_id, col(Document.status) == DocumentStatus.READY)
+            if access is not None:
+                ready = and_(ready, readable_sql(access))
             documents, chunks = session.exec(
                 select(func.count(col(Document.id)), func.coalesce(func.sum(Document.chunk_count), 0)).where(
                     ready

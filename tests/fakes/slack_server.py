@@ -317,6 +317,8 @@ class FakeSlack(LoopbackServer):
         enterprise_teams: Sequence[str] | None = None,
         display_name: str | None = None,
         real_name: str | None = None,
+        email: str | None = None,
+        email_confirmed: bool = True,
     ) -> Json:
         """A user as users.info describes them. `team_id` another organisation's for a Slack
         Connect partner: Slack then shows a narrower object (their own team's id, a profile
@@ -324,7 +326,9 @@ class FakeSlack(LoopbackServer):
         belongs to another workspace; `enterprise_teams` the workspaces of an Enterprise
         Grid organisation they belong to (`enterprise_user.teams`); `is_restricted` for a
         guest. `display_name` and `real_name` default to `name` (\"\" leaves one unset, as
-        Slack leaves an empty display name)."""
+        Slack leaves an empty display name). `email` in their profile (as `users:read.email`
+        shows it, never to another organisation), `email_confirmed` what `is_email_confirmed`
+        says of it."""
         team = team_id or self.team_id
         shown = name if display_name is None else display_name
         real = name if real_name is None else real_name
@@ -336,7 +340,10 @@ class FakeSlack(LoopbackServer):
             user.update(
                 real_name=real, is_admin=is_admin, is_owner=False, is_primary_owner=False,
                 is_restricted=is_restricted, is_ultra_restricted=False, tz="UTC", tz_label="UTC", tz_offset=0,
+                is_email_confirmed=email_confirmed,
             )  # fmt: skip
+            if email is not None:
+                profile["email"] = email
         if is_stranger:
             user["is_stranger"] = True
         if enterprise_teams:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.app.actions.access import AccessActions, Explanation, SourceStatus
 from bot.app.actions.admin import AdminActions
 from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from bot.app.services import Services
 
 __all__ = [
+    "AccessActions",
     "Actions",
     "AddOutcome",
     "AdminActions",
@@ -36,6 +38,7 @@ __all__ = [
     "CoverageActions",
     "DocumentActions",
     "DocumentText",
+    "Explanation",
     "FeedbackActions",
     "Home",
     "HomeActions",
@@ -45,6 +48,7 @@ __all__ = [
     "SearchActions",
     "SettingActions",
     "SourceActions",
+    "SourceStatus",
     "ThreadActions",
     "Verdict",
 ]
@@ -54,13 +58,14 @@ class Actions:
     """Every use case, grouped by what it acts on."""
 
     def __init__(self, services: Services) -> None:
+        self.access = AccessActions(services)
         self.indexes = IndexActions(services)
         self.documents = DocumentActions(services, self.indexes)
         self.sources = SourceActions(services)
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
-        self.answers = AnswerActions(services)
-        self.search = SearchActions(services)
+        self.answers = AnswerActions(services, self.access)
+        self.search = SearchActions(services, self.access)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)

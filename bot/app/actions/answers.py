@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from bot.app.actions.access import AccessActions
 from bot.app.conversations import Actor
 from knowledge import Answer, NotAllowed
 from storage.access import Given
@@ -18,12 +19,18 @@ if TYPE_CHECKING:
     from bot.app.services import Services
 
 NOT_YOURS = "only the person who asked can share that answer, in the conversation where they asked"
+NOT_FOR_CHANNEL = (
+    "that answer draws on documents their source lets only some people read, so I can't post it "
+    "where everyone in the channel would see it; ask in the channel instead, and I'll answer from "
+    "what everyone here may read"
+)
 
 
 class AnswerActions:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, access: AccessActions) -> None:
         self._services = services
         self._answers = services.answers
+        self._access = access
 
     async def record(
         self,
@@ -57,6 +64,7 @@ class AnswerActions:
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
             searched=[index.id for index in searched],
+            restricted=answer.restricted_documents,
             given=given_in(actor),
             latency_ms=latency_ms,
         )
@@ -74,6 +82,14 @@ class AnswerActions:
             raise NotAllowed(NOT_YOURS) from None
         if found.user_id != actor.user.id or found.conversation_id != actor.conversation.id:
             raise NotAllowed(NOT_YOURS)
+        return found
+
+    async def shareable(self, actor: Actor, answer_id: int) -> AnswerRecord:
+        """`own`, refused when the answer drew on a document its source does not let
+        everyone read: what a channel shows, everyone there reads."""
+        found = await self.own(actor, answer_id)
+        if not await self._access.may_share(found.restricted):
+            raise NotAllowed(NOT_FOR_CHANNEL)
         return found
 
 

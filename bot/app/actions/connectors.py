@@ -1,7 +1,8 @@
 """Use cases on connectors (Confluence, GitHub): connect with credentials, list folders
 (spaces, repositories), attach them to an index (a job starts), disconnect. Connector admins
-only (`may_manage_connectors`): a connector decides what the whole workspace can read, since
-its permissions are not synced."""
+only (`may_manage_connectors`): a connector decides what an index holds; who may read each of
+its documents is then its source's to say where it syncs permissions (Confluence:
+`bot.app.actions.access`), and the index's alone where it does not yet (GitHub)."""
 
 from __future__ import annotations
 
@@ -135,6 +136,7 @@ class ConnectorActions:
         for attached in await asyncio.to_thread(repository.attachments, connection.id):
             index = await asyncio.to_thread(self._services.indexes.get, attached.index_id)
             removed += await self._services.jobs.detach_docsource_from_index(index, attached)
+        await asyncio.to_thread(self._services.source_access.forget_source, connection.id)
         await asyncio.to_thread(repository.remove, connection.id)
         await self._services.audit.record(
             place, AuditAction.CONNECTOR_DISCONNECT, connection.name, documents_removed=removed

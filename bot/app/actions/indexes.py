@@ -11,6 +11,7 @@ from bot.app.audit import AuditAction
 from bot.app.conversations import Actor
 from knowledge import IndexListing, IndexNotFound, KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_change_settings
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import ChannelRef, ConversationRef, IndexRef, IndexStats
 from storage.values import Scope
 
@@ -48,11 +49,13 @@ class IndexActions:
             raise refused(action, index)
         return index
 
-    async def stats(self, index: IndexRef) -> IndexStats:
-        return await asyncio.to_thread(self._services.indexes.stats, index.id)
+    async def stats(self, index: IndexRef, access: AccessFilter | None = PUBLIC_ONLY) -> IndexStats:
+        """Its documents and passages that `access` may read (every one with None)."""
+        return await asyncio.to_thread(self._services.indexes.stats, index.id, access)
 
     async def listing(self, actor: Actor) -> list[IndexListing]:
-        return await self._catalog.listing(actor.place, actor.conversation)
+        access = await self._services.actions.access.for_place(actor.place)
+        return await self._catalog.listing(actor.place, actor.conversation, access)
 
     async def enabled(self, actor: Actor) -> list[IndexRef]:
         """What the conversation searches (only what the actor may search)."""
@@ -102,7 +105,7 @@ class IndexActions:
     async def check_delete(self, place: Place, name: str) -> tuple[IndexRef, IndexStats]:
         """The index `place` asks to delete and its size (for the confirmation), if allowed."""
         index = await self.find(place, name, Action.DELETE)
-        return index, await self.stats(index)
+        return index, await self.stats(index, None)
 
     async def delete(self, place: Place, index: IndexRef) -> None:
         if not allowed(Action.DELETE, index.facts, place):

@@ -118,6 +118,10 @@ class Connections:
     async def for_tenant(self, tenant_id: str) -> list[ConnectionRef]:
         return await asyncio.to_thread(self.repository.for_tenant, tenant_id)
 
+    async def every(self, kinds: Sequence[str]) -> list[ConnectionRef]:
+        """Every workspace's connections of those kinds (for the schedulers)."""
+        return await asyncio.to_thread(self.repository.every, kinds)
+
     async def find(
         self, tenant_id: str, reference: str | None = None, *, kind: str | None = None
     ) -> ConnectionRef:

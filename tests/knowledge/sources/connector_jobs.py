@@ -67,7 +67,8 @@ class Jobs:
             await task
 
     def documents(self, index: IndexRef) -> dict[str, DocumentRef]:
-        return {d.name: d for d in self.stack.documents.list_ready(index.id, limit=5000)}
+        """Every ready document, whoever may read it."""
+        return {d.name: d for d in self.stack.documents.list_ready(index.id, limit=5000, access=None)}
 
     def log(self, job: JobRef) -> str:
         return "\n".join(line.message for line in self.jobs.repository.lines(job.id))
