@@ -213,7 +213,9 @@ class ChannelSync:
         await context.handled(key, result.outcome.value)
 
 
-async def hold(reader: ChannelReader, threads: ThreadActions, learned: Learned, limit: int) -> tuple[int, bool]:
+async def hold(
+    reader: ChannelReader, threads: ThreadActions, learned: Learned, limit: int
+) -> tuple[int, bool]:
     """Keep a learned channel at `limit` messages, the newest: forget the documents past the
     limit and cut the one it falls in to its newest messages. The documents removed, and
     whether the channel reached the limit for the first time."""

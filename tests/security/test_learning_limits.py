@@ -64,7 +64,10 @@ async def test_a_learned_channel_keeps_the_newest_messages_and_forgets_the_oldes
     """What one channel holds is capped too: new messages past the limit (read by a later
     sync, or brought by message events) make Lore forget the oldest, and it says so once."""
     async with running_lore(
-        tmp_path / "lore", lore_learn_max_messages=60, lore_progress_seconds=0.05, lore_slack_freshen_seconds=0
+        tmp_path / "lore",
+        lore_learn_max_messages=60,
+        lore_progress_seconds=0.05,
+        lore_slack_freshen_seconds=0,
     ) as lore:
         lore.slack.add_channel("CGROW", "growing")
         lore.slack.add_user("ULEE", "lee")

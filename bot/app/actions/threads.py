@@ -266,7 +266,9 @@ class ThreadActions:
         """A learned channel's documents, newest first (by their newest message; a document
         kept before messages were counted counts as one, and as the oldest)."""
         documents = await asyncio.to_thread(self._services.sources.documents, learned.source.id)
-        held = [Held(d.source_key, max(1, int(d.meta.get(MESSAGES) or 1)), d.doc_timestamp) for d in documents]
+        held = [
+            Held(d.source_key, max(1, int(d.meta.get(MESSAGES) or 1)), d.doc_timestamp) for d in documents
+        ]
         return sorted(held, key=lambda h: (_utc(h.newest), h.key), reverse=True)
 
     async def reached(self, learned: Learned, limit: int) -> bool:
