@@ -20,7 +20,8 @@ The same setting bounds what a channel holds (`hold`): after each sync, and afte
 event adds to it, a channel with more messages than that keeps only the newest (documents
 ordered by their newest message): the documents past the limit are removed through the
 ingestor, as `forget` removes them, and the one the limit falls in is read again and cut to
-its newest messages. The first time a channel reaches the limit, the sync's summary says so.
+its newest messages. The first time a channel reaches the limit, the sync's summary says
+so, and `status` says it from then on (the limit reached is kept in the attachment's options).
 """
 
 from __future__ import annotations
