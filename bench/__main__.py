@@ -9,8 +9,11 @@ API's search, through `lore serve`), crawl (a loopback site, first and unchanged
 fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
-handbook). Writes bench/results/latest.json, latest.md (the table `docs/performance.md`
-shows) and the charts. `--quick` runs a tiny version of each (seconds) so CI keeps them working.
+handbook), console (the admin console's overview over 100k questions, the coverage-gap job
+over 10k); on request only (`--only`): servers (retrieval on PostgreSQL and a Chroma server
+up to 1M chunks) and replicas (the Slack burst on one and two `lore run` replicas). Writes
+bench/results/latest.json, latest.md (the table `docs/performance.md` shows) and the charts.
+`--quick` runs a tiny version of each (seconds) so CI keeps them working.
 """
 
 from __future__ import annotations
@@ -27,7 +30,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, github, ingest, ingest_memory, mcp, quality, retrieval
+from bench import (
+    Section,
+    console,
+    crawl,
+    extraction,
+    github,
+    ingest,
+    ingest_memory,
+    mcp,
+    quality,
+    replicas,
+    retrieval,
+    servers,
+)
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -64,7 +80,15 @@ def sections(corpus: Path) -> dict[str, Section]:
         "github": github.run,
         "slack": slack,
         "quality": quality.run,
+        "console": console.run,
+        "servers": servers.run,
+        "replicas": replicas.run,
     }
+
+
+ON_REQUEST = frozenset({"servers", "replicas"})
+"""Sections on PostgreSQL and a Chroma server, run only when `--only` names them: at full
+size they take an hour (`bench.servers` at 1M chunks) and start servers of their own."""
 
 
 SECTIONS = sections(extraction.DEFAULT_CORPUS)
@@ -100,7 +124,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="lore-bench-") as scratch:
         for name, section in sections(args.corpus).items():
-            if args.only and name not in args.only:
+            if (args.only and name not in args.only) or (name in ON_REQUEST and not args.only):
                 continue
             started = time.perf_counter()
             print(f"bench: {name}…", flush=True)

@@ -91,6 +91,8 @@ TARGETS = [
     Target("Idle RSS of the bot, MB", ("slack", "sizes", 0, "extractive", "memory", "idle_mb"), 400),
     Target("Peak RSS of `lore ingest`, MB", ("memory", "lore_ingest", "peak_mb"), 600),
     Target("Peak RSS of `lore run` while ingesting, MB", ("memory", "lore_run", "tree_peak_mb"), 600),
+    Target("Console overview of 100k questions p95, ms", ("console", "overview", "p95_ms"), 500),
+    Target("Coverage gaps of 10k questions (vectors kept), s", ("console", "gaps", "again_s"), 60),
 ]
 
 
@@ -415,6 +417,29 @@ def _docs_qa(qa: Json) -> str:
     )
 
 
+def _console(section: Json) -> str:
+    page, gaps = section["overview"], section["gaps"]
+    rows = [
+        [
+            f"Overview page, {section['questions']:,} questions",
+            f"{page['p50_ms']:g} ms",
+            f"{page['p95_ms']:g} ms",
+        ],
+        [
+            f"Coverage gaps, {gaps['questions']:,} questions → {gaps['groups']:,} groups, a backlog "
+            f"logged before vectors were kept ({gaps['embedded_first']:,} embedded once)",
+            f"{gaps['first_s']:g} s",
+            "",
+        ],
+        [
+            f"Coverage gaps, every run (vectors kept when asked; {gaps['embedded_again']:,} embedded)",
+            f"{gaps['again_s']:g} s",
+            "",
+        ],
+    ]
+    return "**Admin console**\n\n" + _table(["", "p50 / time", "p95"], rows)
+
+
 SECTIONS: dict[str, Callable[[Json], str]] = {
     "slack": _slack,
     "retrieval": _retrieval,
@@ -425,6 +450,7 @@ SECTIONS: dict[str, Callable[[Json], str]] = {
     "crawl": _crawl,
     "github": _github,
     "quality": _quality,
+    "console": _console,
 }
 
 

@@ -57,6 +57,7 @@ _MODULES = {
     "knowledge.search.notices": ("HEDGED", "Notice", "NoticeKind"),
     "knowledge.search.context": ("DEFAULT_RATIO", "MAX_RATIO", "MIN_RATIO", "Message"),
     "knowledge.search.filters": ("FilterError", "document_fields", "matches"),
+    "knowledge.search.grouping": ("group_similar",),
     "knowledge.search.retrieval": ("Hit", "QueryType", "Retrieval", "RetrievalSpec", "Retriever"),
     "knowledge.indexing.documents": ("document_names", "find_documents"),
     "knowledge.indexing.ingest": ("IngestResult", "Ingestor", "Outcome", "Source", "collection_for"),
@@ -195,6 +196,7 @@ __all__ = [
     "evaluate_retrieval",
     "find_documents",
     "folder_sources",
+    "group_similar",
     "ingest_corpus",
     "load_beir",
     "load_questions",
@@ -250,6 +252,7 @@ if TYPE_CHECKING:
     from knowledge.judging.ranking import Ranker
     from knowledge.search.context import DEFAULT_RATIO, MAX_RATIO, MIN_RATIO, Message
     from knowledge.search.filters import FilterError, document_fields, matches
+    from knowledge.search.grouping import group_similar
     from knowledge.search.notices import HEDGED, Notice, NoticeKind
     from knowledge.search.retrieval import Hit, QueryType, Retrieval, RetrievalSpec, Retriever
     from knowledge.settings import KnowledgeSettings

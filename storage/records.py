@@ -30,6 +30,24 @@ class NotFound(StorageError):
     """The row asked for does not exist (any more)."""
 
 
+class ClaimLost(StorageError):
+    """A job's write was refused: another worker took the job over (or it was interrupted)
+    since this one claimed it. The run must stop without writing anything more."""
+
+
+class LeaseLost(StorageError):
+    """A document's write was refused: its lease expired and another process took it over to
+    remove it (this writer was paused or cut off for longer than a lease)."""
+
+
+@dataclass(frozen=True)
+class JobClaim:
+    """A worker's hold on a running job: the job and the token drawn when it was taken."""
+
+    job_id: int
+    token: str
+
+
 @dataclass(frozen=True)
 class UserRef:
     id: int
@@ -227,6 +245,13 @@ class JobRef:
     worker: str | None
     error: str | None
     cancel_requested: bool
+    claim_token: str | None = None
+    """The current claim's token (None while no worker holds it)."""
+
+    @property
+    def claim(self) -> JobClaim:
+        """The hold a worker that took this job has on it."""
+        return JobClaim(self.id, self.claim_token or "")
 
     @property
     def finished(self) -> bool:

@@ -35,6 +35,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "github",
         "slack",
         "quality",
+        "console",
     }
 
     assert report["ingest"]["pipeline"]["chunks"] == report["ingest"]["embedder"]["chunks"] > 0
@@ -72,6 +73,10 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert memory["embedder"]["bounded"]["peak_mb"] > 0
     assert memory["lore_ingest"]["generated"]["exit_code"] == 0 and memory["lore_ingest"]["peak_mb"] > 0
     assert memory["lore_run"]["tree_peak_mb"] > 0 and memory["lore_run"]["questions_answered"] > 0
+
+    console = report["console"]  # the admin console: its overview page and the coverage-gap job
+    assert 0 < console["overview"]["p50_ms"] <= console["overview"]["p95_ms"]
+    assert console["gaps"]["embedded_first"] > 0 and console["gaps"]["embedded_again"] == 0
 
     table = (tmp_path / "latest.md").read_text()
     assert "| seen-once projects (" in table and "| facts | first line | abstention |" in table

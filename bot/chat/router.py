@@ -8,6 +8,7 @@ errors become polite, specific messages in the thread.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
@@ -116,6 +117,7 @@ class Router:
         if not command.text.strip():
             await surface.tell(messages.NOTHING_TO_ASK)
             return
+        started = time.monotonic()
         await surface.working()
         actor = turn.actor
         indexes = await self._actions.indexes.enabled(actor)
@@ -131,7 +133,8 @@ class Router:
         async def record(answer: Answer) -> int:
             for observer in self._answered:
                 observer(answer)
-            return await self._actions.answers.record(actor, command.text, answer, indexes)
+            took = round((time.monotonic() - started) * 1000)
+            return await self._actions.answers.record(actor, command.text, answer, indexes, latency_ms=took)
 
         events = self._services.knowledge.ask_stream(request)
         try:

@@ -31,6 +31,10 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "views.open": frozenset(),
     "views.update": frozenset(),
     "views.publish": frozenset(),
+    # Sign in with Slack (the console): the app's client credentials, then the person's own
+    # token with the user scopes `openid` and `profile`; nothing of the bot token's.
+    "openid.connect.token": frozenset(),
+    "openid.connect.userInfo": frozenset(),
 }
 """Every Web API method Lore may call, and the scopes it needs for the conversations Lore
 uses it on."""

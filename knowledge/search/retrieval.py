@@ -122,6 +122,11 @@ class Retriever:
     def embedder(self) -> Embedder:
         return self._embedder
 
+    async def query_vector(self, query: str) -> Vectors:
+        """The query's embedding, as the dense search uses it: from the cache of recent
+        queries when it was searched for lately, so keeping it costs no second embedding."""
+        return await self._query_cache.embed(self._embedder, query)
+
     async def term_frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
         """How many chunks hold each word, and how many chunks there are (for idf)."""
         return await asyncio.to_thread(self._keyword.frequencies, words)

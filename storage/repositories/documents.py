@@ -1,31 +1,61 @@
 """Documents and their chunks, written in the order that keeps SQL and vectors consistent:
-the document as `pending` with its chunks, then (by the caller) the vectors, then `ready`."""
+the document as `pending` with its chunks, then (by the caller) the vectors, then `ready`.
+
+Rows `pending` or `deleting` carry this process's lease (`storage.leases`), renewed while it
+holds them; another process takes over only rows whose lease expired. Writes made for an
+indexing job take its claim (`JobClaim`) and are refused once the job was taken over.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy import and_, or_, update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
+from storage.leases import LeaseKeeper, Writer
 from storage.models import Chunk, Document, DocumentStatus
-from storage.records import ChunkRecord, DocumentRef, NewChunk, NewDocument, NotFound
+from storage.records import (
+    ChunkRecord,
+    DocumentRef,
+    JobClaim,
+    LeaseLost,
+    NewChunk,
+    NewDocument,
+    NotFound,
+)
 from storage.repositories._rows import document_ref
 from storage.repositories.answers import forget_quotes
 from storage.repositories.indexes import bump_content_version
+from storage.repositories.jobs import hold
+from storage.values import utcnow
+
+UNFINISHED = (DocumentStatus.PENDING, DocumentStatus.DELETING)
 
 
 class DocumentRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self, db: Database, *, writer: Writer | None = None, on_delete: Callable[[], None] | None = None
+    ) -> None:
+        """`writer`: the name and lease length this process writes under (one is drawn for
+        the process by default)."""
         self._db = db
+        self.writer = writer or Writer.of_this_process()
+        self._keeper = LeaseKeeper(self._renew, self.writer.lease_seconds)
+        self._on_delete = on_delete or (lambda: None)
+        """Called once deleted rows are committed (`storage.scrub.Scrubber.request`: the
+        keyword index keeps a deleted passage's terms until the scrub after it)."""
 
-    def create_pending(self, new: NewDocument, chunks: Sequence[NewChunk]) -> tuple[DocumentRef, list[int]]:
-        """Write the document as pending with its chunks; return it and the chunk ids
-        (in `chunks` order), which are also the ids of their vectors."""
+    def create_pending(
+        self, new: NewDocument, chunks: Sequence[NewChunk], *, claim: JobClaim | None = None
+    ) -> tuple[DocumentRef, list[int]]:
+        """Write the document as pending with its chunks, under this process's lease; return
+        it and the chunk ids (in `chunks` order), which are also the ids of their vectors.
+        `claim`: written for that indexing job, refused once the job was taken over."""
         with self._db.session() as session:
+            hold(session, claim)
             row = Document(
                 index_id=new.index_id,
                 source_kind=new.source_kind,
@@ -44,6 +74,8 @@ class DocumentRepository:
                 status=DocumentStatus.PENDING,
                 meta=dict(new.meta),
                 added_by=new.added_by,
+                writer=self.writer.name,
+                lease_expires_at=self.writer.expiry(),
             )
             session.add(row)
             session.flush()
@@ -61,27 +93,47 @@ class DocumentRepository:
             ]
             session.add_all(rows)
             session.flush()
-            return document_ref(row), [r.id for r in rows if r.id is not None]
+            document = document_ref(row)
+        self._keeper.hold([document.id])
+        return document, [r.id for r in rows if r.id is not None]
 
-    def mark_ready(self, document_id: int, *, replaces: Sequence[int] = ()) -> DocumentRef:
+    def mark_ready(
+        self, document_id: int, *, replaces: Sequence[int] = (), claim: JobClaim | None = None
+    ) -> DocumentRef:
         """Make the document searchable and, in the same transaction, take the documents it
-        replaces out of search (`deleting`; the caller deletes their vectors, then `delete`)."""
+        replaces out of search (`deleting`, under this process's lease; the caller deletes
+        their vectors, then `delete`). Raises `LeaseLost` if the document is no longer this
+        process's pending row (its lease expired and another process is removing it)."""
         with self._db.session() as session:
+            hold(session, claim)
+            done = session.exec(
+                update(Document)
+                .where(
+                    col(Document.id) == document_id,
+                    col(Document.status) == DocumentStatus.PENDING,
+                    col(Document.writer) == self.writer.name,
+                )
+                .values(status=DocumentStatus.READY, writer=None, lease_expires_at=None)
+            )
+            if done.rowcount != 1:
+                self._keeper.release([document_id])
+                raise LeaseLost(f"document {document_id} was taken over: its writer's lease expired")
             row = session.get(Document, document_id)
-            if row is None:
-                raise NotFound(f"document {document_id}")
-            row.status = DocumentStatus.READY
-            session.add(row)
-            _set_status(session, replaces, DocumentStatus.DELETING)
+            assert row is not None
+            self._lease(session, replaces, only=(DocumentStatus.READY,))
             bump_content_version(session, row.index_id)
-            return document_ref(row)
+            ready = document_ref(row)
+        self._keeper.release([document_id])
+        return ready
 
-    def mark_deleting(self, document_ids: Sequence[int]) -> None:
-        """Take documents out of search before their vectors are deleted."""
+    def mark_deleting(self, document_ids: Sequence[int], *, claim: JobClaim | None = None) -> None:
+        """Take documents out of search, under this process's lease, before their vectors
+        are deleted."""
         if not document_ids:
             return
         with self._db.session() as session:
-            _set_status(session, document_ids, DocumentStatus.DELETING)
+            hold(session, claim)
+            self._lease(session, document_ids)
             for index_id in _index_ids(session, document_ids):
                 bump_content_version(session, index_id)
 
@@ -97,10 +149,97 @@ class DocumentRepository:
             for index_id in index_ids:
                 bump_content_version(session, index_id)
                 forget_quotes(session, index_id=index_id, document_ids=document_ids)
+        self._keeper.release(document_ids)
+        self._on_delete()
 
-    def update_meta(self, document_id: int, updates: dict[str, Any]) -> None:
+    def let_go(self, document_ids: Sequence[int]) -> None:
+        """Stop renewing these rows' leases (their removal failed half-way): they expire, and
+        whichever process repairs next finishes them, instead of this one vouching for them
+        for as long as it lives."""
+        self._keeper.release(document_ids)
+
+    def take_over_abandoned(self, *, source_config_id: int | None = None) -> list[DocumentRef]:
+        """Documents left `pending` or `deleting` by a writer that stopped renewing their
+        lease (killed, or paused for longer than a lease), now `deleting` under this
+        process's lease, for it to remove (only those of one attached source, with
+        `source_config_id`). Each is taken by a conditional update, so a row whose writer
+        finished it meanwhile, or that another process took first, is left alone; rows
+        another live process is writing are never touched."""
+        now = utcnow()
+        abandoned = col(Document.status).in_(UNFINISHED) & (
+            (col(Document.lease_expires_at) < now)
+            | (
+                col(Document.lease_expires_at).is_(None)
+                & (col(Document.time_added) < self.writer.abandoned_before())
+            )
+        )
+        with self._db.session() as session:
+            query = select(Document.id).where(abandoned)
+            if source_config_id is not None:
+                query = query.where(Document.source_config_id == source_config_id)
+            candidates = list(session.exec(query).all())
+        taken = []
+        for document_id in candidates:
+            with self._db.session() as session:
+                done = session.exec(
+                    update(Document)
+                    .where(col(Document.id) == document_id, abandoned)
+                    .values(
+                        status=DocumentStatus.DELETING,
+                        writer=self.writer.name,
+                        lease_expires_at=self.writer.expiry(),
+                    )
+                )
+                if done.rowcount == 1:
+                    row = session.get(Document, document_id)
+                    assert row is not None
+                    taken.append(document_ref(row))
+        self._keeper.hold(d.id for d in taken)
+        return taken
+
+    def held(self) -> frozenset[int]:
+        """Ids of the documents this process holds a lease on now."""
+        return self._keeper.held
+
+    def close(self) -> None:
+        """Stop renewing leases: rows still held are left to expire, for another process to
+        finish (as if this one had been killed)."""
+        self._keeper.release_all()
+
+    def _lease(
+        self, session: Session, document_ids: Sequence[int], only: Sequence[DocumentStatus] | None = None
+    ) -> None:
+        """Mark documents `deleting` under this process's lease (those in `only` states)."""
+        if not document_ids:
+            return
+        statement = update(Document).where(col(Document.id).in_(document_ids))
+        if only is not None:
+            statement = statement.where(col(Document.status).in_(only))
+        session.exec(
+            statement.values(
+                status=DocumentStatus.DELETING, writer=self.writer.name, lease_expires_at=self.writer.expiry()
+            )
+        )
+        self._keeper.hold(document_ids)
+
+    def _renew(self, document_ids: list[int]) -> None:
+        with self._db.session() as session:
+            session.exec(
+                update(Document)
+                .where(
+                    col(Document.id).in_(document_ids),
+                    col(Document.writer) == self.writer.name,
+                    col(Document.status).in_(UNFINISHED),
+                )
+                .values(lease_expires_at=self.writer.expiry())
+            )
+
+    def update_meta(
+        self, document_id: int, updates: dict[str, Any], *, claim: JobClaim | None = None
+    ) -> None:
         """Merge `updates` into a document's metadata (keys set to None are removed)."""
         with self._db.session() as session:
+            hold(session, claim)
             row = session.get(Document, document_id)
             if row is None:
                 return
@@ -172,17 +311,10 @@ class DocumentRepository:
             )
             return [document_ref(r) for r in rows.all()]
 
-    def unfinished(
-        self, *, older_than: datetime | None = None, source_config_id: int | None = None
-    ) -> list[DocumentRef]:
-        """Documents left `pending` or `deleting` by an ingest or removal that failed or
-        was killed mid-way (only those of one attached source, with `source_config_id`)."""
+    def unfinished(self, *, source_config_id: int | None = None) -> list[DocumentRef]:
+        """Documents `pending` or `deleting`, whoever holds them (what is left half done)."""
         with self._db.session() as session:
-            query = select(Document).where(
-                col(Document.status).in_([DocumentStatus.PENDING, DocumentStatus.DELETING])
-            )
-            if older_than is not None:
-                query = query.where(col(Document.time_added) < older_than)
+            query = select(Document).where(col(Document.status).in_(UNFINISHED))
             if source_config_id is not None:
                 query = query.where(Document.source_config_id == source_config_id)
             return [document_ref(r) for r in session.exec(query).all()]
@@ -259,11 +391,6 @@ class DocumentRepository:
 def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:
     query = select(Document.index_id).where(col(Document.id).in_(document_ids))
     return set(session.exec(query).all())
-
-
-def _set_status(session: Session, document_ids: Sequence[int], status: DocumentStatus) -> None:
-    if document_ids:
-        session.exec(update(Document).where(col(Document.id).in_(document_ids)).values(status=status))
 
 
 def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:

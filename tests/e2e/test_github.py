@@ -9,6 +9,7 @@ add … repository to … index, stop indexing, forget) go through the shell's r
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -123,4 +124,8 @@ def test_add_attach_answer_with_links_then_follow_edits(
     assert "Syncing GitHub acme/website into the github index." in chat, chat
     assert "Forgetting acme/website: I'm syncing what stays (GitHub acme/payments)" in chat, chat
     assert "Done indexing GitHub acme/payments in" in chat.split("Forgetting acme/website")[1], chat
+    # Taking one repository out is in the audit log, as the shell's, with the repository.
+    audit = [json.loads(line) for line in run(["audit"], env, tmp_path).splitlines() if line.startswith("{")]
+    [forgot] = [e for e in audit if e["action"] == "source.forget_folder"]
+    assert (forgot["surface"], forgot["details"]["folder"]) == ("shell", "acme/website"), forgot
     print(added + attached + said + refreshed + chat)  # the sessions, for `pytest -s`

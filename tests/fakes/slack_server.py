@@ -32,6 +32,7 @@ from aiohttp import web
 
 from . import LoopbackServer, Recorder, copy_headers
 from .slack_oauth import Grant, OAuthError, SlackInstalls
+from .slack_openid import SlackOpenID
 
 Json = dict[str, Any]
 Handler = Callable[[Json], Json]
@@ -196,6 +197,8 @@ class FakeSlack(LoopbackServer):
         self.installs = SlackInstalls(bot_token, team_id, bot_user_id, bot_id)
         """Tokens the fake accepts, and the OAuth flow that grants more."""
         self.installs.names[team_id] = team_name
+        self.openid = SlackOpenID(self.installs, self.installs.names)
+        """Sign in with Slack (OpenID Connect): who signs in next, and the tokens it grants."""
         self._grant: Grant = self.installs.grants[bot_token]
         """The grant of the call being answered (calls are answered one at a time)."""
         self.add_user(bot_user_id, bot_name, is_bot=True)
@@ -424,6 +427,7 @@ class FakeSlack(LoopbackServer):
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/oauth/v2/authorize", self.installs.authorize)
+        app.router.add_get("/openid/connect/authorize", self.openid.authorize)
         app.router.add_post("/response/{key}", self._respond)
         app.router.add_get("/files/{file_id}/{name}", self._download)
         app.router.add_get("/files/{file_id}/download/{name}", self._download)
@@ -437,6 +441,8 @@ class FakeSlack(LoopbackServer):
         auth = request.headers.get("Authorization", "")
         if method == "oauth.v2.access":
             status, body, headers = self._oauth(params, auth)
+        elif method.startswith("openid.connect."):
+            status, body, headers = self._openid(method, params, auth, token)
         else:
             status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
         if method == "auth.test" and status == 200 and self.granted_scopes is not None:
@@ -467,6 +473,23 @@ class FakeSlack(LoopbackServer):
             return 200, {"ok": False, "error": self._failures["oauth.v2.access"].pop(0)}, {}
         try:
             return 200, {"ok": True, **self.installs.access(params, authorization)}, {}
+        except OAuthError as err:
+            return 200, {"ok": False, "error": err.error}, {}
+
+    def _openid(
+        self, method: str, params: Json, authorization: str, token: str | None
+    ) -> tuple[int, Json, Json]:
+        """Sign in with Slack: the token method takes the app's credentials, userInfo a user
+        token it granted."""
+        try:
+            if method == "openid.connect.token":
+                return 200, {"ok": True, **self.openid.token(params, authorization)}, {}
+            if method == "openid.connect.userInfo":
+                bearer = (
+                    authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+                )
+                return 200, {"ok": True, **self.openid.user_info(bearer or token)}, {}
+            return 200, {"ok": False, "error": "unknown_method"}, {}
         except OAuthError as err:
             return 200, {"ok": False, "error": err.error}, {}
 

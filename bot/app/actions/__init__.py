@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bot.app.actions.admin import AdminActions
 from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
+from bot.app.actions.coverage import CoverageActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
+from bot.app.actions.inventory import InventoryActions
 from bot.app.actions.search import DocumentText, SearchActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
@@ -26,9 +29,11 @@ if TYPE_CHECKING:
 __all__ = [
     "Actions",
     "AddOutcome",
+    "AdminActions",
     "AnswerActions",
     "Attached",
     "ConnectorActions",
+    "CoverageActions",
     "DocumentActions",
     "DocumentText",
     "FeedbackActions",
@@ -36,6 +41,7 @@ __all__ = [
     "HomeActions",
     "IndexActions",
     "IndexReview",
+    "InventoryActions",
     "SearchActions",
     "SettingActions",
     "SourceActions",
@@ -58,3 +64,6 @@ class Actions:
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)
+        self.admin = AdminActions(services)
+        self.inventory = InventoryActions(services, self.admin, self.indexes, self.documents, self.sources)
+        self.coverage = CoverageActions(services, self.admin, self.indexes, self.documents)

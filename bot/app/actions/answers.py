@@ -22,12 +22,20 @@ NOT_YOURS = "only the person who asked can share that answer, in the conversatio
 
 class AnswerActions:
     def __init__(self, services: Services) -> None:
+        self._services = services
         self._answers = services.answers
 
     async def record(
-        self, actor: Actor, question: str, answer: Answer, searched: Sequence[IndexRef] = ()
+        self,
+        actor: Actor,
+        question: str,
+        answer: Answer,
+        searched: Sequence[IndexRef] = (),
+        *,
+        latency_ms: int | None = None,
     ) -> int:
-        """Keep an answer; its id is what its feedback buttons carry."""
+        """Keep an answer (and how long it took); its id is what its feedback buttons carry.
+        A question Lore could not answer keeps its vector too, for the coverage-gap job."""
         entry = AnswerEntry(
             tenant_id=actor.place.tenant_id,
             question=question,
@@ -50,8 +58,12 @@ class AnswerActions:
             user_id=actor.user.id,
             searched=[index.id for index in searched],
             given=given_in(actor),
+            latency_ms=latency_ms,
         )
-        return await asyncio.to_thread(self._answers.record, entry)
+        answer_id = await asyncio.to_thread(self._answers.record, entry)
+        if answer.abstained:  # a coverage gap: its vector is kept while the search has it at hand
+            await self._services.gaps.keep(answer_id, question)
+        return answer_id
 
     async def own(self, actor: Actor, answer_id: int) -> AnswerRecord:
         """An answer the actor was given in the conversation they are in (to share it

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import Ambiguous, refused
 from bot.app.actions.indexes import IndexActions
+from bot.app.audit import AuditAction
 from knowledge import DocumentFacts, FetchError, IngestError, IngestResult, Outcome, Source, find_documents
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef
@@ -146,6 +147,14 @@ class DocumentActions:
                 raise refused(Action.FORGET, index)
         if documents:
             await self._services.ingestor.remove(index, [d.id for d in documents])
+            for document in documents:
+                await self._services.audit.record(
+                    place,
+                    AuditAction.DOCUMENT_FORGET,
+                    document.name,
+                    index=index.name,
+                    document_id=document.id,
+                )
         return list(documents)
 
     async def _add_one(self, index: IndexRef, source: Source) -> AddOutcome:

@@ -94,6 +94,8 @@ class FeedbackActions:
             answer = await asyncio.to_thread(self._answers.get, answer_id, place.tenant_id)
         except NotFound:
             return None
+        if not helpful:  # a coverage gap now (the job groups it with its kept vector)
+            await self._services.gaps.keep(answer_id, answer.question)
         indexes = [await asyncio.to_thread(self._services.indexes.get, i) for i in answer.index_ids]
         return Verdict(answer_id, helpful, tuple(sorted({i.name for i in indexes})), answer.given)
 

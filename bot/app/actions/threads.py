@@ -25,6 +25,7 @@ from bot.app.actions.documents import UNEXPECTED, AddOutcome
 from bot.app.actions.errors import refused
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.sources import Attached, SourceActions
+from bot.app.audit import AuditAction
 from bot.app.conversations import Actor
 from knowledge import DocumentFacts, IngestError, IngestResult, KnowledgeError, NotAllowed, Source
 from storage.access import Action, Place, allowed
@@ -192,6 +193,9 @@ class ThreadActions:
             created_by=actor.place.user_id,
         )
         self._learned_at = 0.0
+        await self._services.audit.record(
+            actor.place, AuditAction.SOURCE_ATTACH, learned_label(source), index=index.name
+        )
         return await self._sources.start(index, source, conversation_id=actor.conversation.id)
 
     async def forget_history(self, actor: Actor) -> tuple[SourceConfigRef, int] | None:
@@ -206,6 +210,13 @@ class ThreadActions:
         if not allowed(Action.MANAGE_SOURCES, index.facts, actor.place, contributor=source.created_by):
             raise refused(Action.MANAGE_SOURCES, index)
         removed = await self._services.jobs.detach_docsource_from_index(index, source)
+        await self._services.audit.record(
+            actor.place,
+            AuditAction.SOURCE_DETACH,
+            learned_label(source),
+            index=index.name,
+            documents_removed=removed,
+        )
         self._learned_at = 0.0
         return source, removed
 

@@ -169,6 +169,7 @@ class _SyncRun:
             complete=reason is not None,
             folders=source.folders,
             state=dict(self.state),
+            claim=context.job.claim,
         )
         await context.say(self._summary(what))
 
@@ -267,6 +268,7 @@ class _SyncRun:
             source_key=item.key or item.url,
             facts=facts,
             source_config_id=self.source.id,
+            claim=self.context.job.claim,
         )
         if not again:
             self.context.count(Count.PAGES_FETCHED)
@@ -302,7 +304,7 @@ class _SyncRun:
             await self._ingest_attachment(connector, attachment, page_id, page_url, path)
         self.attachments[page_id] = kept
         for attachment_id, document in stored.items():
-            await self.s.ingestor.remove(self.index, [document.id])
+            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: attachment {document.name} of {page_title} ({attachment_id} is gone)"
@@ -337,6 +339,7 @@ class _SyncRun:
             source_key=f"{self.connection.base_url}/attachments/{attachment.id}",
             facts=facts,
             source_config_id=self.source.id,
+            claim=self.context.job.claim,
         )
         result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
@@ -359,7 +362,12 @@ class _SyncRun:
         """Content identical to what is indexed is not written again; its document still
         learns the new version, so the next sync does not fetch it again."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
-            await asyncio.to_thread(self.s.documents.update_meta, result.document.id, {"version": version})
+            await asyncio.to_thread(
+                self.s.documents.update_meta,
+                result.document.id,
+                {"version": version},
+                claim=self.context.job.claim,
+            )
 
     def _gone(self, item_id: str) -> bool:
         """Indexed before, not listed now, where the listing was complete."""
@@ -371,7 +379,7 @@ class _SyncRun:
         for page_id, document in list(self.pages.items()):
             if not self._gone(page_id):
                 continue
-            await self.s.ingestor.remove(self.index, [document.id])
+            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.removed.add(document.id)
             del self.pages[page_id]
             self.context.count(Count.DOCUMENTS_REMOVED)
@@ -381,7 +389,9 @@ class _SyncRun:
         for page_id, attachments in list(self.attachments.items()):
             if not self._gone(page_id) or not attachments:
                 continue
-            await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
+            await self.s.ingestor.remove(
+                self.index, [d.id for d in attachments.values()], claim=self.context.job.claim
+            )
             self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
 
     def _summary(self, what: str) -> str:
