@@ -83,8 +83,9 @@ class Settings(KnowledgeSettings):
     lore_learn_max_messages: int = Field(
         default=50_000,
         ge=1,
-        description="The most messages (replies included) learning one channel reads, newest first; "
-        "older history is left out, and the channel is told so.",
+        description="The most messages (replies included) a learned channel keeps: a sync reads "
+        "the newest this many, and past it the oldest are forgotten as new ones arrive; the channel "
+        "is told so when it first reaches it.",
     )
     lore_jobs_in_process: bool = Field(
         default=True,

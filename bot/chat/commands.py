@@ -256,7 +256,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         LearnChannel,
-        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete",
+        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete, "
+        "keeping the newest `LORE_LEARN_MAX_MESSAGES` messages",
         ("learn this channel",),
         LEARNERS,
         Section.HISTORY,

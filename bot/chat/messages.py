@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.app.actions.threads import CAPPED
+from bot.app.actions.threads import CAPPED, HELD
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
 from knowledge import Count, JobCounters, Notice, NoticeKind
@@ -190,11 +190,19 @@ def history_summary(
                 if counters.get(CAPPED)
                 else ""
             )
+            + (held_note(counters[HELD]) + " " if counters.get(HELD) else "")
             + "Ask me about what was said here."
         )
     if state == "cancelled":
         return f"Stopped reading *{label}* after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}; what was read stays."
     return f"Reading *{label}* failed after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}: {error or 'an unexpected error'}."
+
+
+def held_note(limit: int) -> str:
+    return (
+        f"This channel reached my limit (LORE_LEARN_MAX_MESSAGES): I keep the newest {limit:,} messages "
+        "of it, so as new ones arrive, the oldest are forgotten."
+    )
 
 
 def history_forgotten(label: str, documents: int) -> str:
@@ -371,8 +379,11 @@ def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> s
     )
 
 
-def source_line(site: str, schedule: str, refreshed: str) -> str:
-    return f"• *{e(site)}* refreshes {e(schedule)} ({refreshed})"
+def source_line(site: str, schedule: str, refreshed: str, held: int | None = None) -> str:
+    line = f"• *{e(site)}* refreshes {e(schedule)} ({refreshed})"
+    if held:
+        line += f"; it keeps the newest {held:,} messages (LORE_LEARN_MAX_MESSAGES), forgetting the oldest"
+    return line
 
 
 def no_site(reference: str) -> str:
