@@ -160,6 +160,9 @@ class ApiOptions:
     max_wait: float
     sleep: Callable[[float], Awaitable[object]]
     note: Callable[[str], Awaitable[None]] | None = None
+    requests_per_second: float = 0.0
+    """The average rate the client keeps to (0: as fast as answers come; a 429 is honoured
+    either way)."""
 
 
 Listed = ItemRef | Complete
@@ -193,6 +196,9 @@ class ConnectorKind:
     check_options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda options: {}
     """An attachment's options as given (what to index of a folder), validated and with
     defaults; ValueError with a sentence for a user when they are not valid."""
+    requests_per_second: float = 0.0
+    """The average rate its API allows (Notion's three a second), kept to unless the
+    connections' limits say otherwise; 0: none published, 429s are honoured."""
 
 
 class Connector(Protocol):
