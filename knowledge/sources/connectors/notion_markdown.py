@@ -72,19 +72,28 @@ class Renderer:
         self._link = link
 
     def markdown(self, blocks: Sequence[Json]) -> str:
-        return "\n\n".join(part for part in self._blocks(blocks) if part.strip()).strip() + "\n"
+        return self._joined(blocks).strip() + "\n"
 
-    def _blocks(self, blocks: Sequence[Json]) -> Iterable[str]:
-        number = 0
+    def _joined(self, blocks: Sequence[Json]) -> str:
+        """The blocks' Markdown: a blank line between blocks, none between items of one list."""
+        out: list[str] = []
+        number, previous = 0, ""
         for block in blocks:
             kind = str(block.get("type") or "")
             number = number + 1 if kind == "numbered_list_item" else 0
-            yield self._block(block, kind, number)
+            part = self._block(block, kind, number)
+            if not part.strip():
+                continue
+            if out:
+                out.append("\n" if _same_list(kind, previous) else "\n\n")
+            out.append(part)
+            previous = kind
+        return "".join(out)
 
     def _block(self, block: Json, kind: str, number: int) -> str:
         own = content(block)
         text = rich_text(own.get("rich_text"))
-        inner = self._inner(block)
+        inner = "" if kind in LISTS or kind == "table" else self._joined(children(block))
         if kind.startswith("heading_") and kind[-1:].isdigit():
             return "\n\n".join(p for p in ("#" * int(kind[-1]) + " " + text, inner) if p.strip())
         if kind in LISTS:
@@ -114,10 +123,6 @@ class Renderer:
             return ""
         return "\n\n".join(p for p in (text, inner) if p.strip())  # paragraphs, toggles, columns …
 
-    def _inner(self, block: Json) -> str:
-        found = children(block)
-        return "\n\n".join(p for p in self._blocks(found) if p.strip()) if found else ""
-
     def _item(self, kind: str, own: Json, text: str, number: int, block: Json) -> str:
         if kind == "to_do":
             marker = "- [x] " if own.get("checked") else "- [ ] "
@@ -125,7 +130,7 @@ class Renderer:
             marker = f"{number}. "
         else:
             marker = "- "
-        inner = self._inner(block)
+        inner = self._joined(children(block))
         line = marker + text.replace("\n", "\n" + " " * len(marker))
         if not inner:
             return line
@@ -136,7 +141,7 @@ class Renderer:
     def _code(self, own: Json) -> str:
         language = str(own.get("language") or "")
         language = "" if language == "plain text" else language.replace(" ", "-")
-        code = rich_text(own.get("rich_text"), marks=False)
+        code = rich_text(own.get("rich_text"), marks=False).rstrip("\n")
         fence = "````" if "```" in code else "```"
         caption = rich_text(own.get("caption"))
         body = f"{fence}{language}\n{code}\n{fence}"
@@ -164,6 +169,11 @@ class Renderer:
             return f"Database: {title}"
         address = self._link(str(block.get("id") or ""))
         return f"Page: [{title}]({address})" if address else f"Page: {title}"
+
+
+def _same_list(kind: str, previous: str) -> bool:
+    bullets = {"bulleted_list_item", "to_do"}
+    return kind in LISTS and (kind == previous or {kind, previous} <= bullets)
 
 
 def _cell(cell: object) -> str:

@@ -89,7 +89,7 @@ class Reader:
             raise ConnectorUnavailable(f"{FAILURES_IN_A_ROW} pages failed in a row; the last: {exc}") from exc
 
     async def _page(self, page_id: str) -> Item | None:
-        page = self._listed.pop(page_id, None) or await self._api.get(f"/v1/pages/{page_id}")
+        page = self._listed.get(page_id) or await self._api.get(f"/v1/pages/{page_id}")
         if is_gone(page):
             return None
         self._tree.learn(page)
@@ -166,13 +166,13 @@ class Reader:
     def _renderer(self, page: Json) -> Renderer:
         """A renderer linking child pages where Notion shows them (the page's own site)."""
         url = URL(str(page.get("url") or ""))
-        site = str(url.origin()) if url.is_absolute() else None
+        site = str(url.parent) if url.is_absolute() else None  # Notion's site (and workspace path)
 
         def link(child_id: str) -> str | None:
             listed = self._listed.get(normal_id(child_id))
             if listed and listed.get("url"):
                 return str(listed["url"])
-            return f"{site}/{child_id.replace('-', '')}" if site else None
+            return f"{site.rstrip('/')}/{child_id.replace('-', '')}" if site else None
 
         return Renderer(link)
 
