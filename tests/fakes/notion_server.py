@@ -323,7 +323,7 @@ class FakeNotion(LoopbackServer):
 
     def _ancestor_ids(self, kind: str, item: str) -> list[str]:
         """The ids above a thing (pages, blocks, data sources, databases), nearest first."""
-        found = []
+        found: list[str] = []
         while kind != "workspace" and item and len(found) < 100:
             found.append(item)
             if kind == "page_id" and item in self.pages:
