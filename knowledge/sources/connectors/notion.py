@@ -10,7 +10,10 @@ text; each document's heading path is the titles of the pages above it (`notion_
 
 Who may read what: Notion's API tells an integration nothing about who may open a page, so a
 connection's documents are readable by whoever may read the index they are attached to
-(documents carry no `access`); the person connecting chose what to share with the integration.
+(items carry no access of their own); the person connecting chose what to share with the
+integration. What the API does tell is kept in each document's facts for a permission model
+to use: `shared_via`, the highest page or database above it that the integration may read
+(the one shared with it), and `public_url` when the page is published to the web.
 """
 
 from __future__ import annotations

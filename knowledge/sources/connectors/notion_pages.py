@@ -124,6 +124,8 @@ class Reader:
                 parent_id=parent,
                 data_source=self._tree.title(parent) if row else None,
                 modified_by=modified_by,
+                shared_via=await self._tree.shared_root(page_id, self._api),
+                public_url=str(page.get("public_url") or "") or None,
             ),
         )
 

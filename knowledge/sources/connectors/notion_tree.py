@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from knowledge.sources.connectors.notion_api import NotionApi
 
 MAX_DEPTH = 64
+UNREADABLE = "unreadable"
+"""The kind of an ancestor the integration may not read (404): where what is shared begins."""
 TITLED = ("page", "data_source")
 """Kinds of ancestor whose title is part of a heading path (a database row's path names its
 data source; blocks and database containers have none of their own)."""
@@ -126,7 +128,7 @@ class Tree:
         try:
             data = await api.get(endpoint.format(item_id))
         except NotFound:  # not shared with the integration: the path starts below it
-            self._nodes[item_id] = Node(kind, "", "", "")
+            self._nodes[item_id] = Node(UNREADABLE, "", "", "")
             return self._nodes[item_id]
         if kind == "database" and not data.get("object"):
             data = {**data, "object": "database"}
@@ -138,6 +140,18 @@ class Tree:
         ancestors = await self.ancestors(item_id, api)
         titles = [n.title for _, n in reversed(ancestors) if n.kind in TITLED and n.title]
         return tuple(titles)
+
+    async def shared_root(self, item_id: str, api: NotionApi) -> str:
+        """The highest page, database or data source above the item (or the item itself) that
+        the integration may read: the one someone shared with it, as near as Notion's API lets
+        an integration tell (it names no one who may read a page)."""
+        root = item_id
+        for key, node in await self.ancestors(item_id, api):
+            if node.kind == UNREADABLE:
+                break
+            if node.kind in ("page", "database", "data_source"):
+                root = key
+        return root
 
     async def within(self, item_id: str, folder: str, api: NotionApi) -> bool:
         """Whether the item is `folder` (a page, a database, a data source) or under it."""

@@ -89,6 +89,11 @@ async def test_a_first_sync_indexes_pages_rows_and_child_pages_with_links_and_pa
     assert runbook.url == fake.page_url(seeded.payments_runbook)
     assert runbook.meta["path"] == "Engineering Handbook > Runbooks", "where it lives: its heading path"
     assert runbook.author == "Grace Hopper" and runbook.meta["item_type"] == "page"
+    assert runbook.meta["shared_via"] == seeded.handbook.id, (
+        "shared with the integration through the handbook"
+    )
+    assert documents["Scratchpad"].meta["shared_via"] == seeded.scratch.id
+    assert "public_url" not in runbook.meta, "not published to the web"
     ledger = documents["Ledger database"]
     assert (
         ledger.meta["path"] == "Engineering Handbook > Decisions"
@@ -198,6 +203,11 @@ async def test_a_page_tree_or_a_database_can_be_attached_alone(notion: NotionSyn
     source = await notion.attach(seeded.decisions.id.replace("-", ""), index=decisions)
     job = await notion.run(source, trigger="manual", index=decisions)
     assert notion.names(decisions) == ["Ledger database", "Use SQS for the refund queue"]
+    row = notion.jobs.documents(decisions)["Ledger database"]
+    assert (
+        row.meta["shared_via"] == seeded.handbook.id
+        and row.meta["path"] == "Engineering Handbook > Decisions"
+    )
     notion.fake.edit_property(
         seeded.ledger_decision, "Status", {"select": {"id": "s2", "name": "Superseded", "color": "gray"}}
     )
@@ -226,3 +236,16 @@ async def test_the_token_goes_to_notion_with_its_version_and_into_no_log(
     logged = caplog.text + notion.jobs.log(first) + notion.jobs.log(failed) + failed.error
     for secret in (TOKEN, TOKEN[-8:]):
         assert secret not in logged
+
+
+async def test_a_database_shared_alone_is_where_its_rows_sharing_begins(notion: NotionSync) -> None:
+    fake, seeded = notion.fake, notion.seeded
+    fake.unshare(seeded.handbook.id)
+    fake.share(seeded.decisions.id)
+    source = await notion.attach("workspace")
+    await notion.run(source, trigger="manual")
+    documents = notion.jobs.documents(notion.index)
+    assert sorted(documents) == ["Ledger database", "Scratchpad", "Use SQS for the refund queue"]
+    ledger = documents["Ledger database"]
+    assert ledger.meta["shared_via"] == seeded.decisions.id, "the handbook above it is not shared"
+    assert ledger.meta["path"] == "Decisions", "the path starts where the integration may read"
