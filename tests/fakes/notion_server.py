@@ -159,6 +159,8 @@ class FakeNotion(LoopbackServer):
         self.children_served: list[str] = []
         """Ids of the blocks and pages whose children went out, in order."""
         self._clock = datetime.now(UTC) - timedelta(days=1)
+        self.redirects: dict[str, str] = {}
+        """Paths answered with a 307 to another address (a hostile or misconfigured proxy)."""
         self._scripts: list[tuple[int, str]] = []
         self._failing: dict[str, int] = {}
 
@@ -418,6 +420,8 @@ class FakeNotion(LoopbackServer):
                 "You have been rate limited. Please try again in a few minutes.",
                 {"Retry-After": retry_after},
             )
+        if request.path in self.redirects:
+            return web.Response(status=307, headers={"Location": self.redirects[request.path]})
         failing = self._failing.get(request.path, 0)
         if failing:
             self._failing[request.path] = failing - 1
