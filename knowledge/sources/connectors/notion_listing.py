@@ -199,6 +199,8 @@ class Lister:
             if is_gone(page):
                 continue
             kind, parent = parent_of(page)
+            if kind in ("data_source", "database"):
+                continue  # a database's row: its database is what one attaches
             page_id = normal_id(str(page.get("id")))
             at_top = kind in ("", "page") and parent not in shared
             folder = Folder(

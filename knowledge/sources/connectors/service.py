@@ -113,7 +113,7 @@ class Connections:
             label,
             base,
             credentials.as_mapping(),
-            credentials.hint(),
+            credentials.hint(connector_kind(kind).token_noun),
             created_by=created_by,
         )
         return ref, account
