@@ -354,13 +354,9 @@ def _notion(section: Json) -> str:
     ]  # fmt: skip
     return (
         f"**Notion sync** (fake Notion on loopback: {section['workspace']['pages']} pages, "
-        f"{section['workspace']['blocks']} blocks, pacing off)
-
-"
+        f"{section['workspace']['blocks']} blocks, pacing off)\n\n"
         + _table(["job", "pages", "seconds", "pages/s", "requests", "s at 3 req/s"], rows)
-        + f"
-
-Unchanged re-sync: {again['block_children_read']} block lists read, "
+        + f"\n\nUnchanged re-sync: {again['block_children_read']} block lists read, "
         f"{again['seconds_vs_first']:g} of the first sync's time."
     )
 

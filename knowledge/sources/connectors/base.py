@@ -196,7 +196,7 @@ class ConnectorKind:
     check_options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda options: {}
     """An attachment's options as given (what to index of a folder), validated and with
     defaults; ValueError with a sentence for a user when they are not valid."""
-    token_noun: str = "personal access token"
+    credential_label: str = "personal access token"
     """What a bare token of this kind is called where it is shown back, masked."""
     requests_per_second: float = 0.0
     """The average rate its API allows (Notion's three a second), kept to unless the

@@ -156,5 +156,5 @@ NOTION = ConnectorKind(
     default_url=DEFAULT_URL,
     api_root=api_root,
     requests_per_second=REQUESTS_PER_SECOND,
-    token_noun="integration token",
+    credential_label="integration token",
 )

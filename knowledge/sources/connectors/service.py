@@ -113,7 +113,7 @@ class Connections:
             label,
             base,
             credentials.as_mapping(),
-            credentials.hint(connector_kind(kind).token_noun),
+            credentials.hint(connector_kind(kind).credential_label),
             created_by=created_by,
         )
         return ref, account
