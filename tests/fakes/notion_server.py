@@ -9,7 +9,7 @@
 In Notion's shapes (the reference at developers.notion.com, and the generated types of
 @notionhq/client): users (`/v1/users/me`, `/v1/users`, `/v1/users/{id}`), search (`POST
 /v1/search`: pages and data sources shared with the integration, `sort` by
-`last_edited_time`, `filter` by object or `in_trash`), pages (`/v1/pages/{id}`, with
+`last_edited_time`, `filter` by object and/or `in_trash` (as the SDK's v5.23.2 added), any other filter a 400), pages (`/v1/pages/{id}`, with
 properties; a relation's property item list at `/v1/pages/{id}/properties/{property}`),
 blocks (`/v1/blocks/{id}`, `/v1/blocks/{id}/children` with `has_children`), databases and
 their data sources (`/v1/databases/{id}`, `/v1/data_sources/{id}`, `POST
@@ -698,6 +698,10 @@ class FakeNotion(LoopbackServer):
     async def _search(self, request: web.Request) -> web.Response:
         body = await _body(request)
         wanted = body.get("filter") or {}
+        if not _search_filter(wanted):
+            return error(
+                400, "validation_error", "body failed validation: body.filter should be an object filter."
+            )
         trashed = bool(wanted.get("in_trash"))
         found: list[tuple[datetime, Json]] = []
         if wanted.get("value") in (None, "page"):
@@ -775,6 +779,16 @@ def not_found(kind: str, item: str) -> web.Response:
 def not_found_error(kind: str, item: str) -> web.HTTPNotFound:
     response = not_found(kind, item)
     return web.HTTPNotFound(text=response.text, content_type="application/json")
+
+
+def _search_filter(wanted: object) -> bool:
+    """A filter search accepts: by object (`{"property": "object", "value": "page"}`), by
+    trash (`{"in_trash": true}`), or both; nothing else (Notion's search filters no property)."""
+    if not isinstance(wanted, dict) or set(wanted) - {"property", "value", "in_trash"}:
+        return False
+    if "property" in wanted or "value" in wanted:
+        return wanted.get("property") == "object" and wanted.get("value") in ("page", "data_source")
+    return not wanted or isinstance(wanted.get("in_trash"), bool)
 
 
 def _property_id(name: str) -> str:

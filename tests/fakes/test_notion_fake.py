@@ -90,6 +90,11 @@ async def test_search_lists_what_is_shared_newest_first_a_page_at_a_time(notion:
 
     status, wrong, _ = await call(http, "POST", url, {"page_size": 101})
     assert status == 400 and wrong["code"] == "validation_error"
+    for bad in ({"property": "title", "value": "page"}, {"last_edited_time": {"after": "2026-01-01"}}):
+        status, wrong, _ = await call(http, "POST", url, {"filter": bad})
+        assert status == 400 and wrong["code"] == "validation_error", "search filters by object or trash only"
+    _, pages, _ = await call(http, "POST", url, {"filter": {"property": "object", "value": "data_source"}})
+    assert {r["object"] for r in pages["results"]} == {"data_source"}
 
 
 async def test_unshared_pages_are_not_found_and_trash_leaves_search(notion: Any) -> None:
