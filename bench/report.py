@@ -348,6 +348,21 @@ def _github(section: Json) -> str:
     )
 
 
+def _notion(section: Json) -> str:
+    first, again = section["first_sync"], section["unchanged_resync"]
+    rows = [
+        ["first sync (list, read blocks, extract, embed)", first["pages"], f"{first['seconds']:g}", f"{first['pages_per_s']:g}", first["requests"], f"{first['seconds_at_notion_rate']:g}"],
+        ["unchanged re-sync", again["pages"], f"{again['seconds']:g}", f"{again['pages_per_s']:g}", again["requests"], f"{again['seconds_at_notion_rate']:g}"],
+    ]  # fmt: skip
+    return (
+        f"**Notion sync** (fake Notion on loopback: {section['workspace']['pages']} pages, "
+        f"{section['workspace']['blocks']} blocks, pacing off)\n\n"
+        + _table(["job", "pages", "seconds", "pages/s", "requests", "s at 3 req/s"], rows)
+        + f"\n\nUnchanged re-sync: {again['block_children_read']} block lists read, "
+        f"{again['seconds_vs_first']:g} of the first sync's time."
+    )
+
+
 def _quality(section: Json) -> str:
     scifact = section["scifact"]
     rows = [
@@ -467,6 +482,7 @@ SECTIONS: dict[str, Callable[[Json], str]] = {
     "memory": _memory,
     "crawl": _crawl,
     "github": _github,
+    "notion": _notion,
     "quality": _quality,
     "console": _console,
 }

@@ -145,6 +145,14 @@ class KnowledgeSettings(StorageSettings):
         "pages' restrictions name, and the emails that tie its people to Slack's.",
     )
 
+    lore_notion_requests_per_second: float = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="The average rate a Notion sync keeps to, in requests a second (Notion allows an "
+        "integration about three; 0: as fast as answers come). A 429's Retry-After is honoured either way.",
+    )
+
     @field_validator("embedding_model")
     @classmethod
     def _known_embedder(cls, value: str) -> str:

@@ -34,6 +34,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "mcp",
         "crawl",
         "github",
+        "notion",
         "slack",
         "quality",
         "console",
@@ -58,6 +59,11 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         github["unchanged_resync"]["blobs_fetched"] == github["unchanged_resync"]["issue_bodies_fetched"] == 0
     )
     assert github["ratios"]["sync_vs_embedder"] > 0
+    notion = report["notion"]
+    assert notion["unchanged_resync"]["pages_unchanged"] == notion["first_sync"]["pages"] > 0
+    assert (
+        notion["unchanged_resync"]["block_children_read"] == 0 < notion["first_sync"]["block_children_read"]
+    )
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):
         for run_ in slack[kind]["runs"].values():

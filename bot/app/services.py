@@ -101,7 +101,9 @@ class Services:
         key = self.settings.lore_secret_key
         box = SecretBox(key.get_secret_value()) if key is not None else None
         limits = ClientLimits(
-            timeout=self.settings.lore_crawl_timeout_seconds, max_bytes=self.settings.max_file_bytes
+            timeout=self.settings.lore_crawl_timeout_seconds,
+            max_bytes=self.settings.max_file_bytes,
+            requests_per_second={"notion": self.settings.lore_notion_requests_per_second},
         )
         return Connections(
             ConnectionRepository(self.db, box),

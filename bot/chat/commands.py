@@ -21,6 +21,7 @@ from bot.chat.grammar import Said, question, read
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachNotion,
     AttachRepository,
     AttachSpace,
     Command,
@@ -37,6 +38,7 @@ from bot.chat.intents import (
     LearnChannel,
     ListDocs,
     ListIndexes,
+    ListNotion,
     ListRepositories,
     ListSpaces,
     LockSettings,
@@ -57,6 +59,7 @@ __all__ = [
     "DECLARATIONS",
     "AddFiles",
     "AddUrls",
+    "AttachNotion",
     "AttachRepository",
     "AttachSpace",
     "Command",
@@ -74,6 +77,7 @@ __all__ = [
     "LearnChannel",
     "ListDocs",
     "ListIndexes",
+    "ListNotion",
     "ListRepositories",
     "ListSpaces",
     "LockSettings",
@@ -103,6 +107,7 @@ class Section(enum.StrEnum):
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
     GITHUB = "GitHub"
+    NOTION = "Notion"
     LORE = "Lore"
 
 
@@ -126,6 +131,18 @@ CONNECTOR_ADMINS = "workspace admins and LORE_CONNECTOR_ADMINS"
 LEARNERS = "the channel's members, from the channel (never partners); only into the channel's own index"
 
 DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
+    Declaration(  # before AddUrls: a Notion link names a page to sync, not one to fetch
+        AttachNotion,
+        "Index what is shared with a connected Notion (every page and database, new ones included), or "
+        "one page tree or database, into an index, with progress here",
+        (
+            "add our Notion to the handbook index",
+            "add the notion page https://www.notion.so/acme/Runbooks-1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f to the ops index",
+        ),
+        CONNECTOR_ADMINS,
+        Section.NOTION,
+        g.attach_notion,
+    ),
     Declaration(
         AddUrls,
         "Add web pages, or crawl a whole site (with progress here) and keep it fresh",
@@ -139,8 +156,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         ConnectSource,
-        "Connect Confluence or GitHub (credentials go into a private form)",
-        ("connect confluence", "connect github"),
+        "Connect Confluence, GitHub or Notion (credentials go into a private form)",
+        ("connect confluence", "connect github", "connect notion"),
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.connect,
@@ -196,6 +213,14 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         "workspace admins",
         Section.CONFLUENCE,
         g.explain_access,
+    ),
+    Declaration(
+        ListNotion,
+        "The pages and databases shared with a connected Notion (what can be indexed alone)",
+        ("list notion pages",),
+        CONNECTOR_ADMINS,
+        Section.NOTION,
+        g.fixed(g.NOTION_PAGES, ListNotion),
     ),
     Declaration(
         SetMode,
@@ -348,24 +373,24 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         StopIndexing,
         "Stop a running crawl or sync",
         ("stop indexing docs.example.com",),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.stop,
     ),
     Declaration(
         Refresh,
-        "Crawl a site (or sync Confluence or GitHub) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
+        "Crawl a site (or sync Confluence, GitHub or Notion) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
         ("refresh docs.example.com", "refresh docs.example.com weekly", "refresh acme/payments"),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.refresh,
     ),
     Declaration(
         Forget,
         "Remove a document (by name, URL, id or part of its name; words that name several remove "
-        "none and list them), or a site, a Confluence space or a GitHub repository with all it brought",
+        "none and list them), or a site, a Confluence space, a GitHub repository or a Notion page with all it brought",
         ("forget report.pdf", "forget docs.example.com"),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.DOCUMENTS,
         g.forget,
     ),

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachNotion,
     AttachRepository,
     AttachSpace,
     Command,
@@ -99,6 +100,21 @@ _ATTACH_REPOSITORY = re.compile(
     rf"|(?:all|every)(?: of)?(?: the)? (?:github )?(?:repositories|repos) of (?P<owner>{_OWNER})"
     rf"|(?P<owner2>{_OWNER})['’]s (?:github )?(?:repositories|repos))"
     r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
+    re.I,
+)
+NOTION_PAGES = re.compile(
+    r"^(?:(?:list|show)(?: me)?(?: the| all| available| my| our| shared)* notion (?:pages|databases)(?: and (?:pages|databases))?"
+    r"|which notion pages(?: and databases)? (?:are there|can (?:i|you|we) (?:add|use|index)))$",
+    re.I,
+)
+_INTO_INDEX = (
+    r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$"
+)
+_ATTACH_NOTION = re.compile(
+    r"^(?:add|sync|index|import|attach|pull in) "
+    r"(?:(?:(?:all|everything)(?: of)?(?: in)? )?(?:our |the |my )?(?:whole )?notion(?: workspace)?"
+    r"|(?:the |our )?(?:notion (?P<kind>page|database|db) <?(?P<ref>[^\s<>]+?)>?"
+    r"|<?(?P<ref2>[^\s<>]+?)>? notion (?P<kind2>page|database|db)))" + _INTO_INDEX,
     re.I,
 )
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>|^\s*@lore\b[,:]?", re.I)
@@ -241,6 +257,15 @@ def attach_repository(said: Said) -> Command | None:
         return None
     folder = found.group("repo") or found.group("repo2") or found.group("owner") or found.group("owner2")
     return AttachRepository(folder, found.group("index").strip())
+
+
+def attach_notion(said: Said) -> Command | None:
+    """Everything shared with the integration, or one page tree or database by its link or id
+    (Slack's `<link|label>` read as the link)."""
+    if not (found := _ATTACH_NOTION.match(said.text)):
+        return None
+    reference = (found.group("ref") or found.group("ref2") or "").partition("|")[0]
+    return AttachNotion(reference or "workspace", found.group("index").strip())
 
 
 def repositories(said: Said) -> Command | None:

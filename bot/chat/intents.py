@@ -114,6 +114,20 @@ class ListRepositories:
 
 
 @dataclass(frozen=True)
+class ListNotion:
+    """“list notion pages”: the pages and databases shared with a connected Notion."""
+
+
+@dataclass(frozen=True)
+class AttachNotion:
+    """“add our Notion to the handbook index” (everything shared with the integration), or
+    “add the notion page <link> to …” / “add the notion database <link> to …”."""
+
+    folder: str
+    index: str
+
+
+@dataclass(frozen=True)
 class AttachSpace:
     """“add the ENG space to the confluence index” (optionally “… page 12345 …”)."""
 
@@ -216,8 +230,10 @@ Command = (
     | ConnectSource
     | ListSpaces
     | ListRepositories
+    | ListNotion
     | AttachSpace
     | AttachRepository
+    | AttachNotion
     | ShowFeedback
     | SaveThread
     | RequireMentions

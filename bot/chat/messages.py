@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.app.actions.threads import CAPPED, HELD
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
-from knowledge import Count, JobCounters, Notice, NoticeKind
+from knowledge import Count, Folder, JobCounters, Notice, NoticeKind
 from storage.access import Given
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
@@ -445,6 +445,15 @@ _KINDS = {
         "https://HOST/api/v3` for Enterprise Server); then say “add the acme/payments repository to the "
         "eng index”",
     ),
+    "notion": _Kind(
+        "Notion",
+        "Pages and databases",
+        "“add our Notion to the <name> index” (everything shared with Lore's integration) or “add the notion "
+        "page <link> to the <name> index”",
+        "`lore source add notion --token-env NOTION_TOKEN` (an internal integration's secret, from "
+        "notion.so/profile/integrations; share the pages Lore should read with the integration); then say "
+        "“add our Notion to the handbook index”",
+    ),
 }
 
 
@@ -468,7 +477,7 @@ def connect_with_cli(kind: str) -> str:
 
 CONNECT_NOT_ALLOWED = (
     "Only workspace admins (and the people an admin lists in LORE_CONNECTOR_ADMINS) can connect "
-    "Confluence or GitHub or choose what they index, since everyone here can then read what it holds."
+    "Confluence, GitHub or Notion or choose what they index, since everyone here can then read what it holds."
 )
 NEEDS_KEY_SETUP = (
     "Before connecting a source, an admin needs to give Lore a key to encrypt credentials with: "
@@ -479,7 +488,10 @@ NEEDS_KEY_SETUP = (
 
 
 def unknown_connector(kind: str) -> str:
-    return f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”) and GitHub (“connect github”)."
+    return (
+        f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”), GitHub (“connect github”) "
+        "and Notion (“connect notion”)."
+    )
 
 
 def connected(site: str, account: str, hint: str, folders: Sequence[str], kind: str = "confluence") -> str:
@@ -493,6 +505,12 @@ def connected(site: str, account: str, hint: str, folders: Sequence[str], kind: 
         f"Connected {words.label} at *{e(site)}* as {e(account)} ({e(hint)}). {words.folders} this account can "
         f"read: {listed}. Say {words.attach} to index one."
     )
+
+
+def shown(folders: Sequence[Folder]) -> list[str]:
+    """How a connection's folders are named when it is connected: by key (a space, a
+    repository), or by name where the key is an id (a Notion page or database)."""
+    return [f.name if f.kind in ("page", "database") else f.key for f in folders]
 
 
 def connect_failed(reason: str, kind: str = "confluence") -> str:
@@ -512,11 +530,12 @@ def spaces(site: str, found: Sequence[tuple[str, str]], kind: str = "confluence"
 
 def space_queued(folder: str, index: str, created: bool, kind: str = "confluence") -> str:
     made = f"I created the shared *{e(index)}* index and enabled it here. " if created else ""
-    what = (
-        f"the Confluence space *{e(folder)}*"
-        if kind == "confluence"
-        else f"{_kind(kind).label} *{e(folder)}*"
-    )
+    if kind == "confluence":
+        what = f"the Confluence space *{e(folder)}*"
+    elif kind == "notion" and folder == "workspace":
+        what = "everything shared with Lore in *Notion*"
+    else:
+        what = f"{_kind(kind).label} *{e(folder)}*"
     return f"{made}Syncing {what} into the *{e(index)}* index. I'll show progress here."
 
 
@@ -588,7 +607,9 @@ HOME_CHANNELS = "Your channels with Lore"
 HOME_NO_CHANNELS = "None yet: invite me to a channel (`/invite @lore`) and mention me there."
 HOME_FEEDBACK = "Feedback on the indexes you look after"
 HOME_ADMIN = "For admins"
-HOME_CONNECTORS_NONE = "No connector yet. Say “connect confluence” or “connect github” in a DM with me."
+HOME_CONNECTORS_NONE = (
+    "No connector yet. Say “connect confluence”, “connect github” or “connect notion” in a DM with me."
+)
 HOME_ADD_PAGE = "Add a page"
 HOME_ADD_PAGE_LABEL = "Add a web page to one of your indexes"
 HOME_REFRESH = "Refresh"

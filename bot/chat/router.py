@@ -65,6 +65,8 @@ class Router:
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.ListRepositories: self._repositories,
+            c.ListNotion: self._notion_pages,
+            c.AttachNotion: self._attach_notion,
             c.AttachSpace: self._attach_space,
             c.AttachRepository: self._attach_repository,
             c.ShowFeedback: self._show_feedback,
@@ -286,6 +288,12 @@ class Router:
 
     async def _attach_repository(self, command: c.AttachRepository, turn: Turn, surface: Surface) -> None:
         await self._connectors.attach("github", command.repository, command.index, turn, surface)
+
+    async def _notion_pages(self, command: c.ListNotion, turn: Turn, surface: Surface) -> None:
+        await self._connectors.folders("notion", turn, surface)
+
+    async def _attach_notion(self, command: c.AttachNotion, turn: Turn, surface: Surface) -> None:
+        await self._connectors.attach("notion", command.folder, command.index, turn, surface)
 
     async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
         reviews = await self._actions.feedback.review(turn.actor.place, command.index)

@@ -164,6 +164,9 @@ class ApiOptions:
     max_wait: float
     sleep: Callable[[float], Awaitable[object]]
     note: Callable[[str], Awaitable[None]] | None = None
+    requests_per_second: float = 0.0
+    """The average rate the client keeps to (0: as fast as answers come; a 429 is honoured
+    either way)."""
 
 
 Listed = ItemRef | Complete
@@ -204,6 +207,11 @@ class ConnectorKind:
     """What a permission sync's listing names a document by, given the document's external
     id and facts: its item (Confluence: a page, an attachment its page), or what its access
     comes from (GitHub: the repository)."""
+    credential_label: str = "personal access token"
+    """What a bare token of this kind is called where it is shown back, masked."""
+    requests_per_second: float = 0.0
+    """The average rate its API allows (Notion's three a second), kept to unless the
+    connections' limits say otherwise; 0: none published, 429s are honoured."""
 
 
 def item_of(external_id: str, meta: Mapping[str, Any]) -> str:
