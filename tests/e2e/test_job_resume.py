@@ -98,7 +98,14 @@ def test_a_killed_worker_s_job_is_resumed_by_the_next_one(tmp_path: Path, site: 
         urls = [d.url for d in documents]
         assert len(urls) == len(set(urls)) == PAGES + 2  # the pages, /docs/ and /docs/hidden
         chunks = sum(d.chunk_count for d in documents)
-        assert services.vectors.count(collection_for(services.indexes.get(index.id))) == chunks
+        # What the killed worker left half written waits for its lease to run out (issue 36:
+        # no process deletes another's work at start); its vectors, if it wrote them, stay
+        # until a repair takes it over. Nothing else may differ.
+        left = sum(d.chunk_count for d in services.documents.unfinished() if d.index_id == index.id)
+        assert services.vectors.count(collection_for(services.indexes.get(index.id))) in (
+            chunks,
+            chunks + left,
+        )
         assert services.indexes.stats(index.id).chunks == chunks
     finally:
         asyncio.run(services.aclose())
