@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
@@ -130,67 +130,33 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps. It also finishes what killed writers
     left half done (documents whose writer's lease ran out): a process that runs for weeks
     does not wait for another to start."""
+    settings = services.settings
+    check = timedelta(minutes=settings.lore_refresh_check_minutes)
+    jobs: list[tuple[str, Callable[[Services], Awaitable[None]], timedelta, timedelta]] = [
+        ("lore-refresh", _enqueue_due, check, FIRST_CHECK_AFTER),
+        ("lore-purge", _purge_due, check, FIRST_CHECK_AFTER),
+        ("lore-access", _sync_access_due, timedelta(minutes=ACCESS_CHECK_MINUTES), FIRST_CHECK_AFTER),
+        ("lore-repair", _repair, check, FIRST_CHECK_AFTER),
+        ("lore-retention", _retain, timedelta(minutes=RETENTION_EVERY_MINUTES), FIRST_CHECK_AFTER),
+        (
+            "lore-coverage-gaps",
+            _group_gaps,
+            timedelta(hours=settings.lore_coverage_gaps_hours),
+            GAPS_FIRST_AFTER,
+        ),
+    ]
     scheduler = AsyncIOScheduler()
-    scheduler.add_job(
-        _enqueue_due,
-        "interval",
-        args=[services],
-        minutes=services.settings.lore_refresh_check_minutes,
-        id="lore-refresh",
-        coalesce=True,
-        max_instances=1,
-        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
-    )
-    scheduler.add_job(
-        _purge_due,
-        "interval",
-        args=[services],
-        minutes=services.settings.lore_refresh_check_minutes,
-        id="lore-purge",
-        coalesce=True,
-        max_instances=1,
-        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
-    )
-    scheduler.add_job(
-        _sync_access_due,
-        "interval",
-        args=[services],
-        minutes=ACCESS_CHECK_MINUTES,
-        id="lore-access",
-        coalesce=True,
-        max_instances=1,
-        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
-    )
-    scheduler.add_job(
-        _repair,
-        "interval",
-        args=[services],
-        minutes=services.settings.lore_refresh_check_minutes,
-        id="lore-repair",
-        coalesce=True,
-        max_instances=1,
-        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
-    )
-    scheduler.add_job(
-        _retain,
-        "interval",
-        args=[services],
-        minutes=RETENTION_EVERY_MINUTES,
-        id="lore-retention",
-        coalesce=True,
-        max_instances=1,
-        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
-    )
-    scheduler.add_job(
-        _group_gaps,
-        "interval",
-        args=[services],
-        hours=services.settings.lore_coverage_gaps_hours,
-        id="lore-coverage-gaps",
-        coalesce=True,
-        max_instances=1,
-        next_run_time=datetime.now(UTC) + GAPS_FIRST_AFTER,
-    )
+    for name, job, every, first in jobs:
+        scheduler.add_job(
+            job,
+            "interval",
+            args=[services],
+            seconds=every.total_seconds(),
+            id=name,
+            coalesce=True,
+            max_instances=1,
+            next_run_time=datetime.now(UTC) + first,
+        )
     scheduler.start()
     return scheduler
 
