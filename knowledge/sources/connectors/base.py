@@ -101,6 +101,14 @@ class Complete:
 
 
 @dataclass(frozen=True)
+class Gone:
+    """In a listing of changes: an item the source says is gone (deleted, trashed, moved out
+    of what is attached, or no longer shared with the account); removed if it was indexed."""
+
+    id: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     """An item that could not be fetched this time (`reason` says why); it stays as indexed
     and is tried again at the next sync."""
@@ -138,6 +146,9 @@ class Item:
     anchors: Mapping[str, str] = field(default_factory=dict)
     """Links to parts of the item by their heading (an issue's comments): a passage under
     such a heading is cited with that link."""
+    data: bytes | None = None
+    """A stored file's bytes (a PDF, a Word file, a deck), read by Lore's extractors as
+    `mime_type` says; `text` is then empty."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +173,7 @@ class ApiOptions:
     note: Callable[[str], Awaitable[None]] | None = None
 
 
-Listed = ItemRef | Complete
+Listed = ItemRef | Complete | Gone
 State = MutableMapping[str, Any]
 """What a connector keeps between syncs of one attachment (validators of listings, cursors);
 saved only when a sync succeeds."""
@@ -193,6 +204,8 @@ class ConnectorKind:
     check_options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda options: {}
     """An attachment's options as given (what to index of a folder), validated and with
     defaults; ValueError with a sentence for a user when they are not valid."""
+    aliases: tuple[str, ...] = ()
+    """Other names people give it in chat ("google drive", "gdrive")."""
 
 
 class Connector(Protocol):

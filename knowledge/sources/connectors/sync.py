@@ -40,6 +40,7 @@ from knowledge.sources.connectors.base import (
     ConnectorError,
     ConnectorKind,
     FolderSpec,
+    Gone,
     Item,
     ItemRef,
     Skipped,
@@ -197,6 +198,9 @@ class _SyncRun:
             if isinstance(ref, Complete):
                 self.completed.append(ref.prefix)
                 continue
+            if isinstance(ref, Gone):
+                await self._remove(ref.id, "deleted, trashed or moved out")
+                continue
             if ref.id in self.listed:
                 continue  # two attached trees overlap
             self.listed.add(ref.id)
@@ -261,7 +265,7 @@ class _SyncRun:
         )
         source = Source(
             name=item.title,
-            data=item.text.encode(),
+            data=item.text.encode() if item.data is None else item.data,
             kind=SourceKind.CONNECTOR,
             mime_type=item.mime_type,
             source_key=item.key or item.url,
@@ -368,21 +372,29 @@ class _SyncRun:
     async def _prune(self) -> None:
         """Items indexed before but not listed now where the listing was complete are gone
         (deleted, renamed, or moved out of what is attached); they go, with their attachments."""
-        for page_id, document in list(self.pages.items()):
-            if not self._gone(page_id):
-                continue
-            await self.s.ingestor.remove(self.index, [document.id])
-            self.removed.add(document.id)
-            del self.pages[page_id]
-            self.context.count(Count.DOCUMENTS_REMOVED)
-            await self.context.say(
-                f"removed: {document.name} (no longer in {', '.join(self.source.folders)})"
-            )
+        for page_id in list(self.pages):
+            if self._gone(page_id):
+                await self._remove(page_id, f"no longer in {', '.join(self.source.folders)}")
         for page_id, attachments in list(self.attachments.items()):
             if not self._gone(page_id) or not attachments:
                 continue
             await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
             self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
+            del self.attachments[page_id]
+
+    async def _remove(self, item_id: str, why: str) -> None:
+        """An item's document and its attachments' go (nothing happens for one not indexed)."""
+        self.listed.discard(item_id)
+        document = self.pages.pop(item_id, None)
+        attachments = list(self.attachments.pop(item_id, {}).values())
+        if document is None and not attachments:
+            return
+        await self.s.ingestor.remove(self.index, [d.id for d in (document, *attachments) if d is not None])
+        if document is not None:
+            self.removed.add(document.id)
+        self.context.count(Count.DOCUMENTS_REMOVED, len(attachments) + (document is not None))
+        shown = document.name if document is not None else f"the attachments of {item_id}"
+        await self.context.say(f"removed: {shown} ({why})")
 
     def _summary(self, what: str) -> str:
         c = JobCounters(self.context.counters)
