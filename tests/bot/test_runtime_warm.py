@@ -13,7 +13,7 @@ import asyncio, gc, sys
 from pathlib import Path
 from bot.app.settings import Settings
 from bot.chat.runtime import open_runtime
-from knowledge import tokens
+from knowledge.backends import tokens
 
 async def main() -> None:
     settings = Settings(_env_file=None, lore_home=Path(sys.argv[1]), database_url=None,
