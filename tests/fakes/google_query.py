@@ -132,7 +132,8 @@ def drive_query(query: str) -> Predicate:
 
 
 def parse_fields(text: str) -> Fields:
-    """`a,b(c,d(e)),f/g` → {"a": None, "b": {"c": None, "d": {"e": None}}, "f": {"g": None}}."""
+    """`a,b(c,d(e)),f/g` → {"a": None, "b": {"c": None, "d": {"e": None}}, "f": {"g": None}};
+    `f.g` is `f/g` (the Sheets API's documentation writes nested fields with dots)."""
     found: Fields = {}
     position = _fields_into(text.replace(" ", ""), 0, found)
     if position != len(text.replace(" ", "")):
@@ -142,10 +143,10 @@ def parse_fields(text: str) -> Fields:
 
 def _fields_into(text: str, position: int, into: Fields) -> int:
     while position < len(text):
-        match = re.compile(r"[\w*]+(?:/[\w*]+)*").match(text, position)
+        match = re.compile(r"[\w*]+(?:[/.][\w*]+)*").match(text, position)
         if match is None:
             raise QueryError(f"Invalid field selection {text}")
-        path = match.group(0).split("/")
+        path = re.split(r"[/.]", match.group(0))
         position = match.end()
         sub: Fields | None = None
         if position < len(text) and text[position] == "(":

@@ -8,7 +8,7 @@ Sheets v4 reads Lore makes, and the Admin SDK Directory's members and users.
         google.edit(seeded.doc, "…")             # a new version, a change in the feed
 
 - **Tokens** (`POST /token`): the JWT-bearer grant of a service account (the assertion's
-  RS256 signature checked with the account's public key; `aud` the token endpoint; `sub`
+  RS256 signature checked with the account's public key; `aud` Google's token endpoint, as Google documents; `sub`
   a user of the domain; every scope allowed by domain-wide delegation, else
   `unauthorized_client`), and the refresh-token grant of an OAuth client (`invalid_grant`
   for an unknown or revoked token). Access tokens last `token_lifetime` seconds.
@@ -55,6 +55,8 @@ from . import LoopbackServer, Recorder, copy_headers
 from .google_query import Fields, QueryError, apply_fields, drive_query, parse_fields
 
 Json = dict[str, Any]
+USER = web.RequestKey("user", str)
+SCOPES = web.RequestKey("scopes", frozenset)
 DRIVE = "/drive/v3"
 SHEETS = "/v4"
 DIRECTORY = "/admin/directory/v1"
@@ -72,6 +74,7 @@ DIRECTORY_SCOPES = (
 CLIENT_ID = "123456789012-lore.apps.googleusercontent.com"
 CLIENT_SECRET = "GOCSPX-fake-client-secret-0123"
 REFRESH_TOKEN = "1//0fake-refresh-token-for-ada-wxyz"
+GOOGLE_TOKEN_AUDIENCE = "https://oauth2.googleapis.com/token"
 SERVICE_EMAIL = "lore-reader@acme-lore.iam.gserviceaccount.com"
 SEEDED_AT = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 EXPORT_LIMIT = 10 * 1024 * 1024
@@ -524,7 +527,7 @@ class FakeGoogle(LoopbackServer):
         user = self._caller(request)
         if user is None:
             return google_error(401, "Request had invalid authentication credentials.", "authError")
-        request["user"], request["scopes"] = user
+        request[USER], request[SCOPES] = user
         try:
             response: web.StreamResponse = await handler(request)
         except QueryError as exc:
@@ -567,7 +570,8 @@ class FakeGoogle(LoopbackServer):
         try:
             unverified = jwt.decode(assertion, options={"verify_signature": False})
             key = self.service_keys[str(unverified.get("iss"))]
-            claims = jwt.decode(assertion, key, algorithms=["RS256"], audience=self.token_uri)
+            # Google's documented audience, whatever the key's token_uri (google-auth sends it)
+            claims = jwt.decode(assertion, key, algorithms=["RS256"], audience=GOOGLE_TOKEN_AUDIENCE)
         except (jwt.PyJWTError, KeyError):
             return web.json_response(
                 {"error": "invalid_grant", "error_description": "Invalid JWT Signature."}, status=400
@@ -602,7 +606,7 @@ class FakeGoogle(LoopbackServer):
         return parse_fields(text) if text else default
 
     def _visible(self, request: web.Request, *, all_drives: bool) -> Iterator[FakeFile]:
-        user = request["user"]
+        user = request[USER]
         for file in self.files.values():
             if file.drive_id is not None and not all_drives:
                 continue
@@ -612,12 +616,12 @@ class FakeGoogle(LoopbackServer):
                 yield file
 
     async def _about(self, request: web.Request) -> web.Response:
-        about = {"kind": "drive#about", "user": self._person(request["user"]) | {"me": True}}
+        about = {"kind": "drive#about", "user": self._person(request[USER]) | {"me": True}}
         return web.json_response(apply_fields(about, self._fields(request, {"kind": None})))
 
     async def _list_files(self, request: web.Request) -> web.Response:
         query = request.query
-        user = request["user"]
+        user = request[USER]
         all_drives = query.get("includeItemsFromAllDrives") == "true"
         if all_drives and query.get("supportsAllDrives") != "true":
             return google_error(
@@ -665,10 +669,11 @@ class FakeGoogle(LoopbackServer):
             body = {**body, "files": [apply_fields(f, DEFAULT_FILE_FIELDS) for f in body["files"]]}
         return web.json_response(apply_fields(body, mask))
 
-    def _file(self, request: web.Request) -> FakeFile | web.Response:
-        """The file a path names, as this user may see it (else Drive's 404)."""
-        user, file_id = request["user"], request.match_info["id"]
-        supports = request.query.get("supportsAllDrives") == "true"
+    def _file(self, request: web.Request, *, any_drive: bool = False) -> FakeFile | web.Response:
+        """The file a path names, as this user may see it (else Drive's 404). A shared drive's
+        file needs `supportsAllDrives`, except for `export`, which has no such parameter."""
+        user, file_id = request[USER], request.match_info["id"]
+        supports = any_drive or request.query.get("supportsAllDrives") == "true"
         if file_id == "root":
             return self.files[self.root_id(user)]
         drive = self.drives.get(file_id)
@@ -696,11 +701,11 @@ class FakeGoogle(LoopbackServer):
                 )
             self.exports.append(file.id)
             return web.Response(body=file.content, content_type=file.mime_type)
-        found = self.file_json(file, request["user"])
+        found = self.file_json(file, request[USER])
         return web.json_response(apply_fields(found, self._fields(request, DEFAULT_FILE_FIELDS)))
 
     async def _export(self, request: web.Request) -> web.StreamResponse:
-        file = self._file(request)
+        file = self._file(request, any_drive=True)
         if isinstance(file, web.Response):
             return file
         wanted = request.query.get("mimeType", "")
@@ -780,7 +785,7 @@ class FakeGoogle(LoopbackServer):
         page, rest = entries[:size], entries[size:]
         body: Json = {
             "kind": "drive#changeList",
-            "changes": [self._change_json(c, request["user"]) for c in page],
+            "changes": [self._change_json(c, request[USER]) for c in page],
         }
         if rest:
             body["nextPageToken"] = str(rest[0].number)
@@ -821,7 +826,7 @@ class FakeGoogle(LoopbackServer):
         return found
 
     async def _drives(self, request: web.Request) -> web.Response:
-        user = request["user"]
+        user = request[USER]
         mine = [
             {"kind": "drive#drive", "id": d.id, "name": d.name}
             for d in self.drives.values()
@@ -846,7 +851,7 @@ class FakeGoogle(LoopbackServer):
                 "SERVICE_DISABLED",
             )
         file = self.files.get(request.match_info["id"])
-        if file is None or file.mime_type != SPREADSHEET or not self.can_read(request["user"], file):
+        if file is None or file.mime_type != SPREADSHEET or not self.can_read(request[USER], file):
             return status_error(404, "Requested entity was not found.", "NOT_FOUND")
         return file
 
@@ -901,14 +906,14 @@ class FakeGoogle(LoopbackServer):
     # -- Directory ----------------------------------------------------------------------
 
     def _directory_refusal(self, request: web.Request) -> web.Response | None:
-        if not set(DIRECTORY_SCOPES) & request["scopes"]:
+        if not set(DIRECTORY_SCOPES) & request[SCOPES]:
             return status_error(
                 403,
                 "Request had insufficient authentication scopes.",
                 "PERMISSION_DENIED",
                 "ACCESS_TOKEN_SCOPE_INSUFFICIENT",
             )
-        if request["user"] not in self.admins:
+        if request[USER] not in self.admins:
             return google_error(403, "Not Authorized to access this resource/api", "forbidden")
         return None
 

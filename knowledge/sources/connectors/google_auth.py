@@ -103,7 +103,15 @@ def credentials_for(key: GoogleKey, scopes: Sequence[str]) -> GoogleCredentials:
             return service_account.Credentials.from_service_account_info(  # type: ignore[no-untyped-call,no-any-return]
                 dict(key.info), scopes=list(scopes), subject=key.subject
             )
-        return user_credentials.Credentials.from_authorized_user_info(dict(key.info))  # type: ignore[no-untyped-call,no-any-return]
+        # Built by hand: `from_authorized_user_info` sends every refresh to Google's endpoint,
+        # whatever the key's token_uri says (a proxy's, or a fake's in tests).
+        return user_credentials.Credentials(  # type: ignore[no-untyped-call]
+            None,
+            refresh_token=key.info["refresh_token"],
+            token_uri=key.token_uri,
+            client_id=key.info["client_id"],
+            client_secret=key.info["client_secret"],
+        )
     except (ValueError, TypeError, google.auth.exceptions.GoogleAuthError) as exc:
         raise BadCredentials(
             "Google can't use these credentials: give the service account's JSON key as downloaded, "

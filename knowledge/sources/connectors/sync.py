@@ -39,6 +39,7 @@ from knowledge.sources.connectors.base import (
     Connector,
     ConnectorError,
     ConnectorKind,
+    Facts,
     FolderSpec,
     Gone,
     Item,
@@ -276,7 +277,7 @@ class _SyncRun:
             self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
-            await self._remember_version(result, item.id, item.version)
+            await self._remember_version(result, item.id, item.version, item.facts)
             if result.outcome == Outcome.UNCHANGED and result.document.external_id != item.id:
                 self.twins.append((item, result.document.id))
 
@@ -359,11 +360,15 @@ class _SyncRun:
         await self.context.say(f"{result.outcome.value}: {shown} ({chunks})")
         return result
 
-    async def _remember_version(self, result: IngestResult, external_id: str, version: Version) -> None:
+    async def _remember_version(
+        self, result: IngestResult, external_id: str, version: Version, facts: Facts | None = None
+    ) -> None:
         """Content identical to what is indexed is not written again; its document still
-        learns the new version, so the next sync does not fetch it again."""
+        learns the new version, so the next sync does not fetch it again, and the item's new
+        facts (who may open it: a file shared with someone more is a new version of the same text)."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
-            await asyncio.to_thread(self.s.documents.update_meta, result.document.id, {"version": version})
+            updates = {**(facts or {}), "version": version}
+            await asyncio.to_thread(self.s.documents.update_meta, result.document.id, updates)
 
     def _gone(self, item_id: str) -> bool:
         """Indexed before, not listed now, where the listing was complete."""
