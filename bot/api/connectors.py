@@ -1,6 +1,6 @@
-"""Connector routes (Confluence, GitHub): connect a source with credentials in the body
+"""Connector routes (Confluence, GitHub, Google Drive): connect a source with credentials in the body
 (checked against the site, then kept encrypted), list the tenant's sources (credentials
-masked), list a source's folders (spaces, repositories and owners), attach them to an index
+masked), list a source's folders (spaces, repositories and owners, Drive folders), attach them to an index
 (a job starts), disconnect. A site that
 cannot be reached is the caller's mistake when connecting (400: check the url), and the
 site's when a stored source is used (502).
@@ -61,6 +61,7 @@ def _repositories(names: list[str]) -> list[str]:
 
 
 Repositories = Annotated[list[str], AfterValidator(_repositories)]
+DriveFolders = list[Annotated[str, Field(min_length=1, max_length=300)]]
 
 
 class GitHubOptions(BaseModel):
@@ -89,7 +90,9 @@ class GitHubOptions(BaseModel):
 
 
 class NewConnector(BaseModel):
-    kind: Literal["confluence", "github"] = Field("confluence", description="What to connect.")
+    kind: Literal["confluence", "github", "google-drive"] = Field(
+        "confluence", description="What to connect."
+    )
     url: str | None = Field(
         None,
         min_length=1,
@@ -120,6 +123,25 @@ class NewConnector(BaseModel):
         max_length=16384,
         description="GitHub App: its private key (PEM). Stored encrypted, never shown back.",
     )
+    key: str | None = Field(
+        None,
+        min_length=2,
+        max_length=16384,
+        description="Google Drive, service account: its JSON key as the Google Cloud console downloaded it "
+        "(with `email`: the Workspace user it acts as). Stored encrypted, never shown back.",
+    )
+    client_id: str | None = Field(
+        None, min_length=1, max_length=255, description="Google Drive, OAuth: the client's id."
+    )
+    client_secret: str | None = Field(
+        None, min_length=1, max_length=255, description="Google Drive, OAuth: the client's secret."
+    )
+    refresh_token: str | None = Field(
+        None,
+        min_length=1,
+        max_length=2048,
+        description="Google Drive, OAuth: the user's refresh token (scope drive.readonly). Stored encrypted.",
+    )
     name: str | None = Field(
         None, min_length=1, max_length=120, description="What to call it (default: the host)."
     )
@@ -141,6 +163,22 @@ class NewConnector(BaseModel):
     @model_validator(mode="after")
     def _one_way_in(self) -> NewConnector:
         app = (self.app_id, self.installation_id, self.private_key)
+        oauth = (self.client_id, self.client_secret, self.refresh_token)
+        if self.kind == "google-drive":
+            if self.token is not None or any(app):
+                raise ValueError(
+                    "Google Drive takes a service account's key, or an OAuth client: no token or app"
+                )
+            if (self.key is None) == (not all(oauth)) or (self.key is not None and any(oauth)):
+                raise ValueError(
+                    "Google Drive takes a service account's key (with email: the user it acts as), or an "
+                    "OAuth client's client_id, client_secret and refresh_token"
+                )
+            if self.key is not None and self.email is None:
+                raise ValueError("a service account acts as a Workspace user: give their email")
+            return self
+        if self.key is not None or any(oauth):
+            raise ValueError("key, client_id, client_secret and refresh_token are for Google Drive")
         if self.kind == "confluence" and (any(app) or self.url is None or self.token is None):
             raise ValueError("Confluence takes a url and a token (with an email for Cloud), no GitHub App")
         if self.kind == "github" and self.email is not None:
@@ -152,6 +190,13 @@ class NewConnector(BaseModel):
         return self
 
     def credentials(self) -> Credentials:
+        """ValueError when a Google key is not one (its message says why)."""
+        if self.kind == "google-drive":
+            from knowledge.sources.connectors.google_keys import oauth_client, service_account
+
+            if self.key is not None:
+                return service_account(self.key, self.email)
+            return oauth_client(self.client_id or "", self.client_secret or "", self.refresh_token or "")
         if self.token is None:
             return Credentials(
                 self.private_key or "", app_id=self.app_id, installation_id=self.installation_id
@@ -216,9 +261,31 @@ class AttachSpaces(BaseModel):
         description="GitHub: repositories (owner/name), or owners for every repository of theirs.",
     )
     options: GitHubOptions | None = Field(None, description="GitHub: what of the repositories to index.")
+    drive_folders: DriveFolders | None = Field(
+        None,
+        min_length=1,
+        max_length=50,
+        description="Google Drive: folders (a link, an id or a name), shared drives' ids, my-drive, shared-with-me.",
+    )
+    link_sharing: Literal["domain", "public"] | None = Field(
+        None,
+        description="Google Drive: who may read a file shared with anyone who has its link: the account's "
+        "domain (the default) or whoever may read the index.",
+    )
     schedule: ScheduleText = Field("daily", description="How often to sync: " + SCHEDULE_HELP)
 
     def folders(self, kind: str) -> list[FolderSpec]:
+        if (self.drive_folders is not None or self.link_sharing is not None) != (kind == "google-drive"):
+            raise BadRequest("Invalid request: drive_folders: a Google Drive connector takes drive_folders.")
+        if kind == "google-drive":
+            if self.spaces is not None or self.page is not None or self.repositories or self.options:
+                raise BadRequest(
+                    "Invalid request: drive_folders: a Google Drive connector takes drive_folders."
+                )
+            try:
+                return [connector_kind(kind).parse_folder(name) for name in self.drive_folders or []]
+            except ValueError as exc:
+                raise BadRequest(f"Invalid request: drive_folders: {exc}") from None
         if kind == "github":
             if self.spaces is not None or self.page is not None or not self.repositories:
                 raise BadRequest("Invalid request: repositories: a GitHub connector takes repositories.")
@@ -321,7 +388,13 @@ async def attach_spaces(request: web.Request) -> web.Response:
         body.index,
         body.folders(connection.kind),
         schedule=Schedule.parse(body.schedule),
-        selection=body.options.selection() if body.options is not None else None,
+        selection=(
+            body.options.selection()
+            if body.options is not None
+            else {"link_sharing": body.link_sharing}
+            if body.link_sharing is not None
+            else None
+        ),
     )
     attached = Attached(source=await source_out(request, done.source), job=job_out(done.job, done.index))
     return web.json_response(attached.model_dump(mode="json"), status=202)

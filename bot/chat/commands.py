@@ -20,6 +20,7 @@ from bot.chat.grammar import Said, question, read
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachDriveFolder,
     AttachRepository,
     AttachSpace,
     Command,
@@ -34,6 +35,7 @@ from bot.chat.intents import (
     Help,
     LearnChannel,
     ListDocs,
+    ListDriveFolders,
     ListIndexes,
     ListRepositories,
     ListSpaces,
@@ -54,6 +56,7 @@ __all__ = [
     "DECLARATIONS",
     "AddFiles",
     "AddUrls",
+    "AttachDriveFolder",
     "AttachRepository",
     "AttachSpace",
     "Command",
@@ -69,6 +72,7 @@ __all__ = [
     "Help",
     "LearnChannel",
     "ListDocs",
+    "ListDriveFolders",
     "ListIndexes",
     "ListRepositories",
     "ListSpaces",
@@ -98,6 +102,7 @@ class Section(enum.StrEnum):
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
     GITHUB = "GitHub"
+    GOOGLE_DRIVE = "Google Drive"
     LORE = "Lore"
 
 
@@ -134,8 +139,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         ConnectSource,
-        "Connect Confluence or GitHub (credentials go into a private form)",
-        ("connect confluence", "connect github"),
+        "Connect Confluence, GitHub or Google Drive (credentials go into a private form)",
+        ("connect confluence", "connect github", "connect google drive"),
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.connect,
@@ -175,6 +180,26 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         CONNECTOR_ADMINS,
         Section.GITHUB,
         g.attach_repository,
+    ),
+    Declaration(
+        ListDriveFolders,
+        "The folders and shared drives a connected Google Drive offers",
+        ("list google drive folders",),
+        CONNECTOR_ADMINS,
+        Section.GOOGLE_DRIVE,
+        g.drive_folders,
+    ),
+    Declaration(
+        AttachDriveFolder,
+        "Index a Google Drive folder (and everything under it: Docs, Sheets, Slides, PDFs and Office files), "
+        "a shared drive, My Drive or the files shared with Lore's account, with progress here",
+        (
+            "add the Handbook folder to the handbook index",
+            "add the folder https://drive.google.com/drive/folders/1AbC… to the handbook index",
+        ),
+        CONNECTOR_ADMINS,
+        Section.GOOGLE_DRIVE,
+        g.attach_drive_folder,
     ),
     Declaration(
         SetMode,

@@ -131,6 +131,20 @@ class AttachRepository:
 
 
 @dataclass(frozen=True)
+class ListDriveFolders:
+    """“list google drive folders”: what a connected Google Drive offers."""
+
+
+@dataclass(frozen=True)
+class AttachDriveFolder:
+    """“add the Handbook folder to the handbook index” (a Drive folder by name, link or id; a
+    shared drive; “my drive”; “files shared with me”)."""
+
+    folder: str
+    index: str
+
+
+@dataclass(frozen=True)
 class DocumentsOnly:
     """“make the handbook index documents only” / “let the handbook index use general knowledge”."""
 
@@ -200,6 +214,8 @@ Command = (
     | ListRepositories
     | AttachSpace
     | AttachRepository
+    | ListDriveFolders
+    | AttachDriveFolder
     | ShowFeedback
     | SaveThread
     | RequireMentions

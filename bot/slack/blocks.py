@@ -219,7 +219,11 @@ def confirm_blocks(text: str, action: str, value: str) -> list[Block]:
     ]
 
 
-FORM_LABELS = {"connect_confluence": "Connect Confluence", "connect_github": "Connect GitHub"}
+FORM_LABELS = {
+    "connect_confluence": "Connect Confluence",
+    "connect_github": "Connect GitHub",
+    "connect_google-drive": "Connect Google Drive",
+}
 
 
 def form_button_blocks(text: str, form: str) -> list[Block]:

@@ -1,8 +1,10 @@
-"""Connecting Confluence or GitHub from Slack: the button Lore posts opens a modal (a modal
-needs the trigger_id that only an interaction brings, never a message), the credentials are
-typed there and nowhere else, and the outcome is posted in the thread the request came from.
-Each kind has its modal: Confluence's takes a URL, an email and a token; GitHub's an optional
-Enterprise Server URL and a token, or a GitHub App's id, installation id and private key.
+"""Connecting Confluence, GitHub or Google Drive from Slack: the button Lore posts opens a
+modal (a modal needs the trigger_id that only an interaction brings, never a message), the
+credentials are typed there and nowhere else, and the outcome is posted in the thread the
+request came from. Each kind has its modal: Confluence's takes a URL, an email and a token;
+GitHub's an optional Enterprise Server URL and a token, or a GitHub App's id, installation id
+and private key; Google Drive's a service account's JSON key and the user it acts as, or an
+OAuth client's id and secret with a user's refresh token.
 
 Who may: workspace admins (users.info `is_admin`/`is_owner`) and `LORE_CONNECTOR_ADMINS`,
 checked again at each step, since anyone in the channel can press the button. The
@@ -41,14 +43,41 @@ GITHUB_HELP = (
     "Discussions), or a GitHub App: its id, the installation's id and the app's private key (.pem). "
     "Leave the URL empty for github.com; GitHub Enterprise Server: https://HOST/api/v3."
 )
+GOOGLE_HELP = (
+    "Either a service account (Google Cloud console › IAM › Service accounts › Keys › Add key › JSON) "
+    "whose client id a Workspace admin allowed, under domain-wide delegation, the scope "
+    "https://www.googleapis.com/auth/drive.readonly, with the Workspace user it reads Drive as; or one "
+    "user's OAuth client id and secret with their refresh token (drive.readonly). Lore only reads."
+)
+GOOGLE_OAUTH = ("client_id", "client_secret", "refresh_token")
 FIELDS = {
     "confluence": ("url", "email", "token"),
     "github": ("url", "token", "app_id", "installation_id", "private_key"),
+    "google-drive": ("url", "key", "act_as", *GOOGLE_OAUTH),
 }
 
 
+def _google_blocks() -> list[Json]:
+    return [
+        _input(
+            "key",
+            "Service account key (JSON)",
+            '{"type": "service_account", …}',
+            optional=True,
+            multiline=True,
+        ),
+        _input("act_as", "The Workspace user it acts as", "you@your-domain.com", optional=True),
+        _input("client_id", "Or an OAuth client: its id", "…apps.googleusercontent.com", optional=True),
+        _input("client_secret", "The client's secret", "GOCSPX-…", optional=True),
+        _input("refresh_token", "The user's refresh token", "1//…", optional=True),
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": GOOGLE_HELP}]},
+    ]
+
+
 def connect_modal(metadata: Json, kind: str = "confluence") -> Json:
-    if kind == "github":
+    if kind == "google-drive":
+        title, blocks = "Connect Google Drive", _google_blocks()
+    elif kind == "github":
         title, blocks = (
             "Connect GitHub",
             [
@@ -128,6 +157,8 @@ def field_errors(fields: dict[str, str], kind: str = "confluence") -> dict[str, 
     """What Slack shows under the fields before the modal may close."""
     if kind == "github":
         return _github_errors(fields)
+    if kind == "google-drive":
+        return _google_errors(fields)
     errors = {}
     if not fields["url"].lower().startswith(("https://", "http://")):
         errors["url"] = "Enter the address of your Confluence, starting with https://"
@@ -156,8 +187,31 @@ def _github_errors(fields: dict[str, str]) -> dict[str, str]:
     return errors
 
 
+def _google_errors(fields: dict[str, str]) -> dict[str, str]:
+    oauth = [fields[name] for name in GOOGLE_OAUTH]
+    if fields["key"] and any(oauth):
+        return {"key": "Give a service account's key or an OAuth client, not both."}
+    if fields["key"]:
+        return (
+            {} if "@" in fields["act_as"] else {"act_as": "Enter the email of the Workspace user it acts as."}
+        )
+    if not any(oauth):
+        return {"key": "Paste a service account's JSON key, or fill in an OAuth client below."}
+    return {
+        name: "An OAuth client needs its id, its secret and the user's refresh token."
+        for name in GOOGLE_OAUTH
+        if not fields[name]
+    }
+
+
 def credentials_of(fields: dict[str, str], kind: str) -> Credentials:
     """ValueError when they are not credentials at all (say, a private key that is no PEM)."""
+    if kind == "google-drive":
+        from knowledge.sources.connectors.google_keys import oauth_client, service_account
+
+        if fields["key"]:
+            return service_account(fields["key"], fields["act_as"])
+        return oauth_client(fields["client_id"], fields["client_secret"], fields["refresh_token"])
     if kind == "github" and not fields["token"]:
         return Credentials(
             fields["private_key"], app_id=fields["app_id"], installation_id=fields["installation_id"]
