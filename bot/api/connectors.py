@@ -142,6 +142,13 @@ class NewConnector(BaseModel):
         max_length=2048,
         description="Google Drive, OAuth: the user's refresh token (scope drive.readonly). Stored encrypted.",
     )
+    token_uri: str | None = Field(
+        None,
+        min_length=8,
+        max_length=2048,
+        description="Google Drive, OAuth: the token endpoint (default: Google's; another one only on the "
+        "API's own origin, for a proxy).",
+    )
     name: str | None = Field(
         None, min_length=1, max_length=120, description="What to call it (default: the host)."
     )
@@ -164,6 +171,8 @@ class NewConnector(BaseModel):
     def _one_way_in(self) -> NewConnector:
         app = (self.app_id, self.installation_id, self.private_key)
         oauth = (self.client_id, self.client_secret, self.refresh_token)
+        if self.token_uri is not None and (self.kind != "google-drive" or self.key is not None):
+            raise ValueError("token_uri goes with a Google Drive OAuth client")
         if self.kind == "google-drive":
             if self.token is not None or any(app):
                 raise ValueError(
@@ -192,11 +201,20 @@ class NewConnector(BaseModel):
     def credentials(self) -> Credentials:
         """ValueError when a Google key is not one (its message says why)."""
         if self.kind == "google-drive":
-            from knowledge.sources.connectors.google_keys import oauth_client, service_account
+            from knowledge.sources.connectors.google_keys import (
+                GOOGLE_TOKEN_URI,
+                oauth_client,
+                service_account,
+            )
 
             if self.key is not None:
                 return service_account(self.key, self.email)
-            return oauth_client(self.client_id or "", self.client_secret or "", self.refresh_token or "")
+            return oauth_client(
+                self.client_id or "",
+                self.client_secret or "",
+                self.refresh_token or "",
+                token_uri=self.token_uri or GOOGLE_TOKEN_URI,
+            )
         if self.token is None:
             return Credentials(
                 self.private_key or "", app_id=self.app_id, installation_id=self.installation_id

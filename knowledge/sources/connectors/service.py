@@ -131,7 +131,11 @@ class Connections:
             connections = [c for c in connections if c.kind == kind]
         label = connector_kind(kind).label if kind else "source"
         if not connections:
-            hint = f"“connect {kind}”" if kind else "“connect confluence” or “connect github”"
+            hint = (
+                f"“connect {label.lower()}”"
+                if kind
+                else "“connect confluence”, “connect github” or “connect google drive”"
+            )
             raise NotConnected(f"no {label} is connected yet; an admin can connect one with {hint}")
         if not wanted:
             if len(connections) == 1:
