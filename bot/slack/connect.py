@@ -70,6 +70,12 @@ def _google_blocks() -> list[Json]:
         _input("client_id", "Or an OAuth client: its id", "…apps.googleusercontent.com", optional=True),
         _input("client_secret", "The client's secret", "GOCSPX-…", optional=True),
         _input("refresh_token", "The user's refresh token", "1//…", optional=True),
+        _input(
+            "url",
+            "Drive API address (only behind a proxy)",
+            "https://www.googleapis.com/drive/v3",
+            optional=True,
+        ),
         {"type": "context", "elements": [{"type": "mrkdwn", "text": GOOGLE_HELP}]},
     ]
 
@@ -188,6 +194,8 @@ def _github_errors(fields: dict[str, str]) -> dict[str, str]:
 
 
 def _google_errors(fields: dict[str, str]) -> dict[str, str]:
+    if fields["url"] and not fields["url"].lower().startswith(("https://", "http://")):
+        return {"url": "Enter an https:// address, or leave it empty for Google's."}
     oauth = [fields[name] for name in GOOGLE_OAUTH]
     if fields["key"] and any(oauth):
         return {"key": "Give a service account's key or an OAuth client, not both."}
