@@ -6,7 +6,9 @@ from public test suites, when their cache is there: `--corpus`), memory (the emb
 ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), mcp (`search_knowledge` over Streamable HTTP beside the HTTP
 API's search, through `lore serve`), crawl (a loopback site, first and unchanged), github (a
-fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), slack
+fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), google_drive
+(a fake Drive folder of 500 Docs, Sheets, Slides, PDFs and Markdown files: first sync, unchanged
+re-sync through the change feed), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
 handbook). Writes bench/results/latest.json, latest.md (the table `docs/performance.md`
@@ -27,7 +29,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, github, ingest, ingest_memory, mcp, quality, retrieval
+from bench import (
+    Section,
+    crawl,
+    extraction,
+    github,
+    google_drive,
+    ingest,
+    ingest_memory,
+    mcp,
+    quality,
+    retrieval,
+)
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -62,6 +75,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "mcp": mcp.run,
         "crawl": crawl.run,
         "github": github.run,
+        "google_drive": google_drive.run,
         "slack": slack,
         "quality": quality.run,
     }
