@@ -89,6 +89,12 @@ class QuotaPolicy(RetryPolicy):
         return super().wait(exc, attempt)
 
 
+def file_path(file_id: str, then: str = "") -> str:
+    """`/files/{id}{then}`, the id percent-encoded: an id read from an answer (or a folder a
+    user named) never reaches another path or adds a parameter."""
+    return f"/files/{quote(file_id, safe='')}{then}"
+
+
 def roots(drive_url: str) -> tuple[str, str]:
     """The Sheets and Directory roots that go with a Drive root."""
     if drive_url == DRIVE_URL:

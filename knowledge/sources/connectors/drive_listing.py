@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from knowledge.sources.connectors.base import Complete, FolderSpec, Gone, ItemRef, Listed, State
-from knowledge.sources.connectors.drive_api import NotFound
+from knowledge.sources.connectors.drive_api import NotFound, file_path
 from knowledge.sources.connectors.drive_files import FILE_FIELDS, FOLDER, DriveFile, Kind
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ class DriveLister:
             return Root(spec.key, "shared", SHARED_WITH_ME, "Shared with me", USER_LOG)
         try:
             data = await self._api.get_json(
-                f"/files/{'root' if spec.key == MY_DRIVE else spec.key}",
+                file_path("root" if spec.key == MY_DRIVE else spec.key),
                 {"fields": "id,name,mimeType,driveId,trashed", "supportsAllDrives": True},
             )
         except NotFound:
@@ -325,7 +325,7 @@ class DriveLister:
                 continue
             try:
                 data = await self._api.get_json(
-                    f"/files/{file_id}", {"fields": FILE_FIELDS, "supportsAllDrives": True}
+                    file_path(file_id), {"fields": FILE_FIELDS, "supportsAllDrives": True}
                 )
             except NotFound:
                 continue

@@ -26,7 +26,7 @@ from knowledge.sources.connectors.base import (
     Skipped,
     State,
 )
-from knowledge.sources.connectors.drive_api import NotFound
+from knowledge.sources.connectors.drive_api import NotFound, file_path
 from knowledge.sources.connectors.drive_files import (
     FILE_FIELDS,
     PERMISSION_FIELDS,
@@ -90,7 +90,7 @@ class DriveReader:
     async def _file(self, file_id: str) -> DriveFile:
         if file_id not in self._lister.files:
             data = await self._api.get_json(
-                f"/files/{file_id}", {"fields": FILE_FIELDS, "supportsAllDrives": True}
+                file_path(file_id), {"fields": FILE_FIELDS, "supportsAllDrives": True}
             )
             self._lister.files[file_id] = DriveFile.from_json(data)
         return self._lister.files[file_id]
@@ -127,7 +127,7 @@ class DriveReader:
         )
 
     async def _export(self, file: DriveFile, mime_type: str) -> bytes:
-        url = self._api.url(f"/files/{file.id}/export", {"mimeType": mime_type})
+        url = self._api.url(file_path(file.id, "/export"), {"mimeType": mime_type})
         return (await self._api.get(url, max_bytes=self._max_bytes)).body
 
     async def _download(self, file: DriveFile) -> bytes:
@@ -135,7 +135,7 @@ class DriveReader:
             raise ConnectorError(
                 f"too large: {file.size // (1024 * 1024)} MB, over {self._max_bytes // (1024 * 1024)} MB"
             )
-        url = self._api.url(f"/files/{file.id}", {"alt": "media", "supportsAllDrives": True})
+        url = self._api.url(file_path(file.id), {"alt": "media", "supportsAllDrives": True})
         return (await self._api.get(url, max_bytes=self._max_bytes)).body
 
     async def _grants(self, file: DriveFile) -> tuple[Grant, ...] | None:
@@ -147,7 +147,7 @@ class DriveReader:
         }
         found: list[Grant] = []
         try:
-            async for page in self._api.pages(f"/files/{file.id}/permissions", params):
+            async for page in self._api.pages(file_path(file.id, "/permissions"), params):
                 found += [g for g in map(Grant.from_json, page.get("permissions") or []) if g is not None]
         except NoAccess:
             return None
@@ -157,7 +157,9 @@ class DriveReader:
 
     async def sheets(self, file: DriveFile) -> list[Sheet] | None:
         if file.id not in self._sheets:
-            url = f"{self._api.sheets_url}/spreadsheets/{file.id}?fields={quote(SHEET_FIELDS)}"
+            url = (
+                f"{self._api.sheets_url}/spreadsheets/{quote(file.id, safe='')}?fields={quote(SHEET_FIELDS)}"
+            )
             try:
                 data = (await self._api.get_json(url)).get("sheets") or []
             except NoAccess as exc:
@@ -223,7 +225,7 @@ class DriveReader:
             return {}
         ranges = "&".join(f"ranges={quote(_range(s.title))}" for s in sheets)
         url = (
-            f"{self._api.sheets_url}/spreadsheets/{file.id}/values:batchGet?{ranges}"
+            f"{self._api.sheets_url}/spreadsheets/{quote(file.id, safe='')}/values:batchGet?{ranges}"
             "&majorDimension=ROWS&valueRenderOption=FORMATTED_VALUE"
         )
         data = await self._api.get_json(url)
