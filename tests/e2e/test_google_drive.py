@@ -107,8 +107,11 @@ def test_add_attach_answer_with_links_then_follow_edits(
     fake.trash(seeded.slides)
     fake.move(seeded.pdf, seeded.archive)
     before = len(fake.api_requests())
-    refreshed = run(["shell"], env, tmp_path, key, stdin="/in #eng\nrefresh 127.0.0.1\n" + QUESTIONS)
-    assert "Done indexing" in refreshed, refreshed
+    refreshed = run(["shell"], env, tmp_path, key, stdin="/in #eng\nrefresh Handbook\n" + QUESTIONS)
+    assert (
+        "Done indexing *Google Drive Handbook*" in refreshed
+        or "Done indexing Google Drive Handbook" in refreshed
+    ), refreshed
     trains, _, laptops, badges = answers(refreshed)
     assert "six hours" in trains and "four hours" not in trains, trains
     assert "IT desk on floor 2" not in laptops, laptops

@@ -206,6 +206,9 @@ class ConnectorKind:
     defaults; ValueError with a sentence for a user when they are not valid."""
     aliases: tuple[str, ...] = ()
     """Other names people give it in chat ("google drive", "gdrive")."""
+    folder_names: Callable[[Mapping[str, Any]], Mapping[str, str]] = lambda options: {}
+    """An attachment's folders' names by key, from its options (what the connector kept at
+    its last sync: a Drive folder's name for its id); a key without one is shown as is."""
 
 
 class Connector(Protocol):

@@ -159,6 +159,13 @@ class DriveConnector:
         return await self._reader.download(attachment, max_bytes)
 
 
+def folder_names(options: Mapping[str, Any]) -> dict[str, str]:
+    """The attached folders' names as the last sync found them (`Handbook` for its id)."""
+    state = options.get("state")
+    roots = state.get("roots") if isinstance(state, Mapping) else None
+    return {str(r[0]): str(r[3]) for r in roots or [] if isinstance(r, list) and len(r) == 5}
+
+
 def _folder_url(folder_id: str) -> str:
     return f"https://drive.google.com/drive/folders/{folder_id}"
 
@@ -215,4 +222,5 @@ GOOGLE_DRIVE = ConnectorKind(
     default_url=DEFAULT_URL,
     check_options=check_options,
     aliases=("google drive", "gdrive", "drive", "google docs"),
+    folder_names=folder_names,
 )
