@@ -100,6 +100,9 @@ class DriveLister:
     ) -> AsyncIterator[Listed]:
         kept = [Root(*r) for r in state.get("roots") or []]
         tokens: dict[str, str] = dict(state.get("logs") or {})
+        # taken now: files that fail during this sync are remembered by the reader as they
+        # are fetched, some while this listing still runs
+        retry = [str(f) for f in state.pop("retry", None) or []]
         wanted = sorted(f.key for f in folders)
         if since is not None and tokens and sorted(r.key for r in kept) == wanted:
             changes = await self._changes(tokens)
@@ -107,9 +110,9 @@ class DriveLister:
             if changes is not None and not self._moved_folders(changes, tree, kept):
                 for listed in self._changed(changes, tree, kept):
                     yield listed
-                async for ref in self._retried(state, tree, kept):
+                async for ref in self._retried(retry, tree, kept):
                     yield ref
-                state.update(logs=tokens, retry=[])
+                state.update(logs=tokens)
                 return
             await self._api.say("folders were renamed, moved, added or removed: listing everything")
         async for listed in self._complete(folders, state):
@@ -132,7 +135,6 @@ class DriveLister:
             logs=tokens,
             roots=[r.as_list() for r in roots],
             folders={k: list(v) for k, v in tree.folders.items()},
-            retry=[],
         )
 
     async def _root(self, spec: FolderSpec) -> Root | None:
@@ -318,9 +320,11 @@ class DriveLister:
                 return root
         return None
 
-    async def _retried(self, state: State, tree: Tree, roots: Sequence[Root]) -> AsyncIterator[ItemRef]:
+    async def _retried(
+        self, retry: Sequence[str], tree: Tree, roots: Sequence[Root]
+    ) -> AsyncIterator[ItemRef]:
         """Files that failed at the last sync, listed again (the feed will not list them)."""
-        for file_id in state.get("retry") or []:
+        for file_id in retry:
             if file_id in self.files:
                 continue
             try:

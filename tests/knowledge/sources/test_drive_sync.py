@@ -165,6 +165,21 @@ async def test_a_failing_file_is_skipped_and_tried_again_at_the_next_sync(drive:
     assert "Security policy.pdf" in drive.names(), "tried again though the feed does not list it"
 
 
+async def test_a_file_failing_early_in_a_long_listing_is_tried_again(drive: DriveSync) -> None:
+    fake, seeded = drive.fake, drive.seeded
+    for n in range(25):  # more than a fetch batch: the first batch is fetched while the listing runs
+        fake.add(
+            f"Note {n}", DOCUMENT, seeded.handbook, content=f"# Note {n}\n\nNote number {n} of the batch.\n"
+        )
+    source = await drive.attach(seeded.handbook)
+    fake.fail(f"/drive/v3/files/{seeded.doc}/export")
+    job = await drive.run(source, trigger="manual")
+    assert "Expenses policy" not in drive.names() and job.counters["pages_failed"] == 1
+    fake.fail(f"/drive/v3/files/{seeded.doc}/export", times=0)
+    await drive.run(source)
+    assert "Expenses policy" in drive.names(), "remembered though it failed before the listing ended"
+
+
 async def test_a_shared_drive_and_an_oauth_user(stack: Stack) -> None:
     jobs = connector_jobs(stack)
     index = stack.index("eng")
