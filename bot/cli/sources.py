@@ -453,7 +453,7 @@ async def _place(services: Services, tenant: str) -> Place:
 
 def _describe(services: Services, connection: ConnectionRef) -> str:
     lines = [
-        f"{connection.id:>4}  {connection.kind:<10} {connection.name:<24} {connection.base_url}",
+        f"{connection.id:>4}  {connection.kind:<12} {connection.name:<24} {connection.base_url}",
         f"      credentials: {connection.credentials_hint}",
     ]
     for attached in services.connections.repository.attachments(connection.id):
