@@ -350,7 +350,7 @@ def _google_drive(section: Json) -> str:
     first, again, drive = section["first_sync"], section["unchanged_resync"], section["drive"]
     rows = [
         ["first sync (list, export or download, extract, embed)", first["files"], f"{first['seconds']:g}", f"{first['files_per_s']:g}", first["requests"]],
-        ["unchanged re-sync (the change feed)", again["files"], f"{again['seconds']:g}", "—", again["requests"]],
+        ["unchanged re-sync (the change feed: nothing changed, nothing listed)", again["files"], f"{again['seconds']:g}", "—", again["requests"]],
     ]  # fmt: skip
     kinds = ", ".join(f"{n} {k}" for k, n in drive["kinds"].items())
     return (
