@@ -35,6 +35,7 @@ from knowledge.sources.connectors.base import (
     ConnectorUnavailable,
     NoAccess,
 )
+from knowledge.sources.connectors.drive_files import NotFound
 from knowledge.sources.connectors.google_auth import GoogleTokens
 from knowledge.sources.fetch import FetchSession
 from knowledge.sources.retry import RetryPolicy, retried
@@ -49,10 +50,6 @@ DIRECTORY_URL = "https://admin.googleapis.com/admin/directory/v1"
 RATE_LIMITS = frozenset({"userRateLimitExceeded", "rateLimitExceeded"})
 RETRIED = frozenset({403, 429, 500, 502, 503, 504})
 MAX_PAGES = 10_000
-
-
-class NotFound(ConnectorError):
-    """Google answered 404: no such file, or not for this account."""
 
 
 def reasons(detail: str) -> list[str]:
@@ -87,12 +84,6 @@ class QuotaPolicy(RetryPolicy):
         if isinstance(exc, HttpStatus) and exc.status == 403 and not RATE_LIMITS & set(reasons(exc.detail)):
             return None
         return super().wait(exc, attempt)
-
-
-def file_path(file_id: str, then: str = "") -> str:
-    """`/files/{id}{then}`, the id percent-encoded: an id read from an answer (or a folder a
-    user named) never reaches another path or adds a parameter."""
-    return f"/files/{quote(file_id, safe='')}{then}"
 
 
 def roots(drive_url: str) -> tuple[str, str]:

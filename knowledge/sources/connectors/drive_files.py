@@ -20,8 +20,10 @@ import enum
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 from knowledge.extraction.formats import PPTX, type_from_mime, type_from_name
+from knowledge.sources.connectors.base import ConnectorError
 
 FOLDER = "application/vnd.google-apps.folder"
 DOCUMENT = "application/vnd.google-apps.document"
@@ -35,6 +37,16 @@ FILE_FIELDS = (
     f"owners(displayName,emailAddress),lastModifyingUser(displayName,emailAddress),permissions({PERMISSION_FIELDS})"
 )
 """What the connector asks of every file: no more (Drive answers only the fields asked for)."""
+
+
+class NotFound(ConnectorError):
+    """Google answered 404: no such file, or not for this account."""
+
+
+def file_path(file_id: str, then: str = "") -> str:
+    """`/files/{id}{then}`, the id percent-encoded: an id read from an answer (or a folder a
+    user named) never reaches another path or adds a parameter."""
+    return f"/files/{quote(file_id, safe='')}{then}"
 
 
 class Kind(enum.StrEnum):

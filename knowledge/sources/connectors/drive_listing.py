@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from knowledge.sources.connectors.base import Complete, FolderSpec, Gone, ItemRef, Listed, State
-from knowledge.sources.connectors.drive_api import NotFound, file_path
-from knowledge.sources.connectors.drive_files import FILE_FIELDS, FOLDER, DriveFile, Kind
+from knowledge.sources.connectors.drive_files import FILE_FIELDS, FOLDER, DriveFile, Kind, NotFound, file_path
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.drive_api import DriveApi, Json

@@ -26,13 +26,14 @@ from knowledge.sources.connectors.base import (
     Skipped,
     State,
 )
-from knowledge.sources.connectors.drive_api import NotFound, file_path
 from knowledge.sources.connectors.drive_files import (
     FILE_FIELDS,
     PERMISSION_FIELDS,
     DriveFile,
     Grant,
     Kind,
+    NotFound,
+    file_path,
 )
 from knowledge.sources.connectors.drive_listing import DriveLister, Root
 

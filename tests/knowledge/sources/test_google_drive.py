@@ -9,8 +9,8 @@ import json
 import pytest
 
 from knowledge.sources.connectors import FolderSpec
-from knowledge.sources.connectors.drive_api import file_path, reasons
-from knowledge.sources.connectors.drive_files import DriveFile, Grant, Kind
+from knowledge.sources.connectors.drive_api import reasons
+from knowledge.sources.connectors.drive_files import DriveFile, Grant, Kind, file_path
 from knowledge.sources.connectors.google_drive import check_options, parse_folder
 from knowledge.sources.connectors.google_keys import (
     oauth_client,
