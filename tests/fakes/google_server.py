@@ -209,6 +209,8 @@ class FakeGoogle(LoopbackServer):
         self._ids = itertools.count(1)
         self._scripts: list[tuple[int, str] | None] = []
         self._failing: dict[str, int] = {}
+        self.redirects: dict[str, str] = {}
+        """Paths answered 302 to another address (what a compromised proxy might do)."""
 
     # -- what tests use ------------------------------------------------------------------
 
@@ -520,6 +522,8 @@ class FakeGoogle(LoopbackServer):
                 "User Rate Limit Exceeded" if reason.startswith("user") else "Rate Limit Exceeded",
                 reason,
             )
+        if request.path in self.redirects:
+            raise web.HTTPFound(self.redirects[request.path])
         failing = self._failing.get(request.path, 0)
         if failing:
             self._failing[request.path] = failing - 1
