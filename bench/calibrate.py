@@ -4,12 +4,15 @@ Ingests the docs corpus into a throw-away store, gathers the evidence (`knowledg
 of every question of the *tune* half as `lore ask` would (follow-ups made standalone, the
 second stage over the first 12 passages), fits an L2-regularised logistic regression of
 "answerable" on it, and picks the highest threshold that refuses at most `MAX_WRONG` of the
-tune half's answerable questions. Prints the `Calibration` to paste into `knowledge/judging/abstain.py`,
-with the trade-off at other thresholds. Never reads the held-out half.
+tune half's answerable questions. Prints the fitted calibration with the trade-off at other
+thresholds and the hedge's shares; with `--write`, it goes into the parameters file Lore reads
+(`knowledge/data/parameters.toml`, [abstention]: the model, the threshold and the typical
+standout; the hedge is chosen by reading those shares). Never reads the held-out half.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import tempfile
 from collections.abc import AsyncIterator
@@ -21,9 +24,10 @@ from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS, settings
 from bot.app.services import build_services
 from bot.cli.evaluation import throwaway_index
 from knowledge.engine import AnswerSpec
-from knowledge.evaluation.qa import QaItem, corpus_sources, load_questions
+from knowledge.evaluation.qa import QaItem, folder_sources, load_questions
 from knowledge.indexing.ingest import Source
-from knowledge.judging.abstain import Evidence
+from knowledge.judging import parameters
+from knowledge.judging.abstain import Calibration, Evidence
 from knowledge.judging.ranking import Ranking
 from knowledge.search.followup import standalone_question
 
@@ -44,7 +48,7 @@ async def weighed(
     spec = AnswerSpec()
     try:
         index = await throwaway_index(services, "docs")
-        sources: list[Source] = list(corpus_sources(corpus))
+        sources: list[Source] = list(folder_sources(corpus))
         await services.ingestor.add_many(index, sources)
         index = await asyncio.to_thread(services.indexes.get, index.id)
         for item in load_questions(questions, split):
@@ -92,6 +96,9 @@ def cross_validated_auc(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.calibrate", description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help="write the calibration to the parameters file")
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lore-calibrate-") as home:
         rows = asyncio.run(gather(Path(home)))
     kept = [(e.as_vector(), a) for e, a in rows if e is not None]
@@ -113,11 +120,18 @@ def main() -> None:
             f"threshold {threshold:.3f}: abstains on {(confidence[~answerable] < threshold).mean():.2f} "
             f"of the unanswerable, {(confidence[answerable] < threshold).mean():.2f} of the answerable"
         )
+    hedge = Calibration.fitted().hedge
+    flagged = (confidence[~answerable] < hedge).mean()
+    hedged = ((confidence[answerable] >= best) & (confidence[answerable] < hedge)).mean()
     print(
-        f"Calibration(intercept={intercept:.3f}, coefficients=("
-        + ", ".join(f"{c:.3f}" for c in coefficients)
-        + f"), threshold={best:.3f})"
+        f"hedge {hedge:.3f}: flags {flagged:.2f} of the unanswerable, hedges {hedged:.2f} of the answerable"
     )
+    standout = float(np.median([e.standout for e, a in rows if e is not None and a]))
+    fitted = {"intercept": intercept, "coefficients": coefficients.tolist(), "threshold": best}
+    print(f"{fitted}, typical standout {standout:.3f}")
+    if args.write:
+        parameters.write(parameters.PARAMETERS, "abstention", fitted | {"typical_standout": standout})
+        print(f"wrote {parameters.PARAMETERS}")
 
 
 if __name__ == "__main__":

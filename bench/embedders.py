@@ -32,7 +32,7 @@ from bot.app.services import Services, build_services
 from bot.cli.evaluation import throwaway_index
 from knowledge.backends.embedding import Vectors, normalise
 from knowledge.catalog import Catalog
-from knowledge.evaluation.qa import corpus_sources, load_questions
+from knowledge.evaluation.qa import folder_sources, load_questions
 from knowledge.indexing.ingest import Ingestor, IngestResult
 from knowledge.search.followup import standalone_question
 from knowledge.search.retrieval import QueryType, Retriever
@@ -105,7 +105,7 @@ async def measure(services: Services, e5: E5Embedder | None) -> dict[str, Any]:
             keys[result.document.id] = source.key
 
     started = time.perf_counter()
-    results = await services.ingestor.add_many(index, list(corpus_sources(DOCS_CORPUS)), record)
+    results = await services.ingestor.add_many(index, list(folder_sources(DOCS_CORPUS)), record)
     chunks = sum(r.chunks for r in results if isinstance(r, IngestResult))
     ingest = time.perf_counter() - started
     index = await asyncio.to_thread(services.indexes.get, index.id)

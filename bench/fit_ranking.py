@@ -7,14 +7,16 @@ second stage over the first 12 passages), keeping each passage's signals
 in the signals, so the weights are then fitted without ranking again: coordinate ascent on
 the mean reciprocal rank of the first gold passage, from the current `Weights`, each weight
 tried over `GRID` in turn until none improves it. Prints the current and the fitted mean
-reciprocal rank and the `Weights` to paste into `knowledge/judging/ranking.py`, then each project's
-figure with the weights fitted on the other projects' questions (do they hold elsewhere?).
+reciprocal rank and the fitted `Weights`, then each project's figure with the weights fitted
+on the other projects' questions (do they hold elsewhere?). With `--write`, the fitted weights
+go into the parameters file Lore reads (`knowledge/data/parameters.toml`, [ranking]).
 Refit abstention's calibration after (`python -m bench.calibrate`): it reads the reordered
 passages. Never reads the held-out half.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import tempfile
 from collections.abc import Sequence
@@ -24,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.calibrate import weighed
+from knowledge.judging import parameters
 from knowledge.judging.ranking import PASSAGE_SIGNALS, Weights
 
 GRID = np.round(np.arange(0.0, 2.0001, 0.05), 2)
@@ -110,9 +113,14 @@ def by_project(questions: Sequence[Candidates], start: np.ndarray) -> dict[str, 
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.fit_ranking", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--write", action="store_true", help="write the fitted weights to the parameters file"
+    )
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lore-fit-ranking-") as home:
         questions = asyncio.run(gather(Path(home)))
-    current = as_vector(Weights())
+    current = as_vector(Weights.fitted())
     fitted, best = ascend(questions, current)
     print(f"{len(questions)} answerable tune questions; mean reciprocal rank of the first gold passage:")
     print(f"  current weights {mean_reciprocal_rank(questions, current):.4f}, fitted {best:.4f}")
@@ -120,6 +128,11 @@ def main() -> None:
     print("leave one project out (its questions: current weights / weights fitted on the others):")
     for project, (before, after) in by_project(questions, current).items():
         print(f"  {project}: {before:.4f} / {after:.4f}")
+    if args.write:
+        parameters.write(
+            parameters.PARAMETERS, "ranking", dict(zip(PASSAGE_SIGNALS, fitted.tolist(), strict=True))
+        )
+        print(f"wrote {parameters.PARAMETERS}")
 
 
 if __name__ == "__main__":

@@ -38,9 +38,9 @@ from bot.app.settings import Settings
 from bot.cli.evaluation import EVAL_SPEC, throwaway_index
 from knowledge.answering.answer import Answer
 from knowledge.engine import Request
-from knowledge.evaluation.beir import BeirSet, evaluate, ingest_corpus, load_beir
-from knowledge.evaluation.qa import ask_all, load_questions, score
-from knowledge.evaluation.qa import corpus_sources as qa_sources
+from knowledge.evaluation.beir import BeirSet, evaluate_retrieval, ingest_corpus, load_beir
+from knowledge.evaluation.qa import ask_all, load_questions, score_answers
+from knowledge.evaluation.qa import folder_sources as qa_sources
 from knowledge.indexing.ingest import IngestResult, Source
 from knowledge.judging.ranking import Ranker
 from knowledge.search.retrieval import Retriever
@@ -218,7 +218,7 @@ async def scifact(services: Services, folder: Path, quick: bool) -> dict[str, An
         services.documents, services.vectors, KeywordIndex(services.db), services.embedder, spec=EVAL_SPEC
     )
     ranker = Ranker(services.embedder, retriever.term_frequencies)
-    scores = await evaluate(retriever, index, beir, ranker=ranker)
+    scores = await evaluate_retrieval(retriever, index, beir, ranker=ranker)
     return {
         "subset": quick,
         "documents": len(beir.corpus),
@@ -269,7 +269,7 @@ async def docs_qa(
     for split, items in asked.items():
         if items:
             results = await ask_all(services.knowledge, [index], items, lambda d: keys.get(d, f"#{d}"))
-            splits[split] = score(results)
+            splits[split] = score_answers(results)
     return {"files": len(keys), "ingest_seconds": round(ingest_seconds, 1), **splits}
 
 

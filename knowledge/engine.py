@@ -7,28 +7,35 @@ for a model outage. Whether the passages found answer is the `Judge`'s to say
 
 from __future__ import annotations
 
-import enum
+import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from knowledge.answering.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
-from knowledge.answering.extractive import abstention
+from cachetools import TTLCache
+
+from knowledge.answering.answer import Answer, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.answering.extractive import abstention, quote
 from knowledge.answering.generation import Plan, Writer
 from knowledge.answering.tools import ToolHost, answer_with_tools
 from knowledge.backends.llm import ChatModel, Delta
-from knowledge.judging.abstain import CALIBRATION, Calibration, elsewhere
-from knowledge.judging.judge import Judge
-from knowledge.judging.ranking import Ranker, Ranking
-from knowledge.judging.rerank import Reranked, rerank
-from knowledge.search.cache import TTLCache, normalise_query, stable_key
+from knowledge.judging.abstain import Calibration
+from knowledge.judging.judge import Judge, Verdict
+from knowledge.judging.ranking import Ranker
+from knowledge.judging.rerank import rerank
 from knowledge.search.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
 from knowledge.search.filters import Filter
 from knowledge.search.followup import rewrite, standalone_question
+from knowledge.search.notices import HEDGED, Notice, NoticeKind
 from knowledge.search.retrieval import Retrieval, Retriever
 from storage.records import IndexRef
+from storage.values import Strategy as Strategy  # stored as chosen
 
+ANSWERS_KEPT = 512
+ANSWERS_TTL_SECONDS = 600.0
+"""An answer is asked again within minutes (a retry, a colleague); its key holds each index's
+content version, so a document added or removed changes the key of every answer it could change."""
 CONFIDENCE_MARGIN = 0.15
 """How much more similar than the relevance floor the `confidence` strategy demands."""
 NEEDS_MODEL = {
@@ -59,17 +66,6 @@ class AnswerSpec:
     """With a model: whether it also judges each claim of an answer that passed the citation
     check against what the claim cites (`knowledge.answering.verification`)."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
-
-
-class Strategy(enum.StrEnum):
-    """When to retrieve: on every question (`always`), only when retrieval is confident
-    (`confidence`), only for questions about knowledge (`smart`), or when the model asks
-    for it through tool calls (`function`, needs a model)."""
-
-    ALWAYS = "always"
-    CONFIDENCE = "confidence"
-    SMART = "smart"
-    FUNCTION = "function"
 
 
 _NOT_TOOLS = {ResponseMode.LLM_ONLY, ResponseMode.RAG_ONLY}
@@ -121,7 +117,7 @@ class Knowledge:
         window: int,
         spec: AnswerSpec | None = None,
         ranker: Ranker | None = None,
-        calibration: Calibration = CALIBRATION,
+        calibration: Calibration | None = None,
     ) -> None:
         self._retriever = retriever
         self._chat = chat
@@ -134,8 +130,8 @@ class Knowledge:
             confident_similarity=self._spec.confident_similarity,
             calibration=calibration,
         )
-        self._writer = Writer(chat, self.judge, verify=self._spec.llm_verify) if chat is not None else None
-        self._answers: TTLCache[Answer] = TTLCache()
+        self._writer = Writer(chat, verify=self._spec.llm_verify) if chat is not None else None
+        self._answers: TTLCache[str, Answer] = TTLCache(maxsize=ANSWERS_KEPT, ttl=ANSWERS_TTL_SECONDS)
 
     @property
     def generative(self) -> bool:
@@ -173,12 +169,8 @@ class Knowledge:
                 if isinstance(event, Answer):
                     final = event
                 yield event
-        if (
-            final is not None
-            and set(final.notices) <= {HEDGE_NOTICE}
-            and request.strategy != Strategy.FUNCTION
-        ):
-            self._answers.put(key, final)
+        if final is not None and set(final.notices) <= {HEDGED} and request.strategy != Strategy.FUNCTION:
+            self._answers[key] = final
 
     async def _plan(self, request: Request) -> Plan | Answer:
         conversation = split_conversation(request.messages)
@@ -216,33 +208,30 @@ class Knowledge:
             )
         query = await self._standalone(conversation.question, conversation.history)
         retrieval = await self._search(request, query, budget)
-        ranking, confidence = await self.judge(query, retrieval)
+        verdict = await self.judge(query, retrieval)
         fallback = Fallback.KEYWORD_ONLY if retrieval.notices else None
         if self._chat is None:
-            return self._offline(ranking, confidence, retrieval, mode, fallback)
-        misplaced = elsewhere(ranking)
-        rule = self._rule(mode, retrieval, request, confidence, trusted=misplaced is None)
+            return self._offline(verdict, retrieval, mode, fallback)
+        rule = self._rule(mode, verdict, request)
         if rule is None:
-            return abstention(retrieval, mode, ranking=ranking, confidence=confidence, fallback=fallback)
+            return abstention(retrieval, mode, verdict, fallback=fallback)
         if rule == Rule.GENERAL:
             fallback = Fallback.GENERAL_KNOWLEDGE
         # Passages found for another project lead only to general knowledge, or to the model's
         # own answer first (LLM_PRIORITY): either way the answer says whose the passages are.
-        notices = [misplaced.notice] if misplaced else []
-        reranked = await self._reranked(rule, query, ranking, budget)
+        notices = [verdict.elsewhere.notice] if verdict.elsewhere else []
+        verdict = await self._reranked(rule, verdict, budget)
         return Plan(
             conversation.question,
             conversation.history,
-            replace(retrieval, hits=reranked.ranking.hits or retrieval.hits),
+            replace(retrieval, hits=verdict.ranking.hits or retrieval.hits),
             rule,
             mode,
             budget,
+            verdict,
             fallback,
             notices,
             instructions=request.instructions,
-            ranking=reranked.ranking,
-            confidence=confidence,
-            doubted=reranked.doubted,
         )
 
     async def _standalone(self, question: str, history: list[Message]) -> str:
@@ -251,12 +240,13 @@ class Knowledge:
             return await rewrite(self._chat, question, history)
         return standalone_question(question, history)
 
-    async def _reranked(self, rule: Rule, query: str, ranking: Ranking, budget: Budget) -> Reranked:
-        """The ranking as the model orders it (`knowledge.judging.rerank`), when the answer is to
-        be made from the documents; the passages it is shown fit the answer's context."""
+    async def _reranked(self, rule: Rule, verdict: Verdict, budget: Budget) -> Verdict:
+        """The verdict with its ranking as the model orders it (`knowledge.judging.rerank`),
+        when the answer is to be made from the documents; the passages it is shown fit the
+        answer's context."""
         if rule == Rule.GENERAL or self._chat is None:
-            return Reranked(ranking)
-        return await rerank(self._chat, query, ranking, self._spec.llm_rerank, budget.context_tokens)
+            return verdict
+        return await rerank(self._chat, verdict, self._spec.llm_rerank, budget.context_tokens)
 
     async def _search(self, request: Request, question: str, budget: Budget) -> Retrieval:
         """Retrieve for the question; the `confidence` strategy keeps only confident hits."""
@@ -274,13 +264,11 @@ class Knowledge:
                 return replace(retrieval, hits=[])
         return retrieval
 
-    def _rule(
-        self, mode: ResponseMode, retrieval: Retrieval, request: Request, confidence: float, *, trusted: bool
-    ) -> Rule | None:
+    def _rule(self, mode: ResponseMode, verdict: Verdict, request: Request) -> Rule | None:
         """Which knowledge the model may use; None means abstain without calling it. SMART_FALLBACK
-        lets a close enough passage through whatever the confidence, unless the passages are not
-        `trusted`: found for another project than the question names (`elsewhere`)."""
-        relevant = self.judge.answers(confidence)
+        lets a close enough passage through whatever the confidence, unless the passages answer
+        for another project than the question names (`Verdict.elsewhere`)."""
+        relevant = verdict.answers
         general = None if request.fallback == FallbackStrategy.NONE else Rule.GENERAL
         if mode == ResponseMode.RAG_ONLY:
             return Rule.DOCUMENTS if relevant else None
@@ -290,37 +278,28 @@ class Knowledge:
             return Rule.FILL_GAPS if relevant else general
         if mode == ResponseMode.SMART_FALLBACK:
             threshold = request.min_confidence
-            close = self.judge.similarity(retrieval) >= (
-                self._spec.min_confidence if threshold is None else threshold
-            )
-            if close and trusted:
+            close = verdict.closeness >= (self._spec.min_confidence if threshold is None else threshold)
+            if close and verdict.elsewhere is None:
                 return Rule.DOCUMENTS
             if relevant and request.fallback == FallbackStrategy.HYBRID:
                 return Rule.FILL_GAPS
         return Rule.DOCUMENTS if relevant else general  # HYBRID, and SMART_FALLBACK when unsure
 
     def _offline(
-        self,
-        ranking: Ranking,
-        confidence: float,
-        retrieval: Retrieval,
-        mode: ResponseMode,
-        fallback: Fallback | None,
+        self, verdict: Verdict, retrieval: Retrieval, mode: ResponseMode, fallback: Fallback | None
     ) -> Answer:
         notices = []
         if mode in NEEDS_MODEL:
             fallback = fallback or Fallback.NO_LLM
-            notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
-        return self.judge.quote(
-            ranking, retrieval, mode, confidence=confidence, fallback=fallback, notices=notices
-        )
+            notices.append(Notice(NoticeKind.NO_MODEL, mode.value))
+        return quote(verdict, retrieval, mode, fallback=fallback, notices=notices)
 
     def _cache_key(self, request: Request) -> str:
         messages = [
-            {"role": m.get("role"), "content": normalise_query(str(m.get("content", "")))}
+            {"role": m.get("role"), "content": " ".join(str(m.get("content", "")).lower().split())}
             for m in request.messages
         ]
-        return stable_key(
+        parts = (
             messages,
             [(i.id, i.content_version) for i in request.indexes],
             (request.mode or self._spec.mode).value,
@@ -334,3 +313,5 @@ class Knowledge:
             request.min_confidence,
             request.fallback.value,
         )
+        # JSON of the parts: dict order and whitespace in the text do not matter
+        return json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))

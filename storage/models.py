@@ -210,6 +210,8 @@ class Chunk(SQLModel, table=True):
     position: int
     heading: str = Field(default="", sa_column=Column(Text, nullable=False))
     text: str = Field(sa_column=Column(Text, nullable=False))
+    start: int | None = None
+    """Where the chunk's text starts in its document's text (chunks overlap: this says by how much)."""
 
 
 class IndexingJob(SQLModel, table=True):

@@ -3,6 +3,8 @@ first gold passage: the reading of a question's candidates, and the ascent."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -38,7 +40,7 @@ def test_the_ascent_finds_the_weight_that_puts_gold_first_and_never_loses_ground
 
 
 def test_the_weights_are_read_in_the_order_of_the_signals() -> None:
-    weights = Weights(keyword=0.7)
+    weights = replace(Weights.fitted(), keyword=0.7)
     vector = as_vector(weights)
     assert len(vector) == len(PASSAGE_SIGNALS)
     assert vector[PASSAGE_SIGNALS.index("keyword")] == pytest.approx(0.7)

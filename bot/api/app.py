@@ -24,7 +24,7 @@ from bot.api.routes import Handler, Route
 from bot.api.state import API_STATE, ApiState, Limits
 from bot.app.keys import ApiKeys
 from bot.app.services import Services
-from knowledge.backends.llm import OpenAIChatModel
+from knowledge import OpenAIChatModel
 
 ROUTES: list[Route] = [
     *ops.ROUTES,

@@ -42,12 +42,19 @@ from bot.api.directives import SYSTEM_ROLES, Directives, read_directives
 from bot.api.errors import BadRequest, ServiceUnavailable, error_event
 from bot.api.routes import Reply, Route
 from bot.api.state import ApiState, state
-from knowledge.answering.answer import Answer, FallbackStrategy, ResponseMode
-from knowledge.backends.llm import Delta
-from knowledge.backends.tokens import message_text
-from knowledge.engine import Request
-from knowledge.errors import BudgetError, KnowledgeError, QuestionError
-from knowledge.search.context import DEFAULT_RATIO
+from bot.chat.messages import notice as worded
+from knowledge import (
+    DEFAULT_RATIO,
+    Answer,
+    BudgetError,
+    Delta,
+    FallbackStrategy,
+    KnowledgeError,
+    QuestionError,
+    Request,
+    ResponseMode,
+    message_text,
+)
 from storage.access import Action
 from storage.records import IndexRef
 
@@ -229,7 +236,7 @@ def _no_extras(_answer: Answer | None) -> Json:
 
 def _enhanced_extras(directives: Directives) -> Extras:
     def extras(answer: Answer | None) -> Json:
-        notices = answer.notices if answer is not None else []
+        notices = [worded(n) for n in answer.notices] if answer is not None else []
         return {
             "response_mode": answer.mode.value if answer is not None else None,
             "fallback_used": answer is not None and answer.fallback is not None,

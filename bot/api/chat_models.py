@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from knowledge.search.context import MAX_RATIO, MIN_RATIO
+from knowledge import MAX_RATIO, MIN_RATIO
 
 RAG_ROLES = frozenset({"system", "developer", "user", "assistant"})
 LORE_FIELDS = ("index_name", "index_names", "context_token_ratio")

@@ -31,9 +31,7 @@ from bot.api.sources import SCHEDULE_HELP, Attached, ScheduleText, source_out
 from bot.api.state import state
 from bot.chat import messages
 from bot.chat.render import plain
-from knowledge.sources.connectors import ConnectorUnavailable, Credentials, FolderSpec, NotConnected
-from knowledge.sources.connectors.registry import connector_kind
-from knowledge.sources.jobs import Schedule
+from knowledge import ConnectorUnavailable, Credentials, FolderSpec, NotConnected, Schedule, connector_kind
 from storage.access import Action, allowed
 from storage.records import ConnectionRef
 from storage.records import NotFound as RowNotFound

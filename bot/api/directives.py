@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from knowledge.answering.answer import FallbackStrategy, ResponseMode
-from knowledge.indexing.metadata import normalise_labels
+from knowledge import FallbackStrategy, ResponseMode, normalise_labels
 
 KEYS = (
     "RESPONSE_MODE",

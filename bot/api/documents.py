@@ -26,9 +26,17 @@ from bot.api.errors import BadRequest, NotFound
 from bot.api.indexes import find_index
 from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
-from knowledge.indexing.ingest import IngestResult, Source
-from knowledge.indexing.metadata import CONTEXT_LIST_FIELDS, DocumentContext, DocumentFacts, normalise_labels
-from knowledge.search.filters import FilterError, document_fields, matches
+from knowledge import (
+    CONTEXT_LIST_FIELDS,
+    DocumentContext,
+    DocumentFacts,
+    FilterError,
+    IngestResult,
+    Source,
+    document_fields,
+    matches,
+    normalise_labels,
+)
 from storage.access import Action
 from storage.records import DocumentRef, IndexRef
 from storage.values import DocumentStatus, SourceKind

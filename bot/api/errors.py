@@ -27,23 +27,27 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from bot.api.routes import Handler
-from knowledge.catalog import IndexExists, IndexNotFound, NotAllowed
-from knowledge.errors import (
+from knowledge import (
     BudgetError,
+    ConnectorUnavailable,
     EmbedderUnavailable,
     EmbeddingMismatch,
     EmptyContent,
+    FilterError,
+    IndexExists,
+    IndexNotFound,
     IngestError,
     KnowledgeError,
     LLMRejected,
     LLMUnavailable,
+    NotAllowed,
+    NotConfigured,
+    NotConnected,
     QuestionError,
     TooLarge,
     UnreadableContent,
     UnsupportedContent,
 )
-from knowledge.search.filters import FilterError
-from knowledge.sources.connectors import ConnectorUnavailable, NotConfigured, NotConnected
 from storage.records import NameTaken, StorageError
 from storage.records import NotFound as RowNotFound
 

@@ -13,8 +13,8 @@ from bot.api.bodies import json_body
 from bot.api.indexes import find_index
 from bot.api.routes import Reply, Route
 from bot.api.state import state
-from knowledge.search.filters import document_fields
-from knowledge.search.retrieval import Hit, QueryType
+from bot.chat.messages import notice as worded
+from knowledge import Hit, QueryType, document_fields
 from storage.access import Action
 
 
@@ -79,7 +79,9 @@ async def query_index(request: web.Request) -> web.Response:
         query_type=body.query_type,
         where=body.properties,
     )
-    result = QueryResult(matches=[_match(h) for h in retrieval.hits], warnings=retrieval.notices)
+    result = QueryResult(
+        matches=[_match(h) for h in retrieval.hits], warnings=[worded(n) for n in retrieval.notices]
+    )
     return web.json_response(result.model_dump(mode="json"))
 
 

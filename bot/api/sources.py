@@ -21,8 +21,7 @@ from bot.api.indexes import find_index
 from bot.api.jobs import JobOut, job_out
 from bot.api.routes import Reply, Route, find_row
 from bot.api.state import state
-from knowledge.errors import KnowledgeError
-from knowledge.sources.jobs import Schedule
+from knowledge import KnowledgeError, Schedule
 from storage.access import Action
 from storage.records import IndexRef, SourceConfigRef
 

@@ -9,7 +9,7 @@ from aiohttp import web
 from bot.api.metrics import Metrics
 from bot.app.keys import ApiKeys
 from bot.app.services import Services
-from knowledge.backends.llm import PassThrough
+from knowledge import PassThrough
 
 MB = 1024 * 1024
 JSON_LIMIT = 2 * MB

@@ -16,7 +16,7 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from knowledge.indexing.ingest import collection_for
+from knowledge import collection_for
 from storage.repositories.removals import Removal, Removals
 
 if TYPE_CHECKING:

@@ -13,14 +13,18 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.app.settings import Settings
-from knowledge.backends.embedding import Embedder, build_embedder
-from knowledge.backends.llm import OpenAIChatModel
-from knowledge.catalog import Catalog
-from knowledge.engine import AnswerSpec, Knowledge
-from knowledge.extraction.sandbox import DocumentReader
-from knowledge.indexing.ingest import Ingestor
-from knowledge.search.retrieval import Retriever
-from knowledge.sources.web import AllowList
+from knowledge import (
+    AllowList,
+    AnswerSpec,
+    Catalog,
+    DocumentReader,
+    Embedder,
+    Ingestor,
+    Knowledge,
+    OpenAIChatModel,
+    Retriever,
+    build_embedder,
+)
 from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
 from storage.repositories.answers import AnswerRepository
@@ -36,9 +40,7 @@ if TYPE_CHECKING:
 
     from bot.app.actions import Actions
     from bot.app.removals import WorkspaceRemovals
-    from knowledge.sources.connectors.service import Connections
-    from knowledge.sources.fetch import Resolve
-    from knowledge.sources.jobs import IndexingJobs
+    from knowledge import Connections, IndexingJobs, Resolve
 
 
 @dataclass
@@ -71,7 +73,7 @@ class Services:
     @cached_property
     def jobs(self) -> IndexingJobs:
         """Indexing jobs: crawls and connector syncs, queued in SQL."""
-        from knowledge.sources.jobs import IndexingJobs
+        from knowledge import IndexingJobs
         from storage.repositories.jobs import JobRepository
 
         return IndexingJobs(JobRepository(self.db), self.sources, self.indexes, self.ingestor, self.allow)
@@ -79,8 +81,7 @@ class Services:
     @cached_property
     def connections(self) -> Connections:
         """Connections to connectors; credentials are sealed with LORE_SECRET_KEY when it is set."""
-        from knowledge.sources.connectors.service import ClientLimits, Connections
-        from knowledge.sources.fetch import system_resolve
+        from knowledge import ClientLimits, Connections, system_resolve
         from storage.repositories.connections import ConnectionRepository
         from storage.secrets import SecretBox
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from bot.app.masking import mask_text, mask_url, url_secrets
-from knowledge.settings import KnowledgeSettings
+from knowledge import KnowledgeSettings
 from storage.access import PartnerPolicy
 
 SECRET_FIELDS = frozenset(

@@ -15,13 +15,19 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from bot.app.services import Services
 from bot.app.settings import Settings
-from knowledge.sources.connectors.registry import CONNECTORS
-from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
-from knowledge.sources.fetch import Fetcher
-from knowledge.sources.jobs import JobRunner, JobWorker, SourceSync, worker_name
+from knowledge import (
+    CONNECTORS,
+    ConnectorSync,
+    Fetcher,
+    JobRunner,
+    JobWorker,
+    SourceSync,
+    SyncPolicy,
+    worker_name,
+)
 
 if TYPE_CHECKING:
-    from knowledge.sources.crawl import Crawler, CrawlLimits
+    from knowledge import Crawler, CrawlLimits
 
 log = logging.getLogger(__name__)
 FIRST_CHECK_AFTER = timedelta(seconds=10)
@@ -33,7 +39,7 @@ core knows no surface."""
 
 def crawl_limits(settings: Settings, options: Mapping[str, object]) -> CrawlLimits:
     """The settings' limits, with a source's own overrides (only known, well-typed ones)."""
-    from knowledge.sources.crawl import CrawlLimits
+    from knowledge import CrawlLimits
 
     limits = CrawlLimits.from_settings(settings)
     known = {f.name: type(getattr(limits, f.name)) for f in fields(limits)}
@@ -52,7 +58,7 @@ def build_worker(
     allow = services.allow
 
     def make_crawler(options: Mapping[str, object]) -> Crawler:
-        from knowledge.sources.crawl import Crawler
+        from knowledge import Crawler
 
         limits = crawl_limits(settings, options)
         return Crawler(

@@ -11,7 +11,7 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Surface, Turn
-from knowledge.sources.connectors.registry import CONNECTORS
+from knowledge import CONNECTORS
 
 CONNECT_FORMS = {kind: f"connect_{kind}" for kind in CONNECTORS}
 """The private form (a Slack modal) that takes each kind's credentials, by kind."""

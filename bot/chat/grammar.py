@@ -29,7 +29,7 @@ from bot.chat.intents import (
     ShowFeedback,
     StopIndexing,
 )
-from knowledge.sources.connectors.registry import CONNECTORS
+from knowledge import CONNECTORS
 
 URL = re.compile(r"<?(https?://[^\s<>|]+)(?:\|[^>]*)?>?")
 _POLITE = re.compile(

@@ -9,11 +9,10 @@ from datetime import UTC, datetime
 
 from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
+from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
-from knowledge.answering.answer import Answer, distinct_names
-from knowledge.catalog import IndexListing
-from knowledge.indexing.documents import document_names
+from knowledge import Answer, IndexListing, distinct_names, document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
@@ -43,7 +42,7 @@ def age(when: datetime, now: datetime | None = None) -> str:
 
 
 def render_answer(answer: Answer) -> str:
-    lines = [f"_{notice}_" for notice in answer.notices]
+    lines = [f"_{worded(said)}_" for said in answer.notices]
     lines.append(answer.text)
     if answer.citations:
         lines.append("")

@@ -21,11 +21,7 @@ from bot.chat.history import HistoryCommands
 from bot.chat.render import render_documents_md, render_listing_md, render_review_md
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
-from knowledge.answering.answer import Answer, ResponseMode
-from knowledge.engine import Request, Strategy
-from knowledge.errors import KnowledgeError
-from knowledge.indexing.ingest import Outcome, Source
-from knowledge.sources.fetch import Fetcher
+from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
 from storage.records import IndexRef
 
 log = logging.getLogger(__name__)
@@ -129,10 +125,8 @@ class Router:
             seen = await self._actions.indexes.viewed(actor, turn.viewing)
             if seen is not None and seen.id not in {i.id for i in indexes}:
                 indexes.append(seen)
-        mode = (
-            ResponseMode.parse(actor.conversation.response_mode) if actor.conversation.response_mode else None
-        )
-        strategy = Strategy(actor.conversation.rag_strategy or Strategy.ALWAYS)
+        mode = actor.conversation.response_mode
+        strategy = actor.conversation.rag_strategy or Strategy.ALWAYS
         chat = [*turn.history, {"role": "user", "content": command.text}]
         request = Request(indexes, chat, mode=mode, strategy=strategy)
 

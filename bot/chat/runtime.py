@@ -12,8 +12,7 @@ from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.app.workers import MoreSyncs, running_jobs
 from bot.chat.router import Router
-from knowledge.backends.tokens import TiktokenCounter
-from knowledge.sources.fetch import Fetcher, Resolve, system_resolve
+from knowledge import Fetcher, Resolve, TiktokenCounter, system_resolve
 
 
 @dataclass

@@ -14,8 +14,7 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.render import age
 from bot.chat.surface import Surface, Turn
-from knowledge.sources.jobs import Schedule
-from knowledge.sources.jobs.counters import Count, JobCounters
+from knowledge import Count, JobCounters, Schedule
 from storage.records import IndexRef, JobRef, SourceConfigRef
 
 FOLLOW_AT_MOST = 3 * 3600.0

@@ -11,9 +11,7 @@ from typing import Protocol
 from bot.app.actions.threads import ThreadText
 from bot.app.conversations import Actor
 from bot.chat.commands import Command, parse
-from knowledge.answering.answer import Answer
-from knowledge.backends.llm import Delta
-from knowledge.search.context import Message
+from knowledge import Answer, Delta, Message
 from storage.records import ChannelRef
 
 

@@ -14,6 +14,7 @@ import typer
 from bot.app.keys import ApiKeyRef, ApiKeys, open_keys
 from bot.app.settings import Settings
 from bot.cli.common import settings_or_exit
+from bot.cli.tables import table
 from storage.records import StorageError
 from storage.values import LOCAL_TENANT
 
@@ -81,9 +82,8 @@ def list_keys(tenant: str | None = typer.Option(None, "--tenant", "-t")) -> None
     if not rows:
         typer.echo("No API keys yet. Create one with `lore api-key create --name NAME`.")
         return
-    typer.echo(f"{'id':>4}  {'tenant':<12} {'name':<20} {'key':<16} {'created':<17} {'last used':<17} state")
-    for row in rows:
-        typer.echo(_row(row))
+    columns = [">id", "tenant", "name", "key", "created", "last used", "state"]
+    typer.echo(table(columns, [_row(row) for row in rows]))
 
 
 async def serve_api(settings: Settings, host: str, port: int) -> None:
@@ -126,11 +126,16 @@ def _keys(settings: Settings) -> Iterator[ApiKeys]:
         raise typer.Exit(1) from None
 
 
-def _row(key: ApiKeyRef) -> str:
+def _row(key: ApiKeyRef) -> tuple[object, ...]:
     state = "active" if key.active else f"revoked {_when(key.revoked_at)}"
     return (
-        f"{key.id:>4}  {key.tenant_id:<12} {key.name:<20} {key.prefix + '…':<16} "
-        f"{_when(key.created_at):<17} {_when(key.last_used_at):<17} {state}"
+        key.id,
+        key.tenant_id,
+        key.name,
+        key.prefix + "…",
+        _when(key.created_at),
+        _when(key.last_used_at),
+        state,
     )
 
 

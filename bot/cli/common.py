@@ -13,7 +13,7 @@ from bot.app.conversations import Actor
 from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings, SettingsError, load_settings
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.records import StorageError
 
 T = TypeVar("T")

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from bot.app.masking import mask_text, mask_url
 from bot.app.services import build_llm_client, build_vector_store
 from bot.app.settings import Settings
-from knowledge.backends.embedding import build_embedder
-from knowledge.backends.tokens import TiktokenCounter
-from knowledge.errors import KnowledgeError
+from bot.cli.tables import table
+from knowledge import KnowledgeError, TiktokenCounter, build_embedder
 from storage.db import open_database
 from storage.migrations_runner import current_revision
 
@@ -169,8 +168,6 @@ def format_report(settings: Settings, checks: list[Check]) -> str:
     lines = ["Configuration:"]
     lines += [f"  {name} = {value}" for name, value in settings.masked().items()]
     lines.append("Components:")
-    width = max(len(c.component) for c in checks)
-    for check in checks:
-        mark = "OK  " if check.ok else "FAIL"
-        lines.append(f"  {mark} {check.component:<{width}}  {check.detail}")
+    rows = [("OK" if check.ok else "FAIL", check.component, check.detail) for check in checks]
+    lines.append(table(["", "", ""], rows, header=False, indent=2))
     return "\n".join(lines)

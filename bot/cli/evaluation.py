@@ -10,13 +10,22 @@ from typing import Any
 from bot.app.local import index_for_cli, local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from knowledge.errors import IngestError
-from knowledge.evaluation.beir import corpus_sources, evaluate, ingest_corpus, load_beir
-from knowledge.evaluation.qa import ask_all, load_questions, score
-from knowledge.evaluation.qa import corpus_sources as folder_sources
-from knowledge.indexing.ingest import IngestResult, Source
-from knowledge.judging.ranking import Ranker
-from knowledge.search.retrieval import RetrievalSpec, Retriever
+from knowledge import (
+    IngestError,
+    IngestResult,
+    Ranker,
+    RetrievalSpec,
+    Retriever,
+    Source,
+    ask_all,
+    beir_sources,
+    evaluate_retrieval,
+    folder_sources,
+    ingest_corpus,
+    load_beir,
+    load_questions,
+    score_answers,
+)
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
 
@@ -43,7 +52,7 @@ async def run_beir(
         failures = await ingest_corpus(services.ingestor, index, beir, None if quiet else _progress)
         seconds = time.perf_counter() - started
         stats = services.indexes.stats(index.id)
-        megabytes = sum(len(s.data) for s in corpus_sources(beir)) / 1e6
+        megabytes = sum(len(s.data) for s in beir_sources(beir)) / 1e6
         print(
             f"\ningested {len(beir.corpus)} documents ({megabytes:.1f} MB, {stats.chunks} chunks, "
             f"{failures} failed) in {seconds:.0f} s: {megabytes / seconds:.3f} MB/s, "
@@ -58,7 +67,7 @@ async def run_beir(
             spec=EVAL_SPEC,
         )
         ranker = Ranker(services.embedder, retriever.term_frequencies)
-        return await evaluate(retriever, services.indexes.get(index.id), beir, ranker=ranker)
+        return await evaluate_retrieval(retriever, services.indexes.get(index.id), beir, ranker=ranker)
     finally:
         await services.aclose()
 
@@ -103,7 +112,7 @@ async def run_qa(
             "model": services.knowledge.model or "extractive",
             "files": len(keys),
             "ingest_seconds": round(ingest_seconds, 1),
-            **score(results),
+            **score_answers(results),
             "items": [r.as_json() for r in results],
         }
     finally:

@@ -15,9 +15,8 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
-from knowledge.errors import KnowledgeError
-from knowledge.sources.jobs import IndexingJobs
-from knowledge.sources.jobs.counters import Count, JobCounters
+from bot.cli.tables import table
+from knowledge import Count, IndexingJobs, JobCounters, KnowledgeError
 from storage.records import IndexRef, JobRef
 
 
@@ -78,12 +77,15 @@ def jobs(
         recent = await services.jobs.recent(limit=20)
         if not recent:
             typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
+            return
+        rows = []
         for job in recent:
             counted = JobCounters(job.counters)
-            typer.echo(
-                f"{job.id:>5}  {job.state.value:<11} {counted.pages_done}/{counted[Count.PAGES_FOUND]} pages, "
-                f"{counted[Count.CHUNKS]} chunks, {job.trigger}, created {age(job.created_at)}"
+            pages = f"{counted.pages_done}/{counted[Count.PAGES_FOUND]}"
+            rows.append(
+                (job.id, job.state.value, pages, counted[Count.CHUNKS], job.trigger, age(job.created_at))
             )
+        typer.echo(table([">job", "state", ">pages", ">chunks", "trigger", "created"], rows))
 
     with_services(settings_or_exit(), work)
 

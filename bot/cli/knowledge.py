@@ -18,14 +18,11 @@ from bot.app.conversations import Actor
 from bot.app.local import files_under, index_for_cli
 from bot.app.services import Services
 from bot.cli.common import as_local_user, settings_or_exit
-from knowledge.answering.answer import ResponseMode
-from knowledge.engine import Request
-from knowledge.errors import IngestError, KnowledgeError
-from knowledge.extraction.types import without_surrogates
-from knowledge.indexing.ingest import Outcome, Source
+from bot.cli.tables import table
+from knowledge import IngestError, KnowledgeError, Outcome, Request, ResponseMode, Source, without_surrogates
 
 if TYPE_CHECKING:
-    from knowledge.sources.fetch import Fetcher
+    from knowledge import Fetcher
 
 T = TypeVar("T")
 URL = re.compile(r"^https?://", re.I)
@@ -188,11 +185,17 @@ def eval_beir(
     if as_json:
         typer.echo(json.dumps(scores))
     else:
-        typer.echo(f"{'':10}{'nDCG@10':>10}{'Recall@100':>12}{'p50 ms':>10}{'p95 ms':>10}")
-        for name, v in scores.items():
-            typer.echo(
-                f"{name:10}{v['ndcg@10']:>10.4f}{v['recall@100']:>12.4f}{v['p50_ms']:>10.1f}{v['p95_ms']:>10.1f}"
+        rows = [
+            (
+                name,
+                f"{v['ndcg@10']:.4f}",
+                f"{v['recall@100']:.4f}",
+                f"{v['p50_ms']:.1f}",
+                f"{v['p95_ms']:.1f}",
             )
+            for name, v in scores.items()
+        ]
+        typer.echo(table(["", ">nDCG@10", ">Recall@100", ">p50 ms", ">p95 ms"], rows))
 
 
 @eval_app.command("qa")
@@ -237,14 +240,14 @@ def _qa_table(report: dict[str, object]) -> str:
     ]  # fmt: skip
     latency = report["latency_ms"]
     assert isinstance(latency, dict)
-    lines = [f"{report['split']} split, {report['questions']} questions ({report['model']})"]
-    lines += [f"{name:18}{report[name]:>8.3f}" for name in names]
-    lines.append(f"{'latency p50/p95':18}{latency['p50']:>8.0f} / {latency['p95']:.0f} ms")
-    return "\n".join(lines)
+    rows = [(name, f"{report[name]:.3f}") for name in names]
+    rows.append(("latency p50/p95", f"{latency['p50']:.0f} / {latency['p95']:.0f} ms"))
+    title = f"{report['split']} split, {report['questions']} questions ({report['model']})"
+    return title + "\n" + table(["", ">"], rows, header=False)
 
 
 def _fetcher(services: Services) -> Fetcher:
-    from knowledge.sources.fetch import Fetcher  # not imported by the commands that fetch nothing
+    from knowledge import Fetcher  # not imported by the commands that fetch nothing
 
     return Fetcher(services.allow, max_bytes=services.settings.max_file_bytes)
 

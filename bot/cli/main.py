@@ -14,7 +14,7 @@ import typer
 from bot.app.logs import configure_logging
 from bot.app.settings import Settings
 from bot.cli.common import settings_or_exit
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.records import StorageError
 
 log = logging.getLogger(__name__)

@@ -26,8 +26,7 @@ from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
 from bot.cli.jobs import follow_with_bar
-from knowledge.sources.connectors import Credentials, FolderSpec
-from knowledge.sources.connectors.registry import CONNECTORS
+from knowledge import CONNECTORS, Credentials, FolderSpec
 from storage.access import Place
 from storage.records import ConnectionRef
 from storage.values import LOCAL_TENANT
@@ -232,7 +231,7 @@ def attach(
     selection = _selection(only, include, exclude, skip_closed)
 
     async def work(services: Services) -> str:
-        from knowledge.sources.jobs import Schedule
+        from knowledge import Schedule
 
         every = Schedule.parse(schedule)
         if every is None:

@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from bot.app.services import Services
 from bot.mcp.who import Principal
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.access import Action
 from storage.records import DocumentRef, IndexRef, NotFound
 

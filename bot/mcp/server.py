@@ -27,7 +27,7 @@ from bot.mcp import resources
 from bot.mcp.bounds import cut_short
 from bot.mcp.tools import TOOLS, Lore, refusal
 from bot.mcp.who import Principal
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.records import StorageError
 
 log = logging.getLogger(__name__)

@@ -16,18 +16,13 @@ import mcp_types as types
 from pydantic import BaseModel
 
 from bot.app.services import Services
+from bot.chat.messages import notice as worded
 from bot.chat.runtime import Runtime
 from bot.mcp import shapes
 from bot.mcp.bounds import Budget, capped
 from bot.mcp.resources import uri
 from bot.mcp.who import Principal
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
-from knowledge.indexing.ingest import Source
-from knowledge.indexing.metadata import DocumentFacts
-from knowledge.search.filters import FilterError
-from knowledge.sources.fetch import Fetcher
-from knowledge.sources.jobs import Schedule
+from knowledge import DocumentFacts, Fetcher, FilterError, KnowledgeError, NotAllowed, Schedule, Source
 from storage.access import Action, allowed
 from storage.values import SourceKind
 
@@ -106,7 +101,12 @@ async def search_knowledge(lore: Lore, who: Principal, args: shapes.SearchArgs) 
             )
     return shapes.SearchResult(
         passages=passages,
-        notices=[*notices, *capped_notice, *found.notices, *budget.notices("passages", lore.max_chars)],
+        notices=[
+            *notices,
+            *capped_notice,
+            *(worded(n) for n in found.notices),
+            *budget.notices("passages", lore.max_chars),
+        ],
     )
 
 
@@ -149,7 +149,7 @@ async def ask(lore: Lore, who: Principal, args: shapes.AskArgs) -> shapes.AskRes
         confidence=None if answer.confidence is None else round(answer.confidence, 4),
         citations=citations,
         closest=closest,
-        notices=[*notices, *answer.notices, *budget.notices("quotes", lore.max_chars)],
+        notices=[*notices, *(worded(n) for n in answer.notices), *budget.notices("quotes", lore.max_chars)],
     )
 
 

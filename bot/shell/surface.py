@@ -7,8 +7,7 @@ from typing import TextIO
 
 from bot.chat.render import plain, render_answer
 from bot.chat.surface import Confirmation
-from knowledge.answering.answer import Answer
-from knowledge.backends.llm import Delta
+from knowledge import Answer, Delta
 
 
 class ShellSurface:

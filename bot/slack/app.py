@@ -31,7 +31,7 @@ from bot.slack.people import People, Who
 from bot.slack.shortcut import MemoryShortcut
 from bot.slack.slash import ResponseSurface, SlashCommand
 from bot.slack.surface import SlackSurface
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.records import NotFound
 
 log = logging.getLogger(__name__)

@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.chat.messages import notice as worded
 from bot.chat.mrkdwn import defuse, escape, link
 from bot.chat.render import age
-from knowledge.answering.answer import Answer, Citation, distinct_names
+from knowledge import Answer, Citation, distinct_names
 
 Block = dict[str, Any]
 MARKDOWN_LIMIT = 12_000
@@ -115,7 +116,7 @@ def tail_blocks(answer: Answer, answer_id: int | None) -> list[Block]:
 def notice_blocks(answer: Answer) -> list[Block]:
     if not answer.notices:
         return []
-    text = "\n".join(f"_{escape(n)}_" for n in answer.notices)
+    text = "\n".join(f"_{escape(worded(n))}_" for n in answer.notices)
     return [{"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_LIMIT]}]}]
 
 

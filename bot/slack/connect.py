@@ -29,7 +29,7 @@ from bot.chat.connectors import CONNECT_FORMS
 from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
-from knowledge.sources.connectors import ConnectorError, Credentials
+from knowledge import ConnectorError, Credentials
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]

@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections import OrderedDict
 from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any
 
 import aiohttp
+from cachetools import FIFOCache
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -35,7 +35,7 @@ from bot.slack.followups import is_follow_up
 from bot.slack.people import Who
 from bot.slack.surface import SlackSurface
 from bot.slack.workspaces import Workspace, Workspaces
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.access import PartnerPolicy
 from storage.records import ChannelRef
 
@@ -88,7 +88,7 @@ class SlackEvents:
         time would starve the event loop, and with it every acknowledgement."""
         self._ingest_gate = asyncio.Semaphore(settings.lore_ingest_concurrency)
         """Uploads have their own places, so a big file never holds up a question."""
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._recent: FIFOCache[str, None] = FIFOCache(maxsize=RECENT_DELIVERIES)
         self.viewing = viewing or Viewing()
         self.workspaces = Workspaces(
             runtime.services,
@@ -222,8 +222,6 @@ class SlackEvents:
             return False
         for key in keys:
             self._recent[key] = None
-        while len(self._recent) > RECENT_DELIVERIES:
-            self._recent.popitem(last=False)
         return True
 
     async def _title(self, space: Workspace, channel: str, thread_ts: str, question: str) -> None:

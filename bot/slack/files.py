@@ -24,8 +24,7 @@ from yarl import URL
 
 from bot.chat import messages
 from bot.chat.surface import DownloadError, IncomingFile
-from knowledge.sources.fetch import REDIRECTS, Fetcher
-from knowledge.sources.web import FetchError, Refused
+from knowledge import REDIRECTS, Fetcher, FetchError, Refused
 
 log = logging.getLogger(__name__)
 

@@ -13,10 +13,10 @@ thread of other people costs one call a minute.
 from __future__ import annotations
 
 import re
-import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
+
+from cachetools import LRUCache, TTLCache
 
 from bot.slack.reader import ChannelReader
 
@@ -52,29 +52,28 @@ class Threads:
 
     def __init__(self, reader: ChannelReader) -> None:
         self._reader = reader
-        self._joined: OrderedDict[tuple[str, str], None] = OrderedDict()
-        self._not_in: dict[tuple[str, str], float] = {}
+        self._joined: LRUCache[tuple[str, str], None] = LRUCache(maxsize=KNOWN_THREADS)
+        self._not_in: TTLCache[tuple[str, str], None] = TTLCache(
+            maxsize=KNOWN_THREADS, ttl=NOT_IN_THREAD_SECONDS
+        )
+        """Threads Lore was found not to be in, not read again for a while."""
 
     def joined(self, channel: str, thread_ts: str) -> None:
         """Lore replied in this thread."""
         key = (channel, thread_ts)
         self._not_in.pop(key, None)
         self._joined[key] = None
-        self._joined.move_to_end(key)
-        while len(self._joined) > KNOWN_THREADS:
-            self._joined.popitem(last=False)
 
     async def takes_part(self, channel: str, thread_ts: str) -> bool:
         key = (channel, thread_ts)
         if key in self._joined:
             return True
-        if time.monotonic() - self._not_in.get(key, float("-inf")) < NOT_IN_THREAD_SECONDS:
+        if key in self._not_in:
             return False
         bot = await self._reader.bot_user_id()
         found = await self._reader.replies(channel, thread_ts, pages=5)
         if any(m.get("user") == bot for m in found):
             self.joined(channel, thread_ts)
             return True
-        self._not_in = {k: t for k, t in self._not_in.items() if time.monotonic() - t < NOT_IN_THREAD_SECONDS}
-        self._not_in[key] = time.monotonic()
+        self._not_in[key] = None
         return False

@@ -26,10 +26,7 @@ from bot.app.actions.threads import SLACK_CHANNEL, Learned, ThreadActions, Threa
 from bot.app.services import Services
 from bot.chat.commands import is_command
 from bot.slack.reader import ChannelReader, Message, build_client, hour_key, hour_of, thread_key
-from knowledge.errors import IngestError, KnowledgeError
-from knowledge.indexing.ingest import Outcome
-from knowledge.sources.jobs import JobContext, SourceSync
-from knowledge.sources.jobs.counters import Count, JobCounters
+from knowledge import Count, IngestError, JobContext, JobCounters, KnowledgeError, Outcome, SourceSync
 from storage.records import IndexRef, SourceConfigRef
 
 log = logging.getLogger(__name__)

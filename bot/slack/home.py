@@ -34,7 +34,7 @@ from bot.slack.home_view import (
     target_of,
 )
 from bot.slack.people import People, Who
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError
 from storage.records import NotFound
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from bot.app.actions.home import AddTarget, ChannelSummary, Home, JobSummary
 from bot.chat import messages
 from bot.chat.render import age
 from bot.slack.blocks import Block
-from knowledge.sources.jobs.counters import Count, JobCounters
+from knowledge import Count, JobCounters
 from storage.values import Scope
 
 VIEW_BLOCKS = 100

@@ -25,8 +25,7 @@ from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
-from knowledge.errors import KnowledgeError
-from knowledge.indexing.ingest import Outcome
+from knowledge import KnowledgeError, Outcome
 from storage.access import Action
 from storage.records import IndexRef
 

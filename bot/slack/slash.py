@@ -39,9 +39,7 @@ from bot.slack.blocks import (
 )
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
-from knowledge.answering.answer import Answer
-from knowledge.backends.llm import Delta
-from knowledge.errors import KnowledgeError
+from knowledge import Answer, Delta, KnowledgeError
 from storage.records import AnswerRecord
 
 log = logging.getLogger(__name__)

@@ -42,8 +42,7 @@ from bot.slack.blocks import (
     split_text,
     tail_blocks,
 )
-from knowledge.answering.answer import Answer
-from knowledge.backends.llm import Delta
+from knowledge import Answer, Delta
 
 log = logging.getLogger(__name__)
 WORKING_REACTION = "mag"

@@ -22,7 +22,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from knowledge.answering.answer import (
-    HEDGE_NOTICE,
     Answer,
     Citation,
     Fallback,
@@ -30,16 +29,17 @@ from knowledge.answering.answer import (
     closed_fences,
     distinct_names,
 )
-from knowledge.judging.abstain import elsewhere
+from knowledge.judging.judge import READ_ON, Verdict
 from knowledge.judging.ranking import Ranking, Scored
+from knowledge.search.notices import HEDGED, Notice
 from knowledge.search.retrieval import Hit, Retrieval
 from knowledge.text.quotes import Kind, Unit, without_marker
 from knowledge.text.syntax import FENCE
 
 QUOTED_PASSAGES = 3
-MOST_QUOTED = QUOTED_PASSAGES + 1
-"""For a question that asks several things (`asks_several`): its parts' answers often lie
-in different passages. On the tune half, two more multi-part questions hold all their facts."""
+MOST_QUOTED = READ_ON
+"""For a question that asks several things (`asks_several`), one passage more: its parts'
+answers often lie in different passages. The judge reads on as many (`READ_ON`)."""
 _SEVERAL = re.compile(
     r"\?.*\?|;|,\s*and\b|\s\+\s|\band\s+(?:what|how|where|which|why|when|is|are|can|do|does|should)\b"
     r"|\bvs\b|\bversus\b|\bdifferences?\b",
@@ -70,6 +70,32 @@ LEAD_WORDS = 6
 as are those that end with a colon or ask ("So how exactly does Flask handle uploads?")."""
 
 
+def quote(
+    verdict: Verdict,
+    retrieval: Retrieval,
+    mode: ResponseMode,
+    *,
+    fallback: Fallback | None = None,
+    notices: Sequence[Notice] = (),
+    hedged: bool | None = None,
+) -> Answer:
+    """The answer quoted from the verdict's ranking when the passages answer, else the
+    abstention that says where Lore looked. The answer is `hedged` as the caller says, else
+    as the verdict does."""
+    if not verdict.ranking.passages or not verdict.answers:
+        return abstention(retrieval, mode, verdict, fallback=fallback, notices=notices)
+    return extractive_answer(
+        verdict.ranking,
+        retrieval,
+        mode,
+        confidence=verdict.confidence,
+        fallback=fallback,
+        notices=notices,
+        relevance_floor=verdict.floor,
+        hedged=verdict.hedged if hedged is None else hedged,
+    )
+
+
 def extractive_answer(
     ranking: Ranking,
     retrieval: Retrieval,
@@ -77,7 +103,7 @@ def extractive_answer(
     *,
     confidence: float | None = None,
     fallback: Fallback | None = None,
-    notices: Sequence[str] = (),
+    notices: Sequence[Notice] = (),
     relevance_floor: float = 0.0,
     hedged: bool = False,
 ) -> Answer:
@@ -111,7 +137,7 @@ def extractive_answer(
         citations=citations,
         mode=mode,
         fallback=fallback,
-        notices=[*([HEDGE_NOTICE] if hedged else []), *retrieval.notices, *notices],
+        notices=[*([HEDGED] if hedged else []), *retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
         confidence=confidence,
     )
@@ -312,19 +338,18 @@ def _code_lines(code: str) -> str:
 def abstention(
     retrieval: Retrieval,
     mode: ResponseMode,
+    verdict: Verdict | None = None,
     *,
-    ranking: Ranking | None = None,
-    confidence: float | None = None,
     fallback: Fallback | None = None,
-    notices: Sequence[str] = (),
+    notices: Sequence[Notice] = (),
 ) -> Answer:
     """An honest "not found": where Lore looked, and the closest documents as places to
     look (in `closest`, and named in the text, never quoted as an answer); when what was
     found answers for another project than the question names, a notice says so
-    (`knowledge.judging.abstain.elsewhere`)."""
+    (`Verdict.elsewhere`)."""
     names = [i.name for i in retrieval.searched]
-    hits = ranking.hits if ranking is not None else retrieval.hits
-    misplaced = elsewhere(ranking) if ranking is not None else None
+    hits = verdict.ranking.hits if verdict is not None else retrieval.hits
+    misplaced = verdict.elsewhere if verdict is not None else None
     closest = [Citation.from_hit(n, h, "") for n, h in enumerate(_distinct(hits)[:CLOSEST], start=1)]
     if not names:
         text = "There is no index enabled here to search. Enable one with “enable the <name> index”."
@@ -347,7 +372,7 @@ def abstention(
         fallback=fallback,
         notices=[*retrieval.notices, *notices, *([misplaced.notice] if misplaced else [])],
         searched=names,
-        confidence=confidence,
+        confidence=verdict.confidence if verdict is not None else None,
         closest=closest,
     )
 

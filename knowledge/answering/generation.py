@@ -6,7 +6,7 @@ module carries the plan out. A model's answer under a checked rule (`Rule.checke
 only once every sentence rests on a cited passage (and, with `verify`, the model judged no
 claim contradicted or unsupported by what it cites, `knowledge.answering.verification`); when it does
 not, or when the model is
-down or says nothing, the answer is quoted from the documents (`Judge.quote`) with a notice
+down or says nothing, the answer is quoted from the documents (`extractive.quote`) with a notice
 saying why. It never raises for a model outage.
 """
 
@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from knowledge.answering.answer import (
-    HEDGE_NOTICE,
     Answer,
     Citation,
     Fallback,
@@ -27,31 +26,22 @@ from knowledge.answering.answer import (
     map_citations,
 )
 from knowledge.answering.citations import GENERAL_MARK, attribute, check_answer, says_it_does_not_know
-from knowledge.answering.extractive import abstention
+from knowledge.answering.extractive import abstention, quote
 from knowledge.answering.verification import verify
 from knowledge.backends.llm import ChatModel, Completion, Delta
 from knowledge.errors import LLMUnavailable
-from knowledge.judging.judge import Judge
-from knowledge.judging.ranking import Ranking
+from knowledge.judging.judge import Verdict
 from knowledge.search.context import Budget, Message, select_hits
+from knowledge.search.notices import HEDGED, Notice, NoticeKind
 from knowledge.search.retrieval import Hit, Retrieval
 
 log = logging.getLogger(__name__)
 
-UNVERIFIED_NOTICE = (
-    "The model's answer did not rest every claim on a cited document, so here is what the documents say."
-)
-GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
-PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
-MODEL_FIRST_NOTICE = (
-    "Partly from the model's own knowledge: only what cites a source here rests on your documents."
-)
 
-
-def own_knowledge(reply: str, hits: Sequence[Hit], question: str) -> list[str]:
+def own_knowledge(reply: str, hits: Sequence[Hit], question: str) -> list[Notice]:
     """The label of a reply the model wrote from its own knowledge first, shown the passages
     `hits`: none when every claim of it rests on a passage it cites (`check_answer`)."""
-    return [] if check_answer(reply, hits, asked=question).ok else [MODEL_FIRST_NOTICE]
+    return [] if check_answer(reply, hits, asked=question).ok else [Notice(NoticeKind.MODEL_FIRST)]
 
 
 @dataclass(frozen=True)
@@ -64,23 +54,21 @@ class Plan:
     rule: Rule
     mode: ResponseMode
     budget: Budget
+    verdict: Verdict | None = None
+    """The judge's verdict on the passages (after the model's rerank); None when nothing was
+    looked for."""
     fallback: Fallback | None = None
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
     """Said above the model's answer (whose project the passages found are for)."""
     instructions: str = ""
-    ranking: Ranking | None = None
-    confidence: float | None = None
-    doubted: bool = False
-    """The model's rerank said none of the passages helps (`knowledge.judging.rerank`)."""
 
 
 class Writer:
-    """Has `chat` write the answer a `Plan` calls for; `judge` quotes the documents instead
-    when the model's answer cannot be shown."""
+    """Has `chat` write the answer a `Plan` calls for; the documents are quoted instead
+    (`knowledge.answering.extractive.quote`) when the model's answer cannot be shown."""
 
-    def __init__(self, chat: ChatModel, judge: Judge, *, verify: bool = False) -> None:
+    def __init__(self, chat: ChatModel, *, verify: bool = False) -> None:
         self._chat = chat
-        self._judge = judge
         self._verify = verify  # an answer that passed the citation check goes to the model's judgement too
 
     async def write(self, plan: Plan, stream: bool) -> AsyncIterator[Delta | Answer]:
@@ -99,7 +87,7 @@ class Writer:
             else:
                 completion = await self._chat.complete(prompt, max_tokens=plan.budget.max_tokens)
         except LLMUnavailable as exc:
-            yield self._degraded(plan, f"{exc}, so here is what the documents say.")
+            yield self._degraded(plan, Notice(NoticeKind.MODEL_FAILED, str(exc)))
             return
         assert completion is not None
         yield await self._finish(plan, completion, hits)
@@ -107,15 +95,11 @@ class Writer:
     async def _finish(self, plan: Plan, completion: Completion, hits: list[Hit]) -> Answer:
         problem = completion.problem
         if not completion.text.strip():
-            return self._degraded(
-                plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
-            )
+            return self._degraded(plan, Notice(NoticeKind.MODEL_SILENT, problem or ""))
         reply = completion.text
         if plan.rule.checked:
             if says_it_does_not_know(reply):
-                answer = abstention(
-                    plan.retrieval, plan.mode, ranking=plan.ranking, confidence=plan.confidence
-                )
+                answer = abstention(plan.retrieval, plan.mode, plan.verdict)
                 return replace(answer, model=completion.model)
             general = plan.rule == Rule.FILL_GAPS
             reply = attribute(reply, hits, general_allowed=general, asked=plan.question)
@@ -124,61 +108,56 @@ class Writer:
                 problems = await verify(self._chat, reply, hits, general_allowed=general)
             if problems:
                 log.info("generated answer failed the check: %s", "; ".join(problems))
-                said = [f"{problem.capitalize()}."] if problem else []  # why it may have failed
-                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED, said)
+                said = (
+                    [Notice(NoticeKind.MODEL_PROBLEM, problem)] if problem else []
+                )  # why it may have failed
+                return self._degraded(plan, Notice(NoticeKind.UNVERIFIED), Fallback.UNVERIFIED, said)
         text, citations = map_citations(reply, hits)
         labels = self._labels(plan, reply, hits)
-        hedged = plan.rule.checked and self._unsure(plan)
+        hedged = plan.rule.checked and plan.verdict is not None and plan.verdict.hedged
         return Answer(
             text=text,
             citations=citations,
             mode=plan.mode,
             fallback=plan.fallback,
             notices=[
-                *([HEDGE_NOTICE] if hedged else []),
+                *([HEDGED] if hedged else []),
                 *plan.retrieval.notices,
                 *plan.notices,
                 *labels,
-                *([problem.capitalize() + "."] if problem else []),
+                *([Notice(NoticeKind.MODEL_PROBLEM, problem)] if problem else []),
             ],
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
             context=[Citation.from_hit(n, hit) for n, hit in enumerate(hits, start=1)],
-            confidence=plan.confidence,
+            confidence=plan.verdict.confidence if plan.verdict is not None else None,
         )
 
     @staticmethod
-    def _labels(plan: Plan, reply: str, hits: list[Hit]) -> list[str]:
+    def _labels(plan: Plan, reply: str, hits: list[Hit]) -> list[Notice]:
         """What the answer says of where its words come from: the model's general knowledge
         (`Rule.GENERAL`, `Rule.MODEL_ONLY`), sentences it marked so (`Rule.FILL_GAPS`), or its
         own knowledge first, unless every claim of that rests on a cited passage
         (`Rule.MODEL_FIRST`)."""
         if plan.rule in (Rule.GENERAL, Rule.MODEL_ONLY):
-            return [GENERAL_NOTICE]
+            return [Notice(NoticeKind.GENERAL_KNOWLEDGE)]
         if plan.rule == Rule.FILL_GAPS and GENERAL_MARK in reply.lower():
-            return [PARTLY_GENERAL_NOTICE]
+            return [Notice(NoticeKind.PARTLY_GENERAL)]
         return own_knowledge(reply, hits, plan.question) if plan.rule == Rule.MODEL_FIRST else []
 
+    @staticmethod
     def _degraded(
-        self,
         plan: Plan,
-        notice: str,
+        notice: Notice,
         fallback: Fallback = Fallback.LLM_UNAVAILABLE,
-        more: Sequence[str] = (),
+        more: Sequence[Notice] = (),
     ) -> Answer:
         """What the documents say, with `notice` (and `more`) saying why the model's answer
         is not shown."""
-        return self._judge.quote(
-            plan.ranking or Ranking(plan.question, []),
+        return quote(
+            plan.verdict or Verdict.nothing(plan.question),
             plan.retrieval,
             plan.mode,
-            confidence=plan.confidence if plan.confidence is not None else 0.0,
             fallback=fallback,
-            notices=[notice[0].upper() + notice[1:], *more],
-            hedged=self._unsure(plan),
+            notices=[notice, *more],
         )
-
-    def _unsure(self, plan: Plan) -> bool:
-        """Whether an answer from the plan's passages carries the hedge: its confidence is
-        under `Calibration.hedge`, or the model's rerank found none of them helpful."""
-        return plan.doubted or self._judge.hedges(plan.confidence)

@@ -42,7 +42,7 @@ def load_beir(folder: Path, split: str = "test") -> BeirSet:
     return BeirSet(corpus, queries, {q: r for q, r in qrels.items() if q in queries})
 
 
-def corpus_sources(beir: BeirSet) -> Iterator[Source]:
+def beir_sources(beir: BeirSet) -> Iterator[Source]:
     for doc_id, (title, text) in beir.corpus.items():
         body = f"# {title}\n\n{text}" if title else text
         yield Source(
@@ -81,11 +81,11 @@ async def ingest_corpus(
         if progress is not None:
             progress(done, len(beir.corpus))
 
-    await ingestor.add_many(index, corpus_sources(beir), count)
+    await ingestor.add_many(index, beir_sources(beir), count)
     return failures
 
 
-async def evaluate(
+async def evaluate_retrieval(
     retriever: Retriever,
     index: IndexRef,
     beir: BeirSet,

@@ -118,7 +118,7 @@ def corpus_files(folder: Path) -> Iterator[Path]:
             yield child
 
 
-def corpus_sources(folder: Path) -> Iterator[Source]:
+def folder_sources(folder: Path) -> Iterator[Source]:
     """Sources named as `lore ingest` names them (the file name), keyed by the path relative
     to `folder`, which is how gold files are written."""
     for path in corpus_files(folder):
@@ -181,7 +181,7 @@ async def ask_all(
     return results
 
 
-def score(results: Sequence[QaResult]) -> dict[str, Any]:
+def score_answers(results: Sequence[QaResult]) -> dict[str, Any]:
     """The headline measures, then the same per kind of question."""
     return {**_measures(results), "by_kind": _by_kind(results)}
 

@@ -10,8 +10,8 @@ how far the question's embedding moves without it: an unanswerable question's ke
 "rate limiter", "JWT", is the word the passages on its subject lack). These five
 are combined by a logistic model fitted on the tuning half of the docs-QA set
 (`bench/data/docs_qa`); Lore abstains when the resulting confidence is under `threshold`,
-chosen on the same half as the highest that wrongly refuses at most 5% of the answerable
-questions. The held-out half reports how well that generalises (see the README).
+chosen on the same half as the highest that wrongly refuses at most 3% of the answerable
+questions. The held-out half reports how well that generalises (`bench/answer-quality.md`).
 
 Whatever its confidence, an answer for another project than the one the question names is
 no answer (`elsewhere`): with several projects' docs in one index, FastAPI's `StaticFiles`
@@ -25,15 +25,15 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from knowledge.judging import parameters
 from knowledge.judging.ranking import Ranking, Scored, folder_names
+from knowledge.search.notices import Notice, NoticeKind
 from knowledge.search.retrieval import Hit
 from knowledge.text.words import stems_of
 
 MIN_UNITS = 12
 """With fewer units found (a small index of short documents), how far the best stands out
-says nothing: it is taken as `TYPICAL_STANDOUT`."""
-TYPICAL_STANDOUT = 1.89
-"""The median standout of the tuning half's answerable questions."""
+says nothing: it is taken as `Calibration.typical_standout`."""
 MEANING_PASSAGES = 2
 """How many of the best passages are read for the question's words."""
 BESIDE = 0.25
@@ -71,7 +71,8 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Calibration:
-    """A logistic model over `Evidence` and the abstention threshold on its output."""
+    """A logistic model over `Evidence` and the abstention threshold on its output; fitted on
+    the tuning half by `python -m bench.calibrate` (`fitted`)."""
 
     intercept: float
     coefficients: tuple[float, float, float, float, float]
@@ -79,34 +80,30 @@ class Calibration:
     hedge: float = 0.0
     """Between `threshold` and this, Lore answers but says it is not sure the documents
     answer exactly what was asked."""
+    typical_standout: float = 0.0
+    """The standout taken when too few units were found to measure it (`MIN_UNITS`)."""
 
     def confidence(self, evidence: Evidence) -> float:
         z = self.intercept + sum(c * x for c, x in zip(self.coefficients, evidence.as_vector(), strict=True))
         return 1.0 / (1.0 + math.exp(-z))
 
-
-CALIBRATION = Calibration(
-    intercept=-8.506, coefficients=(1.288, 2.384, 0.949, 0.686, 4.980), threshold=0.435, hedge=0.75
-)
-"""Fitted on the tuning half (87 questions, 17 of them unanswerable) by L2-regularised
-logistic regression on the evidence as `Judge` reads it (before the best passage
-is read on; leave-one-out AUC 0.831); the threshold, midway between two questions, refuses
-3% of its answerable questions and 53% of its unanswerable ones (`python -m
-bench.calibrate`; see the README for the held-out half). The hedge, chosen on the same
-half, flags (refuses or hedges) 82% of its unanswerable questions and hedges 13% of its
-answerable ones: a caveat costs a correct answer little, a confident wrong one costs trust.
-The tune half has since grown to 110 questions (30 unanswerable): there it refused 2.5% of the
-answerable and 47% of the unanswerable questions, and flagged 77%; it was kept, not refitted.
-The threshold was 0.470 until passages that begin inside a literal block were read as code
-(their lines had been sentences), which lowered the evidence of a few answerable questions:
-chosen again, as before, midway between two tune questions (0.425 and 0.445, once quotes
-read code as code), it refuses 2.5% of the answerable and 43% of the unanswerable ones; 47%
-since a paragraph of an image tag alone is no unit (one was a tune question's best unit)."""
+    @classmethod
+    def fitted(cls) -> Calibration:
+        """The calibration Lore ships with (`knowledge/data/parameters.toml`)."""
+        table = parameters.fitted("abstention")
+        a, b, c, d, e = (float(x) for x in table["coefficients"])
+        return cls(
+            intercept=float(table["intercept"]),
+            coefficients=(a, b, c, d, e),
+            threshold=float(table["threshold"]),
+            hedge=float(table["hedge"]),
+            typical_standout=float(table["typical_standout"]),
+        )
 
 
-def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
+def evidence(ranking: Ranking, hits: Sequence[Hit], typical_standout: float) -> Evidence | None:
     """The evidence in a ranking (and the first-stage hits it came from); None when nothing
-    was found."""
+    was found. With fewer than `MIN_UNITS` units, the standout is `typical_standout`."""
     scored = [p for p in ranking.passages if p.units]
     if not scored:
         return None
@@ -115,7 +112,7 @@ def evidence(ranking: Ranking, hits: Sequence[Hit]) -> Evidence | None:
     best_sentence = best.units[position].dense if position is not None else 0.0
     every = [u.dense for p in scored for u in p.units]
     spread = statistics.pstdev(every) if len(every) >= MIN_UNITS else 0.0
-    standout = (max(every) - statistics.fmean(every)) / spread if spread > 0 else TYPICAL_STANDOUT
+    standout = (max(every) - statistics.fmean(every)) / spread if spread > 0 else typical_standout
     held = set().union(*(stems_of(f"{p.hit.heading} {p.hit.text}") for p in scored[:MEANING_PASSAGES]))
     return Evidence(
         best_sentence, standout, best.score, _agreement(hits), ranking.terms.meaning_coverage(held)
@@ -131,8 +128,8 @@ class Elsewhere:
     found: str
 
     @property
-    def notice(self) -> str:
-        return f"What I found is about {self.found}, not {' or '.join(self.asked)}."
+    def notice(self) -> Notice:
+        return Notice(NoticeKind.ELSEWHERE, self.found, self.asked)
 
 
 def elsewhere(ranking: Ranking) -> Elsewhere | None:

@@ -29,14 +29,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
+from cachetools import LRUCache
 
 from knowledge.backends.embedding import Embedder, Vectors
+from knowledge.judging import parameters
 from knowledge.search.retrieval import Hit
+from knowledge.text.cuts import Before
 from knowledge.text.quotes import Unit, continued_code, units
 from knowledge.text.words import content_words, stem, stems_of
 from storage.keyword import MAX_TERMS
@@ -76,20 +78,26 @@ PASSAGE_SIGNALS = (
 @dataclass(frozen=True)
 class Weights:
     """A passage's score, a weighted sum of its evidence; fitted on the tuning half by
-    `python -m bench.fit_ranking`."""
+    `python -m bench.fit_ranking` (`fitted`)."""
 
-    passage_dense: float = 0.5
-    unit_dense: float = 1.0
-    window_coverage: float = 0.3
-    unit_coverage: float = 0.2
-    heading_coverage: float = 0.5
-    keyword: float = 0.2
-    agreement: float = 0.1
-    location: float = 0.2
-    unit_mix_dense: float = 1.0
+    passage_dense: float
+    unit_dense: float
+    window_coverage: float
+    unit_coverage: float
+    heading_coverage: float
+    keyword: float
+    agreement: float
+    location: float
+    unit_mix_dense: float
     """A unit's own score: its dense similarity times this, plus its coverage times
     `unit_mix_coverage`."""
-    unit_mix_coverage: float = 0.5
+    unit_mix_coverage: float
+
+    @classmethod
+    def fitted(cls) -> Weights:
+        """The weights Lore ships with (`knowledge/data/parameters.toml`)."""
+        table = parameters.fitted("ranking")
+        return cls(**{f.name: float(table[f.name]) for f in fields(cls)})
 
     def passage_score(self, signals: dict[str, float]) -> float:
         return sum(float(getattr(self, name)) * signals[name] for name in PASSAGE_SIGNALS)
@@ -183,26 +191,25 @@ class Ranker:
     ) -> None:
         self._embedder = embedder
         self._frequencies = frequencies
-        self._weights = weights or Weights()
+        self._weights = weights or Weights.fitted()
         self._depth = depth
-        self._cache: OrderedDict[tuple[str, str], Vectors] = OrderedDict()
-        self._cache_size = cache_size
+        self._cache: LRUCache[tuple[str, str], Vectors] = LRUCache(maxsize=cache_size)
 
     @property
     def depth(self) -> int:
         return self._depth
 
-    async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[str] = ()) -> Ranking:
+    async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[Before] = ()) -> Ranking:
         """The first `depth` hits re-scored and reordered; the others follow in their order,
-        unscored (with no units). `before` holds, for the first hits, the text before each in
-        its section ('' for none; `Retriever.preceding`)."""
+        unscored (with no units). `before` holds, for the first hits, what comes before each in
+        its section (`Retriever.preceding`)."""
         head, tail = list(hits[: self._depth]), list(hits[self._depth :])
         if not head:
             return Ranking(question, [])
         words, counts = await self._counted(question)
         weighed = rarest([w for w in words if not common(w, counts)], counts)
         variants = [without_word(question, w) for w in weighed]
-        before = [*before[: len(head)], *[""] * (len(head) - len(before))]
+        before = [*before[: len(head)], *[Before()] * (len(head) - len(before))]
         cut = [units(h.text, b) for h, b in zip(head, before, strict=True)]
         texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
         vectors = await self._embed([question, *variants, *texts])
@@ -222,13 +229,14 @@ class Ranker:
         scored.sort(key=lambda s: s.score, reverse=True)
         return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail], terms)
 
-    def read_on(self, ranking: Ranking, passage: Scored, following: str) -> Scored:
+    def read_on(self, ranking: Ranking, passage: Scored, following: str, repeated: int = 0) -> Scored:
         """`passage` with the units of the passage that follows it in its document appended,
         scored by question coverage alone (they are not embedded: a passage read on is a
-        quote's continuation, not a candidate)."""
+        quote's continuation, not a candidate). Its first `repeated` characters repeat the end
+        of `passage` (chunks overlap)."""
         known = {u.unit.text for u in passage.units}
         code, following = (
-            continued_code(passage.units[-1].unit, passage.hit.text, following)
+            continued_code(passage.units[-1].unit, passage.hit.text, following, repeated)
             if passage.units
             else (None, following)
         )
@@ -276,15 +284,12 @@ class Ranker:
     async def _embed(self, texts: list[str]) -> Vectors:
         """Embeddings of `texts`, the ones embedded recently taken from the cache."""
         model = self._embedder.model_id
-        known = {t: self._cache[(model, t)] for t in texts if (model, t) in self._cache}
+        known = {t: self._cache[(model, t)] for t in dict.fromkeys(texts) if (model, t) in self._cache}
         missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
             known.update(zip(missing, await self._embedder.embed(missing), strict=True))
         for text in dict.fromkeys(texts):
             self._cache[(model, text)] = known[text]
-            self._cache.move_to_end((model, text))
-        while len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
         return np.vstack([known[t] for t in texts])
 
 

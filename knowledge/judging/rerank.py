@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from knowledge.backends.llm import ChatModel, Message
 from knowledge.backends.tokens import TiktokenCounter
 from knowledge.errors import LLMUnavailable
+from knowledge.judging.judge import Verdict
 from knowledge.judging.ranking import Ranking, Scored
 from knowledge.search.context import source_blocks
 
@@ -38,34 +39,29 @@ _NUMBER = re.compile(r"\b\d{1,2}\b")
 _NONE = re.compile(r"[\"'`*]*none[.!\"'`*]*", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Reranked:
-    ranking: Ranking
-    doubted: bool = False
-    """The model said that none of the passages helps."""
-
-
-async def rerank(
-    chat: ChatModel, question: str, ranking: Ranking, depth: int, budget_tokens: int | None = None
-) -> Reranked:
-    """`ranking` with its first `depth` passages (as many of them as fit `budget_tokens`) in
-    the order the model gives (see the module docstring); unchanged when the model fails or
-    names none of them."""
+async def rerank(chat: ChatModel, verdict: Verdict, depth: int, budget_tokens: int | None = None) -> Verdict:
+    """The verdict with the first `depth` passages of its ranking (as many of them as fit
+    `budget_tokens`) in the order the model gives (see the module docstring); unchanged when
+    the model fails or names none of them, hedged when it says none of them helps."""
+    ranking = verdict.ranking
     head = _head(ranking, depth, budget_tokens)
     if len(head) < 2:
-        return Reranked(ranking)
+        return verdict
     depth = len(head)
     try:
-        completion = await chat.complete(rerank_prompt(question, ranking, depth), max_tokens=RERANK_TOKENS)
+        completion = await chat.complete(
+            rerank_prompt(ranking.question, ranking, depth), max_tokens=RERANK_TOKENS
+        )
     except LLMUnavailable as exc:
         log.warning("rerank skipped, the model failed: %s", exc)
-        return Reranked(ranking)
+        return verdict
     order = chosen(completion.text, len(head))
     if not order:
-        return Reranked(ranking, doubted=bool(_NONE.fullmatch(completion.text.strip())))
+        doubted = bool(_NONE.fullmatch(completion.text.strip()))
+        return replace(verdict, hedged=True) if doubted else verdict
     first = [head[n - 1] for n in order]
     rest = [p for n, p in enumerate(head, start=1) if n not in order]
-    return Reranked(replace(ranking, passages=[*first, *rest, *ranking.passages[depth:]]))
+    return replace(verdict, ranking=replace(ranking, passages=[*first, *rest, *ranking.passages[depth:]]))
 
 
 def _head(ranking: Ranking, depth: int, budget_tokens: int | None) -> list[Scored]:

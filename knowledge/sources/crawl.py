@@ -21,7 +21,8 @@ from yarl import URL
 
 from knowledge.sources.fetch import CONTACT_URL, Fetcher, FetchSession, size_text, user_agent
 from knowledge.sources.pages import SUPPORTED_TYPES, Scope, canonical, read_page, sniff
-from knowledge.sources.robots import MAX_ROBOTS_BYTES, Pacer, Robots, read_robots, retry_after
+from knowledge.sources.retry import RetryPolicy, retried
+from knowledge.sources.robots import MAX_ROBOTS_BYTES, Pacer, Robots, read_robots
 from knowledge.sources.sitemaps import sitemap_pages
 from knowledge.sources.web import (
     FetchError,
@@ -48,6 +49,8 @@ ACCEPT = (
 OUTSIDE = "redirects outside the site"
 DUPLICATE = "the same page as another link"
 NOINDEX = "the page asks not to be indexed"
+RETRIED = frozenset({429, 503})
+"""What a site answers when it is busy: tried again after its Retry-After."""
 
 
 @dataclass(frozen=True)
@@ -467,17 +470,19 @@ class _Job:
     ) -> Page:
         """A paced GET; a 429 or 503 is retried after its Retry-After, up to `retries` times."""
         host = URL(url).host_port_subcomponent or ""
-        for attempt in range(self.limits.retries + 1):
+
+        async def paced() -> Page:
             await self.pacer.wait(host)
-            try:
-                return await self.session.get(url, headers, within=within, types=types, head=head)
-            except HttpStatus as exc:
-                wait = _retry_wait(exc, attempt, self.limits)
-                if wait is None:
-                    raise
-                self.log(f"{url}: the site answered {exc.status}; trying again in {wait:g} s")
-                self.pacer.hold(host, wait)
-        raise AssertionError("unreachable: the last attempt returns or raises")
+            return await self.session.get(url, headers, within=within, types=types, head=head)
+
+        async def hold(wait: float) -> None:  # the pacer waits it out before the next request to the host
+            self.pacer.hold(host, wait)
+
+        async def waiting(exc: HttpStatus, wait: float) -> None:
+            self.log(f"{url}: the site answered {exc.status}; trying again in {wait:g} s")
+
+        policy = RetryPolicy(RETRIED, self.limits.retries, self.limits.max_retry_after)
+        return await retried(paced, policy, sleep=hold, before_wait=waiting)
 
     async def _read_robots(self, origin: str) -> None:
         robots = await read_robots(lambda url: self._get(url, self.headers, head=MAX_ROBOTS_BYTES), origin)
@@ -513,15 +518,6 @@ class _Job:
         """The URL as the crawl knows it, if it is in scope (called from a worker thread)."""
         found = canonical(url)
         return found if found is not None and found in self.scope else None
-
-
-def _retry_wait(exc: HttpStatus, attempt: int, limits: CrawlLimits) -> float | None:
-    """Seconds to wait before trying again, or None to give up."""
-    if exc.status not in (429, 503) or attempt >= limits.retries:
-        return None
-    wait = retry_after(exc.retry_after)
-    wait = 2.0**attempt if wait is None else wait
-    return wait if wait <= limits.max_retry_after else None
 
 
 def _resume_depths(starts: list[str], done: Mapping[str, tuple[str, ...]]) -> dict[str, int]:

@@ -26,6 +26,7 @@ from bot.slack.blocks import (
     split_text,
 )
 from knowledge.answering.answer import Answer, Citation, ResponseMode
+from knowledge.search.notices import Notice, NoticeKind
 
 WORDS = ["deploy", "billing", "on-call", "pager", "Tuesday", "rollback", "🚀", "naïve", "`code`", "*bold*"]
 
@@ -146,7 +147,7 @@ def test_a_long_generated_answer_is_split_into_messages_with_nothing_lost() -> N
         text=text,
         citations=[citation(1), citation(2, "oncall.md")],
         mode=ResponseMode.HYBRID,
-        notices=["The embedder failed; keyword search only."],
+        notices=[Notice(NoticeKind.KEYWORD_ONLY)],
         model="gpt-fake",
     )
     messages = answer_messages(answer, answer_id=7)
@@ -154,7 +155,7 @@ def test_a_long_generated_answer_is_split_into_messages_with_nothing_lost() -> N
     assert_fits_slack(messages)
     markdown = "".join(b["text"] for m in messages for b in m if b["type"] == "markdown")
     assert visible(markdown) == visible(text)
-    assert messages[0][0]["type"] == "context" and "keyword search only" in block_texts(messages[0])
+    assert messages[0][0]["type"] == "context" and "searched by keyword only" in block_texts(messages[0])
     last = messages[-1]
     assert last[-1]["type"] == "context_actions" and last[-1]["elements"][0]["type"] == "feedback_buttons"
     assert last[-1]["elements"][0]["negative_button"]["value"] == "not_helpful:7"

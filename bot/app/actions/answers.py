@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.app.conversations import Actor
-from knowledge.answering.answer import Answer
-from knowledge.catalog import NotAllowed
+from knowledge import Answer, NotAllowed
 from storage.records import AnswerRecord, IndexRef, NotFound
 from storage.repositories.answers import AnswerEntry
 

@@ -13,15 +13,13 @@ from typing import TYPE_CHECKING, Any
 from bot.app.actions.errors import CONNECTORS
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.sources import Attached, SourceActions
-from knowledge.catalog import NotAllowed
-from knowledge.sources.connectors import Credentials, Folder, FolderSpec
-from knowledge.sources.jobs import Schedule
+from knowledge import Credentials, Folder, FolderSpec, NotAllowed, Schedule
 from storage.access import Place, may_manage_connectors
 from storage.records import ConnectionRef, ConversationRef
 
 if TYPE_CHECKING:
     from bot.app.services import Services
-    from knowledge.sources.connectors.service import Connections
+    from knowledge import Connections
 
 
 @dataclass(frozen=True)

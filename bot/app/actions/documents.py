@@ -15,18 +15,14 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import Ambiguous, refused
 from bot.app.actions.indexes import IndexActions
-from knowledge.errors import IngestError
-from knowledge.indexing.documents import find_documents
-from knowledge.indexing.ingest import IngestResult, Outcome, Source
-from knowledge.indexing.metadata import DocumentFacts
-from knowledge.sources.web import FetchError
+from knowledge import DocumentFacts, FetchError, IngestError, IngestResult, Outcome, Source, find_documents
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef
 from storage.values import SourceKind
 
 if TYPE_CHECKING:
     from bot.app.services import Services
-    from knowledge.sources.fetch import Fetcher
+    from knowledge import Fetcher
 
 log = logging.getLogger(__name__)
 UNEXPECTED = (

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
-from knowledge.indexing.documents import document_names
+from knowledge import KnowledgeError, NotAllowed, document_names
 from storage.access import Action
 from storage.records import DocumentRef, IndexRef
 from storage.values import Scope

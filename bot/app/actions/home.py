@@ -21,8 +21,7 @@ from bot.app.actions.feedback import FeedbackActions, IndexReview
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.sources import Attached, SourceActions, label
 from bot.app.conversations import Actor, enter_channel, enter_dm, place_of
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
+from knowledge import KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_change_settings, may_manage_connectors
 from storage.records import (
     ChannelRef,
@@ -39,7 +38,7 @@ from storage.values import Scope
 
 if TYPE_CHECKING:
     from bot.app.services import Services
-    from knowledge.sources.fetch import Fetcher
+    from knowledge import Fetcher
 
 SHOWN_INDEXES = 15
 SHOWN_DOCUMENTS = 8

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import SETTINGS_LOCKED, refused
 from bot.app.conversations import Actor
-from knowledge.catalog import IndexListing, IndexNotFound, NotAllowed
-from knowledge.errors import KnowledgeError
+from knowledge import IndexListing, IndexNotFound, KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_change_settings
 from storage.records import ChannelRef, ConversationRef, IndexRef, IndexStats
 from storage.values import Scope

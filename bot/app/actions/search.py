@@ -10,10 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.app.actions.errors import refused
-from knowledge.answering.answer import Answer, ResponseMode
-from knowledge.engine import Request
-from knowledge.errors import KnowledgeError
-from knowledge.search.retrieval import QueryType, Retrieval
+from knowledge import Answer, KnowledgeError, QueryType, Request, ResponseMode, Retrieval
 from storage.access import Action, Place, allowed
 from storage.records import ChunkRecord, DocumentRef, IndexRef, NotFound
 from storage.values import DocumentStatus

@@ -15,11 +15,8 @@ from urllib.parse import urlsplit
 
 from bot.app.actions.errors import CONNECTORS, refused
 from bot.app.conversations import Actor
-from knowledge.catalog import NotAllowed
-from knowledge.errors import KnowledgeError
-from knowledge.sources.connectors.registry import CONNECTORS as CONNECTOR_KINDS
-from knowledge.sources.jobs import Schedule
-from knowledge.sources.web import Refused
+from knowledge import CONNECTORS as CONNECTOR_KINDS
+from knowledge import KnowledgeError, NotAllowed, Refused, Schedule
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import IndexRef, JobRef, NotFound, SourceConfigRef
 from storage.repositories.sources import SITE, SLACK_CHANNEL

@@ -24,10 +24,7 @@ from bot.app.actions.errors import refused
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.sources import Attached, SourceActions
 from bot.app.conversations import Actor
-from knowledge.catalog import NotAllowed
-from knowledge.errors import IngestError, KnowledgeError
-from knowledge.indexing.ingest import IngestResult, Source
-from knowledge.indexing.metadata import DocumentFacts
+from knowledge import DocumentFacts, IngestError, IngestResult, KnowledgeError, NotAllowed, Source
 from storage.access import Action, Place, allowed
 from storage.records import IndexRef, SourceConfigRef
 from storage.repositories.sources import SLACK_CHANNEL

@@ -26,7 +26,7 @@ from yarl import URL
 from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.fetch import FetchSession
-from knowledge.sources.robots import retry_after
+from knowledge.sources.retry import RetryPolicy, retried
 from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageTooLarge, Refused
 
 log = logging.getLogger(__name__)
@@ -67,8 +67,7 @@ class ConfluenceApi:
         self.base_url = base_url.rstrip("/")
         self._origin = URL(self.base_url).origin()
         self._headers = {"Authorization": credentials.authorization(), "Accept": "application/json"}
-        self._retries = retries
-        self._max_wait = max_wait
+        self._retry = RetryPolicy(RETRIED, retries, max_wait)
         self._sleep = sleep
         self._note = note
         self.host = URL(self.base_url).host or self.base_url
@@ -132,42 +131,35 @@ class ConfluenceApi:
             raise LeftOrigin(url)  # before any request: the credentials never leave the origin
         headers = self._headers if signed else {"Accept": "*/*"}
         within = self._same_origin if signed else None
-        for attempt in range(self._retries + 1):
-            try:
-                page = await self._session.get(url, headers, within=within)
-            except HttpStatus as exc:
-                wait = self._wait(exc, attempt)
-                if wait is None:
-                    raise self._translated(exc) from exc
-                await self._say(f"Confluence answered {exc.status}; trying again in {wait:g} s")
-                await self._sleep(wait)
-                continue
-            except OffSite as exc:
-                raise LeftOrigin(exc.url) from exc
-            except Refused as exc:
-                raise ConnectorError(f"Lore may not connect to {self.host}: {exc}") from exc
-            except PageTooLarge as exc:
-                raise ConnectorError(f"too large: {exc}") from exc
-            except FetchError as exc:
-                raise ConnectorUnavailable(f"I couldn't reach Confluence at {self.host}: {exc}") from exc
-            if max_bytes is not None and len(page.body) > max_bytes:
-                raise ConnectorError(f"too large: over {max_bytes // (1024 * 1024)} MB")
-            return page
-        raise AssertionError("unreachable: the last attempt returns or raises")
+        try:
+            page = await retried(
+                lambda: self._session.get(url, headers, within=within),
+                self._retry,
+                sleep=self._sleep,
+                before_wait=self._waiting,
+            )
+        except HttpStatus as exc:
+            raise self._translated(exc) from exc
+        except OffSite as exc:
+            raise LeftOrigin(exc.url) from exc
+        except Refused as exc:
+            raise ConnectorError(f"Lore may not connect to {self.host}: {exc}") from exc
+        except PageTooLarge as exc:
+            raise ConnectorError(f"too large: {exc}") from exc
+        except FetchError as exc:
+            raise ConnectorUnavailable(f"I couldn't reach Confluence at {self.host}: {exc}") from exc
+        if max_bytes is not None and len(page.body) > max_bytes:
+            raise ConnectorError(f"too large: over {max_bytes // (1024 * 1024)} MB")
+        return page
+
+    async def _waiting(self, exc: HttpStatus, wait: float) -> None:
+        await self._say(f"Confluence answered {exc.status}; trying again in {wait:g} s")
 
     def _same_origin(self, url: str) -> bool:
         try:
             return URL(url).origin() == self._origin
         except ValueError:  # no host, or not absolute: not this origin
             return False
-
-    def _wait(self, exc: HttpStatus, attempt: int) -> float | None:
-        """Seconds to wait before trying again, or None to give up."""
-        if exc.status not in RETRIED or attempt >= self._retries:
-            return None
-        wait = retry_after(exc.retry_after)
-        wait = 2.0**attempt if wait is None else wait
-        return wait if wait <= self._max_wait else None
 
     def _translated(self, exc: HttpStatus) -> ConnectorError:
         if exc.status == 401:

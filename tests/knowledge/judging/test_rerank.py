@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from knowledge.answering.answer import HEDGE_NOTICE
 from knowledge.backends.tokens import TiktokenCounter
 from knowledge.engine import AnswerSpec, Knowledge, Request
 from knowledge.judging.abstain import Calibration
 from knowledge.judging.rerank import RERANK_PROMPT, chosen, rerank
 from knowledge.search.context import source_block
+from knowledge.search.notices import HEDGED
 from storage.records import IndexRef
 from tests.fakes.openai_server import Callback, FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import Stack, chat_model, md
@@ -56,8 +56,8 @@ async def test_the_models_order_leads_the_sources_the_answer_is_made_from(
     offline = await Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING).judge(
         QUESTION, await stack.retriever.search([index], QUESTION, top_k=12)
     )
-    second_stage = [p.hit.heading for p in offline[0].passages]
-    names = {p.hit.heading: p.hit.document.name for p in offline[0].passages}
+    second_stage = [p.hit.heading for p in offline.ranking.passages]
+    names = {p.hit.heading: p.hit.document.name for p in offline.ranking.passages}
     assert len(second_stage) == 3
     wanted = [second_stage[2], second_stage[0]]  # the model prefers the third, then the first
     claim = PAGES[names[wanted[0]]].split("\n\n")[1].removesuffix(".")  # what the model's first says
@@ -135,19 +135,20 @@ async def test_a_model_that_finds_no_source_helpful_leaves_its_doubt_on_the_answ
     doubted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": QUESTION}]))
     again = f"{QUESTION} Quickly, please."
     trusted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": again}]))
-    assert doubted.hedged and doubted.notices == [HEDGE_NOTICE] and doubted.citations
+    assert doubted.hedged and doubted.notices == [HEDGED] and doubted.citations
     assert not trusted.hedged and trusted.notices == [] and trusted.citations
 
 
 async def test_the_model_is_shown_only_what_fits_the_answers_context(stack: Stack, llm: FakeOpenAI) -> None:
     index = await deploy_docs(stack)
     trusting = Knowledge(stack.retriever, None, window=16_000, calibration=TRUSTING)
-    ranking, _ = await trusting.judge(QUESTION, await stack.retriever.search([index], QUESTION, top_k=12))
+    verdict = await trusting.judge(QUESTION, await stack.retriever.search([index], QUESTION, top_k=12))
+    ranking = verdict.ranking
     counter = TiktokenCounter()
     two = sum(counter.count(source_block(n, p.hit)) for n, p in enumerate(ranking.passages[:2], start=1))
     llm.enqueue(Reply("2, 1"))
-    reranked = await rerank(chat_model(llm), QUESTION, ranking, 8, budget_tokens=two)
+    reranked = await rerank(chat_model(llm), verdict, 8, budget_tokens=two)
     assert len(titles(llm.chat_requests[0].messages[1]["content"])) == 2
     assert [p.hit for p in reranked.ranking.passages] == [ranking.passages[i].hit for i in (1, 0, 2)]
-    await rerank(chat_model(llm), QUESTION, ranking, 8, budget_tokens=two - 1)
+    await rerank(chat_model(llm), verdict, 8, budget_tokens=two - 1)
     assert len(llm.chat_requests) == 1, "one passage is nothing to reorder: no call"
