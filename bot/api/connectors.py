@@ -198,21 +198,16 @@ class NewConnector(BaseModel):
 
     def credentials(self) -> Credentials:
         """ValueError when a Google key is not one (its message says why)."""
-        if self.kind == "google-drive":
-            from knowledge.sources.connectors.google_keys import (
-                GOOGLE_TOKEN_URI,
-                oauth_client,
-                service_account,
-            )
-
-            if self.key is not None:
-                return service_account(self.key, self.email)
-            return oauth_client(
-                self.client_id or "",
-                self.client_secret or "",
-                self.refresh_token or "",
-                token_uri=self.token_uri or GOOGLE_TOKEN_URI,
-            )
+        if (read := connector_kind(self.kind).read_credentials) is not None:
+            given = {
+                "key": self.key,
+                "act_as": self.email,
+                "client_id": self.client_id,
+                "client_secret": self.client_secret,
+                "refresh_token": self.refresh_token,
+                "token_uri": self.token_uri,
+            }
+            return read({name: value for name, value in given.items() if value is not None})
         if self.token is None:
             return Credentials(
                 self.private_key or "", app_id=self.app_id, installation_id=self.installation_id

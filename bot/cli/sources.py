@@ -397,8 +397,6 @@ def _google_credentials(
 ) -> Credentials:
     """A service account's key (read from its file) acting as a user, or an OAuth client's
     id with its secret and a refresh token from the environment variables named."""
-    from knowledge.sources.connectors.google_keys import GOOGLE_TOKEN_URI, oauth_client, service_account
-
     if kind != "google-drive":
         raise typer.BadParameter(
             "--key-file, --act-as, --client-id, --client-secret-env, --refresh-token-env and --token-uri "
@@ -414,7 +412,7 @@ def _google_credentials(
                     "a service account acts as a Workspace user: --act-as you@your-domain",
                     param_hint="--act-as",
                 )
-            return service_account(_read_small(key_file, "--key-file"), act_as)
+            return _google({"key": _read_small(key_file, "--key-file"), "act_as": act_as})
         if act_as:
             raise typer.BadParameter("--act-as goes with a service account's --key-file")
         if not (client_id and client_secret_env and refresh_token_env):
@@ -424,9 +422,22 @@ def _google_credentials(
             )
         secret = _secret(client_secret_env)
         refresh = _secret(refresh_token_env)
-        return oauth_client(client_id, secret, refresh, token_uri=token_uri or GOOGLE_TOKEN_URI)
+        return _google(
+            {
+                "client_id": client_id,
+                "client_secret": secret,
+                "refresh_token": refresh,
+                "token_uri": token_uri or "",
+            }
+        )
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _google(fields: dict[str, str]) -> Credentials:
+    read = CONNECTORS["google-drive"].read_credentials
+    assert read is not None  # Google Drive reads its own credentials
+    return read(fields)
 
 
 def _secret(variable: str) -> str:

@@ -29,7 +29,7 @@ from bot.chat.connectors import CONNECT_FORMS
 from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
-from knowledge import ConnectorError, Credentials
+from knowledge import ConnectorError, Credentials, connector_kind
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -214,12 +214,8 @@ def _google_errors(fields: dict[str, str]) -> dict[str, str]:
 
 def credentials_of(fields: dict[str, str], kind: str) -> Credentials:
     """ValueError when they are not credentials at all (say, a private key that is no PEM)."""
-    if kind == "google-drive":
-        from knowledge.sources.connectors.google_keys import oauth_client, service_account
-
-        if fields["key"]:
-            return service_account(fields["key"], fields["act_as"])
-        return oauth_client(fields["client_id"], fields["client_secret"], fields["refresh_token"])
+    if (read := connector_kind(kind).read_credentials) is not None:
+        return read({name: value for name, value in fields.items() if name != "url"})
     if kind == "github" and not fields["token"]:
         return Credentials(
             fields["private_key"], app_id=fields["app_id"], installation_id=fields["installation_id"]

@@ -206,6 +206,10 @@ class ConnectorKind:
     defaults; ValueError with a sentence for a user when they are not valid."""
     aliases: tuple[str, ...] = ()
     """Other names people give it in chat ("google drive", "gdrive")."""
+    read_credentials: Callable[[Mapping[str, str]], Credentials] | None = None
+    """Credentials from what a user typed, field by field (Google Drive: a service account's
+    `key` and `act_as`, or `client_id`, `client_secret`, `refresh_token` and `token_uri`);
+    ValueError saying what is wrong. None: a token, an email, a GitHub App, read by surfaces."""
     folder_names: Callable[[Mapping[str, Any]], Mapping[str, str]] = lambda options: {}
     """An attachment's folders' names by key, from its options (what the connector kept at
     its last sync: a Drive folder's name for its id); a key without one is shown as is."""

@@ -39,7 +39,7 @@ from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.drive_files import FOLDER
 from knowledge.sources.connectors.drive_listing import MY_DRIVE, SHARED_WITH_ME, DriveLister
 from knowledge.sources.connectors.drive_reader import DriveReader
-from knowledge.sources.connectors.google_keys import read_key, token_origin_allowed
+from knowledge.sources.connectors.google_keys import from_fields, read_key, token_origin_allowed
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.drive_api import DriveApi
@@ -223,4 +223,5 @@ GOOGLE_DRIVE = ConnectorKind(
     check_options=check_options,
     aliases=("google drive", "gdrive", "drive", "google docs"),
     folder_names=folder_names,
+    read_credentials=from_fields,
 )

@@ -81,6 +81,28 @@ def oauth_client(
     return Credentials(json.dumps(info, sort_keys=True))
 
 
+def from_fields(fields: Mapping[str, str]) -> Credentials:
+    """Credentials from what a user typed: a service account's `key` (its JSON) acting as
+    `act_as`, or an OAuth client's `client_id`, `client_secret` and `refresh_token` (with a
+    `token_uri` for a proxy); ValueError saying what is missing or wrong."""
+    given = {name: (value or "").strip() for name, value in fields.items()}
+    oauth = [given.get(name, "") for name in ("client_id", "client_secret", "refresh_token")]
+    if given.get("key"):
+        if any(oauth) or given.get("token_uri"):
+            raise ValueError("give a service account's key or an OAuth client, not both")
+        if not given.get("act_as"):
+            raise ValueError("a service account acts as a Workspace user: give their email")
+        return service_account(given["key"], given["act_as"])
+    if given.get("act_as"):
+        raise ValueError("the user to act as goes with a service account's key")
+    if not any(oauth):
+        raise ValueError(
+            "Google Drive takes a service account's JSON key (and the user it acts as), or an OAuth "
+            "client's id, secret and refresh token"
+        )
+    return oauth_client(*oauth, token_uri=given.get("token_uri") or GOOGLE_TOKEN_URI)
+
+
 def read_key(credentials: Credentials) -> GoogleKey:
     """The Google credential sealed in `credentials`; ValueError when it holds none."""
     info = _parse(credentials.token)

@@ -185,7 +185,9 @@ async def test_a_redirect_elsewhere_is_refused_before_the_token_follows_it(drive
     drive.fake.redirects[f"/drive/v3/files/{drive.seeded.pdf}"] = "http://127.0.0.2:9/steal"
     job = await drive.run(source, trigger="manual")
     assert "Security policy.pdf" not in drive.names() and len(drive.names()) == len(HANDBOOK) + 1
-    assert "skipped: Security policy.pdf: Google redirected to another site (127.0.0.2)" in drive.jobs.log(job)
+    assert "skipped: Security policy.pdf: Google redirected to another site (127.0.0.2)" in drive.jobs.log(
+        job
+    )
 
 
 async def test_a_shared_drive_and_an_oauth_user(stack: Stack) -> None:
