@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.chat.messages import notice as worded
-from bot.chat.mrkdwn import defuse, escape, link
+from bot.chat.mrkdwn import bold, defuse, escape, source
 from bot.chat.render import age
 from knowledge import Answer, Citation, distinct_names
 
@@ -50,7 +50,7 @@ def source_block(citation: Citation, *, quote: bool, name: str | None = None) ->
     """A source, numbered, under the name it is shown by (`distinct_names`; its own name
     without one) and the heading its passage stands under, with its quote."""
     name = name or citation.name
-    title = link(citation.url, name) if citation.url else f"*{escape(name)}*"
+    title = source(name, citation.url)
     if citation.section:
         title += f" › {escape(citation.section)}"
     facts = [f"added {age(citation.time_added)}", f"in {escape(citation.index_name)}"]
@@ -61,7 +61,7 @@ def source_block(citation: Citation, *, quote: bool, name: str | None = None) ->
         snippet = (
             citation.text if len(citation.text) <= QUOTE_LIMIT else citation.text[: QUOTE_LIMIT - 1] + "…"
         )
-        text += "\n>" + escape(snippet).replace("\n", "\n>")
+        text += "\n>" + bold(escape(snippet)).replace("\n", "\n>")
     return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}}
 
 
@@ -155,9 +155,9 @@ def answer_text(answer: Answer) -> str:
     Kit: the answer itself (an extractive answer's quotes, not its lead-in), then the names
     of its sources."""
     if is_extractive(answer):
-        body = "\n".join(escape(" ".join(c.text.split())) for c in answer.citations[:2])
+        body = "\n".join(bold(escape(" ".join(c.text.split()))) for c in answer.citations[:2])
     else:
-        body = escape(answer.text.strip())
+        body = bold(escape(answer.text.strip()))
     if len(body) > NOTIFICATION_LIMIT:
         body = body[: NOTIFICATION_LIMIT - 1].rsplit(" ", 1)[0] + "…"
     names = list(dict.fromkeys(escape(name) for name in distinct_names(answer.citations)))

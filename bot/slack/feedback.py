@@ -4,7 +4,8 @@ The verdict is stored at the press (so closing the form loses nothing); the form
 reason. The reply, to the presser alone, says who will read it.
 
 The answer id travels in the buttons' values and the form's private metadata; the use case
-only accepts ids of answers of the presser's own workspace.
+only accepts an answer the presser could see (one given in their own DM, or in a channel
+Slack says they are in), so a forged id reaches nothing.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.actions import Verdict
+from bot.app.actions.feedback import Reads
 from bot.app.conversations import place_of
 from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.slack.blocks import FEEDBACK_ACTION, read_feedback
 from bot.slack.people import People, Who
+from storage.records import ChannelRef
 from storage.values import FeedbackReason
 
 log = logging.getLogger(__name__)
@@ -103,7 +106,7 @@ class FeedbackFlow:
             return
         helpful, answer_id = read
         place = place_of(self._services, await people.user(who))
-        verdict = await self._feedback.give(place, answer_id, helpful)
+        verdict = await self._feedback.give(place, answer_id, helpful, reads=_reads(people, who))
         if verdict is None:
             return
         where = _where(body, who)
@@ -122,9 +125,20 @@ class FeedbackFlow:
             return
         reason, comment = submitted(view)
         place = place_of(self._services, await people.user(who))
-        verdict = await self._feedback.give(place, answer_id, False, reason=reason, comment=comment)
+        verdict = await self._feedback.give(
+            place, answer_id, False, reads=_reads(people, who), reason=reason, comment=comment
+        )
         if verdict is not None:
             await _thank(client, who, metadata, verdict)
+
+
+def _reads(people: People, who: Who) -> Reads:
+    """Whether Slack says the presser is in a channel."""
+
+    async def reads(channel: ChannelRef) -> bool:
+        return channel.tenant_id == who.tenant and await people.may_read(who, channel.external_id)
+
+    return reads
 
 
 def _where(body: Json, who: Who) -> Json:
@@ -137,7 +151,7 @@ def _where(body: Json, who: Who) -> Json:
 
 async def _thank(client: AsyncWebClient, who: Who, where: Json, verdict: Verdict) -> None:
     """To the presser alone, beside the answer; in their DM with Lore if that fails."""
-    text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.personal)
+    text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.given)
     channel = str(where.get("channel") or "")
     try:
         if channel:

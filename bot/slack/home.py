@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.actions import AddOutcome
+from bot.app.conversations import place_of
 from bot.chat import messages
 from bot.chat.router import outcome_line
 from bot.chat.runtime import Runtime
@@ -31,6 +32,7 @@ from bot.slack.home_view import (
     add_url_modal,
     channel_choice,
     home_view,
+    partner_view,
     target_of,
 )
 from bot.slack.people import People, Who
@@ -70,6 +72,9 @@ class AppHome:
         """Build the viewer's Home and publish it."""
         try:
             user = await people.user(who)
+            if place_of(self._runtime.services, user).partner:
+                await client.views_publish(user_id=who.user, view=partner_view())
+                return
             home = await self._home.home(user, await people.member_of(who))
             await client.views_publish(user_id=who.user, view=home_view(home, notice))
         except SlackApiError as exc:

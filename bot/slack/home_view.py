@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.app.actions.home import AddTarget, ChannelSummary, Home, JobSummary
 from bot.chat import messages
+from bot.chat.mrkdwn import escape, source
 from bot.chat.render import age
 from bot.slack.blocks import Block
 from knowledge import Count, JobCounters
@@ -24,6 +25,12 @@ DISABLE = "home_disable"
 REFRESH_JOB = "home_job_refresh"
 STOP_JOB = "home_job_stop"
 SITE = "site"
+
+
+def partner_view() -> dict[str, Any]:
+    """The Home of someone from another organisation (Slack Connect): nothing of the
+    workspace's memory, only how to ask."""
+    return {"type": "home", "blocks": [_header(messages.HOME_TITLE), _section(messages.HOME_PARTNER)]}
 
 
 def home_view(home: Home, notice: str | None = None) -> dict[str, Any]:
@@ -137,8 +144,8 @@ def _document_lines(home: Home) -> str:
     lines = []
     for recent in home.documents:
         document = recent.document
-        name = f"<{document.url}|{_escape(document.name)}>" if document.url else f"*{_escape(document.name)}*"
-        lines.append(f"• {name} — in *{recent.index.name}*, added {age(document.time_added)}")
+        name = source(document.name, document.url)
+        lines.append(f"• {name} — in *{escape(recent.index.name)}*, added {age(document.time_added)}")
     return "\n".join(lines)
 
 
@@ -151,7 +158,7 @@ def _job(summary: JobSummary) -> list[Block]:
     if job.finished:
         progress = f"{counted.pages_indexed} pages indexed"
         when = f"ended {age(job.finished_at or job.created_at)}"
-    text = f"*{_escape(summary.source)}* → *{summary.index.name}*: {job.state.value}, {progress} — {when}"
+    text = f"*{escape(summary.source)}* → *{summary.index.name}*: {job.state.value}, {progress} — {when}"
     blocks: list[Block] = [_section(text)]
     if summary.manageable:
         buttons = [
@@ -192,14 +199,14 @@ def _feedback_lines(home: Home) -> str:
     lines = []
     for review in home.feedback:
         counts = (
-            f"{messages.plural(len(review.unhelpful), 'unhelpful answer')}, "
-            f"{messages.plural(len(review.unanswered), 'unanswered question')}"
+            f"{messages.plural(review.total_unhelpful, 'unhelpful answer')}, "
+            f"{messages.plural(review.total_unanswered, 'unanswered question')}"
         )
         lines.append(f"• *{review.index.name}*: {counts}")
         for item in (*review.unhelpful[:2], *review.unanswered[:1]):
-            comments = [f"“{_escape(v.comment)}”" for v in item.feedback if not v.helpful and v.comment]
+            comments = [f"“{escape(v.comment)}”" for v in item.feedback if not v.helpful and v.comment]
             said = f" — {', '.join(comments)}" if comments else ""
-            lines.append(f"    ◦ “{_escape(item.answer.question[:150])}”{said}")
+            lines.append(f"    ◦ “{escape(item.answer.question[:150])}”{said}")
     lines.append("Say “show feedback” in a channel or DM for all of it.")
     return "\n".join(lines)
 
@@ -210,14 +217,14 @@ def _admin(home: Home) -> list[Block]:
     blocks: list[Block] = [_header(messages.HOME_ADMIN)]
     if admin.connections is not None:
         lines = [
-            f"• *{_escape(c.name)}* ({c.kind}) at {c.base_url} — {c.credentials_hint}, connected {age(c.created_at)}"
+            f"• *{escape(c.name)}* ({c.kind}) at {c.base_url} — {c.credentials_hint}, connected {age(c.created_at)}"
             for c in admin.connections
         ]
         blocks.append(_section("*Connectors*\n" + ("\n".join(lines) or messages.HOME_CONNECTORS_NONE)))
     if admin.settings:
-        fields = [
-            {"type": "mrkdwn", "text": f"*{name}*\n{_escape(value)}"} for name, value in admin.settings
-        ][:10]
+        fields = [{"type": "mrkdwn", "text": f"*{name}*\n{escape(value)}"} for name, value in admin.settings][
+            :10
+        ]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}, "fields": fields})
     return blocks
 
@@ -280,7 +287,3 @@ def _target_label(target: AddTarget) -> str:
 
 def _target_value(target: AddTarget) -> str:
     return f"{target.index.id}@{target.channel}" if target.channel else str(target.index.id)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

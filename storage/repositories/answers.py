@@ -8,11 +8,12 @@ from typing import Any
 
 from sqlmodel import Session, col, or_, select
 
+from storage.access import Given
 from storage.db import Database
-from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, utcnow
+from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, Channel, Conversation, utcnow
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
 from storage.repositories._rows import aware
-from storage.values import FeedbackReason
+from storage.values import ConversationKind, FeedbackReason
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class AnswerEntry:
     text: str | None = None
     searched: Sequence[int] = field(default_factory=tuple)
     """The ids of the indexes the question searched."""
+    given: Given | None = None
+    """Where it was given (None: its conversation says, and without one, a DM)."""
 
 
 class AnswerRepository:
@@ -48,6 +51,7 @@ class AnswerRepository:
                 fallback=entry.fallback,
                 abstained=entry.abstained,
                 cited=entry.cited,
+                given_in=entry.given.name if entry.given else None,
             )
             session.add(row)
             session.flush()
@@ -62,7 +66,7 @@ class AnswerRepository:
             row = session.get(AnswerLog, answer_id)
             if row is None or row.tenant_id != tenant_id:
                 raise NotFound(f"answer {answer_id}")
-            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()))
+            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()), _given(session, row))
 
     def set_feedback(
         self,
@@ -131,9 +135,39 @@ class AnswerRepository:
             ).all():
                 verdicts.setdefault(verdict.answer_id, []).append(_feedback(verdict))
             return [
-                ReviewItem(_record(r, indexes.get(r.id or 0, ())), tuple(verdicts.get(r.id or 0, [])))
+                ReviewItem(
+                    _record(r, indexes.get(r.id or 0, ()), _given(session, r)),
+                    tuple(verdicts.get(r.id or 0, [])),
+                )
                 for r in rows
             ]
+
+
+FORGOTTEN = "a removed document"
+
+
+def forget_quotes(session: Session, *, index_id: int, document_ids: Sequence[int] | None = None) -> int:
+    """Answers that quoted documents being removed (`document_ids` of `index_id`, or all of
+    the index when None) lose their text and those sources' names and links, which
+    may quote what is being forgotten; their questions and verdicts stay. How many."""
+    gone = None if document_ids is None else {int(d) for d in document_ids}
+    quoting = select(AnswerIndex.answer_id).where(AnswerIndex.index_id == index_id, AnswerIndex.cited == True)  # noqa: E712
+    changed = 0
+    for row in session.exec(select(AnswerLog).where(col(AnswerLog.id).in_(quoting))).all():
+        hit = [
+            c
+            for c in row.cited
+            if c.get("index_id") == index_id and (gone is None or c.get("document_id") in gone)
+        ]
+        if not hit:
+            continue
+        row.text = None
+        row.cited = [
+            {**c, "name": FORGOTTEN, "url": None, "document_id": None} if c in hit else c for c in row.cited
+        ]
+        session.add(row)
+        changed += 1
+    return changed
 
 
 def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
@@ -145,7 +179,20 @@ def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[i
     return {answer: tuple(sorted(ids)) for answer, ids in found.items()}
 
 
-def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
+def _given(session: Session, row: AnswerLog) -> tuple[Given, int | None]:
+    """Where an answer was given, and its channel: the stricter of what was recorded then
+    and what its conversation is now; a DM when neither says (fail closed)."""
+    recorded = Given.__members__.get(row.given_in or "")
+    conversation = session.get(Conversation, row.conversation_id) if row.conversation_id else None
+    if conversation is None or conversation.kind == ConversationKind.DM or conversation.channel_id is None:
+        return Given.DM, None
+    channel = session.get(Channel, conversation.channel_id)
+    now = Given.PUBLIC_CHANNEL if channel is not None and not channel.is_private else Given.PRIVATE_CHANNEL
+    given = max(now, recorded or now, key=lambda g: g.privacy)
+    return given, conversation.channel_id
+
+
+def _record(row: AnswerLog, index_ids: tuple[int, ...], given: tuple[Given, int | None]) -> AnswerRecord:
     assert row.id is not None
     return AnswerRecord(
         id=row.id,
@@ -159,6 +206,8 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
         cited=list(row.cited),
         created_at=aware(row.created_at),
         index_ids=index_ids,
+        given=given[0],
+        channel_id=given[1] if given[0] != Given.DM else None,
     )
 
 
