@@ -30,18 +30,25 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "extraction",
         "memory",
         "retrieval",
+        "access",
         "mcp",
         "crawl",
         "github",
         "google_drive",
+        "notion",
         "slack",
         "quality",
+        "console",
     }
 
     assert report["ingest"]["pipeline"]["chunks"] == report["ingest"]["embedder"]["chunks"] > 0
     assert report["ingest"]["ratios"]["pipeline_vs_embedder"] > 0
     for size in report["retrieval"]["sizes"]:
         assert set(size["latency"]) >= {"keyword", "vector", "hybrid", "chroma_dense"}
+    access = report["access"]
+    assert access["search"]["restricted_documents"] > access["search"]["asker_reads_restricted"] > 0
+    assert access["permission_sync"]["first_changed"] == access["permission_sync"]["pages"] > 0
+    assert access["permission_sync"]["unchanged_changed"] == 0
     mcp = report["mcp"]  # search_knowledge over MCP beside the HTTP API's search, through lore serve
     assert (
         set(mcp["latency"]) == {"api_query", "mcp_legacy", "mcp_auto"} and mcp["p95_vs_api"]["mcp_legacy"] > 0
@@ -57,6 +64,11 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert drive["first_sync"]["files"] == drive["drive"]["files"] > 0
     assert drive["unchanged_resync"]["by_path"] == {"changes": 1}
     assert drive["unchanged_resync"]["exports_and_downloads"] == 0
+    notion = report["notion"]
+    assert notion["unchanged_resync"]["pages_unchanged"] == notion["first_sync"]["pages"] > 0
+    assert (
+        notion["unchanged_resync"]["block_children_read"] == 0 < notion["first_sync"]["block_children_read"]
+    )
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):
         for run_ in slack[kind]["runs"].values():
@@ -77,6 +89,10 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert memory["embedder"]["bounded"]["peak_mb"] > 0
     assert memory["lore_ingest"]["generated"]["exit_code"] == 0 and memory["lore_ingest"]["peak_mb"] > 0
     assert memory["lore_run"]["tree_peak_mb"] > 0 and memory["lore_run"]["questions_answered"] > 0
+
+    console = report["console"]  # the admin console: its overview page and the coverage-gap job
+    assert 0 < console["overview"]["p50_ms"] <= console["overview"]["p95_ms"]
+    assert console["gaps"]["embedded_first"] > 0 and console["gaps"]["embedded_again"] == 0
 
     table = (tmp_path / "latest.md").read_text()
     assert "| seen-once projects (" in table and "| facts | first line | abstention |" in table

@@ -22,6 +22,7 @@ from bot.chat.intents import (
     AddFiles,
     AddUrls,
     AttachDriveFolder,
+    AttachNotion,
     AttachRepository,
     AttachSpace,
     Command,
@@ -31,6 +32,7 @@ from bot.chat.intents import (
     DisableIndex,
     DocumentsOnly,
     EnableIndex,
+    ExplainAccess,
     Forget,
     ForgetChannelHistory,
     Help,
@@ -38,12 +40,14 @@ from bot.chat.intents import (
     ListDocs,
     ListDriveFolders,
     ListIndexes,
+    ListNotion,
     ListRepositories,
     ListSpaces,
     LockSettings,
     MakeDefault,
     Question,
     Refresh,
+    RefreshPermissions,
     RequireMentions,
     SaveThread,
     SetMode,
@@ -58,6 +62,7 @@ __all__ = [
     "AddFiles",
     "AddUrls",
     "AttachDriveFolder",
+    "AttachNotion",
     "AttachRepository",
     "AttachSpace",
     "Command",
@@ -68,6 +73,7 @@ __all__ = [
     "DisableIndex",
     "DocumentsOnly",
     "EnableIndex",
+    "ExplainAccess",
     "Forget",
     "ForgetChannelHistory",
     "Help",
@@ -75,12 +81,14 @@ __all__ = [
     "ListDocs",
     "ListDriveFolders",
     "ListIndexes",
+    "ListNotion",
     "ListRepositories",
     "ListSpaces",
     "LockSettings",
     "MakeDefault",
     "Question",
     "Refresh",
+    "RefreshPermissions",
     "RequireMentions",
     "Said",
     "SaveThread",
@@ -104,6 +112,7 @@ class Section(enum.StrEnum):
     CONFLUENCE = "Confluence"
     GITHUB = "GitHub"
     GOOGLE_DRIVE = "Google Drive"
+    NOTION = "Notion"
     LORE = "Lore"
 
 
@@ -127,6 +136,18 @@ CONNECTOR_ADMINS = "workspace admins and LORE_CONNECTOR_ADMINS"
 LEARNERS = "the channel's members, from the channel (never partners); only into the channel's own index"
 
 DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
+    Declaration(  # before AddUrls: a Notion link names a page to sync, not one to fetch
+        AttachNotion,
+        "Index what is shared with a connected Notion (every page and database, new ones included), or "
+        "one page tree or database, into an index, with progress here",
+        (
+            "add our Notion to the handbook index",
+            "add the notion page https://www.notion.so/acme/Runbooks-1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f to the ops index",
+        ),
+        CONNECTOR_ADMINS,
+        Section.NOTION,
+        g.attach_notion,
+    ),
     Declaration(
         AddUrls,
         "Add web pages, or crawl a whole site (with progress here) and keep it fresh",
@@ -140,8 +161,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         ConnectSource,
-        "Connect Confluence, GitHub or Google Drive (credentials go into a private form)",
-        ("connect confluence", "connect github", "connect google drive"),
+        "Connect Confluence, GitHub, Google Drive or Notion (credentials go into a private form)",
+        ("connect confluence", "connect github", "connect google drive", "connect notion"),
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.connect,
@@ -203,6 +224,30 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         g.attach_drive_folder,
     ),
     Declaration(
+        RefreshPermissions,
+        "Sync now who may read what in the connected sources (page restrictions, space permissions) and who is in their groups",
+        ("refresh permissions",),
+        CONNECTOR_ADMINS,
+        Section.CONFLUENCE,
+        g.fixed(g.REFRESH_PERMISSIONS, RefreshPermissions),
+    ),
+    Declaration(
+        ExplainAccess,
+        "Whether someone may read a document and why (its source's permissions, their accounts and groups), never its text",
+        ("explain access for U0123ABCD to Payroll 2026",),
+        "workspace admins",
+        Section.CONFLUENCE,
+        g.explain_access,
+    ),
+    Declaration(
+        ListNotion,
+        "The pages and databases shared with a connected Notion (what can be indexed alone)",
+        ("list notion pages",),
+        CONNECTOR_ADMINS,
+        Section.NOTION,
+        g.fixed(g.NOTION_PAGES, ListNotion),
+    ),
+    Declaration(
         SetMode,
         "How answers use documents and the model: rag only, llm only, hybrid, smart fallback, rag priority, llm priority",
         ("use rag only mode here", "switch to hybrid"),
@@ -261,7 +306,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         LearnChannel,
-        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete",
+        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete, "
+        "keeping the newest `LORE_LEARN_MAX_MESSAGES` messages",
         ("learn this channel",),
         LEARNERS,
         Section.HISTORY,
@@ -352,24 +398,24 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         StopIndexing,
         "Stop a running crawl or sync",
         ("stop indexing docs.example.com",),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.stop,
     ),
     Declaration(
         Refresh,
-        "Crawl a site (or sync Confluence or GitHub) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
+        "Crawl a site (or sync Confluence, GitHub or Notion) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
         ("refresh docs.example.com", "refresh docs.example.com weekly", "refresh acme/payments"),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.refresh,
     ),
     Declaration(
         Forget,
         "Remove a document (by name, URL, id or part of its name; words that name several remove "
-        "none and list them), or a site, a Confluence space or a GitHub repository with all it brought",
+        "none and list them), or a site, a Confluence space, a GitHub repository or a Notion page with all it brought",
         ("forget report.pdf", "forget docs.example.com"),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.DOCUMENTS,
         g.forget,
     ),

@@ -114,6 +114,20 @@ class ListRepositories:
 
 
 @dataclass(frozen=True)
+class ListNotion:
+    """“list notion pages”: the pages and databases shared with a connected Notion."""
+
+
+@dataclass(frozen=True)
+class AttachNotion:
+    """“add our Notion to the handbook index” (everything shared with the integration), or
+    “add the notion page <link> to …” / “add the notion database <link> to …”."""
+
+    folder: str
+    index: str
+
+
+@dataclass(frozen=True)
 class AttachSpace:
     """“add the ENG space to the confluence index” (optionally “… page 12345 …”)."""
 
@@ -150,6 +164,22 @@ class DocumentsOnly:
 
     name: str
     on: bool = True
+
+
+@dataclass(frozen=True)
+class RefreshPermissions:
+    """“refresh permissions”: sync now who may read what in the connected sources, and who
+    is in their groups."""
+
+
+@dataclass(frozen=True)
+class ExplainAccess:
+    """“explain access for @someone to Payroll”: whether they may read that document, and
+    why (admins only; never its text)."""
+
+    user: str
+    """A Slack user id."""
+    document: str
 
 
 @dataclass(frozen=True)
@@ -191,6 +221,8 @@ class LockSettings:
 
 Command = (
     Question
+    | RefreshPermissions
+    | ExplainAccess
     | AddFiles
     | AddUrls
     | ListIndexes
@@ -212,10 +244,12 @@ Command = (
     | ConnectSource
     | ListSpaces
     | ListRepositories
+    | ListNotion
     | AttachSpace
     | AttachRepository
     | ListDriveFolders
     | AttachDriveFolder
+    | AttachNotion
     | ShowFeedback
     | SaveThread
     | RequireMentions

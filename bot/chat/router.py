@@ -8,6 +8,7 @@ errors become polite, specific messages in the thread.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
@@ -18,7 +19,13 @@ from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
 from bot.chat.history import HistoryCommands
-from bot.chat.render import render_documents_md, render_listing_md, render_review_md
+from bot.chat.render import (
+    permissions_refreshed,
+    render_documents_md,
+    render_explanation,
+    render_listing_md,
+    render_review_md,
+)
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
 from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
@@ -58,6 +65,8 @@ class Router:
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.ListRepositories: self._repositories,
+            c.ListNotion: self._notion_pages,
+            c.AttachNotion: self._attach_notion,
             c.AttachSpace: self._attach_space,
             c.AttachRepository: self._attach_repository,
             c.ListDriveFolders: self._drive_folders,
@@ -67,6 +76,8 @@ class Router:
             c.RequireMentions: self._require_mentions,
             c.LearnChannel: self._learn_channel,
             c.ForgetChannelHistory: self._forget_history,
+            c.RefreshPermissions: self._refresh_permissions,
+            c.ExplainAccess: self._explain_access,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -118,6 +129,7 @@ class Router:
         if not command.text.strip():
             await surface.tell(messages.NOTHING_TO_ASK)
             return
+        started = time.monotonic()
         await surface.working()
         actor = turn.actor
         indexes = await self._actions.indexes.enabled(actor)
@@ -128,12 +140,14 @@ class Router:
         mode = actor.conversation.response_mode
         strategy = actor.conversation.rag_strategy or Strategy.ALWAYS
         chat = [*turn.history, {"role": "user", "content": command.text}]
-        request = Request(indexes, chat, mode=mode, strategy=strategy)
+        access = await self._actions.access.for_answer(actor, private=turn.private or turn.is_dm)
+        request = Request(indexes, chat, mode=mode, strategy=strategy, access=access)
 
         async def record(answer: Answer) -> int:
             for observer in self._answered:
                 observer(answer)
-            return await self._actions.answers.record(actor, command.text, answer, indexes)
+            took = round((time.monotonic() - started) * 1000)
+            return await self._actions.answers.record(actor, command.text, answer, indexes, latency_ms=took)
 
         events = self._services.knowledge.ask_stream(request)
         try:
@@ -283,9 +297,24 @@ class Router:
     async def _attach_drive_folder(self, command: c.AttachDriveFolder, turn: Turn, surface: Surface) -> None:
         await self._connectors.attach("google-drive", command.folder, command.index, turn, surface)
 
+    async def _notion_pages(self, command: c.ListNotion, turn: Turn, surface: Surface) -> None:
+        await self._connectors.folders("notion", turn, surface)
+
+    async def _attach_notion(self, command: c.AttachNotion, turn: Turn, surface: Surface) -> None:
+        await self._connectors.attach("notion", command.folder, command.index, turn, surface)
+
     async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
         reviews = await self._actions.feedback.review(turn.actor.place, command.index)
         await surface.tell(render_review_md(reviews))
+
+    async def _refresh_permissions(self, command: c.RefreshPermissions, turn: Turn, surface: Surface) -> None:
+        await surface.working()
+        reports = await self._actions.access.refresh(turn.actor.place)
+        await surface.tell(permissions_refreshed(reports))
+
+    async def _explain_access(self, command: c.ExplainAccess, turn: Turn, surface: Surface) -> None:
+        explanation = await self._actions.access.explain(turn.actor.place, command.user, command.document)
+        await surface.tell(render_explanation(explanation))
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.tell(messages.help_text())

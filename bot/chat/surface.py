@@ -64,6 +64,9 @@ class Turn:
     viewing: ChannelRef | None = None
     """The channel the person is looking at while they ask in a DM (Slack's agent view):
     its index is searched too, when they may search it from there."""
+    private: bool = False
+    """Only the asker sees the replies (`/lore`), wherever they ask from: an answer may use
+    what the asker may read in connected sources, as in a DM."""
 
     @cached_property
     def command(self) -> Command:

@@ -1,7 +1,8 @@
-"""CLI commands for connector sources (Confluence, GitHub, Google Drive): `lore source add
-KIND`, `lore source list`, `lore source folders SOURCE` (or `spaces`), `lore source attach
-SOURCE --index NAME --space KEY [--page ID]`, `--repo OWNER/NAME` (with what to index of it)
-or `--folder ID|LINK|NAME`, `lore source remove SOURCE`.
+"""CLI commands for connector sources (Confluence, GitHub, Google Drive, Notion): `lore source
+add KIND`, `lore source list`, `lore source folders SOURCE` (or `spaces`), `lore source attach
+SOURCE --index NAME --space KEY [--page ID]`, `--repo OWNER/NAME` (with what to index of it),
+`--folder ID|LINK|NAME` (Google Drive) or `--workspace` / `--page LINK` / `--database LINK`
+(Notion), `lore source remove SOURCE`.
 
 Secrets never come from the command line, where shell history and `ps` would keep them:
 `--token-env VAR` / `--pat-env VAR` / `--client-secret-env VAR` / `--refresh-token-env VAR`
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,7 +41,7 @@ app = typer.Typer()
 """This module's commands; `bot.cli.main` adds them to `lore`."""
 
 source_app = typer.Typer(
-    help="Connected doc sources (Confluence, GitHub, Google Drive): add, list, folders, attach, remove.",
+    help="Connected doc sources (Confluence, GitHub, Google Drive, Notion): add, list, folders, attach, remove.",
     no_args_is_help=True,
 )
 MAX_KEY_BYTES = 64 * 1024
@@ -48,12 +50,13 @@ app.add_typer(source_app, name="source")
 
 @source_app.command("add")
 def add(
-    kind: str = typer.Argument(..., help="What to connect: confluence, github or google-drive."),
+    kind: str = typer.Argument(..., help="What to connect: confluence, github, google-drive or notion."),
     url: str | None = typer.Option(
         None,
         "--url",
         help="The site's address: https://acme.atlassian.net/wiki (Confluence, required); GitHub: "
-        "https://api.github.com by default, https://HOST/api/v3 for Enterprise Server.",
+        "https://api.github.com by default, https://HOST/api/v3 for Enterprise Server; Notion: "
+        "https://api.notion.com by default.",
     ),
     email: str | None = typer.Option(
         None, "--email", help="Confluence Cloud: the Atlassian account's email."
@@ -61,8 +64,9 @@ def add(
     token_env: str | None = typer.Option(
         None,
         "--token-env",
-        help="Confluence Cloud (with --email) or GitHub: the environment variable holding the API token (never "
-        "the token itself); for GitHub, a fine-grained personal access token.",
+        help="Confluence Cloud (with --email), GitHub or Notion: the environment variable holding the API "
+        "token (never the token itself); for GitHub, a fine-grained personal access token; for Notion, an "
+        "internal integration's secret.",
     ),
     pat_env: str | None = typer.Option(
         None,
@@ -103,9 +107,9 @@ def add(
     name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Connect Confluence, GitHub or Google Drive: the credentials are checked against it,
-    then kept encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a key file) the
-    token is asked for, unechoed."""
+    """Connect Confluence, GitHub, Google Drive or Notion: the credentials are checked against
+    it, then kept encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a key file)
+    the token is asked for, unechoed."""
     kind = {"gdrive": "google-drive", "drive": "google-drive"}.get(kind.lower(), kind.lower())
     google = (key_file, act_as, client_id, client_secret_env, refresh_token_env, token_uri)
     if kind not in CONNECTORS:
@@ -134,7 +138,7 @@ def add(
         connection = done.connection
         return plain(
             messages.connected(
-                connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces], kind
+                connection.name, done.account, connection.credentials_hint, messages.shown(done.spaces), kind
             )
         )
 
@@ -161,7 +165,8 @@ def folders(
 ) -> None:
     """What the connected account can read: Confluence spaces (what `attach --space` takes),
     GitHub repositories and their owners (what `attach --repo` takes), Google Drive folders
-    and shared drives (what `attach --folder` takes)."""
+    and shared drives (what `attach --folder` takes), Notion pages and databases shared with
+    the integration (what `attach --page` and `--database` take)."""
 
     async def work(services: Services) -> str:
         connection = await services.connections.find(tenant, source)
@@ -189,7 +194,18 @@ def attach(
         ..., "--index", "-i", help="The index to fill (a shared one is created if new)."
     ),
     space: list[str] = typer.Option([], "--space", "-s", help="Confluence: a space key (repeatable)."),
-    page: str | None = typer.Option(None, "--page", help="Only this page and its descendants (one --space)."),
+    page: str | None = typer.Option(
+        None,
+        "--page",
+        help="Confluence: only this page and its descendants (one --space); Notion: a page (its link or id) "
+        "and the pages under it.",
+    ),
+    database: list[str] = typer.Option(
+        [], "--database", help="Notion: a database (its link or id), every row of it (repeatable)."
+    ),
+    workspace: bool = typer.Option(
+        False, "--workspace", help="Notion: everything shared with the integration, new pages included."
+    ),
     repo: list[str] = typer.Option(
         [],
         "--repo",
@@ -226,8 +242,8 @@ def attach(
     follow: bool = typer.Option(True, "--follow/--no-follow", help="Run the sync here with a progress bar."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Attach Confluence spaces (or a page tree), GitHub repositories (or owners) or Google
-    Drive folders to an index and start syncing them."""
+    """Attach Confluence spaces (or a page tree), GitHub repositories (or owners), Google Drive
+    folders, or Notion's workspace, pages and databases to an index and start syncing them."""
     selection = _selection(only, include, exclude, skip_closed)
 
     async def work(services: Services) -> str:
@@ -238,7 +254,7 @@ def attach(
             raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
         place = await _place(services, tenant)
         connection = await services.connections.find(tenant, source)
-        chosen = _folders(connection.kind, space, page, repo, folder)
+        chosen = _folders(connection.kind, space, page, repo, folder, database, workspace=workspace)
         nonlocal selection
         if selection is not None and connection.kind != "github":
             raise typer.BadParameter("--only, --include, --exclude and --skip-closed are for GitHub")
@@ -281,10 +297,11 @@ def remove(
 
 def _credentials(kind: str, email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
     """Credentials from the environment variable named, or from an unechoed prompt."""
-    if kind == "github":
+    if kind in ("github", "notion"):
+        label = CONNECTORS[kind].label
         if email or (token_env and pat_env):
-            raise typer.BadParameter("GitHub takes one token: --token-env VAR (no --email)")
-        return _token(token_env or pat_env, "GitHub token", None)
+            raise typer.BadParameter(f"{label} takes one token: --token-env VAR (no --email)")
+        return _token(token_env or pat_env, f"{label} token", None)
     if pat_env and (email or token_env):
         raise typer.BadParameter("use --pat-env alone (Data Center), or --email with --token-env (Cloud)")
     if token_env and not email:
@@ -335,14 +352,30 @@ def _app_credentials(
 
 
 def _folders(
-    kind: str, spaces: list[str], page: str | None, repos: list[str], drive_folders: list[str]
+    kind: str,
+    spaces: list[str],
+    page: str | None,
+    repos: list[str],
+    drive_folders: Sequence[str] = (),
+    databases: Sequence[str] = (),
+    *,
+    workspace: bool = False,
 ) -> list[FolderSpec]:
     if drive_folders and kind != "google-drive":
         raise typer.BadParameter("--folder is for Google Drive", param_hint="--folder")
+    if kind != "notion" and (databases or workspace):
+        raise typer.BadParameter("--workspace and --database are for Notion", param_hint="--database")
     if kind == "google-drive":
         if spaces or page or repos:
             raise typer.BadParameter("a Google Drive source takes --folder (a link, an id or a name)")
-        wanted, hint = drive_folders, "--folder"
+        wanted, hint = list(drive_folders), "--folder"
+    elif kind == "notion":
+        if spaces or repos:
+            raise typer.BadParameter(
+                "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
+            )
+        wanted = (["workspace"] if workspace else []) + ([page] if page else []) + list(databases)
+        hint = "--workspace/--page/--database"
     elif kind == "github":
         if spaces or page:
             raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
@@ -466,8 +499,18 @@ def _describe(services: Services, connection: ConnectionRef) -> str:
         f"{connection.id:>4}  {connection.kind:<12} {connection.name:<24} {connection.base_url}",
         f"      credentials: {connection.credentials_hint}",
     ]
+    groups = services.source_access.groups_state(connection.id)
     for attached in services.connections.repository.attachments(connection.id):
         index = services.indexes.get(attached.index_id)
         synced = f"synced {age(attached.sync_cursor)}" if attached.sync_cursor else "not synced yet"
         lines.append(f"      → {index.name}: {', '.join(attached.folders)} ({attached.schedule}, {synced})")
+        permissions = services.source_access.permissions_state(attached.id)
+        access = messages.permissions_line(
+            services.source_access.restricted_count(attached.id),
+            age(permissions.synced_at) if permissions.synced_at else None,
+            permissions.error,
+            age(groups.synced_at) if groups.synced_at else None,
+            groups.error,
+        )
+        lines.append(f"        {plain(access)}")
     return "\n".join(lines)

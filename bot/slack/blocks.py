@@ -224,6 +224,7 @@ FORM_LABELS = {
     "connect_confluence": "Connect Confluence",
     "connect_github": "Connect GitHub",
     "connect_google-drive": "Connect Google Drive",
+    "connect_notion": "Connect Notion",
 }
 
 

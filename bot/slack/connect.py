@@ -1,10 +1,11 @@
-"""Connecting Confluence, GitHub or Google Drive from Slack: the button Lore posts opens a
-modal (a modal needs the trigger_id that only an interaction brings, never a message), the
+"""Connecting Confluence, GitHub, Google Drive or Notion from Slack: the button Lore posts opens
+a modal (a modal needs the trigger_id that only an interaction brings, never a message), the
 credentials are typed there and nowhere else, and the outcome is posted in the thread the
 request came from. Each kind has its modal: Confluence's takes a URL, an email and a token;
 GitHub's an optional Enterprise Server URL and a token, or a GitHub App's id, installation id
 and private key; Google Drive's a service account's JSON key and the user it acts as, or an
-OAuth client's id and secret with a user's refresh token.
+OAuth client's id and secret with a user's refresh token; Notion's an internal integration's
+secret (and an API address, for tests and proxies).
 
 Who may: workspace admins (users.info `is_admin`/`is_owner`) and `LORE_CONNECTOR_ADMINS`,
 checked again at each step, since anyone in the channel can press the button. The
@@ -50,10 +51,17 @@ GOOGLE_HELP = (
     "user's OAuth client id and secret with their refresh token (drive.readonly). Lore only reads."
 )
 GOOGLE_OAUTH = ("client_id", "client_secret", "refresh_token")
+NOTION_HELP = (
+    "An internal integration's secret (notion.so/profile/integrations: create one with “Read content” "
+    "and “Read user information”), then share the pages and databases Lore should read with it "
+    "(a page's ••• menu → Connections). Notion does not tell Lore who may open each page: whoever may "
+    "read the index you fill will read them."
+)
 FIELDS = {
     "confluence": ("url", "email", "token"),
     "github": ("url", "token", "app_id", "installation_id", "private_key"),
     "google-drive": ("url", "key", "act_as", *GOOGLE_OAUTH),
+    "notion": ("url", "token"),
 }
 
 
@@ -104,6 +112,17 @@ def connect_modal(metadata: Json, kind: str = "confluence") -> Json:
                     multiline=True,
                 ),
                 {"type": "context", "elements": [{"type": "mrkdwn", "text": GITHUB_HELP}]},
+            ],
+        )
+    elif kind == "notion":
+        title, blocks = (
+            "Connect Notion",
+            [
+                _input("token", "Internal integration secret", "ntn_…"),
+                _input(
+                    "url", "API address (leave empty for Notion)", "https://api.notion.com", optional=True
+                ),
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": NOTION_HELP}]},
             ],
         )
     else:
@@ -165,6 +184,8 @@ def field_errors(fields: dict[str, str], kind: str = "confluence") -> dict[str, 
         return _github_errors(fields)
     if kind == "google-drive":
         return _google_errors(fields)
+    if kind == "notion":
+        return _notion_errors(fields)
     errors = {}
     if not fields["url"].lower().startswith(("https://", "http://")):
         errors["url"] = "Enter the address of your Confluence, starting with https://"
@@ -210,6 +231,15 @@ def _google_errors(fields: dict[str, str]) -> dict[str, str]:
         for name in GOOGLE_OAUTH
         if not fields[name]
     }
+
+
+def _notion_errors(fields: dict[str, str]) -> dict[str, str]:
+    errors = {}
+    if fields["url"] and not fields["url"].lower().startswith(("https://", "http://")):
+        errors["url"] = "Enter an https:// address, or leave it empty for Notion's API."
+    if not fields["token"]:
+        errors["token"] = "Paste the integration's secret (it starts with ntn_ or secret_)."  # noqa: S105 - a hint
+    return errors
 
 
 def credentials_of(fields: dict[str, str], kind: str) -> Credentials:
@@ -283,7 +313,7 @@ class ConnectFlow:
                     done.connection.name,
                     done.account,
                     done.connection.credentials_hint,
-                    [f.key for f in done.spaces],
+                    messages.shown(done.spaces),
                     kind,
                 )
             except (ConnectorError, ValueError) as exc:

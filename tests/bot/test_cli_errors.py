@@ -26,6 +26,7 @@ BAD = [
     (["source", "remove", "nosuch"], "no source is connected yet"),
     (["source", "attach", "nosuch", "--index", "x", "--space", "ENG"], "no source is connected yet"),
     (["source", "add", "jira", "--url", "https://example.com"], "not jira"),
+    (["source", "add", "notion", "--email", "a@b.c", "--token-env", "X"], "Notion takes one token"),
     (["api-key", "revoke", "nosuch"], "nosuch"),
     (["serve", "--port", "port"], "port"),
     (["ingest"], "Missing argument"),
