@@ -6,8 +6,10 @@ from public test suites, when their cache is there: `--corpus`), memory (the emb
 ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), mcp (`search_knowledge` over Streamable HTTP beside the HTTP
 API's search, through `lore serve`), crawl (a loopback site, first and unchanged), github (a
-fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), notion (a
-fake Notion workspace of 300 pages with nested blocks: first sync, unchanged re-sync), slack
+fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), google_drive
+(a fake Drive folder of 500 Docs, Sheets, Slides, PDFs and Markdown files: first sync, unchanged
+re-sync through the change feed), notion (a fake Notion workspace of 300 pages with nested
+blocks: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
 handbook), console (the admin console's overview over 100k questions, the coverage-gap job
@@ -38,6 +40,7 @@ from bench import (
     crawl,
     extraction,
     github,
+    google_drive,
     ingest,
     ingest_memory,
     mcp,
@@ -82,6 +85,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "mcp": mcp.run,
         "crawl": crawl.run,
         "github": github.run,
+        "google_drive": google_drive.run,
         "notion": notion.run,
         "slack": slack,
         "quality": quality.run,

@@ -348,6 +348,25 @@ def _github(section: Json) -> str:
     )
 
 
+def _google_drive(section: Json) -> str:
+    first, again, drive = section["first_sync"], section["unchanged_resync"], section["drive"]
+    rows = [
+        ["first sync (list, export or download, extract, embed)", first["files"], f"{first['seconds']:g}", f"{first['files_per_s']:g}", first["requests"]],
+        ["unchanged re-sync (the change feed: nothing changed, nothing listed)", again["files"], f"{again['seconds']:g}", "—", again["requests"]],
+    ]  # fmt: skip
+    kinds = ", ".join(f"{n} {k}" for k, n in drive["kinds"].items())
+    return (
+        f"**Google Drive sync** (fake Google on loopback: {drive['files']} files in {drive['folders']} folders: "
+        f"{kinds})\n\n"
+        + _table(["job", "files", "seconds", "files/s", "API requests"], rows)
+        + f"\n\nFirst sync: {first['chunks']} chunks, {first['sheets_read']} sheets read as tables, requests "
+        + ", ".join(f"{path} {n}" for path, n in first["by_path"].items())
+        + f". Unchanged re-sync: {again['seconds_vs_first']:g} of the first sync's time, "
+        + ", ".join(f"{path} {n}" for path, n in again["by_path"].items())
+        + f" (and {again['token_requests']} token request), {again['exports_and_downloads']} exports or downloads."
+    )
+
+
 def _notion(section: Json) -> str:
     first, again = section["first_sync"], section["unchanged_resync"]
     rows = [
@@ -482,6 +501,7 @@ SECTIONS: dict[str, Callable[[Json], str]] = {
     "memory": _memory,
     "crawl": _crawl,
     "github": _github,
+    "google_drive": _google_drive,
     "notion": _notion,
     "quality": _quality,
     "console": _console,

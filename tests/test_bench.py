@@ -34,6 +34,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "mcp",
         "crawl",
         "github",
+        "google_drive",
         "notion",
         "slack",
         "quality",
@@ -59,6 +60,10 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         github["unchanged_resync"]["blobs_fetched"] == github["unchanged_resync"]["issue_bodies_fetched"] == 0
     )
     assert github["ratios"]["sync_vs_embedder"] > 0
+    drive = report["google_drive"]  # an unchanged Drive costs one change-feed request
+    assert drive["first_sync"]["files"] == drive["drive"]["files"] > 0
+    assert drive["unchanged_resync"]["by_path"] == {"changes": 1}
+    assert drive["unchanged_resync"]["exports_and_downloads"] == 0
     notion = report["notion"]
     assert notion["unchanged_resync"]["pages_unchanged"] == notion["first_sync"]["pages"] > 0
     assert (

@@ -1,6 +1,6 @@
-"""Connector routes (Confluence, GitHub, Notion): connect a source with credentials in the body
+"""Connector routes (Confluence, GitHub, Google Drive, Notion): connect a source with credentials in the body
 (checked against the site, then kept encrypted), list the tenant's sources (credentials
-masked), list a source's folders (spaces, repositories and owners), attach them to an index
+masked), list a source's folders (spaces, repositories and owners, Drive folders), attach them to an index
 (a job starts), disconnect. A site that
 cannot be reached is the caller's mistake when connecting (400: check the url), and the
 site's when a stored source is used (502).
@@ -60,6 +60,7 @@ def _repositories(names: list[str]) -> list[str]:
 
 
 Repositories = Annotated[list[str], AfterValidator(_repositories)]
+DriveFolders = list[Annotated[str, Field(min_length=1, max_length=300)]]
 
 
 class GitHubOptions(BaseModel):
@@ -88,7 +89,9 @@ class GitHubOptions(BaseModel):
 
 
 class NewConnector(BaseModel):
-    kind: Literal["confluence", "github", "notion"] = Field("confluence", description="What to connect.")
+    kind: Literal["confluence", "github", "google-drive", "notion"] = Field(
+        "confluence", description="What to connect."
+    )
     url: str | None = Field(
         None,
         min_length=1,
@@ -121,6 +124,32 @@ class NewConnector(BaseModel):
         max_length=16384,
         description="GitHub App: its private key (PEM). Stored encrypted, never shown back.",
     )
+    key: str | None = Field(
+        None,
+        min_length=2,
+        max_length=16384,
+        description="Google Drive, service account: its JSON key as the Google Cloud console downloaded it "
+        "(with `email`: the Workspace user it acts as). Stored encrypted, never shown back.",
+    )
+    client_id: str | None = Field(
+        None, min_length=1, max_length=255, description="Google Drive, OAuth: the client's id."
+    )
+    client_secret: str | None = Field(
+        None, min_length=1, max_length=255, description="Google Drive, OAuth: the client's secret."
+    )
+    refresh_token: str | None = Field(
+        None,
+        min_length=1,
+        max_length=2048,
+        description="Google Drive, OAuth: the user's refresh token (scope drive.readonly). Stored encrypted.",
+    )
+    token_uri: str | None = Field(
+        None,
+        min_length=8,
+        max_length=2048,
+        description="Google Drive, OAuth: the token endpoint (default: Google's; another one only on the "
+        "API's own origin, for a proxy).",
+    )
     name: str | None = Field(
         None, min_length=1, max_length=120, description="What to call it (default: the host)."
     )
@@ -142,6 +171,24 @@ class NewConnector(BaseModel):
     @model_validator(mode="after")
     def _one_way_in(self) -> NewConnector:
         app = (self.app_id, self.installation_id, self.private_key)
+        oauth = (self.client_id, self.client_secret, self.refresh_token)
+        if self.token_uri is not None and (self.kind != "google-drive" or self.key is not None):
+            raise ValueError("token_uri goes with a Google Drive OAuth client")
+        if self.kind == "google-drive":
+            if self.token is not None or any(app):
+                raise ValueError(
+                    "Google Drive takes a service account's key, or an OAuth client: no token or app"
+                )
+            if (self.key is None) == (not all(oauth)) or (self.key is not None and any(oauth)):
+                raise ValueError(
+                    "Google Drive takes a service account's key (with email: the user it acts as), or an "
+                    "OAuth client's client_id, client_secret and refresh_token"
+                )
+            if self.key is not None and self.email is None:
+                raise ValueError("a service account acts as a Workspace user: give their email")
+            return self
+        if self.key is not None or any(oauth):
+            raise ValueError("key, client_id, client_secret and refresh_token are for Google Drive")
         if self.kind == "confluence" and (any(app) or self.url is None or self.token is None):
             raise ValueError("Confluence takes a url and a token (with an email for Cloud), no GitHub App")
         if self.kind == "github" and self.email is not None:
@@ -157,6 +204,17 @@ class NewConnector(BaseModel):
         return self
 
     def credentials(self) -> Credentials:
+        """ValueError when a Google key is not one (its message says why)."""
+        if (read := connector_kind(self.kind).read_credentials) is not None:
+            given = {
+                "key": self.key,
+                "act_as": self.email,
+                "client_id": self.client_id,
+                "client_secret": self.client_secret,
+                "refresh_token": self.refresh_token,
+                "token_uri": self.token_uri,
+            }
+            return read({name: value for name, value in given.items() if value is not None})
         if self.token is None:
             return Credentials(
                 self.private_key or "", app_id=self.app_id, installation_id=self.installation_id
@@ -224,6 +282,17 @@ class AttachSpaces(BaseModel):
         description="GitHub: repositories (owner/name), or owners for every repository of theirs.",
     )
     options: GitHubOptions | None = Field(None, description="GitHub: what of the repositories to index.")
+    drive_folders: DriveFolders | None = Field(
+        None,
+        min_length=1,
+        max_length=50,
+        description="Google Drive: folders (a link, an id or a name), shared drives' ids, my-drive, shared-with-me.",
+    )
+    link_sharing: Literal["domain", "public"] | None = Field(
+        None,
+        description="Google Drive: who may read a file shared with anyone who has its link: the account's "
+        "domain (the default) or whoever may read the index.",
+    )
     notion: list[NotionFolder] | None = Field(
         None,
         min_length=1,
@@ -234,6 +303,8 @@ class AttachSpaces(BaseModel):
     schedule: ScheduleText = Field("daily", description="How often to sync: " + SCHEDULE_HELP)
 
     def folders(self, kind: str) -> list[FolderSpec]:
+        if (self.drive_folders is not None or self.link_sharing is not None) != (kind == "google-drive"):
+            raise BadRequest("Invalid request: drive_folders: a Google Drive connector takes drive_folders.")
         if kind == "notion":
             given = (self.spaces, self.page, self.repositories, self.options)
             if any(g is not None for g in given) or not self.notion:
@@ -246,6 +317,15 @@ class AttachSpaces(BaseModel):
                 raise BadRequest(f"Invalid request: notion: {exc}") from None
         if self.notion is not None:
             raise BadRequest("Invalid request: notion: only a Notion connector takes `notion`.")
+        if kind == "google-drive":
+            if self.spaces is not None or self.page is not None or self.repositories or self.options:
+                raise BadRequest(
+                    "Invalid request: drive_folders: a Google Drive connector takes drive_folders."
+                )
+            try:
+                return [connector_kind(kind).parse_folder(name) for name in self.drive_folders or []]
+            except ValueError as exc:
+                raise BadRequest(f"Invalid request: drive_folders: {exc}") from None
         if kind == "github":
             if self.spaces is not None or self.page is not None or not self.repositories:
                 raise BadRequest("Invalid request: repositories: a GitHub connector takes repositories.")
@@ -348,7 +428,13 @@ async def attach_spaces(request: web.Request) -> web.Response:
         body.index,
         body.folders(connection.kind),
         schedule=Schedule.parse(body.schedule),
-        selection=body.options.selection() if body.options is not None else None,
+        selection=(
+            body.options.selection()
+            if body.options is not None
+            else {"link_sharing": body.link_sharing}
+            if body.link_sharing is not None
+            else None
+        ),
     )
     attached = Attached(source=await source_out(request, done.source), job=job_out(done.job, done.index))
     return web.json_response(attached.model_dump(mode="json"), status=202)

@@ -21,6 +21,7 @@ from bot.chat.grammar import Said, question, read
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachDriveFolder,
     AttachNotion,
     AttachRepository,
     AttachSpace,
@@ -37,6 +38,7 @@ from bot.chat.intents import (
     Help,
     LearnChannel,
     ListDocs,
+    ListDriveFolders,
     ListIndexes,
     ListNotion,
     ListRepositories,
@@ -59,6 +61,7 @@ __all__ = [
     "DECLARATIONS",
     "AddFiles",
     "AddUrls",
+    "AttachDriveFolder",
     "AttachNotion",
     "AttachRepository",
     "AttachSpace",
@@ -76,6 +79,7 @@ __all__ = [
     "Help",
     "LearnChannel",
     "ListDocs",
+    "ListDriveFolders",
     "ListIndexes",
     "ListNotion",
     "ListRepositories",
@@ -107,6 +111,7 @@ class Section(enum.StrEnum):
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
     GITHUB = "GitHub"
+    GOOGLE_DRIVE = "Google Drive"
     NOTION = "Notion"
     LORE = "Lore"
 
@@ -156,8 +161,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         ConnectSource,
-        "Connect Confluence, GitHub or Notion (credentials go into a private form)",
-        ("connect confluence", "connect github", "connect notion"),
+        "Connect Confluence, GitHub, Google Drive or Notion (credentials go into a private form)",
+        ("connect confluence", "connect github", "connect google drive", "connect notion"),
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.connect,
@@ -197,6 +202,26 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         CONNECTOR_ADMINS,
         Section.GITHUB,
         g.attach_repository,
+    ),
+    Declaration(
+        ListDriveFolders,
+        "The folders and shared drives a connected Google Drive offers",
+        ("list google drive folders",),
+        CONNECTOR_ADMINS,
+        Section.GOOGLE_DRIVE,
+        g.drive_folders,
+    ),
+    Declaration(
+        AttachDriveFolder,
+        "Index a Google Drive folder (and everything under it: Docs, Sheets, Slides, PDFs and Office files), "
+        "a shared drive, My Drive or the files shared with Lore's account, with progress here",
+        (
+            "add the Handbook folder to the handbook index",
+            "add the folder https://drive.google.com/drive/folders/1AbC… to the handbook index",
+        ),
+        CONNECTOR_ADMINS,
+        Section.GOOGLE_DRIVE,
+        g.attach_drive_folder,
     ),
     Declaration(
         RefreshPermissions,

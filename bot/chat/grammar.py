@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachDriveFolder,
     AttachNotion,
     AttachRepository,
     AttachSpace,
@@ -19,6 +20,7 @@ from bot.chat.intents import (
     DocumentsOnly,
     ExplainAccess,
     Forget,
+    ListDriveFolders,
     ListRepositories,
     LockSettings,
     Question,
@@ -69,9 +71,14 @@ _STOP = re.compile(
     r"^(?:stop|cancel) (?:indexing|crawling|the (?:indexing|crawl)(?: of)?)\s*(?P<ref>.*)$", re.I
 )
 _REFRESH = re.compile(r"^(?:refresh|re-?crawl|re-?index|update) (?P<ref>.+)$", re.I)
+_KIND_NAMES = {
+    **{alias: kind.kind for kind in CONNECTORS.values() for alias in kind.aliases},
+    **{kind: kind for kind in CONNECTORS},
+}
+"""What people call each connector (“google drive”, “gdrive”), longest first in the grammar."""
 _CONNECT = re.compile(
     r"^(?:connect|link|set up|setup|hook up|integrate)(?: (?:to|with|up|our|the|a|my))* "
-    rf"(?P<kind>{'|'.join(map(re.escape, CONNECTORS))})"
+    rf"(?P<kind>{'|'.join(map(re.escape, sorted(_KIND_NAMES, key=len, reverse=True)))})"
     r"(?: (?:cloud|data center|site|wiki|instance|account))?(?: (?:to lore|here))?$",
     re.I,
 )
@@ -102,19 +109,31 @@ _ATTACH_REPOSITORY = re.compile(
     r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
     re.I,
 )
+DRIVE_FOLDERS = re.compile(
+    r"^(?:(?:list|show)(?: me)?(?: the| all| available| my| our)* (?:google )?(?:drive |gdrive )?"
+    r"(?:folders|shared drives)(?: (?:in|on|from) (?:google )?drive)?"
+    r"|which (?:google )?(?:drive )?folders (?:are there|can (?:i|you|we) (?:add|use|index)))$",
+    re.I,
+)
+_INTO = r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$"
+_ATTACH_DRIVE_FOLDER = re.compile(
+    r"^(?:add|sync|index|import|attach|pull in) "
+    r"(?:(?P<mine>my drive|(?:the )?files shared with me|(?:everything )?shared with me)"
+    r"|(?:the )?(?:google )?(?:drive )?(?:folder|shared drive) (?P<link><?https://drive\.google\.com/\S+?>?|[\"“‘'`][^\"”’'`]+[\"”’'`]|[\w-]{10,})"
+    r"|(?:the )?[\"“‘'`]?(?P<name>[^\"”’'`]+?)[\"”’'`]? (?:google )?(?:drive )?(?:folder|shared drive)(?: (?:from|in|on) (?:google )?drive)?)"
+    + _INTO,
+    re.I,
+)
 NOTION_PAGES = re.compile(
     r"^(?:(?:list|show)(?: me)?(?: the| all| available| my| our| shared)* notion (?:pages|databases)(?: and (?:pages|databases))?"
     r"|which notion pages(?: and databases)? (?:are there|can (?:i|you|we) (?:add|use|index)))$",
     re.I,
 )
-_INTO_INDEX = (
-    r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$"
-)
 _ATTACH_NOTION = re.compile(
     r"^(?:add|sync|index|import|attach|pull in) "
     r"(?:(?:(?:all|everything)(?: of)?(?: in)? )?(?:our |the |my )?(?:whole )?notion(?: workspace)?"
     r"|(?:the |our )?(?:notion (?P<kind>page|database|db) <?(?P<ref>[^\s<>]+?)>?"
-    r"|<?(?P<ref2>[^\s<>]+?)>? notion (?P<kind2>page|database|db)))" + _INTO_INDEX,
+    r"|<?(?P<ref2>[^\s<>]+?)>? notion (?P<kind2>page|database|db)))" + _INTO,
     re.I,
 )
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>|^\s*@lore\b[,:]?", re.I)
@@ -222,6 +241,8 @@ def fixed(pattern: re.Pattern[str], build: Callable[[], Command]) -> Callable[[S
 
 
 def add_urls(said: Said) -> Command | None:
+    if attach_drive_folder(said) is not None:
+        return None  # a Drive folder's link is attached through the connector, not fetched as a page
     if said.urls and re.match(r"^(?:add|save|store|index|ingest|remember|crawl|learn)\b", said.text, re.I):
         whole = bool(_SITE_WORDS.search(said.text)) or "these docs" in said.text.lower()
         return AddUrls(said.urls, whole_site=whole)
@@ -238,7 +259,8 @@ def add_files(said: Said) -> Command | None:
 
 
 def connect(said: Said) -> Command | None:
-    return ConnectSource(found.group("kind").lower()) if (found := _CONNECT.match(said.text)) else None
+    found = _CONNECT.match(said.text)
+    return ConnectSource(_KIND_NAMES[" ".join(found.group("kind").lower().split())]) if found else None
 
 
 def attach_space(said: Said) -> Command | None:
@@ -250,6 +272,23 @@ def attach_space(said: Said) -> Command | None:
         found.group("index").strip(),
         found.group("page"),
     )
+
+
+def attach_drive_folder(said: Said) -> Command | None:
+    if not (found := _ATTACH_DRIVE_FOLDER.match(said.text)):
+        return None
+    folder = found.group("mine") or found.group("name") or found.group("link").strip("<>\"“”‘’'`")
+    links = [u for u in said.urls if "drive.google.com" in u]
+    if links and "drive.google.com" in folder:
+        folder = links[0]  # as Slack sent it (`<url|label>`), read by the grammar's URL rule
+    index = found.group("index").strip()
+    if index.lower() in ("memory", "your memory", "my memory"):
+        return None  # “add the notes folder to memory”: files, not a Drive folder
+    return AttachDriveFolder(folder.strip(), index)
+
+
+def drive_folders(said: Said) -> Command | None:
+    return ListDriveFolders() if DRIVE_FOLDERS.match(said.text) else None
 
 
 def attach_repository(said: Said) -> Command | None:

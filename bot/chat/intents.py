@@ -145,6 +145,20 @@ class AttachRepository:
 
 
 @dataclass(frozen=True)
+class ListDriveFolders:
+    """“list google drive folders”: what a connected Google Drive offers."""
+
+
+@dataclass(frozen=True)
+class AttachDriveFolder:
+    """“add the Handbook folder to the handbook index” (a Drive folder by name, link or id; a
+    shared drive; “my drive”; “files shared with me”)."""
+
+    folder: str
+    index: str
+
+
+@dataclass(frozen=True)
 class DocumentsOnly:
     """“make the handbook index documents only” / “let the handbook index use general knowledge”."""
 
@@ -233,6 +247,8 @@ Command = (
     | ListNotion
     | AttachSpace
     | AttachRepository
+    | ListDriveFolders
+    | AttachDriveFolder
     | AttachNotion
     | ShowFeedback
     | SaveThread

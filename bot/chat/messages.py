@@ -445,6 +445,14 @@ _KINDS = {
         "https://HOST/api/v3` for Enterprise Server); then say “add the acme/payments repository to the "
         "eng index”",
     ),
+    "google-drive": _Kind(
+        "Google Drive",
+        "Folders and shared drives",
+        "“add the <folder name> folder to the <name> index” (or its link)",
+        "`lore source add google-drive --key-file key.json --act-as you@your-domain` (a service account "
+        "with domain-wide delegation; `--client-id ID --client-secret-env VAR --refresh-token-env VAR` for "
+        "one user's OAuth client); then say “add the Handbook folder to the handbook index”",
+    ),
     "notion": _Kind(
         "Notion",
         "Pages and databases",
@@ -477,7 +485,8 @@ def connect_with_cli(kind: str) -> str:
 
 CONNECT_NOT_ALLOWED = (
     "Only workspace admins (and the people an admin lists in LORE_CONNECTOR_ADMINS) can connect "
-    "Confluence, GitHub or Notion or choose what they index, since everyone here can then read what it holds."
+    "Confluence, GitHub, Google Drive or Notion or choose what they index, since everyone here can then "
+    "read what it holds."
 )
 NEEDS_KEY_SETUP = (
     "Before connecting a source, an admin needs to give Lore a key to encrypt credentials with: "
@@ -490,7 +499,7 @@ NEEDS_KEY_SETUP = (
 def unknown_connector(kind: str) -> str:
     return (
         f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”), GitHub (“connect github”) "
-        "and Notion (“connect notion”)."
+        "Google Drive (“connect google drive”) and Notion (“connect notion”)."
     )
 
 
@@ -515,7 +524,8 @@ def shown(folders: Sequence[Folder]) -> list[str]:
 
 def connect_failed(reason: str, kind: str = "confluence") -> str:
     return (
-        f"I couldn't connect {_kind(kind).label}: {failed_file(reason)} Nothing was saved; say “connect {kind}” "
+        f"I couldn't connect {_kind(kind).label}: {failed_file(reason)} Nothing was saved; say “connect "
+        f"{_kind(kind).label.lower()}” "
         "to try again."
     )
 
@@ -608,7 +618,8 @@ HOME_NO_CHANNELS = "None yet: invite me to a channel (`/invite @lore`) and menti
 HOME_FEEDBACK = "Feedback on the indexes you look after"
 HOME_ADMIN = "For admins"
 HOME_CONNECTORS_NONE = (
-    "No connector yet. Say “connect confluence”, “connect github” or “connect notion” in a DM with me."
+    "No connector yet. Say “connect confluence”, “connect github”, “connect google drive” or “connect notion” "
+    "in a DM with me."
 )
 HOME_ADD_PAGE = "Add a page"
 HOME_ADD_PAGE_LABEL = "Add a web page to one of your indexes"

@@ -69,6 +69,8 @@ class Router:
             c.AttachNotion: self._attach_notion,
             c.AttachSpace: self._attach_space,
             c.AttachRepository: self._attach_repository,
+            c.ListDriveFolders: self._drive_folders,
+            c.AttachDriveFolder: self._attach_drive_folder,
             c.ShowFeedback: self._show_feedback,
             c.SaveThread: self._save_thread,
             c.RequireMentions: self._require_mentions,
@@ -288,6 +290,12 @@ class Router:
 
     async def _attach_repository(self, command: c.AttachRepository, turn: Turn, surface: Surface) -> None:
         await self._connectors.attach("github", command.repository, command.index, turn, surface)
+
+    async def _drive_folders(self, command: c.ListDriveFolders, turn: Turn, surface: Surface) -> None:
+        await self._connectors.folders("google-drive", turn, surface)
+
+    async def _attach_drive_folder(self, command: c.AttachDriveFolder, turn: Turn, surface: Surface) -> None:
+        await self._connectors.attach("google-drive", command.folder, command.index, turn, surface)
 
     async def _notion_pages(self, command: c.ListNotion, turn: Turn, surface: Surface) -> None:
         await self._connectors.folders("notion", turn, surface)

@@ -1,12 +1,14 @@
-"""CLI commands for connector sources (Confluence, GitHub, Notion): `lore source add KIND`,
-`lore source list`, `lore source folders SOURCE` (or `spaces`), `lore source attach SOURCE
---index NAME --space KEY [--page ID]`, `--repo OWNER/NAME` (with what to index of it), or
-`--workspace` / `--page LINK` / `--database LINK` (Notion), `lore source remove SOURCE`.
+"""CLI commands for connector sources (Confluence, GitHub, Google Drive, Notion): `lore source
+add KIND`, `lore source list`, `lore source folders SOURCE` (or `spaces`), `lore source attach
+SOURCE --index NAME --space KEY [--page ID]`, `--repo OWNER/NAME` (with what to index of it),
+`--folder ID|LINK|NAME` (Google Drive) or `--workspace` / `--page LINK` / `--database LINK`
+(Notion), `lore source remove SOURCE`.
 
 Secrets never come from the command line, where shell history and `ps` would keep them:
-`--token-env VAR` / `--pat-env VAR` name an environment variable that holds them, a GitHub
-App's private key is read from `--private-key-file`, and without any of them the token is
-asked for at a prompt that does not echo.
+`--token-env VAR` / `--pat-env VAR` / `--client-secret-env VAR` / `--refresh-token-env VAR`
+name an environment variable that holds them, a GitHub App's private key is read from
+`--private-key-file` and a Google service account's key from `--key-file`, and without any
+of them the token is asked for at a prompt that does not echo.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ app = typer.Typer()
 """This module's commands; `bot.cli.main` adds them to `lore`."""
 
 source_app = typer.Typer(
-    help="Connected doc sources (Confluence, GitHub, Notion): add, list, folders, attach, remove.",
+    help="Connected doc sources (Confluence, GitHub, Google Drive, Notion): add, list, folders, attach, remove.",
     no_args_is_help=True,
 )
 MAX_KEY_BYTES = 64 * 1024
@@ -48,7 +50,7 @@ app.add_typer(source_app, name="source")
 
 @source_app.command("add")
 def add(
-    kind: str = typer.Argument(..., help="What to connect: confluence, github or notion."),
+    kind: str = typer.Argument(..., help="What to connect: confluence, github, google-drive or notion."),
     url: str | None = typer.Option(
         None,
         "--url",
@@ -78,18 +80,52 @@ def add(
     private_key_file: Path | None = typer.Option(
         None, "--private-key-file", help="GitHub App: the .pem private key GitHub generated for the app."
     ),
+    key_file: Path | None = typer.Option(
+        None,
+        "--key-file",
+        help="Google Drive, service account: the JSON key the Google Cloud console downloaded (with --act-as).",
+    ),
+    act_as: str | None = typer.Option(
+        None,
+        "--act-as",
+        help="Google Drive, service account: the Workspace user it acts as (domain-wide delegation).",
+    ),
+    client_id: str | None = typer.Option(None, "--client-id", help="Google Drive, OAuth: the client's id."),
+    client_secret_env: str | None = typer.Option(
+        None,
+        "--client-secret-env",
+        help="Google Drive, OAuth: the environment variable holding the client secret.",
+    ),
+    refresh_token_env: str | None = typer.Option(
+        None,
+        "--refresh-token-env",
+        help="Google Drive, OAuth: the environment variable holding the user's refresh token.",
+    ),
+    token_uri: str | None = typer.Option(
+        None, "--token-uri", help="Google Drive, OAuth: the token endpoint (default: Google's)."
+    ),
     name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Connect Confluence, GitHub or Notion: the credentials are checked against it, then kept
-    encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a GitHub App's key file)
+    """Connect Confluence, GitHub, Google Drive or Notion: the credentials are checked against
+    it, then kept encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a key file)
     the token is asked for, unechoed."""
-    kind = kind.lower()
+    kind = {"gdrive": "google-drive", "drive": "google-drive"}.get(kind.lower(), kind.lower())
+    google = (key_file, act_as, client_id, client_secret_env, refresh_token_env, token_uri)
     if kind not in CONNECTORS:
         raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
     if url is None and CONNECTORS[kind].default_url is None:
         raise typer.BadParameter(f"give the address of your {CONNECTORS[kind].label}", param_hint="--url")
-    if app_id or installation_id or private_key_file:
+    if kind == "google-drive" or any(google):
+        credentials = _google_credentials(
+            kind, key_file, act_as, client_id, client_secret_env, refresh_token_env, token_uri
+        )
+        if email or token_env or pat_env or app_id or installation_id or private_key_file:
+            raise typer.BadParameter(
+                "Google Drive takes --key-file with --act-as (a service account), or --client-id, "
+                "--client-secret-env and --refresh-token-env (one user's OAuth client)"
+            )
+    elif app_id or installation_id or private_key_file:
         credentials = _app_credentials(
             kind, app_id, installation_id, private_key_file, email, token_env, pat_env
         )
@@ -128,8 +164,9 @@ def folders(
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
     """What the connected account can read: Confluence spaces (what `attach --space` takes),
-    GitHub repositories and their owners (what `attach --repo` takes), Notion pages and
-    databases shared with the integration (what `attach --page` and `--database` take)."""
+    GitHub repositories and their owners (what `attach --repo` takes), Google Drive folders
+    and shared drives (what `attach --folder` takes), Notion pages and databases shared with
+    the integration (what `attach --page` and `--database` take)."""
 
     async def work(services: Services) -> str:
         connection = await services.connections.find(tenant, source)
@@ -187,14 +224,26 @@ def attach(
     skip_closed: bool = typer.Option(
         False, "--skip-closed", help="GitHub: leave closed issues and pull requests out."
     ),
+    folder: list[str] = typer.Option(
+        [],
+        "--folder",
+        "-f",
+        help="Google Drive: a folder (its link, id or name), a shared drive's id, my-drive or shared-with-me "
+        "(repeatable).",
+    ),
+    link_sharing: str | None = typer.Option(
+        None,
+        "--link-sharing",
+        help="Google Drive: who may read a file shared with anyone who has the link: domain (default) or public.",
+    ),
     schedule: str = typer.Option(
         "daily", "--schedule", help="hourly, daily, weekly, `every N hours`, never."
     ),
     follow: bool = typer.Option(True, "--follow/--no-follow", help="Run the sync here with a progress bar."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Attach Confluence spaces (or a page tree), GitHub repositories (or owners), or Notion's
-    workspace, pages and databases to an index and start syncing them."""
+    """Attach Confluence spaces (or a page tree), GitHub repositories (or owners), Google Drive
+    folders, or Notion's workspace, pages and databases to an index and start syncing them."""
     selection = _selection(only, include, exclude, skip_closed)
 
     async def work(services: Services) -> str:
@@ -205,9 +254,14 @@ def attach(
             raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
         place = await _place(services, tenant)
         connection = await services.connections.find(tenant, source)
-        chosen = _folders(connection.kind, space, page, repo, database, workspace=workspace)
+        chosen = _folders(connection.kind, space, page, repo, folder, database, workspace=workspace)
+        nonlocal selection
         if selection is not None and connection.kind != "github":
             raise typer.BadParameter("--only, --include, --exclude and --skip-closed are for GitHub")
+        if link_sharing is not None:
+            if connection.kind != "google-drive":
+                raise typer.BadParameter("--link-sharing is for Google Drive", param_hint="--link-sharing")
+            selection = _checked("google-drive", {"link_sharing": link_sharing})
         done = await services.actions.connectors.attach(
             place, connection, index, chosen, schedule=every, selection=selection
         )
@@ -302,13 +356,20 @@ def _folders(
     spaces: list[str],
     page: str | None,
     repos: list[str],
+    drive_folders: Sequence[str] = (),
     databases: Sequence[str] = (),
     *,
     workspace: bool = False,
 ) -> list[FolderSpec]:
+    if drive_folders and kind != "google-drive":
+        raise typer.BadParameter("--folder is for Google Drive", param_hint="--folder")
     if kind != "notion" and (databases or workspace):
         raise typer.BadParameter("--workspace and --database are for Notion", param_hint="--database")
-    if kind == "notion":
+    if kind == "google-drive":
+        if spaces or page or repos:
+            raise typer.BadParameter("a Google Drive source takes --folder (a link, an id or a name)")
+        wanted, hint = list(drive_folders), "--folder"
+    elif kind == "notion":
         if spaces or repos:
             raise typer.BadParameter(
                 "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
@@ -348,12 +409,84 @@ def _selection(
         given["exclude"] = exclude
     if skip_closed:
         given["closed"] = False
-    if not given:
-        return None
+    return _checked("github", given) if given else None
+
+
+def _checked(kind: str, given: dict[str, Any]) -> dict[str, Any]:
     try:
-        return CONNECTORS["github"].check_options(given)
+        return CONNECTORS[kind].check_options(given)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _google_credentials(
+    kind: str,
+    key_file: Path | None,
+    act_as: str | None,
+    client_id: str | None,
+    client_secret_env: str | None,
+    refresh_token_env: str | None,
+    token_uri: str | None,
+) -> Credentials:
+    """A service account's key (read from its file) acting as a user, or an OAuth client's
+    id with its secret and a refresh token from the environment variables named."""
+    if kind != "google-drive":
+        raise typer.BadParameter(
+            "--key-file, --act-as, --client-id, --client-secret-env, --refresh-token-env and --token-uri "
+            "are for Google Drive"
+        )
+    oauth = (client_id, client_secret_env, refresh_token_env, token_uri)
+    try:
+        if key_file is not None:
+            if any(oauth):
+                raise typer.BadParameter("give a service account's --key-file, or an OAuth client: not both")
+            if not act_as:
+                raise typer.BadParameter(
+                    "a service account acts as a Workspace user: --act-as you@your-domain",
+                    param_hint="--act-as",
+                )
+            return _google({"key": _read_small(key_file, "--key-file"), "act_as": act_as})
+        if act_as:
+            raise typer.BadParameter("--act-as goes with a service account's --key-file")
+        if not (client_id and client_secret_env and refresh_token_env):
+            raise typer.BadParameter(
+                "connect Google Drive with --key-file KEY.json --act-as USER (a service account), or with "
+                "--client-id, --client-secret-env and --refresh-token-env (one user's OAuth client)"
+            )
+        secret = _secret(client_secret_env)
+        refresh = _secret(refresh_token_env)
+        return _google(
+            {
+                "client_id": client_id,
+                "client_secret": secret,
+                "refresh_token": refresh,
+                "token_uri": token_uri or "",
+            }
+        )
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _google(fields: dict[str, str]) -> Credentials:
+    read = CONNECTORS["google-drive"].read_credentials
+    assert read is not None  # Google Drive reads its own credentials
+    return read(fields)
+
+
+def _secret(variable: str) -> str:
+    value = os.environ.get(variable, "")  # named by the user at the entry point: not a setting
+    if not value.strip():
+        raise typer.BadParameter(f"the environment variable {variable} is empty or unset")
+    return value.strip()
+
+
+def _read_small(path: Path, hint: str) -> str:
+    try:
+        if path.stat().st_size > MAX_KEY_BYTES:
+            raise typer.BadParameter(f"{path} is too large to be a key", param_hint=hint)
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise typer.BadParameter(f"can't read {path}: {exc}", param_hint=hint) from None
 
 
 async def _place(services: Services, tenant: str) -> Place:
@@ -363,7 +496,7 @@ async def _place(services: Services, tenant: str) -> Place:
 
 def _describe(services: Services, connection: ConnectionRef) -> str:
     lines = [
-        f"{connection.id:>4}  {connection.kind:<10} {connection.name:<24} {connection.base_url}",
+        f"{connection.id:>4}  {connection.kind:<12} {connection.name:<24} {connection.base_url}",
         f"      credentials: {connection.credentials_hint}",
     ]
     groups = services.source_access.groups_state(connection.id)

@@ -223,6 +223,7 @@ def confirm_blocks(text: str, action: str, value: str) -> list[Block]:
 FORM_LABELS = {
     "connect_confluence": "Connect Confluence",
     "connect_github": "Connect GitHub",
+    "connect_google-drive": "Connect Google Drive",
     "connect_notion": "Connect Notion",
 }
 

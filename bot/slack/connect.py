@@ -1,9 +1,11 @@
-"""Connecting Confluence, GitHub or Notion from Slack: the button Lore posts opens a modal (a modal
-needs the trigger_id that only an interaction brings, never a message), the credentials are
-typed there and nowhere else, and the outcome is posted in the thread the request came from.
-Each kind has its modal: Confluence's takes a URL, an email and a token; GitHub's an optional
-Enterprise Server URL and a token, or a GitHub App's id, installation id and private key;
-Notion's an internal integration's secret (and an API address, for tests and proxies).
+"""Connecting Confluence, GitHub, Google Drive or Notion from Slack: the button Lore posts opens
+a modal (a modal needs the trigger_id that only an interaction brings, never a message), the
+credentials are typed there and nowhere else, and the outcome is posted in the thread the
+request came from. Each kind has its modal: Confluence's takes a URL, an email and a token;
+GitHub's an optional Enterprise Server URL and a token, or a GitHub App's id, installation id
+and private key; Google Drive's a service account's JSON key and the user it acts as, or an
+OAuth client's id and secret with a user's refresh token; Notion's an internal integration's
+secret (and an API address, for tests and proxies).
 
 Who may: workspace admins (users.info `is_admin`/`is_owner`) and `LORE_CONNECTOR_ADMINS`,
 checked again at each step, since anyone in the channel can press the button. The
@@ -28,7 +30,7 @@ from bot.chat.connectors import CONNECT_FORMS
 from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
-from knowledge import ConnectorError, Credentials
+from knowledge import ConnectorError, Credentials, connector_kind
 
 log = logging.getLogger(__name__)
 Json = dict[str, Any]
@@ -42,6 +44,13 @@ GITHUB_HELP = (
     "Discussions), or a GitHub App: its id, the installation's id and the app's private key (.pem). "
     "Leave the URL empty for github.com; GitHub Enterprise Server: https://HOST/api/v3."
 )
+GOOGLE_HELP = (
+    "Either a service account (Google Cloud console › IAM › Service accounts › Keys › Add key › JSON) "
+    "whose client id a Workspace admin allowed, under domain-wide delegation, the scope "
+    "https://www.googleapis.com/auth/drive.readonly, with the Workspace user it reads Drive as; or one "
+    "user's OAuth client id and secret with their refresh token (drive.readonly). Lore only reads."
+)
+GOOGLE_OAUTH = ("client_id", "client_secret", "refresh_token")
 NOTION_HELP = (
     "An internal integration's secret (notion.so/profile/integrations: create one with “Read content” "
     "and “Read user information”), then share the pages and databases Lore should read with it "
@@ -51,12 +60,38 @@ NOTION_HELP = (
 FIELDS = {
     "confluence": ("url", "email", "token"),
     "github": ("url", "token", "app_id", "installation_id", "private_key"),
+    "google-drive": ("url", "key", "act_as", *GOOGLE_OAUTH),
     "notion": ("url", "token"),
 }
 
 
+def _google_blocks() -> list[Json]:
+    return [
+        _input(
+            "key",
+            "Service account key (JSON)",
+            '{"type": "service_account", …}',
+            optional=True,
+            multiline=True,
+        ),
+        _input("act_as", "The Workspace user it acts as", "you@your-domain.com", optional=True),
+        _input("client_id", "Or an OAuth client: its id", "…apps.googleusercontent.com", optional=True),
+        _input("client_secret", "The client's secret", "GOCSPX-…", optional=True),
+        _input("refresh_token", "The user's refresh token", "1//…", optional=True),
+        _input(
+            "url",
+            "Drive API address (only behind a proxy)",
+            "https://www.googleapis.com/drive/v3",
+            optional=True,
+        ),
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": GOOGLE_HELP}]},
+    ]
+
+
 def connect_modal(metadata: Json, kind: str = "confluence") -> Json:
-    if kind == "github":
+    if kind == "google-drive":
+        title, blocks = "Connect Google Drive", _google_blocks()
+    elif kind == "github":
         title, blocks = (
             "Connect GitHub",
             [
@@ -147,6 +182,8 @@ def field_errors(fields: dict[str, str], kind: str = "confluence") -> dict[str, 
     """What Slack shows under the fields before the modal may close."""
     if kind == "github":
         return _github_errors(fields)
+    if kind == "google-drive":
+        return _google_errors(fields)
     if kind == "notion":
         return _notion_errors(fields)
     errors = {}
@@ -177,6 +214,25 @@ def _github_errors(fields: dict[str, str]) -> dict[str, str]:
     return errors
 
 
+def _google_errors(fields: dict[str, str]) -> dict[str, str]:
+    if fields["url"] and not fields["url"].lower().startswith(("https://", "http://")):
+        return {"url": "Enter an https:// address, or leave it empty for Google's."}
+    oauth = [fields[name] for name in GOOGLE_OAUTH]
+    if fields["key"] and any(oauth):
+        return {"key": "Give a service account's key or an OAuth client, not both."}
+    if fields["key"]:
+        return (
+            {} if "@" in fields["act_as"] else {"act_as": "Enter the email of the Workspace user it acts as."}
+        )
+    if not any(oauth):
+        return {"key": "Paste a service account's JSON key, or fill in an OAuth client below."}
+    return {
+        name: "An OAuth client needs its id, its secret and the user's refresh token."
+        for name in GOOGLE_OAUTH
+        if not fields[name]
+    }
+
+
 def _notion_errors(fields: dict[str, str]) -> dict[str, str]:
     errors = {}
     if fields["url"] and not fields["url"].lower().startswith(("https://", "http://")):
@@ -188,6 +244,8 @@ def _notion_errors(fields: dict[str, str]) -> dict[str, str]:
 
 def credentials_of(fields: dict[str, str], kind: str) -> Credentials:
     """ValueError when they are not credentials at all (say, a private key that is no PEM)."""
+    if (read := connector_kind(kind).read_credentials) is not None:
+        return read({name: value for name, value in fields.items() if name != "url"})
     if kind == "github" and not fields["token"]:
         return Credentials(
             fields["private_key"], app_id=fields["app_id"], installation_id=fields["installation_id"]

@@ -25,7 +25,7 @@ BAD = [
     (["source", "spaces", "nosuch"], "no source is connected yet"),
     (["source", "remove", "nosuch"], "no source is connected yet"),
     (["source", "attach", "nosuch", "--index", "x", "--space", "ENG"], "no source is connected yet"),
-    (["source", "add", "jira", "--url", "https://example.com"], "confluence, github, notion"),
+    (["source", "add", "jira", "--url", "https://example.com"], "not jira"),
     (["source", "add", "notion", "--email", "a@b.c", "--token-env", "X"], "Notion takes one token"),
     (["api-key", "revoke", "nosuch"], "nosuch"),
     (["serve", "--port", "port"], "port"),

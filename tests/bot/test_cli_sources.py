@@ -74,7 +74,7 @@ def test_connect_list_spaces_attach_and_follow(
     listed = lore("source", "list")
     assert listed.exit_code == 0, listed.output
     assert (
-        "1  confluence 127.0.0.1" in listed.output
+        "1  confluence   127.0.0.1" in listed.output
         and "credentials: ada@example.com, API token …wxyz" in listed.output
     )
     assert "2  confluence" not in listed.output, "connecting the same site again keeps one source"

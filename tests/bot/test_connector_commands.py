@@ -93,3 +93,46 @@ async def test_the_shell_explains_github_too(keyless: Terminal) -> None:
     assert "No GitHub is connected yet; an admin can connect one with “connect github”." in printed
     printed = await keyless.type("list github repositories")
     assert "No GitHub is connected yet" in printed
+
+
+DRIVE_LINK = "https://drive.google.com/drive/folders/1AbCdEfGhIjKlMnOpQr"
+
+
+@pytest.mark.parametrize(
+    ("typed", "parsed"),
+    [
+        ("connect google drive", c.ConnectSource("google-drive")),
+        ("<@UBOT> please connect to our Google Drive", c.ConnectSource("google-drive")),
+        ("set up gdrive", c.ConnectSource("google-drive")),
+        ("list google drive folders", c.ListDriveFolders()),
+        ("show shared drives", c.ListDriveFolders()),
+        ("add the Handbook folder to the handbook index", c.AttachDriveFolder("Handbook", "handbook")),
+        (
+            "add the “Team Handbook” folder to the handbook index",
+            c.AttachDriveFolder("Team Handbook", "handbook"),
+        ),
+        (f"add the folder {DRIVE_LINK} to the handbook index", c.AttachDriveFolder(DRIVE_LINK, "handbook")),
+        (
+            f"add the folder <{DRIVE_LINK}|Handbook> to the handbook index",
+            c.AttachDriveFolder(DRIVE_LINK, "handbook"),
+        ),
+        (f"add the <{DRIVE_LINK}> folder to handbook", c.AttachDriveFolder(DRIVE_LINK, "handbook")),
+        ("add the Engineering shared drive to the eng index", c.AttachDriveFolder("Engineering", "eng")),
+        ("add my drive to the ada index", c.AttachDriveFolder("my drive", "ada")),
+        ("add files shared with me to the ops index", c.AttachDriveFolder("files shared with me", "ops")),
+        ("add the notes folder to memory", c.Question("add the notes folder to memory")),
+        ("what is in the Handbook folder?", c.Question("what is in the Handbook folder?")),
+        ("add https://docs.example.com/page to your memory", c.AddUrls(("https://docs.example.com/page",))),
+    ],
+)
+def test_google_drive_phrasings(typed: str, parsed: c.Command) -> None:
+    assert c.parse(typed) == parsed
+
+
+async def test_the_shell_explains_google_drive_too(keyless: Terminal) -> None:
+    printed = await keyless.type("add the Handbook folder to the handbook index")
+    assert (
+        "No Google Drive is connected yet; an admin can connect one with “connect google drive”." in printed
+    )
+    printed = await keyless.type("list google drive folders")
+    assert "No Google Drive is connected yet" in printed

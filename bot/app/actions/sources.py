@@ -190,7 +190,10 @@ def label(source: SourceConfigRef) -> str:
     if source.kind == SLACK_CHANNEL:
         return f"{source.name}'s history"
     kind = CONNECTOR_KINDS.get(source.kind)
-    return f"{kind.label if kind else source.kind.capitalize()} {', '.join(source.folders)}"
+    if kind is None:
+        return f"{source.kind.capitalize()} {', '.join(source.folders)}"
+    names = kind.folder_names(source.options)
+    return f"{kind.label} {', '.join(names.get(f, f) for f in source.folders)}"
 
 
 def match_source(reference: str, sources: Sequence[SourceConfigRef]) -> SourceConfigRef | None:
@@ -217,6 +220,8 @@ def _names(source: SourceConfigRef) -> list[str]:
     """What a reference to the source may say: its name, start URLs or folders, its label,
     and for a connector its kind ("refresh confluence")."""
     names = [_plain(source.name), *map(_plain, source.start_urls), _plain(label(source))]
+    if (kind := CONNECTOR_KINDS.get(source.kind)) is not None:
+        names += [_plain(name) for name in kind.folder_names(source.options).values()]
     if source.kind == SLACK_CHANNEL:
         return [*names, "this channel", "this channel's history", "channel history", "history"]
     return names if source.kind == SITE else [*names, source.kind]
@@ -228,4 +233,6 @@ def folder_named(source: SourceConfigRef, reference: str) -> str | None:
     if source.kind in (SITE, SLACK_CHANNEL) or len(source.folders) < 2:
         return None
     wanted = reference.strip().strip("<>`'\"“”").lower()
-    return next((f for f in source.folders if f.lower() == wanted), None)
+    kind = CONNECTOR_KINDS.get(source.kind)
+    names = kind.folder_names(source.options) if kind is not None else {}
+    return next((f for f in source.folders if wanted in (f.lower(), names.get(f, f).lower())), None)

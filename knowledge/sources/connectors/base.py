@@ -102,6 +102,14 @@ class Complete:
 
 
 @dataclass(frozen=True)
+class Gone:
+    """In a listing of changes: an item the source says is gone (deleted, trashed, moved out
+    of what is attached, or no longer shared with the account); removed if it was indexed."""
+
+    id: str
+
+
+@dataclass(frozen=True)
 class Skipped:
     """An item that could not be fetched this time (`reason` says why); it stays as indexed
     and is tried again at the next sync."""
@@ -142,6 +150,9 @@ class Item:
     anchors: Mapping[str, str] = field(default_factory=dict)
     """Links to parts of the item by their heading (an issue's comments): a passage under
     such a heading is cited with that link."""
+    data: bytes | None = None
+    """A stored file's bytes (a PDF, a Word file, a deck), read by Lore's extractors as
+    `mime_type` says; `text` is then empty."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +180,7 @@ class ApiOptions:
     either way)."""
 
 
-Listed = ItemRef | Complete
+Listed = ItemRef | Complete | Gone
 State = MutableMapping[str, Any]
 """What a connector keeps between syncs of one attachment (validators of listings, cursors);
 saved only when a sync succeeds."""
@@ -200,6 +211,15 @@ class ConnectorKind:
     check_options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda options: {}
     """An attachment's options as given (what to index of a folder), validated and with
     defaults; ValueError with a sentence for a user when they are not valid."""
+    aliases: tuple[str, ...] = ()
+    """Other names people give it in chat ("google drive", "gdrive")."""
+    read_credentials: Callable[[Mapping[str, str]], Credentials] | None = None
+    """Credentials from what a user typed, field by field (Google Drive: a service account's
+    `key` and `act_as`, or `client_id`, `client_secret`, `refresh_token` and `token_uri`);
+    ValueError saying what is wrong. None: a token, an email, a GitHub App, read by surfaces."""
+    folder_names: Callable[[Mapping[str, Any]], Mapping[str, str]] = lambda options: {}
+    """An attachment's folders' names by key, from its options (what the connector kept at
+    its last sync: a Drive folder's name for its id); a key without one is shown as is."""
     syncs_permissions: bool = False
     """Its clients are `AccessReader`s too (`knowledge.sources.connectors.permissions`): who
     may read each item is synced (permission sync), and who is in each group (group sync)."""

@@ -6,7 +6,9 @@ Three shapes, one value:
   personal access token (bearer tokens);
 - an email and an API token: Confluence Cloud (HTTP basic);
 - an app id, an installation id and a private key (PEM) in `token`: a GitHub App, which
-  signs a short JWT to get installation tokens (`github_app.py`).
+  signs a short JWT to get installation tokens (`github_app.py`);
+- a Google key in `token` (JSON, `google_keys.py`): a service account's, with the user it
+  acts as in `email`, or an OAuth client's with one user's refresh token.
 
 A `Credentials` never prints its secret: its repr and its `hint` show at most a token's last
 4 characters, and nothing of a private key.
@@ -15,6 +17,7 @@ A `Credentials` never prints its secret: its repr and its `hint` show at most a 
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -57,6 +60,8 @@ class Credentials:
     def kind(self) -> str:
         if self.app_id:
             return "app"
+        if (google := self._google_key()) is not None:
+            return str(google.get("type"))
         return "api_token" if self.email else "personal_access_token"
 
     @property
@@ -75,9 +80,25 @@ class Credentials:
         (a bare token called what its kind calls it)."""
         if self.app_id:
             return f"GitHub App {self.app_id}, installation {self.installation_id} (private key sealed)"
+        if (google := self._google_key()) is not None:
+            if google.get("type") == "service_account":
+                acting = f" acting as {self.email}" if self.email else ""
+                return f"service account {google.get('client_email')}{acting} (private key sealed)"
+            return f"OAuth client {google.get('client_id')}, refresh token {mask(str(google.get('refresh_token')))}"
         if self.email:
             return f"{self.email}, API token {mask(self.token)}"
         return f"{credential_label} {mask(self.token)}"
+
+    def _google_key(self) -> dict[str, object] | None:
+        """A Google key's fields (`google_keys.py` checked them), or None for other tokens."""
+        if not self.token.lstrip().startswith("{"):
+            return None
+        try:
+            found = json.loads(self.token)
+        except ValueError:
+            return None
+        kinds = ("service_account", "authorized_user")
+        return found if isinstance(found, dict) and found.get("type") in kinds else None
 
     def as_mapping(self) -> dict[str, str]:
         """For sealing at rest."""

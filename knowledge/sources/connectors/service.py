@@ -138,7 +138,11 @@ class Connections:
             connections = [c for c in connections if c.kind == kind]
         label = connector_kind(kind).label if kind else "source"
         if not connections:
-            hint = f"“connect {kind}”" if kind else "“connect confluence” or “connect github”"
+            hint = (
+                f"“connect {label.lower()}”"
+                if kind
+                else "“connect confluence”, “connect github” or “connect google drive”"
+            )
             raise NotConnected(f"no {label} is connected yet; an admin can connect one with {hint}")
         if not wanted:
             if len(connections) == 1:
@@ -182,7 +186,9 @@ class Connections:
             checked = kind.check_options(selection or {}) if selection is not None else None
         except ValueError as exc:
             raise ConnectorError(str(exc)) from exc
-        known = {folder.key.lower(): folder for folder in await self.folders(connection)}
+        listed = await self.folders(connection)
+        known = {folder.key.lower(): folder for folder in listed}
+        folders = [self._by_name(f, known, listed, kind) for f in folders]
         missing = [f.key for f in folders if f.key.lower() not in known]
         if missing:
             choices = ", ".join(sorted(f.key for f in known.values())[:30]) or "none"
@@ -199,6 +205,23 @@ class Connections:
             schedule=schedule,
             selection=checked,
         )
+
+    @staticmethod
+    def _by_name(
+        wanted: FolderSpec, known: Mapping[str, Folder], listed: Sequence[Folder], kind: ConnectorKind
+    ) -> FolderSpec:
+        """A folder named by its name (a Drive folder's “Handbook”) rather than its key, when
+        exactly one folder has that name; `UnknownFolder` listing them when several do."""
+        if wanted.key.lower() in known:
+            return wanted
+        named = [f for f in listed if f.name.strip().lower() == wanted.key.strip().lower()]
+        if len(named) > 1:
+            choices = "; ".join(f"{f.key} ({f.kind}{', ' + f.url if f.url else ''})" for f in named[:10])
+            raise UnknownFolder(
+                f"{len(named)} {kind.folders_noun} are called “{wanted.key}”; give the link or id of the one "
+                f"you mean: {choices}"
+            )
+        return FolderSpec(named[0].key, wanted.within) if named else wanted
 
     @asynccontextmanager
     async def open(

@@ -39,7 +39,9 @@ from knowledge.sources.connectors.base import (
     Connector,
     ConnectorError,
     ConnectorKind,
+    Facts,
     FolderSpec,
+    Gone,
     Item,
     ItemRef,
     Skipped,
@@ -199,6 +201,9 @@ class _SyncRun:
             if isinstance(ref, Complete):
                 self.completed.append(ref.prefix)
                 continue
+            if isinstance(ref, Gone):
+                await self._remove(ref.id, "deleted, trashed or moved out")
+                continue
             if ref.id in self.listed:
                 continue  # two attached trees overlap
             self.listed.add(ref.id)
@@ -277,7 +282,7 @@ class _SyncRun:
         )
         source = Source(
             name=item.title,
-            data=item.text.encode(),
+            data=item.text.encode() if item.data is None else item.data,
             kind=SourceKind.CONNECTOR,
             mime_type=item.mime_type,
             source_key=item.key or item.url,
@@ -296,7 +301,7 @@ class _SyncRun:
             self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
-            await self._remember_version(result, item.id, item.version)
+            await self._remember_version(result, item.id, item.version, item.facts)
             if result.outcome == Outcome.UNCHANGED and result.document.external_id != item.id:
                 self.twins.append((item, result.document.id))
 
@@ -388,15 +393,16 @@ class _SyncRun:
         await self.context.say(f"{result.outcome.value}: {shown} ({chunks})")
         return result
 
-    async def _remember_version(self, result: IngestResult, external_id: str, version: Version) -> None:
+    async def _remember_version(
+        self, result: IngestResult, external_id: str, version: Version, facts: Facts | None = None
+    ) -> None:
         """Content identical to what is indexed is not written again; its document still
-        learns the new version, so the next sync does not fetch it again."""
+        learns the new version, so the next sync does not fetch it again, and the item's new
+        facts (who may open it: a file shared with someone more is a new version of the same text)."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
+            updates = {**(facts or {}), "version": version}
             await asyncio.to_thread(
-                self.s.documents.update_meta,
-                result.document.id,
-                {"version": version},
-                claim=self.context.job.claim,
+                self.s.documents.update_meta, result.document.id, updates, claim=self.context.job.claim
             )
 
     def _gone(self, item_id: str) -> bool:
@@ -406,16 +412,9 @@ class _SyncRun:
     async def _prune(self) -> None:
         """Items indexed before but not listed now where the listing was complete are gone
         (deleted, renamed, or moved out of what is attached); they go, with their attachments."""
-        for page_id, document in list(self.pages.items()):
-            if not self._gone(page_id):
-                continue
-            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
-            self.removed.add(document.id)
-            del self.pages[page_id]
-            self.context.count(Count.DOCUMENTS_REMOVED)
-            await self.context.say(
-                f"removed: {document.name} (no longer in {', '.join(self.source.folders)})"
-            )
+        for page_id in list(self.pages):
+            if self._gone(page_id):
+                await self._remove(page_id, f"no longer in {', '.join(self.source.folders)}")
         for page_id, attachments in list(self.attachments.items()):
             if not self._gone(page_id) or not attachments:
                 continue
@@ -423,6 +422,25 @@ class _SyncRun:
                 self.index, [d.id for d in attachments.values()], claim=self.context.job.claim
             )
             self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
+            del self.attachments[page_id]
+
+    async def _remove(self, item_id: str, why: str) -> None:
+        """An item's document and its attachments' go (nothing happens for one not indexed)."""
+        self.listed.discard(item_id)
+        document = self.pages.pop(item_id, None)
+        attachments = list(self.attachments.pop(item_id, {}).values())
+        if document is None and not attachments:
+            return
+        await self.s.ingestor.remove(
+            self.index,
+            [d.id for d in (document, *attachments) if d is not None],
+            claim=self.context.job.claim,
+        )
+        if document is not None:
+            self.removed.add(document.id)
+        self.context.count(Count.DOCUMENTS_REMOVED, len(attachments) + (document is not None))
+        shown = document.name if document is not None else f"the attachments of {item_id}"
+        await self.context.say(f"removed: {shown} ({why})")
 
     def _summary(self, what: str) -> str:
         c = JobCounters(self.context.counters)

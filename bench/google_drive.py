@@ -1,0 +1,171 @@
+"""`python -m bench.google_drive [--quick]`: Google Drive sync throughput, and what an unchanged
+re-sync costs.
+
+The fake Google (`tests.fakes.google_server`, Drive v3's and Sheets v4's wire format, on
+loopback) holds a Handbook folder with ten subfolders and 500 files of mixed kinds: Google
+Docs (exported as Markdown), Sheets of two sheets each (read through the Sheets API, every
+sheet a table), Slides (exported as PowerPoint), PDFs and Markdown files (downloaded). Lore
+connects it as a user would (`Connections.connect`, a service account acting as a user),
+attaches the folder to an index and the worker the bot runs syncs it: a first sync (a
+complete listing), then a scheduled re-sync with nothing changed, which reads Drive's change
+feed from its token: the requests it makes are counted, the seconds timed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from cryptography.fernet import Fernet
+
+from bench import run_alone
+from bench.crawl import JOB_TIMEOUT, POLL_SECONDS
+from bench.github import WORDS
+from bot.app.local import local_dm
+from bot.app.services import Services, build_services
+from bot.app.settings import Settings
+from bot.app.workers import build_worker
+from knowledge.sources.connectors import FolderSpec
+from knowledge.sources.connectors.google_keys import service_account
+from storage.records import IndexRef, SourceConfigRef
+from tests.fakes.google_server import DOCUMENT, DOMAIN, PRESENTATION, SPREADSHEET, FakeGoogle, pdf_bytes
+
+ADA = f"ada@{DOMAIN}"
+KINDS = ("doc", "sheet", "slides", "pdf", "markdown")
+"""In turn: 100 of each kind in 500 files."""
+
+
+def words(n: int, count: int) -> str:
+    return " ".join(WORDS[(n * 7 + w) % len(WORDS)] for w in range(count))
+
+
+def fill(fake: FakeGoogle, files: int) -> str:
+    """A Handbook folder, ten subfolders, `files` files of the five kinds in turn; its id."""
+    fake.add_user(ADA, "Ada Lovelace", admin=True)
+    handbook = fake.folder("Handbook", None)
+    folders = [fake.folder(f"Area {n}", handbook.id).id for n in range(10)]
+    for n in range(files):
+        parent, kind = folders[n % len(folders)], KINDS[n % len(KINDS)]
+        if kind == "doc":
+            body = "\n\n".join(f"## Part {p}\n\n{words(n + p, 80)}." for p in range(3))
+            fake.add(f"Doc {n}", DOCUMENT, parent, content=f"# Doc {n}\n\n{body}\n")
+        elif kind == "sheet":
+            rows = [
+                ["Item", "Owner", "Note"],
+                *([f"row {r} of {n}", WORDS[r % 20], words(n + r, 8)] for r in range(20)),
+            ]
+            fake.add(f"Sheet {n}", SPREADSHEET, parent, sheets=[("Plan", rows), ("Owners", rows[:8])])
+        elif kind == "slides":
+            slides = [(f"Slide {s}", words(n + s, 30)) for s in range(4)]
+            fake.add(f"Deck {n}", PRESENTATION, parent, slides=slides)
+        elif kind == "pdf":
+            fake.add(
+                f"Policy {n}.pdf",
+                "application/pdf",
+                parent,
+                content=pdf_bytes(f"Policy {n}. {words(n, 120)}."),
+            )
+        else:
+            fake.add(f"Note {n}.md", "text/markdown", parent, content=f"# Note {n}\n\n{words(n, 150)}.\n")
+    return handbook.id
+
+
+def settings(home: Path) -> Settings:
+    return Settings(
+        _env_file=None,
+        lore_home=home,
+        database_url=None,
+        chroma_host=None,
+        lore_crawl_allow="127.0.0.1",
+        lore_secret_key=Fernet.generate_key().decode(),
+    )
+
+
+async def one_job(
+    services: Services, fake: FakeGoogle, index: IndexRef, source: SourceConfigRef, trigger: str
+) -> dict[str, Any]:
+    seen, tokens, exports = len(fake.api_requests()), len(fake.token_requests()), len(fake.exports)
+    started = time.perf_counter()
+    job = await services.jobs.start_indexing_job(index, source, trigger=trigger)
+    while not job.finished:
+        if time.perf_counter() - started > JOB_TIMEOUT:
+            raise TimeoutError(f"sync {job.id} did not finish in {JOB_TIMEOUT:g} s")
+        await asyncio.sleep(POLL_SECONDS)
+        job = await services.jobs.get_indexing_job_status(job.id)
+    if job.state.value != "succeeded":
+        raise RuntimeError(f"sync {job.id} ended {job.state.value}: {job.error}")
+    made = fake.api_requests()[seen:]
+    counters, seconds = job.counters, job.seconds
+    files = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+    return {
+        "files": files,
+        "files_fetched": counters.get("pages_fetched", 0),
+        "sheets_read": counters.get("attachments_added", 0) + counters.get("attachments_updated", 0),
+        "seconds": round(seconds, 2),
+        "files_per_s": round(files / seconds, 1) if seconds else 0.0,
+        "chunks": counters.get("chunks", 0),
+        "requests": len(made),
+        "by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
+        "token_requests": len(fake.token_requests()) - tokens,
+        "exports_and_downloads": len(fake.exports) - exports,
+    }
+
+
+def _kind(path: str) -> str:
+    """A request's endpoint without ids: `files/{id}/export`, `changes`, `spreadsheets/{id}`."""
+    parts = path.removeprefix("/drive/v3/").removeprefix("/v4/").split("/")
+    if parts[0] in ("files", "spreadsheets") and len(parts) > 1:
+        return "/".join([parts[0], "{id}", *parts[2:]])
+    return "/".join(parts)
+
+
+async def run(workdir: Path, quick: bool) -> dict[str, Any]:
+    files = 20 if quick else 500
+    config = settings(workdir / "lore")
+    load_before = os.getloadavg()[0]
+    with FakeGoogle() as fake:
+        handbook = fill(fake, files)
+        services = build_services(config)
+        try:
+            actor = await local_dm(services, "bench")
+            index = await services.catalog.create_shared(actor.place, "bench-drive")
+            credentials = service_account(fake.service_account_key(), ADA)
+            connection, _ = await services.connections.connect(
+                "local", fake.drive_url, credentials, kind="google-drive"
+            )
+            source = await services.connections.attach(
+                connection, index, [FolderSpec(handbook)], schedule="never"
+            )
+            await services.embedder.embed(["load the model before the clock starts"])
+            worker, name = build_worker(services)
+            stop = asyncio.Event()
+            task = asyncio.create_task(worker.run(stop, name), name="bench-drive-worker")
+            try:
+                first = await one_job(services, fake, index, source, "manual")
+                again = await one_job(services, fake, index, source, "schedule")
+            finally:
+                stop.set()
+                await task
+        finally:
+            await services.aclose()
+    if first["files"] != files:
+        raise RuntimeError(f"the first sync read {first['files']} files of {files}")
+    return {
+        "quick": quick,
+        "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+        "drive": {"files": files, "folders": 11, "kinds": {k: files // len(KINDS) for k in KINDS}},
+        "first_sync": first,
+        "unchanged_resync": {**again, "seconds_vs_first": round(again["seconds"] / first["seconds"], 4)},
+    }
+
+
+def main() -> None:
+    run_alone("google_drive", run, "twenty files (seconds)")
+
+
+if __name__ == "__main__":
+    main()

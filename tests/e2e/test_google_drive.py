@@ -1,0 +1,139 @@
+"""The Google Drive issue's "done when", through the real `lore` entry points against the fake
+Google on loopback: `lore source add google-drive` with a service account's key file acting
+as a Workspace user, `lore source attach --folder Handbook` (by its name) through a 403
+`userRateLimitExceeded` mid-sync, then a scripted shell session in which a fact in a Google
+Doc, one in the second sheet of a Sheet, one in a Slide and one in an uploaded PDF are each
+answered with a citation linking to the file in Drive; an edit, a trashed file and a file
+moved out of the folder are reflected after "refresh"; and the chat commands (connect google
+drive, list google drive folders, add … folder to … index) go through the shell's router."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_confluence import lore_env
+from tests.fakes.google_server import DOMAIN, FakeGoogle, Seeded, seed
+
+LORE = str(Path(sys.executable).with_name("lore"))
+QUESTIONS = """\
+how long may a trip be to book trains over flights?
+how many seats does the Lovelace room have?
+where are laptops collected?
+how must badges be worn?
+"""
+
+
+@pytest.fixture
+def google() -> Iterator[tuple[FakeGoogle, Seeded]]:
+    with FakeGoogle() as fake:
+        yield fake, seed(fake)
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path, key: str, stdin: str | None = None) -> str:
+    done = subprocess.run(
+        [LORE, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    private = json.loads(key)["private_key"].splitlines()[1]
+    assert private not in done.stdout + done.stderr
+    return done.stdout
+
+
+def answers(said: str, count: int = 4) -> list[str]:
+    """The shell's answers, in order (each begins after Lore's "…" while it thinks)."""
+    return said.split("lore> …\n")[-count:]
+
+
+@pytest.mark.e2e
+def test_add_attach_answer_with_links_then_follow_edits(
+    tmp_path: Path, google: tuple[FakeGoogle, Seeded]
+) -> None:
+    fake, seeded = google
+    env = lore_env(tmp_path)
+    key = fake.service_account_key()
+    key_file = tmp_path / "lore-reader.json"
+    key_file.write_text(key)
+    links = {
+        name: fake.file_json(fake.files[file_id], f"ada@{DOMAIN}")["webViewLink"]
+        for name, file_id in (
+            ("doc", seeded.doc),
+            ("sheet", seeded.sheet),
+            ("slides", seeded.slides),
+            ("pdf", seeded.pdf),
+        )
+    }
+
+    added = run(
+        [
+            "source",
+            "add",
+            "google-drive",
+            "--url",
+            fake.drive_url,
+            "--key-file",
+            str(key_file),
+            "--act-as",
+            f"ada@{DOMAIN}",
+        ],
+        env,
+        tmp_path,
+        key,
+    )
+    assert f"Connected Google Drive at 127.0.0.1 as Ada Lovelace (ada@{DOMAIN})" in added, added
+    assert f"service account lore-reader@acme-lore.iam.gserviceaccount.com acting as ada@{DOMAIN}" in added
+
+    fake.rate_limit(1, after=6)
+    attached = run(
+        ["source", "attach", "127.0.0.1", "--index", "drive", "--folder", "Handbook"], env, tmp_path, key
+    )
+    assert f"Done indexing *Google Drive {seeded.handbook}*" in attached, attached
+    assert "5 pages indexed (5 new" in attached and "2 attachments read" in attached, "and the 2 sheets"
+    assert [r.status for r in fake.api_requests() if r.status == 403] == [403], "met once, waited out"
+
+    said = run(["shell"], env, tmp_path, key, stdin="/in #eng\nenable the drive index\n" + QUESTIONS)
+    trains, seats, laptops, badges = answers(said)
+    assert "four hours" in trains and links["doc"] in trains, trains
+    assert "12" in seats and links["sheet"] in seats, seats
+    assert "IT desk on floor 2" in laptops and links["slides"] in laptops, laptops
+    assert "visibly" in badges and links["pdf"] in badges, badges
+
+    fake.edit(seeded.doc, "# Expenses\n\n## Travel\n\nBook trains over flights for trips under six hours.\n")
+    fake.trash(seeded.slides)
+    fake.move(seeded.pdf, seeded.archive)
+    before = len(fake.api_requests())
+    refreshed = run(["shell"], env, tmp_path, key, stdin="/in #eng\nrefresh Handbook\n" + QUESTIONS)
+    assert (
+        "Done indexing *Google Drive Handbook*" in refreshed
+        or "Done indexing Google Drive Handbook" in refreshed
+    ), refreshed
+    trains, _, laptops, badges = answers(refreshed)
+    assert "six hours" in trains and "four hours" not in trains, trains
+    assert "IT desk on floor 2" not in laptops, laptops
+    assert "visibly" not in badges, badges
+    assert len(fake.api_requests()) > before
+
+    chat = run(
+        ["shell"],
+        env,
+        tmp_path,
+        key,
+        stdin=(
+            "connect google drive\n"
+            "list google drive folders\n"
+            "/in #eng\n"
+            "add the Archive folder to the drive index\n"
+            "status\n"
+        ),
+    )
+    assert "connect Google Drive from the command line: `lore source add google-drive --key-file" in chat, (
+        chat
+    )
+    assert "Archive" in chat and "Engineering" in chat, chat
+    assert "Syncing Google Drive" in chat and "into the drive index" in chat, chat
+    print(added + attached + said + refreshed + chat)  # the sessions, for `pytest -s`
