@@ -23,6 +23,7 @@ from knowledge import (
     Knowledge,
     OpenAIChatModel,
     Retriever,
+    VerifiedAnswers,
     build_embedder,
 )
 from storage.db import Database, open_database
@@ -33,6 +34,7 @@ from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.sources import SourceRepository
+from storage.repositories.verified import VerifiedRepository
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
@@ -60,6 +62,10 @@ class Services:
     answers: AnswerRepository
     deliveries: EventLog
     """Slack deliveries already handled (each event is acted on once, across restarts)."""
+    verified: VerifiedAnswers
+    """Verified answers, matched first (`knowledge`)."""
+    verified_answers: VerifiedRepository
+    """Where verified answers are kept, per index."""
     resolve: Resolve | None = None
     """How fetches and connectors look host names up: None for the system's resolver (tests
     pass one that never uses DNS)."""
@@ -121,6 +127,8 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
+    verified_answers = VerifiedRepository(db)
+    verified = VerifiedAnswers(verified_answers, embedder)
     ingestor = Ingestor(
         documents,
         vectors,
@@ -146,10 +154,13 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
             chat,
             window=settings.llm_context_window,
             spec=AnswerSpec(llm_rerank=settings.llm_rerank, llm_verify=settings.llm_verify),
+            verified=verified,
         ),
         sources=SourceRepository(db),
         answers=AnswerRepository(db),
         deliveries=EventLog(db),
+        verified=verified,
+        verified_answers=verified_answers,
         resolve=resolve,
     )
 

@@ -6,6 +6,9 @@ a document, a site or a model supplied goes through here first:
 
 - `escape` for mrkdwn text (`section` blocks, `context` blocks, a message's `text`);
 - `link` for a `<url|text>` link whose URL cannot end the link or start another one;
+- `source` for a source's name (a document, a page, a thread), linked when it has a web
+  address: every surface (answers, shared answers, listings, the Home tab, feedback)
+  shows sources through it;
 - `defuse` for standard markdown (`markdown` blocks, streamed `markdown_text`), where the
   model's formatting is kept and only Slack's `<!…>`, `<@…>` and `<#…>` tokens are broken;
 - `unescape` for terminals, which show the text as written.
@@ -53,6 +56,12 @@ def link(url: str | None, text: str) -> str:
     target = safe_url(url)
     label = escape(text) or (target or "")
     return f"<{target}|{label}>" if target else label
+
+
+def source(name: str, url: str | None) -> str:
+    """A source as mrkdwn: its name linked to its web address, or in bold without one (or
+    with an address that is not `http(s)`/`mailto`); neither can mention anyone."""
+    return link(url, name) if safe_url(url) else f"*{escape(name)}*"
 
 
 def defuse(markdown: str) -> str:

@@ -12,7 +12,7 @@ from bot.chat import messages
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
 from knowledge import Answer, IndexListing, distinct_names, document_names
-from storage.records import DocumentRef, IndexRef, ReviewItem
+from storage.records import DocumentRef, IndexRef, ReviewItem, VerifiedRef
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
@@ -41,7 +41,13 @@ def age(when: datetime, now: datetime | None = None) -> str:
 
 
 def render_answer(answer: Answer) -> str:
-    lines = [f"_{notice}_" for notice in answer.notices]
+    """The whole answer, as the shell and the command line show it: a verified answer it
+    matched first, then the notices, the answer and its sources."""
+    lines = []
+    if (found := answer.verified) is not None:
+        mark = messages.verified_mark(found.question, found.verified_by, found.verified_at, None)
+        lines += [found.answer, mark + (f" <{found.link}>" if found.link else ""), ""]
+    lines += [f"_{notice}_" for notice in answer.notices]
     lines.append(answer.text)
     if answer.citations:
         lines.append("")
@@ -120,11 +126,30 @@ def render_review_md(reviews: Sequence[IndexReview]) -> str:
         counts = [
             plural(len(review.unhelpful), "unhelpful answer"),
             plural(len(review.unanswered), "unanswered question"),
+            plural(len(review.escalated), "question asked of the experts", "questions asked of the experts"),
+            plural(len(review.verified), "verified answer"),
         ]
         lines.append(f"*{review.index.name}* — {', '.join(counts)}")
         lines.extend(f"• 👎 {_reviewed(item)}" for item in review.unhelpful)
         lines.extend(f"• ❓ {_reviewed(item)}" for item in review.unanswered)
+        lines.extend(
+            f"• 🙋 {messages.escalated_line(a.question, age(a.escalated_at or a.created_at))}"
+            for a in review.escalated
+        )
+        lines.extend(
+            f"• ✅ {messages.verified_review_line(v.question, v.verified_by_name, age(v.verified_at), v.flagged)}"
+            for v in review.verified
+        )
     return "\n".join(lines)
+
+
+def render_verified_md(kept: Sequence[VerifiedRef]) -> str:
+    """`list verified answers`: each question, its answer (cut), who verified it; those
+    awaiting review say so."""
+    if not kept:
+        return messages.NO_VERIFIED
+    lines = [messages.verified_line(v.question, v.answer, v.verified_by_name, v.flagged) for v in kept]
+    return "\n\n".join(lines)
 
 
 def _reviewed(item: ReviewItem) -> str:

@@ -8,7 +8,7 @@ errors become polite, specific messages in the thread.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
 from bot.app.actions.indexes import describe
@@ -17,10 +17,11 @@ from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
+from bot.chat.grammar import asks_something
 from bot.chat.history import HistoryCommands
-from bot.chat.render import render_documents_md, render_listing_md, render_review_md
+from bot.chat.render import render_documents_md, render_listing_md, render_review_md, render_verified_md
 from bot.chat.sources import SiteCommands
-from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
+from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Offers, Surface, Turn
 from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
 from storage.records import IndexRef
 
@@ -63,6 +64,10 @@ class Router:
             c.RequireMentions: self._require_mentions,
             c.LearnChannel: self._learn_channel,
             c.ForgetChannelHistory: self._forget_history,
+            c.HelpChannel: self._help_channel,
+            c.SetExperts: self._set_experts,
+            c.Teach: self._teach,
+            c.ListVerified: self._list_verified,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -127,18 +132,57 @@ class Router:
         strategy = Strategy(actor.conversation.rag_strategy or Strategy.ALWAYS)
         chat = [*turn.history, {"role": "user", "content": command.text}]
         request = Request(indexes, chat, mode=mode, strategy=strategy)
+        events = self._services.knowledge.ask_stream(request)
+        offers = Offers(experts=bool(actor.conversation.experts) and not turn.is_dm)
+        try:
+            await surface.answer(events, self._recorder(turn, command.text, indexes), offers)
+        finally:
+            if isinstance(events, AsyncGenerator):  # a surface that failed half way leaves it open
+                await events.aclose()
+
+    def _recorder(
+        self, turn: Turn, question: str, indexes: Sequence[IndexRef]
+    ) -> Callable[[Answer], Awaitable[int]]:
+        """Records an answer given to `question` (and tells the observers): its id."""
 
         async def record(answer: Answer) -> int:
             for observer in self._answered:
                 observer(answer)
-            return await self._actions.answers.record(actor, command.text, answer, indexes)
+            return await self._actions.answers.record(
+                turn.actor, question, answer, indexes, thread=turn.thread_id
+            )
 
-        events = self._services.knowledge.ask_stream(request)
-        try:
-            await surface.answer(events, record)
-        finally:
-            if isinstance(events, AsyncGenerator):  # a surface that failed half way leaves it open
-                await events.aclose()
+        return record
+
+    async def unasked(self, turn: Turn, surface: Surface) -> bool:
+        """A message posted to nobody in a help channel: answered when it asks something and
+        Lore is sure enough (the channel's threshold; a verified answer close enough counts),
+        and nobody has begun answering it; else left alone, and the asker alone is told Lore
+        is not sure when it found something (with "Ask an expert" where there are experts).
+        Whether Lore answered."""
+        actor, command = turn.actor, turn.command
+        if not actor.conversation.help_channel or not isinstance(command, c.Question):
+            return False
+        text = command.text
+        if not asks_something(text):
+            return False
+        indexes = await self._actions.indexes.enabled(actor)
+        if not indexes:
+            return False
+        request = Request(indexes, [{"role": "user", "content": text}], unasked=True)
+        answer = await self._services.knowledge.ask(request)
+        record = self._recorder(turn, text, indexes)
+        experts = bool(actor.conversation.experts)
+        if not sure(answer, self._actions.helping.threshold(actor.conversation)):
+            if not answer.abstained or answer.verified is not None:
+                await surface.not_sure(
+                    messages.not_sure_offer(experts), await record(answer) if experts else None
+                )
+            return False
+        if await turn.answered_by_people():
+            return False
+        await surface.answer(_events(answer), record, Offers(experts=experts))
+        return True
 
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
         if command.thread_too and turn.thread is not None:
@@ -295,6 +339,23 @@ class Router:
     async def _forget_history(self, command: c.ForgetChannelHistory, turn: Turn, surface: Surface) -> None:
         await self._history.forget(turn, surface)
 
+    async def _help_channel(self, command: c.HelpChannel, turn: Turn, surface: Surface) -> None:
+        helping = self._actions.helping
+        conversation = await helping.help_mode(turn.actor, command.on, command.confidence)
+        await surface.say(messages.help_mode(command.on, helping.threshold(conversation)))
+
+    async def _set_experts(self, command: c.SetExperts, turn: Turn, surface: Surface) -> None:
+        conversation = await self._actions.helping.set_experts(turn.actor, command.experts)
+        await surface.say(messages.experts_set(conversation.experts))
+
+    async def _teach(self, command: c.Teach, turn: Turn, surface: Surface) -> None:
+        saved = await self._actions.helping.teach(turn.actor, command.question, command.answer)
+        await surface.say(messages.verified_saved(saved.question))
+
+    async def _list_verified(self, command: c.ListVerified, turn: Turn, surface: Surface) -> None:
+        kept = await self._actions.helping.here(turn.actor)
+        await surface.tell(render_verified_md(kept))
+
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
@@ -302,6 +363,20 @@ class Router:
     async def _documents_only(self, command: c.DocumentsOnly, turn: Turn, surface: Surface) -> None:
         index = await self._actions.indexes.set_documents_only(turn.actor.place, command.name, command.on)
         await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
+
+
+def sure(answer: Answer, threshold: float) -> bool:
+    """Whether an answer may be given where nobody asked Lore: the documents' answer at
+    `threshold` or more, or a verified answer close enough to stand on its own
+    (`VerifiedMatch.confident`)."""
+    documents = not answer.abstained and (answer.confidence or 0.0) >= threshold
+    if answer.verified is not None:
+        return answer.verified.confident or documents
+    return documents
+
+
+async def _events(answer: Answer) -> AsyncIterator[Answer]:
+    yield answer
 
 
 def _thread_line(outcome: AddOutcome, thread: ThreadText, target: IndexRef) -> str:

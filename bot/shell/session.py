@@ -17,11 +17,14 @@ from typing import TextIO
 from bot.app.conversations import enter_channel, enter_dm
 from bot.app.local import files_under, local_user
 from bot.app.services import Services
+from bot.chat.commands import Question
 from bot.chat.router import Router
 from bot.chat.surface import IncomingFile, Turn
 from bot.shell.surface import ShellSurface
 from storage.values import LOCAL_TENANT
 
+MENTION = re.compile(r"^\s*@lore\b", re.I)
+QUIET = "(Lore stayed quiet: in a help channel it answers only what it is sure of; say “@lore …” to ask it.)"
 PATH = re.compile(r"(?<!\S)((?:~|\.{1,2})?/[^\s]*|\.{1,2})(?!\S)")
 PROMPT = "you> "
 
@@ -54,8 +57,21 @@ class Shell:
             else:
                 await self.surface.say("Cancelled.")
             return True
+        if self._unasked(turn, line):
+            if not await self._router.unasked(turn, self.surface):
+                self.surface.write(QUIET)
+            return True
         await self._router.handle(turn, self.surface)
         return True
+
+    def _unasked(self, turn: Turn, line: str) -> bool:
+        """A question posted in a help channel without “@lore”, as to the channel: Lore
+        answers it only when sure (`Router.unasked`). Commands are Lore's whatever the room."""
+        return (
+            turn.actor.conversation.help_channel
+            and not MENTION.match(line)
+            and isinstance(turn.command, Question)
+        )
 
     async def _meta(self, line: str) -> bool:
         command, _, argument = line.partition(" ")

@@ -13,6 +13,7 @@ from bot.app.actions.answers import AnswerActions
 from bot.app.actions.connectors import ConnectorActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
+from bot.app.actions.helping import HelpActions, MembersOf, VerifiedListing, no_groups
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.settings import SettingActions
@@ -30,14 +31,18 @@ __all__ = [
     "ConnectorActions",
     "DocumentActions",
     "FeedbackActions",
+    "HelpActions",
     "Home",
     "HomeActions",
     "IndexActions",
     "IndexReview",
+    "MembersOf",
     "SettingActions",
     "SourceActions",
     "ThreadActions",
     "Verdict",
+    "VerifiedListing",
+    "no_groups",
 ]
 
 
@@ -54,3 +59,4 @@ class Actions:
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)
+        self.helping = HelpActions(services)

@@ -23,9 +23,15 @@ class AnswerActions:
         self._answers = services.answers
 
     async def record(
-        self, actor: Actor, question: str, answer: Answer, searched: Sequence[IndexRef] = ()
+        self,
+        actor: Actor,
+        question: str,
+        answer: Answer,
+        searched: Sequence[IndexRef] = (),
+        *,
+        thread: str | None = None,
     ) -> int:
-        """Keep an answer; its id is what its feedback buttons carry."""
+        """Keep an answer (and the thread it was given in); its id is what its buttons carry."""
         entry = AnswerEntry(
             tenant_id=actor.place.tenant_id,
             question=question,
@@ -41,9 +47,12 @@ class AnswerActions:
                     "index": c.index_name,
                     "index_id": c.index_id,
                     "document_id": c.document_id,
+                    **({"section": c.section} if c.section else {}),
                 }
                 for c in answer.citations
             ],
+            brief=answer.short(),
+            thread=thread,
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
             searched=[index.id for index in searched],

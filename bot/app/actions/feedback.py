@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from storage.access import Action, Place
-from storage.records import IndexRef, NotFound, ReviewItem
+from storage.records import AnswerRecord, IndexRef, NotFound, ReviewItem, VerifiedRef
 from storage.values import FeedbackReason, Scope
 
 if TYPE_CHECKING:
@@ -37,6 +37,14 @@ class IndexReview:
     index: IndexRef
     unhelpful: tuple[ReviewItem, ...]
     unanswered: tuple[ReviewItem, ...]
+    escalated: tuple[AnswerRecord, ...] = ()
+    """Answers someone took to the experts ("Ask an expert")."""
+    verified: tuple[VerifiedRef, ...] = ()
+    """The verified answers the index keeps (those awaiting review first)."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.unhelpful or self.unanswered or self.escalated or self.verified)
 
 
 class FeedbackActions:
@@ -87,14 +95,25 @@ class FeedbackActions:
             indexes = await catalog.visible(place, Action.REVIEW)
         if not indexes:
             return []
-        items = await asyncio.to_thread(
-            self._answers.review, place.tenant_id, [i.id for i in indexes], limit=limit
-        )
+        ids = [i.id for i in indexes]
+        items = await asyncio.to_thread(self._answers.review, place.tenant_id, ids, limit=limit)
+        escalated = await asyncio.to_thread(self._answers.escalated, place.tenant_id, ids, limit=limit)
+        verified = await asyncio.to_thread(self._services.verified_answers.of_indexes, ids)
         reviews = []
         for reviewed in indexes:
             mine = [item for item in items if reviewed.id in item.answer.index_ids]
-            unanswered = tuple(i for i in mine if i.answer.abstained)
-            unhelpful = tuple(i for i in mine if not i.answer.abstained)
-            if unanswered or unhelpful:
-                reviews.append(IndexReview(reviewed, unhelpful, unanswered))
+            review = IndexReview(
+                reviewed,
+                unhelpful=tuple(i for i in mine if not i.answer.abstained),
+                unanswered=tuple(i for i in mine if i.answer.abstained),
+                escalated=tuple(a for a in escalated if reviewed.id in a.index_ids),
+                verified=tuple(
+                    sorted(
+                        (v for v in verified if v.index_id == reviewed.id),
+                        key=lambda v: v.live,
+                    )[:limit]
+                ),
+            )
+            if not review.empty:
+                reviews.append(review)
         return reviews
