@@ -508,12 +508,13 @@ def mention(slack_id: str) -> str:
     return f"<!subteam^{slack_id}>" if slack_id.startswith("S") else f"<@{slack_id}>"
 
 
-def escalation(experts: Sequence[str], asker: str, question: str) -> str:
-    """Lore asks the experts in the thread ("Ask an expert")."""
+def escalation(experts: Sequence[str], asking: str, question: str) -> str:
+    """Lore asks the experts in the thread ("Ask an expert", pressed by `asking`)."""
     shown = e(question if len(question) <= 300 else question[:299] + "…")
     return (
-        f"{' '.join(mention(x) for x in experts)}: <@{asker}> asked “{shown}” and I couldn't answer it "
-        "with confidence. Could one of you help? Your reply can become the verified answer."
+        f"{' '.join(mention(x) for x in experts)}: <@{asking}> would like an expert's answer to “{shown}”; "
+        "I couldn't answer it with confidence. Could one of you reply here? Your reply can become "
+        "the verified answer."
     )
 
 

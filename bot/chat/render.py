@@ -18,10 +18,14 @@ _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
 
 
+_MENTION = re.compile(r"<(?:@|!subteam\^)([^>|]+)(?:\|[^>]*)?>")
+
+
 def plain(mrkdwn: str) -> str:
-    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `*bold*` and `_it_`
-    unmarked, `&lt;` `&gt;` `&amp;` shown as the characters they stand for."""
-    return unescape(_EMPHASIS.sub(r"\2", _LINK.sub(r"\2 <\1>", mrkdwn)))
+    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `<@bob>` → `@bob`,
+    `*bold*` and `_it_` unmarked, `&lt;` `&gt;` `&amp;` shown as the characters they stand for."""
+    text = _MENTION.sub(r"@\1", _LINK.sub(r"\2 <\1>", mrkdwn))
+    return unescape(_EMPHASIS.sub(r"\2", text))
 
 
 def age(when: datetime, now: datetime | None = None) -> str:

@@ -25,6 +25,7 @@ from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
 from bot.slack.feedback import FeedbackFlow
+from bot.slack.helping import HelpFlows
 from bot.slack.home import AppHome
 from bot.slack.people import People, Who
 from bot.slack.shortcut import MemoryShortcut
@@ -70,6 +71,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("member_joined_channel")(events.on_member_joined)
     register_assistant(app, events.viewing)
     MemoryShortcut(runtime, events).register(app)
+    HelpFlows(runtime, events.spawn, events.reader).register(app)
     ConnectFlow(runtime, events).register(app)
 
     FeedbackFlow(runtime).register(app)

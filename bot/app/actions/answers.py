@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from bot.app.services import Services
 
 NOT_YOURS = "only the person who asked can share that answer, in the conversation where they asked"
+NOT_HERE = "I can't show that answer here: it was given in another conversation."
 
 
 class AnswerActions:
@@ -58,6 +59,17 @@ class AnswerActions:
             searched=[index.id for index in searched],
         )
         return await asyncio.to_thread(self._answers.record, entry)
+
+    async def given_here(self, actor: Actor, answer_id: int) -> AnswerRecord:
+        """An answer given in the conversation the actor is in (whoever asked it: everyone
+        there saw it), for "Show more"; `NotAllowed` for one given anywhere else."""
+        try:
+            found = await asyncio.to_thread(self._answers.get, answer_id, actor.place.tenant_id)
+        except NotFound:
+            raise NotAllowed(NOT_HERE) from None
+        if found.conversation_id != actor.conversation.id:
+            raise NotAllowed(NOT_HERE)
+        return found
 
     async def own(self, actor: Actor, answer_id: int) -> AnswerRecord:
         """An answer the actor was given in the conversation they are in (to share it
