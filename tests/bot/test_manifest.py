@@ -139,8 +139,16 @@ async def test_the_manifest_declares_the_slash_command_and_the_shortcut(bot: Sla
     assert command["command"] == COMMAND and command["should_escape"] is False
     assert (await bot.slash("UPROBE", "CPROBE", "help")).status == 200
     memory, answer = features["shortcuts"]
-    assert memory == memory | {"type": "message", "callback_id": "add_to_memory", "name": "Add to Lore's memory"}
-    assert answer == answer | {"type": "message", "callback_id": "save_as_answer", "name": "Save as the answer"}
+    assert memory == memory | {
+        "type": "message",
+        "callback_id": "add_to_memory",
+        "name": "Add to Lore's memory",
+    }
+    assert answer == answer | {
+        "type": "message",
+        "callback_id": "save_as_answer",
+        "name": "Save as the answer",
+    }
     assert await handled_shortcut(bot, "add_to_memory")
     assert await handled_shortcut(bot, "save_as_answer")
     assert not await handled_shortcut(bot, "no_such_shortcut"), "the probe can tell"

@@ -116,11 +116,17 @@ async def test_a_help_channel_answers_what_it_knows_and_learns_what_people_verif
         assert lore_messages(slack, access) == []
         replied = slack._next_ts()
         reply = slack.add_message(
-            CHANNEL, replied, "Ask in #it-access; your manager approves it within a day.", "UDANA", thread_ts=access
+            CHANNEL,
+            replied,
+            "Ask in #it-access; your manager approves it within a day.",
+            "UDANA",
+            thread_ts=access,
         )
         saved = await door.shortcut("UANA", CHANNEL, reply, "save_as_answer")
         assert "verified answer" in saved
-        again = await door.mention(CHANNEL, "UADM", "what is the way to get access to the production database?")
+        again = await door.mention(
+            CHANNEL, "UADM", "what is the way to get access to the production database?"
+        )
         assert "it-access" in again and "Verified by ana" in again, again
         assert f"slack.com/archives/{CHANNEL}/p{replied.replace('.', '')}" in again
 

@@ -155,7 +155,10 @@ class Door:
         """Press the button `action_id` on one of Lore's messages (as Slack has it), and what
         Lore said after."""
         button = next(
-            e for b in message.get("blocks") or [] for e in b.get("elements") or [] if e.get("action_id") == action_id
+            e
+            for b in message.get("blocks") or []
+            for e in b.get("elements") or []
+            if e.get("action_id") == action_id
         )
         payload = {
             "type": "block_actions", "team": {"id": TEAM, "domain": "lore-test"},
