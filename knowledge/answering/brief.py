@@ -68,6 +68,7 @@ def cut(text: str, room: int = VISIBLE_LINES) -> Brief:
     text = text.strip()
     if display_lines(text) <= room:
         return Brief(text=text)
+    room -= 1  # for the gap that says there is more (and a fence that closes a code block)
     kept: list[str] = []
     for paragraph in text.split("\n\n"):
         if display_lines("\n\n".join([*kept, paragraph])) > room:
