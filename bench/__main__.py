@@ -7,7 +7,8 @@ ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), crawl (a loopback site, first and unchanged), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
-handbook). Writes bench/results/latest.json, latest.md (the table the README shows) and
+handbook), help (a help channel through `lore run`: 60 messages to nobody; verified answers
+found for reworded questions). Writes bench/results/latest.json, latest.md (the table the README shows) and
 the charts. `--quick` runs a tiny version of each (seconds) so CI keeps them working.
 """
 
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, ingest, ingest_memory, quality, retrieval
+from bench import Section, crawl, extraction, help_channel, ingest, ingest_memory, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -60,6 +61,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "crawl": crawl.run,
         "slack": slack,
         "quality": quality.run,
+        "help": help_channel.run,
     }
 
 

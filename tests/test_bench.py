@@ -33,6 +33,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "crawl",
         "slack",
         "quality",
+        "help",
     }
 
     assert report["ingest"]["pipeline"]["chunks"] == report["ingest"]["embedder"]["chunks"] > 0
@@ -61,7 +62,16 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert memory["lore_ingest"]["generated"]["exit_code"] == 0 and memory["lore_ingest"]["peak_mb"] > 0
     assert memory["lore_run"]["tree_peak_mb"] > 0 and memory["lore_run"]["questions_answered"] > 0
 
+    help_ = report["help"]  # a help channel through lore run, and verified answers reworded
+    assert (
+        help_["messages"] == 9
+        and 0 <= help_["precision"] <= 1
+        and help_["by_kind"]["chatter"]["messages"] == 3
+    )
+    assert help_["verified"]["heldout"]["verified"] == 3
+
     table = (tmp_path / "latest.md").read_text()
+    assert "**Help channel**" in table and "facts at a glance" in table
     assert "| unseen projects (" in table and "| facts | first line | abstention |" in table
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
     assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table

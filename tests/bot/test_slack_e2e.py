@@ -609,7 +609,9 @@ async def test_a_long_answer_is_streamed_whole_then_cut_to_a_glance(gpt: SlackBo
     assert answer.method == "chat.startStream"
     pieces = [
         str(c.params.get("markdown_text") or "")
-        + "".join(chunk["text"] for chunk in c.params.get("chunks", []) if chunk.get("type") == "markdown_text")
+        + "".join(
+            chunk["text"] for chunk in c.params.get("chunks", []) if chunk.get("type") == "markdown_text"
+        )
         for c in streamed
     ]
     assert "".join(pieces) == text
