@@ -518,11 +518,8 @@ def escalation(experts: Sequence[str], asking: str, question: str) -> str:
     )
 
 
-def not_sure_offer(has_experts: bool) -> str:
-    """To the asker alone, in a help channel, when Lore is not sure enough to answer."""
-    if has_experts:
-        return "I'm not sure enough to answer this here. Want me to ask this channel's experts?"
-    return "I'm not sure enough to answer this here; mention me if you'd like to see what I found."
+NOT_SURE_OFFER = "I'm not sure enough to answer this here. Want me to ask this channel's experts?"
+"""To the asker alone, in a help channel with experts, when Lore found something but is not sure."""
 
 
 def offer_to_save(question: str) -> str:

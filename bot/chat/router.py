@@ -157,8 +157,8 @@ class Router:
     async def unasked(self, turn: Turn, surface: Surface) -> bool:
         """A message posted to nobody in a help channel: answered when it asks something and
         Lore is sure enough (the channel's threshold; a verified answer close enough counts),
-        and nobody has begun answering it; else left alone, and the asker alone is told Lore
-        is not sure when it found something (with "Ask an expert" where there are experts).
+        and nobody has begun answering it; else left alone (where there are experts and Lore
+        found something, the asker alone is offered "Ask an expert").
         Whether Lore answered."""
         actor, command = turn.actor, turn.command
         if not actor.conversation.help_channel or not isinstance(command, c.Question):
@@ -174,10 +174,8 @@ class Router:
         record = self._recorder(turn, text, indexes)
         experts = bool(actor.conversation.experts)
         if not sure(answer, self._actions.helping.threshold(actor.conversation)):
-            if not answer.abstained or answer.verified is not None:
-                await surface.not_sure(
-                    messages.not_sure_offer(experts), await record(answer) if experts else None
-                )
+            if experts and (not answer.abstained or answer.verified is not None):
+                await surface.not_sure(messages.NOT_SURE_OFFER, await record(answer))
             return False
         if await turn.answered_by_people():
             return False
