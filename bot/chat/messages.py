@@ -468,8 +468,9 @@ NOT_SHOWN_HERE = "I can't show that answer here."
 
 
 def quoted_from(source: str, quote: str) -> str:
-    """A quote in an answer at a glance, under its source (already made safe)."""
-    return f"From {source}:\n{quote}"
+    """A quote in an answer at a glance, after its source (both already made safe); a code
+    block opens on a line of its own."""
+    return f"From {source}:{chr(10) if quote.startswith('```') else ' '}{quote}"
 
 
 def sources_line(sources: Sequence[str]) -> str:

@@ -130,8 +130,8 @@ def not_sure_blocks(text: str, answer_id: int) -> list[Block]:
 
 
 def brief_blocks(answer: Answer) -> list[Block]:
-    """The answer at a glance (`Answer.brief`): quotes from the documents under their names
-    ("From *deploy.md* › Rollbacks:"), escaped; else the start of the answer's words, defused."""
+    """The answer at a glance (`Answer.brief`): quotes from the documents after their names
+    ("From *deploy.md* › Rollbacks: …"), escaped; else the start of the answer's words, defused."""
     brief = answer.brief
     if not brief.quotes:
         return markdown_blocks(brief.text) if brief.text else []
@@ -143,8 +143,7 @@ def brief_blocks(answer: Answer) -> list[Block]:
         title = source(names[glimpse.n], cited.url)
         if cited.section:
             title += f" › {escape(cited.section)}"
-        quoted = "\n".join(">" + escape(line) for line in glimpse.text.split("\n"))
-        text = messages.quoted_from(title, quoted)
+        text = messages.quoted_from(title, escape(glimpse.text))
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
     return blocks
 

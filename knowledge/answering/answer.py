@@ -153,20 +153,10 @@ class Answer:
         return self.glance if self.glance is not None else cut(self.text)
 
     def short(self) -> str:
-        """The brief as plain text: a quote under the name of its document and the heading
-        its passage stands under ("From deploy.md › Rollbacks:"), else the answer's start."""
+        """The brief as plain text: each quote after the name of its document and the heading
+        its passage stands under ("From deploy.md › Rollbacks: …"), else the answer's start."""
         brief = self.brief
-        if not brief.quotes:
-            return brief.text
-        names = dict(zip((c.n for c in self.citations), distinct_names(self.citations), strict=True))
-        by_n = {c.n: c for c in self.citations}
-        lines = []
-        for glimpse in brief.quotes:
-            cited = by_n[glimpse.n]
-            under = f" › {cited.section}" if cited.section else ""
-            lines.append(f"From {names[glimpse.n]}{under}:")
-            lines.extend(f"> {line}" if line else ">" for line in glimpse.text.split("\n"))
-        return "\n".join(lines)
+        return "\n".join(g.shown for g in brief.quotes) if brief.quotes else brief.text
 
     @property
     def hedged(self) -> bool:

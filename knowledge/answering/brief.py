@@ -7,10 +7,11 @@ the lines it wraps to). The whole answer stays what it was: the brief is a view 
 From the documents (no model), the brief is quotes shown as quotes from their document
 ("From deploy.md › Rollbacks: …"), never a sentence Lore seems to have written: the units the
 second stage scored best (`knowledge.judging.ranking`) among those the whole answer quotes,
-picked best first while they fit, shown in the order they stand in their documents ("…"
-between two that do not follow each other). So the brief holds nothing the whole answer does
-not, and no passage the whole answer does not quote (none off the subject). No threshold
-decides what is shown: the scores order the units, the room decides how many.
+picked best first while they fit, shown in the order they stand in their documents, the
+sentences of one paragraph on one line as the paragraph has them ("…" where units between
+them are left out). So the brief holds nothing the whole answer does not, and no passage the
+whole answer does not quote (none off the subject). No threshold decides what is shown: the
+scores order the units, the room decides how many.
 
 Anything else (a model's answer, an abstention) is cut after the paragraph, else the line,
 that fills the room.
@@ -19,7 +20,7 @@ that fills the room.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 VISIBLE_LINES = 8
@@ -29,6 +30,9 @@ LINE_CHARS = 100
 the lines it wraps to."""
 GAP = "…"
 """Between two quoted units that do not follow each other in their document."""
+FENCES = ("```", "~~~")
+CODE_BREAK = "\n"
+"""A code block opens on a line of its own, after its source."""
 
 
 def display_lines(text: str) -> int:
@@ -38,27 +42,36 @@ def display_lines(text: str) -> int:
 
 @dataclass(frozen=True)
 class Glimpse:
-    """A quote in the brief: lines of the excerpt that citation `n` shows."""
+    """A quote in the brief: lines of the excerpt that citation `n` shows, under `source`
+    (its document's name, and the heading its passage stands under: "deploy.md › Rollbacks"),
+    which opens its first line ("From deploy.md › Rollbacks: …")."""
 
     n: int
     text: str
+    source: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The quote as a line of text shows it, its source first."""
+        if not self.source:
+            return self.text
+        return f"From {self.source}:{CODE_BREAK if self.text.startswith(FENCES) else ' '}{self.text}"
 
 
 @dataclass(frozen=True)
 class Brief:
-    """What a chat surface shows first. `quotes` for an answer quoted from the documents
-    (each headed by its document's name where it is shown), else `text`, the start of the
-    answer's own words. `complete`: nothing of the answer is left for "Show more" (its
-    sources aside)."""
+    """What a chat surface shows first. `quotes` for an answer quoted from the documents,
+    else `text`, the start of the answer's own words. `complete`: nothing of the answer is
+    left for "Show more" (its sources aside)."""
 
     text: str = ""
     quotes: tuple[Glimpse, ...] = ()
     complete: bool = True
 
     def lines(self) -> int:
-        """Display lines of the brief, each quote's heading included."""
+        """Display lines of the brief, each quote's source included."""
         if self.quotes:
-            return sum(1 + display_lines(q.text) for q in self.quotes)
+            return sum(display_lines(q.shown) for q in self.quotes)
         return display_lines(self.text) if self.text else 0
 
 
@@ -87,39 +100,49 @@ def cut(text: str, room: int = VISIBLE_LINES) -> Brief:
 
 @dataclass(frozen=True)
 class Candidate:
-    """A unit the whole answer quotes: the citation it is in, its place in that quote, its
-    text as shown, and its second-stage score."""
+    """A unit the whole answer quotes: the citation it is in, its place in that quote, the
+    paragraph (list, code block) it belongs to, its text as shown, its second-stage score,
+    and whether it is prose (sentences of one paragraph are shown as one)."""
 
     n: int
     position: int
+    block: int
     shown: str
     score: float
+    prose: bool = True
 
 
-def pick(candidates: Sequence[Candidate], room: int = VISIBLE_LINES) -> tuple[Glimpse, ...]:
+def pick(
+    candidates: Sequence[Candidate], sources: Mapping[int, str] | None = None, room: int = VISIBLE_LINES
+) -> tuple[Glimpse, ...]:
     """The best-scoring candidates that fit `room` lines together, as quotes in citation
-    order, each in the order of its units (`GAP` where units are skipped). When not even the
-    best fits, its start."""
+    order under their `sources`, each in the order of its units: sentences of one paragraph
+    on one line, `GAP` where units are skipped. When not even the best fits, its start."""
+    sources = sources or {}
     chosen: list[Candidate] = []
     for candidate in sorted(candidates, key=lambda c: (-c.score, c.n, c.position)):
-        if _lines(_glimpses([*chosen, candidate])) <= room:
+        if _lines(_glimpses([*chosen, candidate], sources)) <= room:
             chosen.append(candidate)
     if chosen or not candidates:
-        return _glimpses(chosen)
+        return _glimpses(chosen, sources)
     best = max(candidates, key=lambda c: (c.score, -c.n, -c.position))
-    return (Glimpse(best.n, cut(best.shown, room - 1).text),)
+    label = sources.get(best.n, "")
+    room_left = room - display_lines(f"From {label}: ") + 1 if label else room
+    return (Glimpse(best.n, cut(best.shown, max(2, room_left)).text, label),)
 
 
-def _glimpses(chosen: Sequence[Candidate]) -> tuple[Glimpse, ...]:
+def _glimpses(chosen: Sequence[Candidate], sources: Mapping[int, str]) -> tuple[Glimpse, ...]:
     quotes = []
     for n in sorted({c.n for c in chosen}):
         mine = sorted((c for c in chosen if c.n == n), key=lambda c: c.position)
         lines: list[str] = []
         for before, unit in zip([None, *mine], mine, strict=False):
-            if before is not None and unit.position != before.position + 1:
-                lines.append(GAP)
-            lines.append(unit.shown)
-        quotes.append(Glimpse(n, "\n".join(lines)))
+            skipped = before is not None and unit.position != before.position + 1
+            if before is not None and before.block == unit.block and before.prose and unit.prose:
+                lines[-1] += f" {GAP} {unit.shown}" if skipped else f" {unit.shown}"
+            else:
+                lines.append(f"{GAP} {unit.shown}" if skipped and unit.prose else unit.shown)
+        quotes.append(Glimpse(n, "\n".join(lines), sources.get(n, "")))
     return tuple(quotes)
 
 
@@ -133,5 +156,5 @@ def _words(line: str, limit: int) -> str:
 
 def _closed(text: str) -> str:
     """`text` with a code fence it leaves open closed."""
-    fences = [line for line in text.split("\n") if line.lstrip().startswith(("```", "~~~"))]
+    fences = [line for line in text.split("\n") if line.lstrip().startswith(FENCES)]
     return text + "\n```" if len(fences) % 2 else text

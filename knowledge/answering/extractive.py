@@ -130,7 +130,10 @@ def extractive_answer(
         quoted_passages.append(passage)
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, "\n".join(quoted)))
         candidates += [
-            Candidate(len(citations), i, _labelled([u.unit])[0], u.score) for i, u in enumerate(units)
+            Candidate(
+                len(citations), i, u.unit.block, _labelled([u.unit])[0], u.score, u.unit.kind != Kind.CODE
+            )
+            for i, u in enumerate(units)
         ]
     lines = [first_line(quoted_passages), ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, quoted_passages)
@@ -146,8 +149,17 @@ def extractive_answer(
         notices=[*([HEDGE_NOTICE] if hedged else []), *retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
         confidence=confidence,
-        glance=Brief(quotes=pick(candidates), complete=False),
+        glance=Brief(quotes=pick(candidates, _sources(citations)), complete=False),
     )
+
+
+def _sources(citations: Sequence[Citation]) -> dict[int, str]:
+    """Each citation as a quote names it: its document (told apart from namesakes) and the
+    heading its passage stands under ("deploy.md › Rollbacks")."""
+    names = distinct_names(citations)
+    return {
+        c.n: name + (f" › {c.section}" if c.section else "") for c, name in zip(citations, names, strict=True)
+    }
 
 
 def lead(passage: Scored) -> str:

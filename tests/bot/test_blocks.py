@@ -199,22 +199,22 @@ def test_an_extractive_answer_shows_quotes_from_their_documents_not_a_lead() -> 
         mode=ResponseMode.SMART_FALLBACK,
         glance=Brief(
             quotes=(
-                Glimpse(1, "We deploy every Tuesday."),
-                Glimpse(2, "The pager rotates on Monday.\n…\nEscalate within 15 minutes."),
+                Glimpse(1, "We deploy every Tuesday.", "deploy.md › Schedule"),
+                Glimpse(2, "The pager rotates on Monday.\n… Escalate within 15 minutes.", "oncall.md"),
             ),
             complete=False,
         ),
     )
     [blocks] = answer_messages(answer, answer_id=3)
-    assert blocks[0]["text"]["text"] == "From *deploy.md* › Schedule:\n>We deploy every Tuesday."
+    assert blocks[0]["text"]["text"] == "From *deploy.md* › Schedule: We deploy every Tuesday."
     assert blocks[1]["text"]["text"] == (
-        "From <https://wiki.example.com/oncall|oncall.md>:\n>The pager rotates on Monday.\n>…\n>Escalate within 15 minutes."
+        "From <https://wiki.example.com/oncall|oncall.md>: The pager rotates on Monday.\n… Escalate within 15 minutes."
     )
     assert not [b for b in blocks if b["type"] == "markdown"], "no sentence Lore seems to have written"
     assert any(b["type"] == "actions" and b["elements"][0]["action_id"] == "answer_more" for b in blocks)
     assert answer.short() == (
-        "From deploy.md › Schedule:\n> We deploy every Tuesday.\nFrom oncall.md:\n"
-        "> The pager rotates on Monday.\n> …\n> Escalate within 15 minutes."
+        "From deploy.md › Schedule: We deploy every Tuesday.\n"
+        "From oncall.md: The pager rotates on Monday.\n… Escalate within 15 minutes."
     )
 
 
@@ -277,12 +277,10 @@ def test_the_notification_text_is_the_answer_itself_with_its_source_names() -> N
         mode=ResponseMode.SMART_FALLBACK,
     )
     glanced = replace(
-        extractive, glance=Brief(quotes=(Glimpse(1, "We deploy\nevery Tuesday."),), complete=False)
+        extractive,
+        glance=Brief(quotes=(Glimpse(1, "We deploy\nevery Tuesday.", "deploy.md"),), complete=False),
     )
-    assert (
-        answer_text(glanced)
-        == "From deploy.md:\n&gt; We deploy\n&gt; every Tuesday.\nSources: deploy.md, oncall.md"
-    )
+    assert answer_text(glanced) == "From deploy.md: We deploy\nevery Tuesday.\nSources: deploy.md, oncall.md"
     generated = Answer(
         text=words(3_000, seed=4),
         citations=[citation(n, f"doc-{n}.md") for n in range(1, 9)],

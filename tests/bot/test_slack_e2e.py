@@ -95,7 +95,7 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     assert answer.method == "chat.postMessage" and answer.thread_ts == asked
     assert answer.markdown == "", "quotes, not a sentence Lore seems to have written"
     assert (
-        "From *deploy.md*:\n>We deploy the billing service every Tuesday with the blue-green pipeline."
+        "From *deploy.md*: We deploy the billing service every Tuesday with the blue-green pipeline."
         in answer.text
     )
     assert "Sources: [1] *deploy.md*" in answer.text
@@ -103,7 +103,7 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     [post] = bot.calls("chat.postMessage")
     assert post.params["unfurl_links"] is False and post.params["unfurl_media"] is False
     assert post.params["text"] == (  # what a notification and a screen reader say: the answer
-        "From deploy.md:\n&gt; We deploy the billing service every Tuesday with the blue-green pipeline."
+        "From deploy.md: We deploy the billing service every Tuesday with the blue-green pipeline."
         "\nSources: deploy.md"
     )
 

@@ -39,22 +39,34 @@ def test_a_short_text_is_its_own_brief_and_a_long_one_is_cut_at_its_paragraphs()
 
 def test_pick_shows_the_best_units_that_fit_in_their_documents_order() -> None:
     candidates = [
-        Candidate(1, 0, "Intro sentence of the page.", 0.1),
-        Candidate(1, 1, "Rollbacks switch the load balancer back.", 0.9),
-        Candidate(1, 2, "Something in between, " * 7, 0.05),  # two lines: the gap's one is cheaper
-        Candidate(1, 3, "A rollback takes about two minutes.", 0.8),
-        Candidate(2, 0, "The other page's best line.", 0.7),
+        Candidate(1, 0, 0, "Intro sentence of the page.", 0.1),
+        Candidate(1, 1, 1, "Rollbacks switch the load balancer back.", 0.9),
+        Candidate(1, 2, 1, "Something in between, " * 7, 0.05),
+        Candidate(1, 3, 1, "A rollback takes about two minutes.", 0.8),
+        Candidate(1, 4, 2, "```\nmake rollback\n```", 0.3, prose=False),
+        Candidate(2, 0, 0, "The other page's best line.", 0.7),
     ]
-    quotes = pick(candidates, room=6)
+    sources = {1: "deploy.md › Rollbacks", 2: "runbook.md"}
+    quotes = pick(candidates, sources, room=6)
     assert quotes == (
-        Glimpse(1, "Rollbacks switch the load balancer back.\n…\nA rollback takes about two minutes."),
-        Glimpse(2, "The other page's best line."),
-    )
+        Glimpse(
+            1,
+            "Intro sentence of the page.\nRollbacks switch the load balancer back. … A rollback takes about two "
+            "minutes.\n```\nmake rollback\n```",
+            "deploy.md › Rollbacks",
+        ),
+        Glimpse(2, "The other page's best line.", "runbook.md"),
+    ), "one paragraph's sentences on one line, skipped ones marked, code on lines of its own"
     assert Brief(quotes=quotes).lines() == 6
-    assert pick(candidates, room=2) == (Glimpse(1, "Rollbacks switch the load balancer back."),)
-    huge = [Candidate(1, 0, "\n".join(f"line {n}" for n in range(40)), 1.0)]
-    [only] = pick(huge)
-    assert display_lines(only.text) <= VISIBLE_LINES and only.text.endswith(GAP)
+    assert quotes[1].shown == "From runbook.md: The other page's best line."
+    assert pick(candidates, sources, room=1) == (
+        Glimpse(1, "Rollbacks switch the load balancer back.", "deploy.md › Rollbacks"),
+    )
+    code = Glimpse(3, "```\nx = 1\n```", "api.md")
+    assert code.shown == "From api.md:\n```\nx = 1\n```"
+    huge = [Candidate(1, 0, 0, "\n".join(f"line {n}" for n in range(40)), 1.0, prose=False)]
+    [only] = pick(huge, {1: "big.md"})
+    assert display_lines(only.shown) <= VISIBLE_LINES and only.text.endswith(GAP)
     assert pick([]) == ()
 
 
@@ -70,8 +82,9 @@ async def test_an_extractive_answer_glances_at_what_it_quotes(stack: Stack) -> N
     )
     assert not answer.abstained and answer.brief.quotes and not answer.brief.complete
     assert answer.brief.lines() <= VISIBLE_LINES
-    whole = "\n".join(c.text for c in answer.citations)
+    whole = " ".join(" ".join(c.text for c in answer.citations).split())
     for glimpse in answer.brief.quotes:
-        assert all(line == GAP or line in whole for line in glimpse.text.split("\n"))
+        for part in glimpse.text.replace("\n", f" {GAP} ").split(f" {GAP} "):
+            assert " ".join(part.split()).removeprefix(f"{GAP} ") in whole
     assert "two minutes" in answer.short() and answer.short().startswith("From handbook.md")
     assert answer.as_json()["short"] == answer.short()
