@@ -4,12 +4,14 @@ machine, each next to what a user would otherwise pick, measured in the same run
 Sections: ingest (mixed corpus; the embedder alone; plain chromadb), extraction (real files
 from public test suites, when their cache is there: `--corpus`), memory (the embedder, `lore
 ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
-against index size; plain chromadb), crawl (a loopback site, first and unchanged), slack
+against index size; plain chromadb), mcp (`search_knowledge` over Streamable HTTP beside the HTTP
+API's search, through `lore serve`), crawl (a loopback site, first and unchanged), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
 handbook), help (a help channel through `lore run`: 60 messages to nobody; verified answers
-found for reworded questions). Writes bench/results/latest.json, latest.md (the table the README shows) and
-the charts. `--quick` runs a tiny version of each (seconds) so CI keeps them working.
+found for reworded questions). Writes bench/results/latest.json, latest.md (the table
+`docs/performance.md` shows) and the charts. `--quick` runs a tiny version of each (seconds)
+so CI keeps them working.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, help_channel, ingest, ingest_memory, quality, retrieval
+from bench import Section, crawl, extraction, help_channel, ingest, ingest_memory, mcp, quality, retrieval
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -58,6 +60,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "extraction": functools.partial(extraction.run, corpus_dir=corpus),
         "memory": functools.partial(ingest_memory.run, corpus_dir=corpus),
         "retrieval": retrieval.run,
+        "mcp": mcp.run,
         "crawl": crawl.run,
         "slack": slack,
         "quality": quality.run,

@@ -1,4 +1,4 @@
-"""Line charts of a latency against a size on a log scale, as the README shows them."""
+"""Line charts of a latency against a size on a log scale, as `docs/performance.md` shows them."""
 
 from __future__ import annotations
 

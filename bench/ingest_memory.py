@@ -55,7 +55,9 @@ def probe_texts(count: int, seed: int = 11) -> list[str]:
     """Texts of every length up to past the model's window, in a seeded order: about a
     third short (a line), a third medium (a paragraph) and a third long (a full chunk)."""
     rng = random.Random(seed)
-    words = (Path(__file__).resolve().parents[1] / "README.md").read_text().split()
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    words = " ".join(page.read_text() for page in pages).split()
     lengths = [
         rng.choice((rng.randint(2, 30), rng.randint(30, 120), rng.randint(150, 400))) for _ in range(count)
     ]

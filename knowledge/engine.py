@@ -7,7 +7,6 @@ for a model outage. Whether the passages found answer is the `Judge`'s to say
 
 from __future__ import annotations
 
-import enum
 import json
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -16,7 +15,7 @@ from typing import Any
 
 from cachetools import TTLCache
 
-from knowledge.answering.answer import HEDGE_NOTICE, Answer, Fallback, FallbackStrategy, ResponseMode, Rule
+from knowledge.answering.answer import Answer, Fallback, FallbackStrategy, ResponseMode, Rule
 from knowledge.answering.extractive import MOST_QUOTED, abstention, quote
 from knowledge.answering.generation import Plan, Writer
 from knowledge.answering.tools import ToolHost, answer_with_tools
@@ -30,8 +29,10 @@ from knowledge.judging.triage import triage
 from knowledge.search.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
 from knowledge.search.filters import Filter
 from knowledge.search.followup import rewrite, standalone_question
+from knowledge.search.notices import HEDGED, Notice, NoticeKind
 from knowledge.search.retrieval import Retrieval, Retriever
 from storage.records import IndexRef
+from storage.values import Strategy as Strategy  # stored as chosen
 
 ANSWERS_KEPT = 512
 ANSWERS_TTL_SECONDS = 600.0
@@ -67,17 +68,6 @@ class AnswerSpec:
     """With a model: whether it also judges each claim of an answer that passed the citation
     check against what the claim cites (`knowledge.answering.verification`)."""
     mode: ResponseMode = ResponseMode.SMART_FALLBACK
-
-
-class Strategy(enum.StrEnum):
-    """When to retrieve: on every question (`always`), only when retrieval is confident
-    (`confidence`), only for questions about knowledge (`smart`), or when the model asks
-    for it through tool calls (`function`, needs a model)."""
-
-    ALWAYS = "always"
-    CONFIDENCE = "confidence"
-    SMART = "smart"
-    FUNCTION = "function"
 
 
 _NOT_TOOLS = {ResponseMode.LLM_ONLY, ResponseMode.RAG_ONLY}
@@ -202,11 +192,7 @@ class Knowledge:
                 if isinstance(event, Answer):
                     final = event
                 yield event
-        if (
-            final is not None
-            and set(final.notices) <= {HEDGE_NOTICE}
-            and request.strategy != Strategy.FUNCTION
-        ):
+        if final is not None and set(final.notices) <= {HEDGED} and request.strategy != Strategy.FUNCTION:
             self._answers[key] = final
 
     async def _plan(self, request: Request) -> Plan | Answer:
@@ -338,7 +324,7 @@ class Knowledge:
         notices = []
         if mode in NEEDS_MODEL:
             fallback = fallback or Fallback.NO_LLM
-            notices.append(f"No language model is configured, so {mode.value} answers quote the documents.")
+            notices.append(Notice(NoticeKind.NO_MODEL, mode.value))
         return quote(verdict, retrieval, mode, fallback=fallback, notices=notices)
 
     def _cache_key(self, request: Request) -> str:

@@ -5,7 +5,7 @@ organisation through Slack Connect), or a private place (the user's DM with Lore
 API key acting as a user). `roles()` says what the actor is to an index; `PERMISSIONS` says
 which roles may perform each action on each kind of index. Every surface (chat in Slack and
 the shell, slash commands, App Home, the CLI, the HTTP API) asks `allowed()`, so the rules are
-the same everywhere; the README's table is generated from `PERMISSIONS`.
+the same everywhere; the docs' table (`docs/permissions.md`) is generated from `PERMISSIONS`.
 
 Three rules shape the table:
 - Nothing crosses workspaces, and a personal index is its owner's alone, only in private

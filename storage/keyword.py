@@ -98,6 +98,14 @@ class KeywordIndex:
         self._db = db
         self._max_postings = max_postings
 
+    @staticmethod
+    def merge(connection: Connection) -> None:
+        """SQLite: merge the FTS5 index into one segment. Deleting passages only adds
+        "deleted" marks; their words stay in the older segments until those are merged, so
+        a purge merges them (with `secure_delete` on, the pages freed are overwritten)."""
+        with connection.begin():
+            connection.exec_driver_sql("INSERT INTO chunk_fts(chunk_fts) VALUES ('optimize')")
+
     def search(
         self,
         index_ids: Sequence[int],

@@ -22,6 +22,12 @@ class Tenant(SQLModel, table=True):
 
     id: str = Field(primary_key=True, max_length=64)
     name: str = Field(default="", max_length=255)
+    enterprise_id: str | None = Field(
+        default=None,
+        max_length=64,
+        index=True,
+        description="Its Enterprise Grid organisation, if Lore is installed org-wide.",
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -215,6 +221,8 @@ class Chunk(SQLModel, table=True):
     position: int
     heading: str = Field(default="", sa_column=Column(Text, nullable=False))
     text: str = Field(sa_column=Column(Text, nullable=False))
+    start: int | None = None
+    """Where the chunk's text starts in its document's text (chunks overlap: this says by how much)."""
 
 
 class IndexingJob(SQLModel, table=True):
@@ -378,3 +386,24 @@ class VerifiedAnswer(SQLModel, table=True):
     flagged: str | None = Field(default=None, max_length=32)
     """Why it awaits review (expired, document changed, marked); not answered while flagged."""
     updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class TenantRemoval(SQLModel, table=True):
+    """A workspace Lore was removed from (uninstalled, or its bot token revoked). Its data is
+    purged once `purge_after` has passed, unless Lore is installed there again first
+    (`cancelled_at`). The row outlives the purge as the record of what was removed
+    (`removed`: rows per table, vector collections), so it names the tenant without a key."""
+
+    __tablename__ = "tenant_removal"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(max_length=64, index=True)
+    enterprise_id: str | None = Field(default=None, max_length=64)
+    reason: str = Field(max_length=32)
+    requested_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    purge_after: datetime = Field(sa_type=DateTime(timezone=True), index=True)
+    cancelled_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    claimed_by: str | None = Field(default=None, max_length=128)
+    claimed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    purged_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    removed: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))

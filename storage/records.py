@@ -7,7 +7,15 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import IndexFacts
-from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind
+from storage.values import (
+    ConversationKind,
+    DocumentStatus,
+    JobState,
+    ResponseMode,
+    Scope,
+    SourceKind,
+    Strategy,
+)
 
 
 class StorageError(Exception):
@@ -52,8 +60,8 @@ class ConversationRef:
     kind: ConversationKind
     channel_id: int | None
     user_id: int | None
-    response_mode: str | None
-    rag_strategy: str | None
+    response_mode: ResponseMode | None
+    rag_strategy: Strategy | None
     settings_locked: bool = False
     require_mention: bool = False
     """Lore answers only when mentioned (not follow-ups in threads it answered in)."""
@@ -150,6 +158,8 @@ class NewChunk:
     position: int
     heading: str
     text: str
+    start: int | None = None
+    """Where `text` starts in the document's text (`knowledge.indexing.chunking.TextChunk.start`)."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +170,8 @@ class ChunkRecord:
     position: int
     heading: str
     text: str
+    start: int | None = None
+    """Where `text` starts in its document's text; None for a chunk written without it."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import contextlib
 import logging
 import re
+import shutil
+import sqlite3
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from storage.records import StorageError
 log = logging.getLogger(__name__)
 
 MetadataValue = str | int | float | bool
+CHROMA_SQLITE = "chroma.sqlite3"
 BATCH = 1000
 EF_SEARCH = 400
 """How many neighbours the HNSW search explores. Chroma's default, 100, is as many as Lore
@@ -58,8 +62,13 @@ class CollectionRef:
 
     @property
     def name(self) -> str:
-        tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
-        return f"lore-{tenant}-{self.index_id}"
+        return f"{collection_prefix(self.tenant_id)}{self.index_id}"
+
+
+def collection_prefix(tenant_id: str) -> str:
+    """What the names of a tenant's collections begin with (an index id follows)."""
+    tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", tenant_id)[:40] or "t"
+    return f"lore-{tenant}-"
 
 
 @dataclass(frozen=True)
@@ -91,6 +100,8 @@ class VectorStore(Protocol):
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None: ...
     def count(self, ref: CollectionRef) -> int: ...
     def drop(self, ref: CollectionRef) -> None: ...
+    def drop_tenant(self, tenant_id: str) -> list[str]: ...
+    def compact(self) -> None: ...
     def describe(self) -> str: ...
 
 
@@ -141,10 +152,12 @@ def chroma_client(*, path: Path | None = None, host: str | None = None, port: in
 class ChromaVectorStore:
     """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
 
-    def __init__(self, client: ClientAPI, *, description: str = "chroma") -> None:
+    def __init__(self, client: ClientAPI, *, description: str = "chroma", folder: Path | None = None) -> None:
         self._client = client
         self._collections: dict[str, Collection] = {}
         self._description = description
+        self._folder = folder
+        """An embedded store's folder (None for a Chroma server)."""
 
     def describe(self) -> str:
         return self._description
@@ -208,6 +221,36 @@ class ChromaVectorStore:
         with contextlib.suppress(NotFoundError, ValueError):
             self._client.delete_collection(ref.name)
 
+    def drop_tenant(self, tenant_id: str) -> list[str]:
+        """Drop every collection of the tenant, its indexes' and any left behind; their names."""
+        own = re.compile(re.escape(collection_prefix(tenant_id)) + r"\d+")
+        names = [c.name for c in self._client.list_collections() if own.fullmatch(c.name)]
+        for name in names:
+            self._collections.pop(name, None)
+            with contextlib.suppress(NotFoundError, ValueError):
+                self._client.delete_collection(name)
+        return names
+
+    def compact(self) -> None:
+        """An embedded store: give back what dropped collections left on disk. Chroma keeps
+        a dropped collection's texts in the free pages of its SQLite file and its vector
+        segment's folder; the file is vacuumed and folders no segment names are removed.
+        A Chroma server keeps its own files (see the production guide)."""
+        if self._folder is None:
+            return
+        database = self._folder / CHROMA_SQLITE
+        if not database.exists():
+            return
+        connection = sqlite3.connect(database, timeout=30, isolation_level=None)
+        try:
+            segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+            connection.execute("VACUUM")
+        finally:
+            connection.close()
+        for folder in self._folder.iterdir():
+            if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
+                shutil.rmtree(folder, ignore_errors=True)
+
     def _collection(self, ref: CollectionRef) -> Collection:
         cached = self._collections.get(ref.name)
         if cached is not None:
@@ -241,6 +284,14 @@ class ChromaVectorStore:
         stored = (collection.metadata or {}).get("model_id")
         if stored is not None and stored != ref.model_id:
             raise VectorStoreError(f"collection {ref.name} holds vectors of {stored}, not {ref.model_id}")
+
+
+def _is_uuid(name: str) -> bool:
+    try:
+        uuid.UUID(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _searching_wide(collection: Collection) -> Collection:

@@ -128,10 +128,21 @@ def test_main_reports_counts_and_exit_status(
     assert check.main([str(questions), "--corpus", str(corpus)]) == 1
 
 
-def test_the_unseen_projects_set_has_no_problems() -> None:
-    questions, corpus = CHECK.parent / "unseen.jsonl", ROOT / "bench" / "data" / "unseen-corpus"
+def test_the_seen_once_projects_set_has_no_problems() -> None:
+    questions, corpus = CHECK.parent / "seen-once.jsonl", ROOT / "bench" / "data" / "seen-once-corpus"
     assert check.projects_in(corpus) == ("click", "fastapi", "httpx", "uvicorn")
     assert check.find_problems(check.load(questions), corpus, partial=True) == []
     assert check.item_problems({**check.load(questions)[0], "id": "flask-001"}, corpus) == [
         "id must be a project's name and three digits (click-012); projects: ('click', 'fastapi', 'httpx', 'uvicorn')"
     ]
+
+
+def test_the_unseen_projects_set_has_no_problems() -> None:
+    questions, corpus = CHECK.parent / "unseen.jsonl", ROOT / "bench" / "data" / "unseen-corpus"
+    items = check.load(questions)
+    assert check.projects_in(corpus) == ("celery", "pydantic")
+    assert check.find_problems(items, corpus, partial=True) == []
+    unanswerable = sum(item["kind"] == "unanswerable" for item in items)
+    assert 0.2 <= unanswerable / len(items) <= 0.3, "about the docs-QA set's share of unanswerable questions"
+    for project in ("celery", "pydantic"):
+        assert (corpus / project / "LICENSE").is_file()

@@ -42,6 +42,7 @@ from bot.api.directives import SYSTEM_ROLES, Directives, read_directives
 from bot.api.errors import BadRequest, ServiceUnavailable, error_event
 from bot.api.routes import Reply, Route
 from bot.api.state import ApiState, state
+from bot.chat.messages import notice as worded
 from knowledge import (
     DEFAULT_RATIO,
     Answer,
@@ -235,7 +236,7 @@ def _no_extras(_answer: Answer | None) -> Json:
 
 def _enhanced_extras(directives: Directives) -> Extras:
     def extras(answer: Answer | None) -> Json:
-        notices = answer.notices if answer is not None else []
+        notices = [worded(n) for n in answer.notices] if answer is not None else []
         return {
             "response_mode": answer.mode.value if answer is not None else None,
             "fallback_used": answer is not None and answer.fallback is not None,

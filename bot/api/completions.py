@@ -11,7 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
-from knowledge import HEDGE_NOTICE, Answer, Citation, Fallback
+from bot.chat.messages import notice as worded
+from knowledge import HEDGED, Answer, Citation, Fallback
 
 Json = dict[str, Any]
 EXTRACTIVE_MODEL = "lore-extractive"
@@ -36,13 +37,13 @@ def answer_text(answer: Answer) -> str:
         if answer.fallback == Fallback.LLM_UNAVAILABLE
         else "no language model is configured"
     )
-    hedge = f"_{HEDGE_NOTICE}_\n\n" if answer.hedged else ""
+    hedge = f"_{worded(HEDGED)}_\n\n" if answer.hedged else ""
     return f"{hedge}Extractive answer ({reason}): passages quoted from the documents.\n\n{answer.text}"
 
 
 def notice_lines(answer: Answer) -> str:
     """The answer's notices, one italic line each."""
-    return "\n".join(f"_{notice}_" for notice in answer.notices)
+    return "\n".join(f"_{worded(said)}_" for said in answer.notices)
 
 
 def source_nodes(answer: Answer) -> list[Json]:

@@ -8,10 +8,12 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field
 
+from bot.api.auth import caller
 from bot.api.bodies import json_body
 from bot.api.indexes import find_index
 from bot.api.routes import Reply, Route
 from bot.api.state import state
+from bot.chat.messages import notice as worded
 from knowledge import Hit, QueryType, document_fields
 from storage.access import Action
 
@@ -69,10 +71,17 @@ def _match(hit: Hit) -> Match:
 async def query_index(request: web.Request) -> web.Response:
     index = await find_index(request, Action.SEARCH)
     body = await json_body(request, QueryBody)
-    retrieval = await state(request).services.retriever.search(
-        [index], body.query, top_k=body.top_k, query_type=body.query_type, where=body.properties or None
+    retrieval = await state(request).services.actions.search.search(
+        caller(request).place,
+        [index],
+        body.query,
+        top_k=body.top_k,
+        query_type=body.query_type,
+        where=body.properties,
     )
-    result = QueryResult(matches=[_match(h) for h in retrieval.hits], warnings=retrieval.notices)
+    result = QueryResult(
+        matches=[_match(h) for h in retrieval.hits], warnings=[worded(n) for n in retrieval.notices]
+    )
     return web.json_response(result.model_dump(mode="json"))
 
 

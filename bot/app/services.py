@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.removals import WorkspaceRemovals
     from knowledge import Connections, IndexingJobs, Resolve
 
 
@@ -101,6 +102,14 @@ class Services:
             resolve=self.resolve or system_resolve,
             limits=limits,
         )
+
+    @cached_property
+    def removals(self) -> WorkspaceRemovals:
+        """Workspaces Lore was uninstalled from: their data's removal, after a grace period."""
+        from bot.app.removals import WorkspaceRemovals
+        from storage.repositories.removals import Removals
+
+        return WorkspaceRemovals(self, Removals(self.db))
 
     @cached_property
     def actions(self) -> Actions:
@@ -172,6 +181,7 @@ def build_vector_store(settings: Settings) -> ChromaVectorStore:
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
+        return ChromaVectorStore(client, description=where, folder=settings.chroma_path)
     return ChromaVectorStore(client, description=where)
 
 

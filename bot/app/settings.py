@@ -13,7 +13,14 @@ from knowledge import KnowledgeSettings
 from storage.access import PartnerPolicy
 
 SECRET_FIELDS = frozenset(
-    {"openai_api_key", "slack_bot_token", "slack_app_token", "slack_signing_secret", "lore_secret_key"}
+    {
+        "openai_api_key",
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        "slack_client_secret",
+        "lore_secret_key",
+    }
 )
 HIDDEN_FIELDS = frozenset({"lore_secret_key"})
 """Secrets shown as set or unset only: not even their first characters."""
@@ -33,7 +40,27 @@ class Settings(KnowledgeSettings):
     slack_signing_secret: SecretStr | None = Field(
         default=None, description="Verifies HTTP-mode requests from Slack."
     )
+    slack_client_id: str | None = Field(
+        default=None,
+        description="The Slack app's Client ID: with SLACK_CLIENT_SECRET (and LORE_SECRET_KEY), Lore "
+        "installs into any workspace from /slack/install (OAuth), instead of SLACK_BOT_TOKEN's one.",
+    )
+    slack_client_secret: SecretStr | None = Field(
+        default=None, description="The Slack app's Client Secret (OAuth installs)."
+    )
+    slack_redirect_uri: str | None = Field(
+        default=None,
+        description="OAuth installs: this server's https://<host>/slack/oauth_redirect, as listed in "
+        "the app's Redirect URLs (unset: Slack uses the app's only one).",
+    )
     slack_api_url: str = Field(default="https://slack.com/api/", description="Slack Web API base URL.")
+    lore_uninstall_grace_hours: float = Field(
+        default=72.0,
+        ge=0,
+        description="When Lore is uninstalled from a workspace (or its bot token revoked), its tokens "
+        "are dropped at once and its data (documents, vectors, answers, credentials) this many hours "
+        "later; installing Lore there again before then keeps it.",
+    )
     lore_answer_concurrency: int = Field(
         default=4,
         ge=1,
@@ -85,6 +112,13 @@ class Settings(KnowledgeSettings):
         "with until an expert verifies it again); 0: never. A change to a document it cites does "
         "the same at once.",
     )
+    lore_mcp_max_chars: int = Field(
+        default=40_000,
+        ge=2_000,
+        le=1_000_000,
+        description="Most characters of text one MCP tool result or resource carries (passages, an "
+        "answer's quotes, a document's text); what is cut says so.",
+    )
     lore_connector_admins: str = Field(
         default="",
         description="Comma-separated Slack user ids who may connect doc sources (Confluence) besides "
@@ -97,7 +131,15 @@ class Settings(KnowledgeSettings):
         "channel searches nothing else) or `trusted` (they act as members of the workspace).",
     )
 
-    @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
+    @field_validator(
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        "slack_client_id",
+        "slack_client_secret",
+        "slack_redirect_uri",
+        mode="before",
+    )
     @classmethod
     def _blank_slack_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -123,9 +165,21 @@ class Settings(KnowledgeSettings):
             raise ValueError("must be an http(s) URL")
         return value if value.endswith("/") else value + "/"
 
+    @field_validator("slack_redirect_uri")
+    @classmethod
+    def _redirect_is_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL, this server's /slack/oauth_redirect")
+        return value
+
     @property
     def slack_configured(self) -> bool:
-        return self.slack_bot_token is not None
+        return self.slack_bot_token is not None or self.slack_oauth
+
+    @property
+    def slack_oauth(self) -> bool:
+        """Installs into any workspace (OAuth), rather than one bot token's workspace."""
+        return self.slack_client_id is not None and self.slack_client_secret is not None
 
     @property
     def connector_admins(self) -> frozenset[str]:

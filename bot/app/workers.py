@@ -115,8 +115,9 @@ async def running_jobs(
 
 
 def refresh_scheduler(services: Services) -> AsyncIOScheduler:
-    """APScheduler, checking every few minutes which attached sources are due a refresh;
-    their schedules live in the database, so restarts and several processes agree."""
+    """APScheduler, checking every few minutes which attached sources are due a refresh,
+    and which removed workspaces are due their purge; both schedules live in the database,
+    so restarts and several processes agree."""
     scheduler = AsyncIOScheduler()
     scheduler.add_job(
         _enqueue_due,
@@ -124,6 +125,16 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         args=[services],
         minutes=services.settings.lore_refresh_check_minutes,
         id="lore-refresh",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
+    scheduler.add_job(
+        _purge_due,
+        "interval",
+        args=[services],
+        minutes=services.settings.lore_refresh_check_minutes,
+        id="lore-purge",
         coalesce=True,
         max_instances=1,
         next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
@@ -138,3 +149,10 @@ async def _enqueue_due(services: Services) -> None:
             log.info("queued scheduled refresh job %s", job.id)
     except Exception:
         log.exception("could not queue scheduled refreshes")
+
+
+async def _purge_due(services: Services) -> None:
+    try:
+        await services.removals.purge_due(worker_name())
+    except Exception:
+        log.exception("could not purge the data of removed workspaces")

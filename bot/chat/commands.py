@@ -2,7 +2,7 @@
 
 Each command is declared once (`Declaration`): its grammar (a matcher from
 `bot.chat.grammar`), what it does, examples of how people say it, and who may use it.
-`parse()` tries the declarations in order; `help`, the README's command table and the
+`parse()` tries the declarations in order; `help`, the docs' command table and the
 grammar tests are generated from them. Phrasings are natural, case-insensitive, tolerant
 of punctuation, with or without "please" and "can you". `parse()` never fails: whatever is
 not a command is a `Question`. The command values themselves are `bot.chat.intents`,

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
-from knowledge import Count, JobCounters
+from knowledge import Count, JobCounters, Notice, NoticeKind
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
 
@@ -652,3 +652,35 @@ def _and(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+_NOTICES = {
+    NoticeKind.HEDGED: "I'm not sure the documents answer exactly this: check the sources.",
+    NoticeKind.KEYWORD_ONLY: "The embedding model failed, so I searched by keyword only.",
+    NoticeKind.UNVERIFIED: "The model's answer did not rest every claim on a cited document, so here is "
+    "what the documents say.",
+    NoticeKind.GENERAL_KNOWLEDGE: "Not from your documents: this answer comes from the model's general knowledge.",
+    NoticeKind.PARTLY_GENERAL: "Sentences marked (general knowledge) are not from your documents.",
+    NoticeKind.MODEL_FIRST: "Partly from the model's own knowledge: only what cites a source here rests on "
+    "your documents.",
+}
+
+
+def notice(said: Notice) -> str:
+    """What an answer's notice says, as plain text (every surface shows it; Slack escapes it)."""
+    match said.kind:
+        case NoticeKind.ELSEWHERE:
+            return f"What I found is about {said.detail}, not {' or '.join(said.asked)}."
+        case NoticeKind.NO_MODEL:
+            return f"No language model is configured, so {said.detail} answers quote the documents."
+        case NoticeKind.MODEL_FAILED:
+            return _sentence(f"{said.detail}, so here is what the documents say.")
+        case NoticeKind.MODEL_SILENT:
+            return _sentence(f"{said.detail or 'the model gave no answer'}; here is what the documents say.")
+        case NoticeKind.MODEL_PROBLEM:
+            return f"{said.detail.capitalize()}."
+    return _NOTICES[said.kind]
+
+
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:]

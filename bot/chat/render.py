@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
+from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, unescape
 from knowledge import Answer, IndexListing, distinct_names, document_names
@@ -51,7 +52,7 @@ def render_answer(answer: Answer) -> str:
     if (found := answer.verified) is not None:
         mark = messages.verified_mark(found.question, found.verified_by, found.verified_at, None)
         lines += [found.answer, mark + (f" <{found.link}>" if found.link else ""), ""]
-    lines += [f"_{notice}_" for notice in answer.notices]
+    lines += [f"_{worded(said)}_" for said in answer.notices]
     lines.append(answer.text)
     if answer.citations:
         lines.append("")

@@ -126,10 +126,8 @@ class Router:
             seen = await self._actions.indexes.viewed(actor, turn.viewing)
             if seen is not None and seen.id not in {i.id for i in indexes}:
                 indexes.append(seen)
-        mode = (
-            ResponseMode.parse(actor.conversation.response_mode) if actor.conversation.response_mode else None
-        )
-        strategy = Strategy(actor.conversation.rag_strategy or Strategy.ALWAYS)
+        mode = actor.conversation.response_mode
+        strategy = actor.conversation.rag_strategy or Strategy.ALWAYS
         chat = [*turn.history, {"role": "user", "content": command.text}]
         request = Request(indexes, chat, mode=mode, strategy=strategy)
         events = self._services.knowledge.ask_stream(request)

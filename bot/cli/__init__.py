@@ -3,8 +3,8 @@
 This package's `main` is the `lore` console script. It imports the command line with the
 garbage collector paused: importing builds some 170,000 objects that live as long as the
 process, and collecting while they are built walks them again and again for nothing (a
-quarter of `lore --help`'s time, a sixth of `lore ask`'s: `bench/answer-quality.md`, "`lore
-ask` latency").
+quarter of `lore --help`'s time, a sixth of `lore ask`'s: `docs/answer-quality-details.md`,
+"`lore ask` latency").
 """
 
 from __future__ import annotations

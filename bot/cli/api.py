@@ -91,15 +91,21 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     from aiohttp import web
 
     from bot.api import build_api
+    from bot.api.state import API_STATE
     from bot.chat.runtime import open_runtime
+    from bot.cli.mcp import mount_mcp
     from bot.slack.history import channel_syncs
 
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
-        runner = web.AppRunner(build_api(runtime.services))
+        web_app = build_api(runtime.services)
+        mount_mcp(web_app, runtime, web_app[API_STATE])
+        runner = web.AppRunner(web_app)
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
         log.info("Lore's HTTP API listens on http://%s:%d (described at /openapi.json)", host, port)
-        typer.echo(f"Lore's HTTP API: http://{host}:{port} (OpenAPI at /openapi.json). Ctrl-C stops it.")
+        typer.echo(
+            f"Lore's HTTP API: http://{host}:{port} (OpenAPI at /openapi.json), MCP at /mcp. Ctrl-C stops it."
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

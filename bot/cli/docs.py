@@ -1,9 +1,11 @@
-"""The README's reference tables, generated from the code so they cannot drift: settings (from
-`Settings`), the command line (from the typer app), chat commands (from their declarations)
-and who may do what (from the permission table).
+"""The documentation's reference tables, generated from the code so they cannot drift:
+settings (from `Settings`), the command line (from the typer app), chat commands (from their
+declarations) and who may do what (from the permission table).
 
-`python -m bot.cli.docs --write` rewrites the generated parts of README.md (between
-`<!-- generated: NAME -->` and `<!-- /generated -->`); a test fails when they are stale.
+They live in the docs site's pages (`docs/configuration.md`, `docs/commands.md`,
+`docs/permissions.md`), between `<!-- generated: NAME -->` and `<!-- /generated -->`.
+`python -m bot.cli.docs --write` rewrites the generated parts of every page (and of README.md,
+should it hold one); a test fails when they are stale.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from bot.app.settings import Settings
 from bot.chat.commands import DECLARATIONS
 from storage.access import PERMISSIONS, Action, Role
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 MARKER = re.compile(r"(<!-- generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated -->)", re.S)
 
 
@@ -70,13 +74,23 @@ GENERATED: dict[str, Callable[[], str]] = {
 }
 
 
-def render(readme: str) -> str:
-    """`readme` with every generated part made anew."""
+def render(page: str) -> str:
+    """`page` with every generated part made anew."""
 
     def fill(match: re.Match[str]) -> str:
         return f"{match.group(1)}{GENERATED[match.group('name')]()}\n{match.group(4)}"
 
-    return MARKER.sub(fill, readme)
+    return MARKER.sub(fill, page)
+
+
+def pages() -> list[Path]:
+    """The Markdown files that may hold generated parts: the docs site's pages and the README."""
+    return [*sorted(DOCS.rglob("*.md")), README]
+
+
+def generated_in(page: str) -> list[str]:
+    """The names of the generated parts `page` holds, in order."""
+    return [match.group("name") for match in MARKER.finditer(page)]
 
 
 def _commands(command: Any, path: list[str]) -> Iterator[tuple[list[str], Any]]:
@@ -129,15 +143,19 @@ def _cell(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    current = README.read_text()
-    fresh = render(current)
-    if "--write" in argv:
-        README.write_text(fresh)
-        return 0
-    if fresh != current:
-        print("README.md is stale: run `python -m bot.cli.docs --write`", file=sys.stderr)
-        return 1
-    return 0
+    stale = []
+    for path in pages():
+        current = path.read_text()
+        fresh = render(current)
+        if fresh == current:
+            continue
+        if "--write" in argv:
+            path.write_text(fresh)
+        else:
+            stale.append(path.relative_to(ROOT).as_posix())
+    for name in stale:
+        print(f"{name} is stale: run `python -m bot.cli.docs --write`", file=sys.stderr)
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

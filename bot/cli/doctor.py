@@ -100,6 +100,13 @@ async def _llm(settings: Settings) -> str:
 
 
 async def _slack(settings: Settings) -> str:
+    from bot.slack.installs import oauth_problem
+
+    problem = oauth_problem(settings)
+    if problem is not None:
+        raise RuntimeError(problem)
+    if settings.slack_oauth:
+        return await _installs(settings)
     if settings.slack_bot_token is None:
         return "not configured: `lore run` opens the local shell (see README: Connect Slack)"
     from slack_sdk.web.async_client import AsyncWebClient
@@ -113,6 +120,21 @@ async def _slack(settings: Settings) -> str:
         raise RuntimeError("HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)")
     found = f"bot @{auth.get('user')} in {auth.get('team')} ({mode})"
     return found + _scopes_note(auth.headers.get("x-oauth-scopes") or auth.headers.get("X-OAuth-Scopes"))
+
+
+async def _installs(settings: Settings) -> str:
+    """OAuth installs: how many workspaces and organisations Lore is installed in."""
+    from bot.slack.installs import installed_count
+
+    db = await asyncio.to_thread(open_database, settings.effective_database_url)
+    try:
+        workspaces, organisations = await asyncio.to_thread(installed_count, db)
+    finally:
+        db.dispose()
+    return (
+        f"installs into any workspace from /slack/install (OAuth, HTTP mode): installed in "
+        f"{workspaces} workspace(s) and {organisations} organisation(s)"
+    )
 
 
 def _scopes_note(header: object) -> str:

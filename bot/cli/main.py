@@ -98,10 +98,10 @@ def run(
 
 
 def _add_commands() -> None:
-    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`)."""
-    from bot.cli import api, jobs, knowledge, sources
+    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`, `mcp`)."""
+    from bot.cli import api, jobs, knowledge, mcp, sources
 
-    for group in (knowledge.app, jobs.app, sources.app, api.app):
+    for group in (knowledge.app, jobs.app, sources.app, api.app, mcp.app):
         app.registered_commands.extend(group.registered_commands)
         app.registered_groups.extend(group.registered_groups)
 

@@ -23,9 +23,11 @@ from bot.api.state import ApiState
 from bot.app.services import Services
 from bot.app.settings import Settings
 from bot.chat.runtime import Runtime, open_runtime
+from bot.cli.mcp import mount_mcp
 from bot.slack.app import build_app
 from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
+from bot.slack.installs import oauth_problem
 
 log = logging.getLogger(__name__)
 HTTP_PORT = 3000
@@ -34,12 +36,17 @@ SLACK = "slack"
 
 
 def http_app(
-    app: AsyncApp, signing_secret: str, services: Services | None = None, *, api: ApiState | None = None
+    app: AsyncApp,
+    signing_secret: str,
+    services: Services | None = None,
+    *,
+    api: ApiState | None = None,
+    runtime: Runtime | None = None,
 ) -> web.Application:
     """An aiohttp application serving Slack's events and interactivity at /slack/events
     (checked with `signing_secret`), and, given the services (or the API's state), the HTTP
-    API beside them. Slack's route reads at most `SLACK_BODY_LIMIT` whatever
-    `client_max_size` allows."""
+    API beside them, and given the runtime, MCP at /mcp. Slack's route reads at most
+    `SLACK_BODY_LIMIT` whatever `client_max_size` allows."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -52,6 +59,8 @@ def http_app(
         web_app.router.add_get("/healthz", health)
     else:
         install_api(web_app, api)  # its own /healthz, /readyz, /metrics and /v1/…
+        if runtime is not None:
+            mount_mcp(web_app, runtime, api)
     return web_app
 
 
@@ -72,6 +81,9 @@ def count_answers(runtime: Runtime, metrics: Metrics) -> None:
 
 
 async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
+    problem = oauth_problem(settings)
+    if problem is not None:
+        raise SystemExit(f"lore: {problem}")
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
@@ -90,8 +102,10 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
                         "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
                     )
                 secret = settings.slack_signing_secret.get_secret_value()
-                async with serving(http_app(app, secret, api=api), host, port or HTTP_PORT):
-                    log.info("Lore listens for Slack at /slack/events, and serves its HTTP API there")
+                async with serving(http_app(app, secret, api=api, runtime=runtime), host, port or HTTP_PORT):
+                    log.info("Lore listens for Slack at /slack/events, and serves its HTTP API and MCP there")
+                    if settings.slack_oauth:
+                        log.info("Lore installs into any workspace from /slack/install")
                     await stop.wait()
         finally:
             await events.close()

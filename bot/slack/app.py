@@ -27,6 +27,7 @@ from bot.slack.events import SlackEvents
 from bot.slack.feedback import FeedbackFlow
 from bot.slack.helping import HelpFlows
 from bot.slack.home import AppHome
+from bot.slack.installs import oauth_settings, register_removals
 from bot.slack.people import People, Who
 from bot.slack.shortcut import MemoryShortcut
 from bot.slack.slash import ResponseSurface, SlashCommand
@@ -39,9 +40,11 @@ API_TIMEOUT_SECONDS = 30
 
 
 def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEvents]:
-    """The Bolt app and the event handler behind it (closed by the caller)."""
-    assert settings.slack_bot_token is not None
-    token = settings.slack_bot_token.get_secret_value()
+    """The Bolt app and the event handler behind it (closed by the caller): for the one
+    workspace of SLACK_BOT_TOKEN, or for any workspace that installs Lore (OAuth,
+    `bot.slack.installs`)."""
+    oauth = settings.slack_oauth
+    token = None if oauth or settings.slack_bot_token is None else settings.slack_bot_token.get_secret_value()
     # One connection pool for every Web API call: without it each call opens (and, against
     # slack.com, handshakes) a connection of its own, which the first signal would wait on.
     # A 429 waits out its Retry-After and a dropped connection is retried: no answer lost to either.
@@ -51,17 +54,22 @@ def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEven
         token=token, base_url=settings.slack_api_url, session=session, retry_handlers=retries
     )
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
+    services = runtime.services
+    installs = oauth_settings(settings, services.db, services.removals) if oauth else None
     app = AsyncApp(
         client=client,
         signing_secret=secret,
         request_verification_enabled=secret is not None,
         raise_error_for_unhandled_request=False,
         ignoring_self_events_enabled=True,
+        oauth_settings=installs,
+        installation_store=installs.installation_store if installs else None,
+        installation_store_bot_only=True if installs else None,
     )
-    people = People(runtime.services, client)
-    app.middleware(people_middleware(people))
-    events = SlackEvents(runtime, client, token, people, api_session=session)
+    events = SlackEvents(runtime, client, per_workspace=oauth, api_session=session)
+    app.middleware(people_middleware(events.workspaces, services.removals))
     register_listeners(app, runtime, events)
+    register_removals(app, services.removals, installs.installation_store if installs else None)
     return app, events
 
 
@@ -71,7 +79,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("member_joined_channel")(events.on_member_joined)
     register_assistant(app, events.viewing)
     MemoryShortcut(runtime, events).register(app)
-    HelpFlows(runtime, events.spawn, events.reader).register(app)
+    HelpFlows(runtime, events.spawn, events.workspaces).register(app)
     ConnectFlow(runtime, events).register(app)
 
     FeedbackFlow(runtime).register(app)

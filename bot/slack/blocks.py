@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.chat import messages
+from bot.chat.messages import notice as worded
 from bot.chat.mrkdwn import defuse, escape, safe_url, source
 from bot.chat.surface import Offers
 from knowledge import VISIBLE_LINES, Answer, cut, distinct_names
@@ -94,7 +95,7 @@ def tail_blocks(answer: Answer, answer_id: int | None, offers: Buttons | None = 
 def notice_blocks(answer: Answer) -> list[Block]:
     if not answer.notices:
         return []
-    text = "\n".join(f"_{escape(n)}_" for n in answer.notices)
+    text = "\n".join(f"_{escape(worded(n))}_" for n in answer.notices)
     return [{"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_LIMIT]}]}]
 
 

@@ -1,9 +1,14 @@
-"""The middleware that reads who and where once per request: `context["who"]` (a `Who`) and
-`context["people"]` (to turn it into an actor), which listeners receive by parameter name.
+"""The middleware that reads who and where once per request: `context["who"]` (a `Who`),
+`context["workspace"]` (what Lore keeps for the workspace, `bot.slack.workspaces`) and
+`context["people"]` (to turn the `Who` into an actor), which listeners receive by parameter
+name.
 
 The tenant is the workspace the app is installed in: Bolt's authorization (`auth.test` of the
 bot token, cached) names it, then `authorizations[0].team_id`; never the envelope's `team_id`
-or a partner's team, which in a Slack Connect channel belong to another organisation.
+or a partner's team, which in a Slack Connect channel belong to another organisation. An
+org-wide install's token belongs to the organisation (`auth.test` names the organisation):
+there the tenant is the request's own workspace, as Bolt reads it (`authorizations[0]`, the
+payload's team), so each workspace of an organisation keeps its own memory.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.slack.people import People, Who
+from bot.app.removals import WorkspaceRemovals
+from bot.slack.people import Who
+from bot.slack.workspaces import Workspaces
 
 
 def read_who(body: Mapping[str, Any], context: AsyncBoltContext) -> Who | None:
@@ -42,6 +49,8 @@ def read_who(body: Mapping[str, Any], context: AsyncBoltContext) -> Who | None:
 
 
 def installation_team(body: Mapping[str, Any], context: AsyncBoltContext) -> str:
+    if context.is_enterprise_install:
+        return str(context.team_id or "")
     authorized = context.authorize_result
     if authorized is not None and authorized.team_id:
         return authorized.team_id
@@ -51,12 +60,24 @@ def installation_team(body: Mapping[str, Any], context: AsyncBoltContext) -> str
     return str(context.team_id or body.get("team_id") or "")
 
 
-def people_middleware(people: People) -> Callable[..., Awaitable[None]]:
+def people_middleware(workspaces: Workspaces, removals: WorkspaceRemovals) -> Callable[..., Awaitable[None]]:
+    noted: set[str] = set()
+    """Workspaces whose organisation is on record (once per process)."""
+
     async def attach_who(
         body: dict[str, Any], context: AsyncBoltContext, next: Callable[[], Awaitable[None]]
     ) -> None:
-        context["who"] = read_who(body, context)
-        context["people"] = people
+        who = read_who(body, context)
+        tenant = who.tenant if who is not None else installation_team(body, context)
+        space = workspaces.of(tenant, context.bot_token, org_wide=bool(context.is_enterprise_install))
+        if who is not None and (space is None or not who.tenant):
+            who = None  # nobody to answer for: no workspace (no token) or no tenant known
+        if space is not None and context.enterprise_id and tenant and tenant not in noted:
+            await removals.reached_through(tenant, context.enterprise_id)
+            noted.add(tenant)
+        context["who"] = who
+        context["workspace"] = space
+        context["people"] = space.people if space is not None else None
         await next()
 
     return attach_who

@@ -33,12 +33,11 @@ from bot.chat.surface import AnsweredByPeople, IncomingFile, ReadThread, ThreadR
 from bot.slack.assistant import Viewing
 from bot.slack.context import installation_team
 from bot.slack.files import FileHosts, SlackFiles
-from bot.slack.followups import Threads, is_follow_up, is_open_post
+from bot.slack.followups import is_follow_up, is_open_post
 from bot.slack.helping import offer_to_save
-from bot.slack.history import Freshener
-from bot.slack.people import People, Who
-from bot.slack.reader import ChannelReader
+from bot.slack.people import Who
 from bot.slack.surface import SlackSurface
+from bot.slack.workspaces import Workspace, Workspaces
 from knowledge import KnowledgeError
 from storage.access import PartnerPolicy
 from storage.records import ChannelRef
@@ -72,18 +71,16 @@ class SlackEvents:
         self,
         runtime: Runtime,
         client: AsyncWebClient,
-        token: str,
-        people: People,
+        *,
+        per_workspace: bool = False,
         viewing: Viewing | None = None,
         api_session: aiohttp.ClientSession | None = None,
     ) -> None:
         self._runtime = runtime
-        self._people = people
         self._services = runtime.services
-        self._client = client
         settings = runtime.services.settings
         self._files = SlackFiles(
-            token, FileHosts.for_api(settings.slack_api_url), runtime.fetcher, settings.max_file_bytes, client
+            FileHosts.for_api(settings.slack_api_url), runtime.fetcher, settings.max_file_bytes
         )
         self._events = runtime.services.deliveries
         self._tasks: set[asyncio.Task[None]] = set()
@@ -95,15 +92,13 @@ class SlackEvents:
         self._ingest_gate = asyncio.Semaphore(settings.lore_ingest_concurrency)
         """Uploads have their own places, so a big file never holds up a question."""
         self._recent: FIFOCache[str, None] = FIFOCache(maxsize=RECENT_DELIVERIES)
-        self.reader = ChannelReader(client, commands.is_command)
         self.viewing = viewing or Viewing()
-        self._threads = Threads(self.reader)
-        self._freshener = Freshener(
-            self.reader,
-            runtime.services.actions.threads,
-            self.spawn,
-            self._ingest_gate,
-            delay=settings.lore_slack_freshen_seconds,
+        self.workspaces = Workspaces(
+            runtime.services,
+            client,
+            per_workspace=per_workspace,
+            spawn=self.spawn,
+            ingest_gate=self._ingest_gate,
         )
 
     # --- listener entry points (registered in bot.slack.app) ---
@@ -113,23 +108,27 @@ class SlackEvents:
     ) -> None:
         """`app_mention` and `message`: ack now, work in the background."""
         bot_user_id = str(context.get("bot_user_id") or "")
+        space: Workspace | None = context.get("workspace")
+        if space is None:
+            return
         if event.get("type") == "message" and event.get("channel_type") != "im":
-            self.spawn(self._freshener.on_message(installation_team(body, context), event))
+            self.spawn(space.freshener.on_message(installation_team(body, context), event))
         if who is None or self._ignored(event, bot_user_id):
             return
         if event.get("type") == "message" and event.get("channel_type") != "im":
             if is_follow_up(event, bot_user_id):
-                self.spawn(self._follow_up(body, event, who, bot_user_id))
+                self.spawn(self._follow_up(space, body, event, who, bot_user_id))
             elif is_open_post(event, bot_user_id):
-                self.spawn(self._open_post(body, event, who, bot_user_id))
+                self.spawn(self._open_post(space, body, event, who, bot_user_id))
             return  # other channel messages reach Lore as app_mention
-        self.spawn(self._handle(body, event, who, bot_user_id))
+        self.spawn(self._handle(space, body, event, who, bot_user_id))
 
     async def on_member_joined(self, event: dict[str, Any], context: Any, who: Who | None) -> None:
         """Lore was added to a channel: give the channel its index straight away."""
-        if who is None or event.get("user") != context.get("bot_user_id"):
+        space: Workspace | None = context.get("workspace")
+        if who is None or space is None or event.get("user") != context.get("bot_user_id"):
             return
-        self.spawn(self._prepare_channel(who))
+        self.spawn(self._prepare_channel(space, who))
 
     def spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
@@ -156,28 +155,30 @@ class SlackEvents:
         return not user or user == bot_user_id
 
     async def _follow_up(
-        self, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
+        self, space: Workspace, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
     ) -> None:
         """A reply in a channel thread without a mention: answered when Lore took part in
         the thread and the conversation does not require mentions."""
         channel, thread_ts = str(event["channel"]), str(event["thread_ts"])
         try:
-            if not await self._threads.takes_part(channel, thread_ts):
+            if not await space.threads.takes_part(channel, thread_ts):
                 return
-            actor = await self._people.actor(who)
+            actor = await space.people.actor(who)
         except SlackApiError as exc:
             log.info("could not tell whether Lore is in thread %s: %s", thread_ts, exc.response.get("error"))
             return
         except Exception:
             log.exception("could not look at a reply in thread %s of %s", thread_ts, channel)
             return
-        if actor.conversation.experts and await self._expert_replied(actor, event, thread_ts):
+        if actor.conversation.experts and await self._expert_replied(space, actor, event, thread_ts):
             return  # the experts took the thread over
         if actor.conversation.require_mention:
             return
-        await self._handle(body, event, who, bot_user_id)
+        await self._handle(space, body, event, who, bot_user_id)
 
-    async def _expert_replied(self, actor: Actor, event: Mapping[str, Any], thread_ts: str) -> bool:
+    async def _expert_replied(
+        self, space: Workspace, actor: Actor, event: Mapping[str, Any], thread_ts: str
+    ) -> bool:
         """In a thread whose question was taken to the experts: Lore answers no follow-up
         there, and offers an expert who replies to save their reply as the answer. Whether
         the thread was taken to the experts."""
@@ -185,13 +186,13 @@ class SlackEvents:
         escalated = await helping.escalated_in(actor, thread_ts)
         if escalated is None:
             return False
-        if await helping.is_expert(actor, self._people.group_members):
+        if await helping.is_expert(actor, space.people.group_members):
             where = {"channel": str(event["channel"]), "thread_ts": thread_ts, "ts": str(event["ts"])}
-            await offer_to_save(self._client, actor.user.external_id, where, escalated.question)
+            await offer_to_save(space.client, actor.user.external_id, where, escalated.question)
         return True
 
     async def _open_post(
-        self, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
+        self, space: Workspace, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
     ) -> None:
         """A top-level post to nobody: in a help channel, answered in its thread when Lore is
         sure enough (`Router.unasked`); nothing is shown while Lore makes up its mind."""
@@ -200,7 +201,7 @@ class SlackEvents:
         if not self._first_here(keys):
             return
         try:
-            actor = await self._people.actor(who)
+            actor = await space.people.actor(who)
             if not actor.conversation.help_channel:
                 return
             if who.partner and self._services.settings.lore_slack_connect == PartnerPolicy.OFF:
@@ -208,7 +209,7 @@ class SlackEvents:
             if not await asyncio.to_thread(self._events.first_sighting, keys):
                 return
             surface = SlackSurface(
-                self._client,
+                space.client,
                 channel=channel,
                 thread_ts=ts,
                 message_ts=ts,
@@ -219,21 +220,23 @@ class SlackEvents:
                 actor=actor,
                 text=" ".join(_addressed_text(event, bot_user_id).split()),
                 thread_id=ts,
-                answered_by_people=self._answered_by_people(channel, ts, who.user, bot_user_id),
-                members_of=self._people.group_members,
+                answered_by_people=self._answered_by_people(space, channel, ts, who.user, bot_user_id),
+                members_of=space.people.group_members,
             )
             async with self._gate:
                 if await self._runtime.router.unasked(turn, surface):
-                    self._threads.joined(channel, ts)
+                    space.threads.joined(channel, ts)
         except Exception:
             log.exception("failed to look at a post in %s", channel)
 
-    def _answered_by_people(self, channel: str, ts: str, asker: str, bot_user_id: str) -> AnsweredByPeople:
+    def _answered_by_people(
+        self, space: Workspace, channel: str, ts: str, asker: str, bot_user_id: str
+    ) -> AnsweredByPeople:
         """Whether someone other than the asker (and Lore) replied to the post already."""
 
         async def answered() -> bool:
             try:
-                found = await self.reader.replies(channel, ts, pages=1)
+                found = await space.reader.replies(channel, ts, pages=1)
             except SlackApiError as exc:
                 log.info("could not read the replies to %s: %s", ts, exc.response.get("error"))
                 return True  # unknown: stay quiet rather than talk over people
@@ -245,7 +248,7 @@ class SlackEvents:
         return answered
 
     async def _handle(
-        self, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
+        self, space: Workspace, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
     ) -> None:
         channel, ts = str(event["channel"]), str(event["ts"])
         keys = [
@@ -256,7 +259,7 @@ class SlackEvents:
             return
         thread_ts = str(event.get("thread_ts") or ts)
         surface = SlackSurface(
-            self._client,
+            space.client,
             channel=channel,
             thread_ts=thread_ts,
             message_ts=ts,
@@ -277,17 +280,17 @@ class SlackEvents:
                 await surface.done()
             return
         if who.is_dm and thread_ts == ts and isinstance(command, commands.Question) and command.text:
-            self.spawn(self._title(channel, ts, command.text))
+            self.spawn(self._title(space, channel, ts, command.text))
         gate = self._ingest_gate if _ingests(event, command, who) else self._gate
         async with gate:
             try:
-                turn = replace(await self._turn(who, event, bot_user_id), thread_id=thread_ts)
+                turn = replace(await self._turn(space, who, event, bot_user_id), thread_id=thread_ts)
                 await self._dispatch(turn, event, surface)
             except Exception:
                 log.exception("failed to handle a Slack message in %s", channel)
                 await surface.say(messages.internal_error())
         if not who.is_dm:
-            self._threads.joined(channel, thread_ts)
+            space.threads.joined(channel, thread_ts)
 
     def _first_here(self, keys: Sequence[str]) -> bool:
         """Whether this process sees the delivery for the first time (at once, in memory)."""
@@ -299,11 +302,11 @@ class SlackEvents:
             self._recent[key] = None
         return True
 
-    async def _title(self, channel: str, thread_ts: str, question: str) -> None:
+    async def _title(self, space: Workspace, channel: str, thread_ts: str, question: str) -> None:
         """Name a DM thread after its question (Slack's agent view lists threads by title)."""
         title = question if len(question) <= TITLE_LIMIT else question[: TITLE_LIMIT - 1] + "…"
         try:
-            await self._client.assistant_threads_setTitle(
+            await space.client.assistant_threads_setTitle(
                 channel_id=channel, thread_ts=thread_ts, title=title
             )
         except SlackApiError as exc:
@@ -321,75 +324,77 @@ class SlackEvents:
                 return
         await router.handle(turn, surface)
 
-    async def _turn(self, who: Who, event: Mapping[str, Any], bot_user_id: str) -> Turn:
-        actor = await self._people.actor(who)
-        files = await self._files.incoming(event.get("files"))
+    async def _turn(self, space: Workspace, who: Who, event: Mapping[str, Any], bot_user_id: str) -> Turn:
+        actor = await space.people.actor(who)
+        files = await self._files.incoming(event.get("files"), space.client)
         history: list[dict[str, str]] = []
         thread_files: list[IncomingFile] = []
         in_thread = bool(event.get("thread_ts")) and event.get("thread_ts") != event.get("ts")
         channel, ts = str(event["channel"]), str(event["ts"])
         if in_thread:
-            history, parent_files = await self._thread(channel, str(event["thread_ts"]), ts, bot_user_id)
-            thread_files = await self._files.incoming(parent_files)
+            history, parent_files = await self._thread(
+                space, channel, str(event["thread_ts"]), ts, bot_user_id
+            )
+            thread_files = await self._files.incoming(parent_files, space.client)
         text = _addressed_text(event, bot_user_id)
         return Turn(
             actor=actor,
-            text=" ".join((await self._spell_channels(text)).split()),
+            text=" ".join((await self._spell_channels(space, text)).split()),
             files=files,
             history=history,
             is_dm=who.is_dm,
             thread_files=thread_files,
-            thread=self._thread_reader(channel, str(event["thread_ts"]), ts) if in_thread else None,
-            viewing=await self._viewing(who),
-            members_of=self._people.group_members,
+            thread=self._thread_reader(space, channel, str(event["thread_ts"]), ts) if in_thread else None,
+            viewing=await self._viewing(space, who),
+            members_of=space.people.group_members,
         )
 
-    def _thread_reader(self, channel: str, thread_ts: str, asking_ts: str) -> ReadThread:
+    def _thread_reader(self, space: Workspace, channel: str, thread_ts: str, asking_ts: str) -> ReadThread:
         """Reads the thread when a command needs it (without the message that asked)."""
 
         async def read() -> ThreadRead:
             try:
-                text, files = await self.reader.thread(channel, thread_ts, skip=[asking_ts], exact_link=True)
+                text, files = await space.reader.thread(channel, thread_ts, skip=[asking_ts], exact_link=True)
             except SlackApiError as exc:
                 raise KnowledgeError(messages.thread_unreadable(str(exc.response.get("error")))) from exc
-            return ThreadRead(text, await self._files.incoming(files))
+            return ThreadRead(text, await self._files.incoming(files, space.client))
 
         return read
 
-    async def _viewing(self, who: Who) -> ChannelRef | None:
+    async def _viewing(self, space: Workspace, who: Who) -> ChannelRef | None:
         """In a DM, the channel the person is looking at (Slack's agent view), if known."""
         seen = self.viewing.seen(who.tenant, who.user) if who.is_dm else None
         if seen is None:
             return None
-        return await self._people.channel(Who(tenant=who.tenant, user=who.user, channel=seen))
+        return await space.people.channel(Who(tenant=who.tenant, user=who.user, channel=seen))
 
-    async def _spell_channels(self, text: str) -> str:
+    async def _spell_channels(self, space: Workspace, text: str) -> str:
         """Channel links without a name (`<#C123>`) as `#name`, so commands can name them."""
         for channel_id in dict.fromkeys(UNNAMED_CHANNEL.findall(text)):
-            text = text.replace(f"<#{channel_id}>", f"#{await self._people.channel_name(channel_id)}")
+            text = text.replace(f"<#{channel_id}>", f"#{await space.people.channel_name(channel_id)}")
         return text
 
-    async def _prepare_channel(self, who: Who) -> None:
+    async def _prepare_channel(self, space: Workspace, who: Who) -> None:
         try:
-            channel = await self._people.channel(who)
+            channel = await space.people.channel(who)
             await self._services.catalog.channel_index(channel)
         except Exception:
             log.exception("could not prepare the index of channel %s", who.channel)
 
     async def _thread(
-        self, channel: str, thread_ts: str, current_ts: str, bot_user_id: str
+        self, space: Workspace, channel: str, thread_ts: str, current_ts: str, bot_user_id: str
     ) -> tuple[list[dict[str, str]], list[Mapping[str, Any]]]:
         """The thread's latest messages as chat history (if Lore took part) and the parent's
         files. Only Lore's own messages are the assistant's; other bots speak as users."""
         try:
-            found = await self.reader.replies(channel, thread_ts, pages=THREAD_PAGES)
+            found = await space.reader.replies(channel, thread_ts, pages=THREAD_PAGES)
         except SlackApiError as exc:
             log.warning("conversations.replies failed: %s", exc.response.get("error"))
             return [], []
         parent_files = list(found[0].get("files") or []) if found else []
         if not any(m.get("user") == bot_user_id for m in found):
             return [], parent_files
-        self._threads.joined(channel, thread_ts)
+        space.threads.joined(channel, thread_ts)
         history = []
         for message in found:
             if message.get("ts") == current_ts:

@@ -66,38 +66,30 @@ class SlackFiles:
     """Turns a message's `files` into `IncomingFile`s that download lazily, the token sent
     only where `FileHosts` trusts; owns the HTTP session for Slack's hosts."""
 
-    def __init__(
-        self,
-        token: str,
-        hosts: FileHosts,
-        fetcher: Fetcher,
-        max_bytes: int,
-        client: AsyncWebClient | None = None,
-    ) -> None:
-        self._token = token
-        self._client = client
-        """For files.info: Slack Connect shares files as stubs without a URL."""
+    def __init__(self, hosts: FileHosts, fetcher: Fetcher, max_bytes: int) -> None:
         self._hosts = hosts
         self._fetcher = fetcher
         self._max_bytes = max_bytes
         self._session: aiohttp.ClientSession | None = None
 
-    async def incoming(self, files: list[Mapping[str, Any]] | None) -> list[IncomingFile]:
-        """The message's files; stubs (a Slack Connect share says only `"file_access":
-        "check_file_info"`, and some files come without a URL) are completed by files.info."""
+    async def incoming(
+        self, files: list[Mapping[str, Any]] | None, client: AsyncWebClient
+    ) -> list[IncomingFile]:
+        """The message's files, downloaded with `client`'s token (its workspace's); stubs (a
+        Slack Connect share says only `"file_access": "check_file_info"`, and some files
+        come without a URL) are completed by files.info."""
         found = []
         for file in files or []:
             if file.get("mode") == "tombstone":
                 continue
-            if self._client is not None and _stub(file):
-                file = await self._file_info(file)
-            found.append(self._incoming(file))
+            if _stub(file):
+                file = await self._file_info(file, client)
+            found.append(self._incoming(file, client))
         return found
 
-    async def _file_info(self, stub: Mapping[str, Any]) -> Mapping[str, Any]:
-        assert self._client is not None
+    async def _file_info(self, stub: Mapping[str, Any], client: AsyncWebClient) -> Mapping[str, Any]:
         try:
-            info = (await self._client.files_info(file=str(stub["id"]))).get("file") or {}
+            info = (await client.files_info(file=str(stub["id"]))).get("file") or {}
         except SlackApiError as exc:  # the fetch then says why (no link)
             log.warning("files.info %s failed: %s", stub.get("id"), exc.response.get("error"))
             return stub
@@ -107,7 +99,7 @@ class SlackFiles:
         if self._session is not None:
             await self._session.close()
 
-    def _incoming(self, file: Mapping[str, Any]) -> IncomingFile:
+    def _incoming(self, file: Mapping[str, Any], client: AsyncWebClient) -> IncomingFile:
         name = str(file.get("name") or file.get("title") or file.get("id") or "file")
         mime = file.get("mimetype")
         url = file.get("url_private_download") or file.get("url_private")
@@ -120,19 +112,21 @@ class SlackFiles:
                 )
             if not url:
                 raise DownloadError(messages.download_failed(name, "Slack gave no download link for it"))
-            return _checked(name, await self.download(str(url), name), self._max_bytes)
+            return _checked(
+                name, await self.download(str(url), name, str(client.token or "")), self._max_bytes
+            )
 
         return IncomingFile(
             id=str(file.get("id", name)), name=name, mime_type=mime, size=file.get("size"), fetch=fetch
         )
 
-    async def download(self, url: str, name: str) -> bytes:
+    async def download(self, url: str, name: str, token: str) -> bytes:
         """The bytes at `url`: with the token from a trusted host (following redirects by
         hand, the token only to trusted hosts), without it from anywhere else."""
         for _ in range(MAX_REDIRECTS + 1):
             if not self._hosts.trusts(url):
                 return await self._foreign(url, name)
-            status, location, body = await self._from_slack(url, name)
+            status, location, body = await self._from_slack(url, name, token)
             if location is None:
                 if status != 200:
                     raise DownloadError(messages.download_failed(name, f"Slack answered {status}"))
@@ -140,11 +134,11 @@ class SlackFiles:
             url = location
         raise DownloadError(messages.download_failed(name, "Slack redirected it too many times"))
 
-    async def _from_slack(self, url: str, name: str) -> tuple[int, str | None, bytes]:
+    async def _from_slack(self, url: str, name: str, token: str) -> tuple[int, str | None, bytes]:
         """(status, redirect target or None, body) of one GET with the token."""
         try:
             async with (await self._http()).get(
-                url, headers={"Authorization": f"Bearer {self._token}"}, allow_redirects=False
+                url, headers={"Authorization": f"Bearer {token}"}, allow_redirects=False
             ) as response:
                 if response.status in REDIRECTS and "Location" in response.headers:
                     return response.status, str(response.url.join(URL(response.headers["Location"]))), b""

@@ -31,6 +31,8 @@ from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.slack.blocks import ESCALATE_ACTION, MORE_ACTION, VERIFY_ACTION, Block, fallback_text, whole_messages
 from bot.slack.people import People, Who
+from bot.slack.reader import ChannelReader
+from bot.slack.workspaces import Workspaces
 from knowledge import KnowledgeError
 
 log = logging.getLogger(__name__)
@@ -42,10 +44,16 @@ CHECK_MARKS = frozenset({"white_check_mark", "heavy_check_mark", "ballot_box_wit
 
 
 class HelpFlows:
-    def __init__(self, runtime: Runtime, spawn: Callable[[Any], None], reader: Any) -> None:
+    def __init__(self, runtime: Runtime, spawn: Callable[[Any], None], workspaces: Workspaces) -> None:
         self._actions = runtime.services.actions
         self._spawn = spawn
-        self._reader = reader
+        self._workspaces = workspaces
+
+    def _reader(self, who: Who) -> ChannelReader:
+        """The reader of the person's workspace (the middleware found it for the request)."""
+        space = self._workspaces.known(who.tenant)
+        assert space is not None, "the middleware found the request's workspace"
+        return space.reader
 
     def register(self, app: AsyncApp) -> None:
         app.action(MORE_ACTION)(self.more)
@@ -86,7 +94,7 @@ class HelpFlows:
 
         async def act(actor: Actor) -> None:
             link = (
-                await self._reader.permalink(who.channel or "", message_ts, exact=True)
+                await self._reader(who).permalink(who.channel or "", message_ts, exact=True)
                 if message_ts
                 else None
             )
@@ -162,17 +170,18 @@ class HelpFlows:
             actor = await people.actor(who)
             if reaction and not (actor.conversation.help_channel or actor.conversation.experts):
                 return
-            reply, parent = await self._reply_and_question(where)
+            reader = self._reader(who)
+            reply, parent = await self._reply_and_question(reader, where)
             if reply is None or parent is None or reply.get("bot_id"):
                 if not reaction:
                     await _tell(client, who, messages.NOT_A_REPLY)
                 return
             channel, ts = where["channel"], str(reply["ts"])
             fields: Json = {
-                "question": await self._reader.plain(parent),
-                "answer": await self._reader.plain(reply),
-                "answered_by": await self._reader.name(str(reply.get("user") or "")),
-                "link": await self._reader.permalink(channel, ts, exact=True),
+                "question": await reader.plain(parent),
+                "answer": await reader.plain(reply),
+                "answered_by": await reader.name(str(reply.get("user") or "")),
+                "link": await reader.permalink(channel, ts, exact=True),
                 "source_key": f"slack:{channel}:{ts}",
             }
             helping = self._actions.helping
@@ -198,18 +207,20 @@ class HelpFlows:
             if not reaction:
                 await _tell(client, who, messages.internal_error())
 
-    async def _reply_and_question(self, where: Json) -> tuple[Json | None, Json | None]:
+    async def _reply_and_question(
+        self, reader: ChannelReader, where: Json
+    ) -> tuple[Json | None, Json | None]:
         """The message at `where` (as Slack has it, not as the payload says) and the first
         message of its thread; (None, None) when it is not a reply in a thread."""
         channel, ts = str(where["channel"]), str(where["ts"])
-        found = await self._reader.replies(channel, ts, pages=1)
+        found = await reader.replies(channel, ts, pages=1)
         reply = next((m for m in found if str(m.get("ts")) == ts), None)
         if reply is None:
             return None, None
         thread_ts = str(reply.get("thread_ts") or "")
         if not thread_ts or thread_ts == ts:
             return None, None
-        thread = await self._reader.replies(channel, thread_ts, pages=1)
+        thread = await reader.replies(channel, thread_ts, pages=1)
         parent = next((m for m in thread if str(m.get("ts")) == thread_ts), None)
         return reply, parent
 

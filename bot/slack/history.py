@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -26,7 +26,7 @@ from bot.app.actions.threads import SLACK_CHANNEL, Learned, ThreadActions, Threa
 from bot.app.services import Services
 from bot.chat.commands import is_command
 from bot.slack.reader import ChannelReader, Message, build_client, hour_key, hour_of, thread_key
-from knowledge import Count, IngestError, JobContext, JobCounters, Outcome, SourceSync
+from knowledge import Count, IngestError, JobContext, JobCounters, KnowledgeError, Outcome, SourceSync
 from storage.records import IndexRef, SourceConfigRef
 
 log = logging.getLogger(__name__)
@@ -36,22 +36,42 @@ GONE = ("thread_not_found", "message_not_found", "channel_not_found")
 
 
 def channel_syncs(services: Services) -> dict[str, SourceSync]:
-    """The sync of learned channels, for a job worker (none without a Slack bot token)."""
+    """The sync of learned channels, for a job worker (none without Slack): with the bot
+    token, or with each workspace's installation's."""
     settings = services.settings
+    if settings.slack_oauth:
+        from bot.slack.installs import InstalledTokens
+
+        tokens = InstalledTokens(settings, services.db, services.removals)
+
+        async def installed(tenant: str) -> ChannelReader:
+            return ChannelReader(await tokens.client(tenant), is_command)
+
+        return {SLACK_CHANNEL: ChannelSync(installed, services.actions.threads)}
     if settings.slack_bot_token is None:
         return {}
-    client = build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url)
-    return {SLACK_CHANNEL: ChannelSync(ChannelReader(client, is_command), services.actions.threads)}
+    reader = ChannelReader(
+        build_client(settings.slack_bot_token.get_secret_value(), settings.slack_api_url), is_command
+    )
+
+    async def configured(_tenant: str) -> ChannelReader:
+        return reader
+
+    return {SLACK_CHANNEL: ChannelSync(configured, services.actions.threads)}
 
 
 class ChannelSync:
-    """Runs a learned channel's indexing job."""
+    """Runs a learned channel's indexing job, reading it with its workspace's token."""
 
-    def __init__(self, reader: ChannelReader, threads: ThreadActions) -> None:
-        self._reader = reader
+    def __init__(self, readers: Callable[[str], Awaitable[ChannelReader]], threads: ThreadActions) -> None:
+        self._readers = readers
         self._threads = threads
 
     async def sync(self, context: JobContext, source: SourceConfigRef, index: IndexRef) -> None:
+        try:
+            reader = await self._readers(index.tenant_id)
+        except LookupError as exc:
+            raise KnowledgeError(str(exc)) from exc
         channel = source.folders[0]
         await self._threads.check_learnable(index, channel)
         learned = Learned(index, source)
@@ -64,7 +84,7 @@ class ChannelSync:
         hours: dict[datetime, list[Message]] = {}
         threads: list[str] = []
         latest = float(str(newest)) if newest else 0.0
-        async for message in self._reader.history(channel, oldest=oldest):
+        async for message in reader.history(channel, oldest=oldest):
             hours.setdefault(hour_of(str(message["ts"])), []).append(message)
             if message.get("reply_count") and (full or float(message.get("latest_reply") or 0) > latest):
                 threads.append(str(message["ts"]))
@@ -77,9 +97,7 @@ class ChannelSync:
             key = hour_key(channel, hour)
             kept.add(key)
             if key not in done:  # a listing from `oldest` may hold only part of its first hour
-                text = await (
-                    self._reader.hour_text(channel, hour, found) if full else self._reader.hour(channel, hour)
-                )
+                text = await (reader.hour_text(channel, hour, found) if full else reader.hour(channel, hour))
                 await self._keep(context, learned, key, text)
             if context.stopped():
                 return
@@ -87,7 +105,7 @@ class ChannelSync:
             key = thread_key(channel, thread_ts)
             kept.add(key)
             if key not in done:
-                await self._keep(context, learned, key, await self._thread(channel, thread_ts))
+                await self._keep(context, learned, key, await _thread(reader, channel, thread_ts))
             if context.stopped():
                 return
         if full:
@@ -95,15 +113,6 @@ class ChannelSync:
             context.count(Count.DOCUMENTS_REMOVED, removed)
         await self._threads.synced(learned, f"{latest:.6f}" if latest else None)
         await context.say(_summary(context.counters))
-
-    async def _thread(self, channel: str, thread_ts: str) -> ThreadText | None:
-        try:
-            text, _ = await self._reader.thread(channel, thread_ts)
-        except SlackApiError as exc:
-            if exc.response.get("error") in GONE:
-                return None
-            raise
-        return text if len(text.messages) > 1 else None  # a lone message lives in its hour
 
     async def _keep(self, context: JobContext, learned: Learned, key: str, text: ThreadText | None) -> None:
         if text is None or not text.messages:  # gone, or nothing but Lore and commands to it
@@ -134,6 +143,16 @@ def _summary(counters: Mapping[str, int]) -> str:
 
 
 Spawn = Callable[[Coroutine[Any, Any, None]], None]
+
+
+async def _thread(reader: ChannelReader, channel: str, thread_ts: str) -> ThreadText | None:
+    try:
+        text, _ = await reader.thread(channel, thread_ts)
+    except SlackApiError as exc:
+        if exc.response.get("error") in GONE:
+            return None
+        raise
+    return text if len(text.messages) > 1 else None  # a lone message lives in its hour
 
 
 class Freshener:

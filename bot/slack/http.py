@@ -63,6 +63,30 @@ def install_slack(web_app: web.Application, app: AsyncApp, signing_secret: str) 
         return await to_aiohttp_response(await app.async_dispatch(bolt_request))
 
     web_app.router.add_post(EVENTS_PATH, events)
+    install_oauth(web_app, app)
+
+
+def install_oauth(web_app: web.Application, app: AsyncApp) -> None:
+    """With OAuth installs, Bolt's two pages: the install page (`/slack/install`, which
+    issues the state) and Slack's redirect back (`/slack/oauth_redirect`, which checks it).
+    Browsers come here, not Slack: nothing is signed, the state is the check."""
+    flow = app.oauth_flow
+    if flow is None:
+        return
+
+    async def install(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await flow.handle_installation(_get(request)))
+
+    async def redirected(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await flow.handle_callback(_get(request)))
+
+    web_app.router.add_get(flow.install_path, install)
+    web_app.router.add_get(flow.redirect_uri_path, redirected)
+
+
+def _get(request: web.Request) -> AsyncBoltRequest:
+    headers: dict[str, str | Sequence[str]] = {k.lower(): v for k, v in request.headers.items()}
+    return AsyncBoltRequest(body="", query=request.query_string, headers=headers)
 
 
 async def checked_request(request: web.Request, secret: bytes) -> AsyncBoltRequest:

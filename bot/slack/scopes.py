@@ -47,6 +47,8 @@ EVENT_SCOPES: dict[str, frozenset[str]] = {
     "reaction_added": frozenset({"reactions:read"}),
     "assistant_thread_started": frozenset({"assistant:write"}),
     "assistant_thread_context_changed": frozenset({"assistant:write"}),
+    "app_uninstalled": frozenset(),
+    "tokens_revoked": frozenset(),
 }
 """Every bot event Lore may subscribe to, and the scopes Slack requires for it."""
 

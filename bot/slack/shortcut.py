@@ -103,7 +103,9 @@ class MemoryShortcut:
                 target = await self._actions.indexes.default(actor)
             else:
                 target = await self._actions.indexes.get(place, index_id, Action.ADD)
-            text, _ = await self._events.reader.thread(where["channel"], where["thread_ts"], exact_link=True)
+            space = self._events.workspaces.known(who.tenant)
+            assert space is not None, "the middleware found the request's workspace"
+            text, _ = await space.reader.thread(where["channel"], where["thread_ts"], exact_link=True)
             saved = await self._actions.threads.save(place, target, text)
             if saved.result is None:
                 reply = messages.failed_file(saved.error or "I couldn't save it")

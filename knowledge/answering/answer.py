@@ -18,29 +18,12 @@ from knowledge.answering.brief import Brief, cut
 from knowledge.indexing.chunking import section
 from knowledge.indexing.documents import names_apart
 from knowledge.search.context import Message, source_blocks
+from knowledge.search.notices import HEDGED, Notice
 from knowledge.search.retrieval import Hit
+from storage.values import ResponseMode as ResponseMode  # the engine's modes, stored as chosen
 
 if TYPE_CHECKING:
     from knowledge.answering.verified import VerifiedMatch
-
-
-class ResponseMode(enum.StrEnum):
-    RAG_ONLY = "RAG_ONLY"
-    LLM_ONLY = "LLM_ONLY"
-    HYBRID = "HYBRID"
-    SMART_FALLBACK = "SMART_FALLBACK"
-    RAG_PRIORITY = "RAG_PRIORITY"
-    LLM_PRIORITY = "LLM_PRIORITY"
-
-    @classmethod
-    def parse(cls, text: str) -> ResponseMode:
-        """Accepts `rag only`, `rag-only`, `RAG_ONLY` …; raises ValueError naming the modes."""
-        key = re.sub(r"[\s-]+", "_", text.strip()).upper().removesuffix("_MODE")
-        try:
-            return cls(key)
-        except ValueError:
-            names = ", ".join(m.value for m in cls)
-            raise ValueError(f"unknown response mode {text!r}; choose one of {names}") from None
 
 
 class FallbackStrategy(enum.StrEnum):
@@ -120,10 +103,6 @@ def distinct_names(citations: Sequence[Citation]) -> list[str]:
     return names_apart([(c.name, c.source) for c in citations])
 
 
-HEDGE_NOTICE = "I'm not sure the documents answer exactly this: check the sources."
-"""The notice that makes an answer hedged (`Answer.hedged`)."""
-
-
 @dataclass(frozen=True)
 class Answer:
     text: str
@@ -131,7 +110,8 @@ class Answer:
     mode: ResponseMode
     abstained: bool = False
     fallback: Fallback | None = None
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    """What the answer says about itself, worded by each surface."""
     searched: list[str] = field(default_factory=list)
     model: str | None = None
     context: list[Citation] = field(default_factory=list)
@@ -161,7 +141,7 @@ class Answer:
     @property
     def hedged(self) -> bool:
         """Answered, but with a caveat: Lore is not sure the documents answer exactly this."""
-        return HEDGE_NOTICE in self.notices
+        return HEDGED in self.notices
 
     def as_json(self) -> dict[str, object]:
         """The stable JSON shape scripts and benchmarks rely on."""

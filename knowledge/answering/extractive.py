@@ -22,7 +22,6 @@ from collections.abc import Collection, Sequence
 from dataclasses import replace
 
 from knowledge.answering.answer import (
-    HEDGE_NOTICE,
     Answer,
     Citation,
     Fallback,
@@ -33,6 +32,7 @@ from knowledge.answering.answer import (
 from knowledge.answering.brief import Brief, Candidate, pick
 from knowledge.judging.judge import READ_ON, Verdict
 from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
+from knowledge.search.notices import HEDGED, Notice
 from knowledge.search.retrieval import Hit, Retrieval
 from knowledge.text.quotes import Kind, Unit, without_marker
 from knowledge.text.syntax import FENCE
@@ -77,7 +77,7 @@ def quote(
     mode: ResponseMode,
     *,
     fallback: Fallback | None = None,
-    notices: Sequence[str] = (),
+    notices: Sequence[Notice] = (),
     hedged: bool | None = None,
 ) -> Answer:
     """The answer quoted from the verdict's ranking when the passages answer, else the
@@ -104,7 +104,7 @@ def extractive_answer(
     *,
     confidence: float | None = None,
     fallback: Fallback | None = None,
-    notices: Sequence[str] = (),
+    notices: Sequence[Notice] = (),
     relevance_floor: float = 0.0,
     hedged: bool = False,
 ) -> Answer:
@@ -146,7 +146,7 @@ def extractive_answer(
         citations=citations,
         mode=mode,
         fallback=fallback,
-        notices=[*([HEDGE_NOTICE] if hedged else []), *retrieval.notices, *notices],
+        notices=[*([HEDGED] if hedged else []), *retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
         confidence=confidence,
         glance=Brief(quotes=pick(candidates, _sources(citations)), complete=False),
@@ -371,7 +371,7 @@ def abstention(
     verdict: Verdict | None = None,
     *,
     fallback: Fallback | None = None,
-    notices: Sequence[str] = (),
+    notices: Sequence[Notice] = (),
 ) -> Answer:
     """An honest "not found": where Lore looked, and the closest documents as places to
     look (in `closest`, and named in the text, never quoted as an answer); when what was

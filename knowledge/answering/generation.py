@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from knowledge.answering.answer import (
-    HEDGE_NOTICE,
     Answer,
     Citation,
     Fallback,
@@ -33,24 +32,16 @@ from knowledge.backends.llm import ChatModel, Completion, Delta
 from knowledge.errors import LLMUnavailable
 from knowledge.judging.judge import Verdict
 from knowledge.search.context import Budget, Message, select_hits
+from knowledge.search.notices import HEDGED, Notice, NoticeKind
 from knowledge.search.retrieval import Hit, Retrieval
 
 log = logging.getLogger(__name__)
 
-UNVERIFIED_NOTICE = (
-    "The model's answer did not rest every claim on a cited document, so here is what the documents say."
-)
-GENERAL_NOTICE = "Not from your documents: this answer comes from the model's general knowledge."
-PARTLY_GENERAL_NOTICE = "Sentences marked (general knowledge) are not from your documents."
-MODEL_FIRST_NOTICE = (
-    "Partly from the model's own knowledge: only what cites a source here rests on your documents."
-)
 
-
-def own_knowledge(reply: str, hits: Sequence[Hit], question: str) -> list[str]:
+def own_knowledge(reply: str, hits: Sequence[Hit], question: str) -> list[Notice]:
     """The label of a reply the model wrote from its own knowledge first, shown the passages
     `hits`: none when every claim of it rests on a passage it cites (`check_answer`)."""
-    return [] if check_answer(reply, hits, asked=question).ok else [MODEL_FIRST_NOTICE]
+    return [] if check_answer(reply, hits, asked=question).ok else [Notice(NoticeKind.MODEL_FIRST)]
 
 
 @dataclass(frozen=True)
@@ -67,7 +58,7 @@ class Plan:
     """The judge's verdict on the passages (after the model's rerank); None when nothing was
     looked for."""
     fallback: Fallback | None = None
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
     """Said above the model's answer (whose project the passages found are for)."""
     instructions: str = ""
     verify: bool = False
@@ -99,7 +90,7 @@ class Writer:
             else:
                 completion = await self._chat.complete(prompt, max_tokens=plan.budget.max_tokens)
         except LLMUnavailable as exc:
-            yield self._degraded(plan, f"{exc}, so here is what the documents say.")
+            yield self._degraded(plan, Notice(NoticeKind.MODEL_FAILED, str(exc)))
             return
         assert completion is not None
         yield await self._finish(plan, completion, hits)
@@ -107,9 +98,7 @@ class Writer:
     async def _finish(self, plan: Plan, completion: Completion, hits: list[Hit]) -> Answer:
         problem = completion.problem
         if not completion.text.strip():
-            return self._degraded(
-                plan, f"{problem or 'the model gave no answer'}; here is what the documents say."
-            )
+            return self._degraded(plan, Notice(NoticeKind.MODEL_SILENT, problem or ""))
         reply = completion.text
         if plan.rule.checked:
             if says_it_does_not_know(reply):
@@ -122,8 +111,10 @@ class Writer:
                 problems = await verify(self._chat, reply, hits, general_allowed=general)
             if problems:
                 log.info("generated answer failed the check: %s", "; ".join(problems))
-                said = [f"{problem.capitalize()}."] if problem else []  # why it may have failed
-                return self._degraded(plan, UNVERIFIED_NOTICE, Fallback.UNVERIFIED, said)
+                said = (
+                    [Notice(NoticeKind.MODEL_PROBLEM, problem)] if problem else []
+                )  # why it may have failed
+                return self._degraded(plan, Notice(NoticeKind.UNVERIFIED), Fallback.UNVERIFIED, said)
         text, citations = map_citations(reply, hits)
         labels = self._labels(plan, reply, hits)
         hedged = plan.rule.checked and plan.verdict is not None and plan.verdict.hedged
@@ -133,11 +124,11 @@ class Writer:
             mode=plan.mode,
             fallback=plan.fallback,
             notices=[
-                *([HEDGE_NOTICE] if hedged else []),
+                *([HEDGED] if hedged else []),
                 *plan.retrieval.notices,
                 *plan.notices,
                 *labels,
-                *([problem.capitalize() + "."] if problem else []),
+                *([Notice(NoticeKind.MODEL_PROBLEM, problem)] if problem else []),
             ],
             searched=[i.name for i in plan.retrieval.searched],
             model=completion.model,
@@ -146,23 +137,23 @@ class Writer:
         )
 
     @staticmethod
-    def _labels(plan: Plan, reply: str, hits: list[Hit]) -> list[str]:
+    def _labels(plan: Plan, reply: str, hits: list[Hit]) -> list[Notice]:
         """What the answer says of where its words come from: the model's general knowledge
         (`Rule.GENERAL`, `Rule.MODEL_ONLY`), sentences it marked so (`Rule.FILL_GAPS`), or its
         own knowledge first, unless every claim of that rests on a cited passage
         (`Rule.MODEL_FIRST`)."""
         if plan.rule in (Rule.GENERAL, Rule.MODEL_ONLY):
-            return [GENERAL_NOTICE]
+            return [Notice(NoticeKind.GENERAL_KNOWLEDGE)]
         if plan.rule == Rule.FILL_GAPS and GENERAL_MARK in reply.lower():
-            return [PARTLY_GENERAL_NOTICE]
+            return [Notice(NoticeKind.PARTLY_GENERAL)]
         return own_knowledge(reply, hits, plan.question) if plan.rule == Rule.MODEL_FIRST else []
 
     @staticmethod
     def _degraded(
         plan: Plan,
-        notice: str,
+        notice: Notice,
         fallback: Fallback = Fallback.LLM_UNAVAILABLE,
-        more: Sequence[str] = (),
+        more: Sequence[Notice] = (),
     ) -> Answer:
         """What the documents say, with `notice` (and `more`) saying why the model's answer
         is not shown."""
@@ -171,5 +162,5 @@ class Writer:
             plan.retrieval,
             plan.mode,
             fallback=fallback,
-            notices=[notice[0].upper() + notice[1:], *more],
+            notices=[notice, *more],
         )

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from knowledge.answering.answer import Answer, ResponseMode, map_citations
-from knowledge.answering.generation import GENERAL_NOTICE, own_knowledge
+from knowledge.answering.generation import own_knowledge
 from knowledge.backends.llm import ChatModel, Completion
 from knowledge.search.context import Message, source_block
+from knowledge.search.notices import Notice, NoticeKind
 from knowledge.search.retrieval import Hit, Retriever
 from storage.records import IndexRef
 
@@ -114,19 +115,19 @@ async def answer_with_tools(
         mode=mode,
         notices=[
             *_labels(completion.text, exchange.hits, question),
-            *([problem.capitalize() + "."] if problem else []),
+            *([Notice(NoticeKind.MODEL_PROBLEM, problem)] if problem else []),
         ],
         searched=[i.name for i in exchange.indexes],
         model=completion.model,
     )
 
 
-def _labels(reply: str, hits: Sequence[Hit], question: str) -> list[str]:
+def _labels(reply: str, hits: Sequence[Hit], question: str) -> list[Notice]:
     """The model's own knowledge, said of a reply no passage was found for, or one whose
     claims do not all rest on the passages it cites (`own_knowledge`)."""
     if not reply.strip():
         return []
-    return own_knowledge(reply, hits, question) if hits else [GENERAL_NOTICE]
+    return own_knowledge(reply, hits, question) if hits else [Notice(NoticeKind.GENERAL_KNOWLEDGE)]
 
 
 async def _run_tool(

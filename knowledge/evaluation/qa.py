@@ -107,9 +107,9 @@ def shown_text(answer: Answer) -> str:
 
 
 def visible_text(answer: Answer) -> str:
-    """What a chat reader sees before "Show more": the notices and the brief
-    (`knowledge.answering.brief`); the sources' names aside."""
-    return "\n".join([*answer.notices, answer.short()])
+    """What a chat reader sees before "Show more" that may hold a fact: the brief
+    (`knowledge.answering.brief`); the notices above it and the sources' names aside."""
+    return answer.short()
 
 
 def visible_lines(answer: Answer) -> int:

@@ -99,8 +99,9 @@ class TextChunk:
     text: str
     """`document[start : start + len(text)]`: the chunk's text, with the overlap it repeats
     from the chunk before, without the prefix."""
-    start: int
-    """Character offset of the chunk in the document's text."""
+    start: int | None
+    """Character offset of the chunk in the document's text; None when its text is not one
+    stretch of it (a table's chunk: the header, then its rows)."""
     embedded: str | None = None
     """What is embedded instead of `text` when the two differ: the part of a table chunk
     that fits the window (the rest of its rows are found by keyword)."""

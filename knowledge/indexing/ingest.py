@@ -305,7 +305,9 @@ class Ingestor:
         written: list[tuple[_Prepared, DocumentRef, list[int]]] = []
         try:
             for prepared in batch:
-                rows = [NewChunk(c.position, c.prefix(prepared.title), c.text) for c in prepared.chunks]
+                rows = [
+                    NewChunk(c.position, c.prefix(prepared.title), c.text, c.start) for c in prepared.chunks
+                ]
                 document, ids = await asyncio.to_thread(self._documents.create_pending, prepared.new, rows)
                 written.append((prepared, document, ids))
             texts = [c.embedding_text(p.title) for p in batch for c in p.chunks]

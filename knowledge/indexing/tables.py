@@ -75,7 +75,7 @@ def chunk_table(
         fits = shown_header == header and sum(pieces[index] for index in group) <= room
         embedded = None if fits else _fitting(shown_header, [shown[index] for index in group], room)
         chunk = "\n".join([header, *lines])
-        chunks.append(TextChunk(position, "", chunk, rows[group[0]][0], embedded))
+        chunks.append(TextChunk(position, "", chunk, None, embedded))  # the header, then its rows
     return TableChunks(chunks, note)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from knowledge.judging import parameters
 from knowledge.judging.ranking import Ranking, Scored, folder_names
+from knowledge.search.notices import Notice, NoticeKind
 from knowledge.search.retrieval import Hit
 from knowledge.text.words import stems_of
 
@@ -127,8 +128,8 @@ class Elsewhere:
     found: str
 
     @property
-    def notice(self) -> str:
-        return f"What I found is about {self.found}, not {' or '.join(self.asked)}."
+    def notice(self) -> Notice:
+        return Notice(NoticeKind.ELSEWHERE, self.found, self.asked)
 
 
 def elsewhere(ranking: Ranking) -> Elsewhere | None:

@@ -38,6 +38,7 @@ from cachetools import LRUCache
 from knowledge.backends.embedding import Embedder, Vectors
 from knowledge.judging import parameters
 from knowledge.search.retrieval import Hit
+from knowledge.text.cuts import Before
 from knowledge.text.quotes import Unit, continued_code, units
 from knowledge.text.words import content_words, stem, stems_of
 from storage.keyword import MAX_TERMS
@@ -198,17 +199,17 @@ class Ranker:
     def depth(self) -> int:
         return self._depth
 
-    async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[str] = ()) -> Ranking:
+    async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[Before] = ()) -> Ranking:
         """The first `depth` hits re-scored and reordered; the others follow in their order,
-        unscored (with no units). `before` holds, for the first hits, the text before each in
-        its section ('' for none; `Retriever.preceding`)."""
+        unscored (with no units). `before` holds, for the first hits, what comes before each in
+        its section (`Retriever.preceding`)."""
         head, tail = list(hits[: self._depth]), list(hits[self._depth :])
         if not head:
             return Ranking(question, [])
         words, counts = await self._counted(question)
         weighed = rarest([w for w in words if not common(w, counts)], counts)
         variants = [without_word(question, w) for w in weighed]
-        before = [*before[: len(head)], *[""] * (len(head) - len(before))]
+        before = [*before[: len(head)], *[Before()] * (len(head) - len(before))]
         cut = [units(h.text, b) for h, b in zip(head, before, strict=True)]
         texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
         vectors = await self._embed([question, *variants, *texts])
@@ -228,13 +229,14 @@ class Ranker:
         scored.sort(key=lambda s: s.score, reverse=True)
         return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail], terms)
 
-    def read_on(self, ranking: Ranking, passage: Scored, following: str) -> Scored:
+    def read_on(self, ranking: Ranking, passage: Scored, following: str, repeated: int = 0) -> Scored:
         """`passage` with the units of the passage that follows it in its document appended,
         scored by question coverage alone (they are not embedded: a passage read on is a
-        quote's continuation, not a candidate)."""
+        quote's continuation, not a candidate). Its first `repeated` characters repeat the end
+        of `passage` (chunks overlap)."""
         known = {u.unit.text for u in passage.units}
         code, following = (
-            continued_code(passage.units[-1].unit, passage.hit.text, following)
+            continued_code(passage.units[-1].unit, passage.hit.text, following, repeated)
             if passage.units
             else (None, following)
         )

@@ -23,7 +23,8 @@ from knowledge.errors import EmbedderUnavailable
 from knowledge.indexing.chunking import innermost
 from knowledge.indexing.ingest import check_model, collection_for
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
-from knowledge.text.cuts import joined
+from knowledge.search.notices import Notice, NoticeKind
+from knowledge.text.cuts import Before
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
 from storage.repositories.documents import DocumentRepository
@@ -69,6 +70,8 @@ class Hit:
     score: float
     similarity: float | None
     keyword_score: float | None
+    start: int | None = None
+    """Where the passage's text starts in its document's text (None: not recorded)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class Retrieval:
     query: str
     searched: list[IndexRef]
     best_similarity: float | None
-    notices: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
 
 
 class QueryEmbeddingCache:
@@ -123,9 +126,10 @@ class Retriever:
         """How many chunks hold each word, and how many chunks there are (for idf)."""
         return await asyncio.to_thread(self._keyword.frequencies, words)
 
-    async def following(self, hit: Hit) -> str | None:
-        """The text of the passage that follows `hit` in its document, if any: a passage
-        often ends by introducing what the next one lists. One that opens another section
+    async def following(self, hit: Hit) -> tuple[str, int] | None:
+        """The text of the passage that follows `hit` in its document, if any (a passage
+        often ends by introducing what the next one lists), with how many of its first
+        characters repeat the end of `hit` (chunks overlap). One that opens another section
         begins with that section's heading, as a `#` line (the stored text has none), so a
         quote running on into it shows where it went."""
         found = await asyncio.to_thread(
@@ -135,26 +139,30 @@ class Retriever:
             return None
         chunk = found[0]
         if chunk.heading != hit.heading and (section := innermost(chunk.heading)):
-            return f"# {section}\n\n{chunk.text}"  # it starts a section: its title comes first
-        return chunk.text
+            return f"# {section}\n\n{chunk.text}", 0  # it starts a section: its title comes first
+        return chunk.text, repeated(hit.start, hit.text, chunk.start)
 
-    async def preceding(self, hits: Sequence[Hit]) -> list[str]:
+    async def preceding(self, hits: Sequence[Hit]) -> list[Before]:
         """For each hit, the text of the `PRECEDING` passages before it in its section, joined
-        ('' for a section's first): a passage may begin inside a code block one of them opened
+        without what each repeats of the one before ('' for a section's first), and how much
+        of it the hit repeats: a passage may begin inside a code block one of them opened
         (`knowledge.text.quotes.units`). One read for all."""
         spans = [(h.document.id, max(0, h.position - PRECEDING), h.position - 1) for h in hits if h.position]
         found = await asyncio.to_thread(self._documents.chunks_in, spans)
         by_place = {(c.document_id, c.position): c for c in found}
-        texts = []
+        out = []
         for hit in hits:
-            section: list[str] = []
+            section: list[ChunkRecord] = []
             for back in range(1, PRECEDING + 1):
                 chunk = by_place.get((hit.document.id, hit.position - back))
                 if chunk is None or chunk.heading != hit.heading:
                     break
-                section.insert(0, chunk.text)
-            texts.append(joined(section))
-        return texts
+                section.insert(0, chunk)
+            text = _joined(section)
+            out.append(
+                Before(text, repeated(section[-1].start, section[-1].text, hit.start) if section else 0)
+            )
+        return out
 
     async def search(
         self,
@@ -176,7 +184,7 @@ class Retriever:
         allowed, boosts = await self._allowed_documents(indexes, where, context)
         if allowed is not None and not allowed:
             return Retrieval([], query, list(indexes), None)
-        notices: list[str] = []
+        notices: list[Notice] = []
 
         async def dense_hits() -> list[tuple[IndexRef, VectorHit]]:
             if query_type == QueryType.KEYWORD:
@@ -185,7 +193,7 @@ class Retriever:
                 return await self._dense(indexes, query, pool, allowed)
             except EmbedderUnavailable as exc:
                 log.warning("dense retrieval failed, keyword only: %s", exc)
-                notices.append("The embedding model failed, so I searched by keyword only.")
+                notices.append(Notice(NoticeKind.KEYWORD_ONLY))
                 return []
 
         async def keyword_hits() -> list[tuple[int, float]]:
@@ -308,4 +316,26 @@ def _hit(
         score=score,
         similarity=similarity,
         keyword_score=keyword_score,
+        start=chunk.start,
     )
+
+
+def repeated(start: int | None, text: str, next_start: int | None) -> int:
+    """How many characters the chunk starting at `next_start` repeats of the one starting at
+    `start` with `text` (chunks overlap), by their offsets; 0 when either is not known."""
+    if start is None or next_start is None:
+        return 0
+    return max(0, min(len(text), start + len(text) - next_start))
+
+
+def _joined(chunks: Sequence[ChunkRecord]) -> str:
+    """Consecutive chunks of a section as one text, each without what it repeats of the one
+    before; a line break between two that do not overlap."""
+    text = ""
+    for before, chunk in zip([None, *chunks], chunks, strict=False):
+        if before is None:
+            text = chunk.text
+            continue
+        overlap = repeated(before.start, before.text, chunk.start)
+        text = text + chunk.text[overlap:] if overlap else f"{text}\n{chunk.text}"
+    return text

@@ -2,15 +2,16 @@
 
 Chunks are cut by size and overlap (`knowledge.indexing.chunking`), so a passage may begin in the
 middle of a line, of a sentence or of a code block that an earlier passage opened. Given the
-text before it in its section (`joined`), these functions tell where the passage's own text
-begins (`overlap_start`), whether a code block is open there and which of its lines go on with
-it (`continued_block`), whether its first words end a sentence begun before it
-(`begins_mid_sentence`), and mend a first line cut from its indented paragraph (`goes_on`).
+text before it in its section and how much of it the passage repeats (`Before`, from the
+chunks' offsets), these functions tell whether a code block is open where the passage begins
+and which of its lines go on with it (`continued_block`), whether its first words end a
+sentence begun before it (`begins_mid_sentence`), and mend a first line cut from its indented
+paragraph (`goes_on`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from knowledge.text.syntax import (
@@ -29,9 +30,23 @@ from knowledge.text.syntax import (
     split_lines,
 )
 
-OVERLAP_CHARS = 2000
-"""How far back into the passage before a passage may repeat it (chunks overlap by 32 word
-pieces, which are at most `chunking.MAX_CHARS_PER_PIECE` characters each)."""
+
+@dataclass(frozen=True)
+class Before:
+    """What comes before a passage in its section: the text of the passages before it, and how
+    many of the passage's first characters repeat the end of that text (chunks overlap; the
+    chunks' offsets say by how much)."""
+
+    text: str = ""
+    repeated: int = 0
+
+    def start(self) -> int | None:
+        """Where in `text` (its lines as `split_lines` reads them) the passage begins; None when
+        it repeats nothing, beginning where `text` ends."""
+        if self.repeated <= 0 or not self.text:
+            return None
+        tail = self.text[len(self.text) - self.repeated :]
+        return len("\n".join(split_lines(self.text))) - len("\n".join(split_lines(tail)))
 
 
 class Continued(NamedTuple):
@@ -51,15 +66,15 @@ class Continued(NamedTuple):
     """When it begins in the middle of a line: that line, whole, from the passage before."""
 
 
-def continued_block(before: str, text: str) -> Continued:
-    """What of `text` continues a code block still open at the end of `before`, the
-    passage before it; nothing when no block is open there. An indented block goes on while
+def continued_block(context: Before, text: str) -> Continued:
+    """What of `text` continues a code block still open at the end of `before` (the text
+    of `context`), the passage before it; nothing when no block is open there. An indented block goes on while
     lines are indented deeper than its opener; a fenced one up to its closing fence.
     Passages overlap: `text` may repeat the end of `before`, from the middle of a line, and
     what it repeats may begin inside a block that `before` closes."""
-    before_lines, lines = split_lines(before), split_lines(text)
+    before_lines, lines = split_lines(context.text), split_lines(text)
     before = "\n".join(before_lines)
-    start = overlap_start(before, "\n".join(lines))
+    start = context.start()
     if start is None:  # it repeats nothing: it begins where `before` ends
         row, cut = len(before_lines), False
     else:
@@ -120,30 +135,6 @@ def open_block(lines: list[str], end: int) -> tuple[int, int, bool] | None:
     return None
 
 
-def joined(passages: Sequence[str]) -> str:
-    """Consecutive passages of a document as one text, each without what it repeats of the
-    one before (chunks overlap)."""
-    text = ""
-    for passage in passages:
-        start = overlap_start(text, passage) if text else None
-        if start is None:
-            text = f"{text}\n{passage}" if text else passage
-        else:
-            text += passage[len(text) - start :]
-    return text
-
-
-def overlap_start(before: str, text: str) -> int | None:
-    """Where in `before` the longest stretch running to its end that `text` starts with
-    begins; None when `text` starts with none of it."""
-    start = before.find(text[:1], max(0, len(before) - OVERLAP_CHARS))
-    while start >= 0:
-        if before[start:].strip() and text.startswith(before[start:]):
-            return start
-        start = before.find(text[:1], start + 1)
-    return None
-
-
 def closing_fence(lines: list[str]) -> int | None:
     """The line of the fence that closes a code block begun before the passage (a passage
     cut from a document may start inside one), or None."""
@@ -180,14 +171,15 @@ def fence_roles(lines: list[str]) -> tuple[bool, list[tuple[int, bool]]]:
     return True, inside
 
 
-def begins_mid_sentence(before: str, text: str) -> bool:
+def begins_mid_sentence(context: Before, text: str) -> bool:
     """Whether `text` begins in the middle of a sentence of `before`, the passage before it
     (chunks are cut by size and overlap): in a line whose start, in `before`, does not end a
     sentence, or at the start of a line that goes on with a line of prose before it that
     does not end one (reST wraps its paragraphs)."""
+    before = "\n".join(split_lines(context.text))
     if not before.strip() or not text[:1].strip():
         return False
-    start = overlap_start(before, text)
+    start = context.start()
     preceding = split_lines(before if start is None else before[:start])
     if start is not None and preceding[-1].strip():  # it begins in the middle of a line
         return not ends_sentence(preceding[-1])

@@ -15,7 +15,7 @@ import re
 import textwrap
 from dataclasses import dataclass, replace
 
-from knowledge.text.cuts import begins_mid_sentence, closing_fence, continued_block, goes_on
+from knowledge.text.cuts import Before, begins_mid_sentence, closing_fence, continued_block, goes_on
 from knowledge.text.directives import (
     AUTODOC,
     BLOCK,
@@ -150,10 +150,10 @@ def without_marker(text: str) -> str:
     return text[found.end() - 1 :] if found else text
 
 
-def units(text: str, before: str = "", *, titles: bool = True) -> list[Unit]:
-    """The quotable units of `text`, in order. `before` is the text before it in its
-    section, if known (the passages before it, `cuts.joined`): a passage may begin inside a code
-    block opened there, and those lines are code, not prose. A text of titles alone is
+def units(text: str, before: Before = Before(), *, titles: bool = True) -> list[Unit]:
+    """The quotable units of `text`, in order. `before` is what comes before it in its
+    section, if known (the passages before it and how much of them it repeats): a passage may
+    begin inside a code block opened there, and those lines are code, not prose. A text of titles alone is
     quoted by its titles' words, unless `titles` is False (the rest of a passage read on
     into: the next section's title is nothing to quote)."""
     lines = split_lines(text)
@@ -259,15 +259,15 @@ def _framed(framed: Framed, out: list[Unit], block: int) -> int:
     return framed.end
 
 
-def continued_code(previous: Unit, before: str, text: str) -> tuple[Unit | None, str]:
+def continued_code(previous: Unit, before: str, text: str, repeated: int = 0) -> tuple[Unit | None, str]:
     """When the passage `before` ends inside a code block, or with the line opening one,
     and the passage after it, `text`, goes on with the block: the block's rest as a code
-    unit, without the lines `text` repeats of `before` (chunks overlap), and the text after
-    the block. When `previous` (the passage's last unit) is the block's code, the unit is
+    unit, without the lines `text` repeats of `before` (its first `repeated` characters:
+    chunks overlap), and the text after the block. When `previous` (the passage's last unit) is the block's code, the unit is
     the whole block, read from its opener as `previous` was, so that it begins with
     `previous`'s text (one block, its lines indented as written); else a block of its own
     after it. Otherwise None and `text`."""
-    continued = continued_block(before, text)
+    continued = continued_block(Before(before, repeated), text)
     if not continued.lines:
         return None, text
     rest = "\n".join(split_lines(text)[continued.lines :])

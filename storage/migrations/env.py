@@ -7,7 +7,7 @@ from sqlalchemy import Engine
 from sqlmodel import SQLModel
 
 import storage.models  # noqa: F401  (registers every table on SQLModel.metadata)
-from storage.keyword import described_by_models
+from storage.schema import described_by_models
 
 engine: Engine = context.config.attributes["engine"]
 

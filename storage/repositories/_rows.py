@@ -7,6 +7,7 @@ from typing import overload
 
 from storage.models import Channel, Conversation, Document, KnowledgeIndex, User
 from storage.records import ChannelRef, ConversationRef, DocumentRef, IndexRef, UserRef
+from storage.values import ResponseMode, Strategy, choice
 
 
 @overload
@@ -45,8 +46,8 @@ def conversation_ref(row: Conversation) -> ConversationRef:
         kind=row.kind,
         channel_id=row.channel_id,
         user_id=row.user_id,
-        response_mode=row.response_mode,
-        rag_strategy=row.rag_strategy,
+        response_mode=choice(ResponseMode, row.response_mode),
+        rag_strategy=choice(Strategy, row.rag_strategy),
         settings_locked=row.settings_locked,
         require_mention=row.require_mention,
         help_channel=row.help_channel,

@@ -12,7 +12,7 @@ from storage.db import Database
 from storage.models import Channel, Conversation, ConversationKind, Tenant, User
 from storage.records import ChannelRef, ConversationRef, NotFound, UserRef
 from storage.repositories._rows import channel_ref, conversation_ref, user_ref
-from storage.values import LOCAL_TENANT
+from storage.values import LOCAL_TENANT, ResponseMode, Strategy
 
 __all__ = ["LOCAL_TENANT", "Directory"]
 
@@ -94,8 +94,8 @@ class Directory:
         self,
         conversation_id: int,
         *,
-        response_mode: str | None = None,
-        rag_strategy: str | None = None,
+        response_mode: ResponseMode | None = None,
+        rag_strategy: Strategy | None = None,
         settings_locked: bool | None = None,
         require_mention: bool | None = None,
         help_channel: bool | None = None,
@@ -112,9 +112,9 @@ class Directory:
             if row is None:
                 raise NotFound(f"conversation {conversation_id}")
             if response_mode is not None:
-                row.response_mode = response_mode
+                row.response_mode = response_mode.value
             if rag_strategy is not None:
-                row.rag_strategy = rag_strategy
+                row.rag_strategy = rag_strategy.value
             if settings_locked is not None:
                 row.settings_locked = settings_locked
             if require_mention is not None:

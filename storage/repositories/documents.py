@@ -54,6 +54,7 @@ class DocumentRepository:
                     position=c.position,
                     heading=c.heading,
                     text=c.text,
+                    start=c.start,
                 )
                 for c in chunks
             ]
@@ -199,7 +200,7 @@ class DocumentRepository:
                 ).all()
             )
             return {
-                r.id: ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text)
+                r.id: ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start)
                 for r in rows
                 if r.id is not None and r.document_id in ready
             }
@@ -226,7 +227,7 @@ class DocumentRepository:
                 .order_by(col(Chunk.document_id), col(Chunk.position))
             ).all()
             return [
-                ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text)
+                ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start)
                 for r in rows
                 if r.id is not None
             ]

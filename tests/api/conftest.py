@@ -26,8 +26,10 @@ from aiohttp.test_utils import TestServer
 from cryptography.fernet import Fernet
 
 from bot.api import build_api
+from bot.api.state import API_STATE
 from bot.app.settings import Settings
 from bot.chat.runtime import Runtime, open_runtime
+from bot.cli.mcp import mount_mcp
 from storage.records import IndexRef
 from storage.repositories.api_keys import ApiKeyRepository
 from storage.repositories.directory import Directory
@@ -189,14 +191,18 @@ async def _seed_indexes(api: LoreApi) -> None:
 
 @asynccontextmanager
 async def running_api(
-    home: Path, *, llm: bool = False, seed: bool = True, **settings: Any
+    home: Path, *, llm: bool = False, seed: bool = True, mcp: bool = False, **settings: Any
 ) -> AsyncIterator[LoreApi]:
+    """The API (and with `mcp`, MCP at /mcp beside it, as `lore serve` mounts it)."""
     async with AsyncExitStack() as stack:
         fake = await stack.enter_async_context(FakeOpenAI()) if llm else None
         config = api_settings(home, fake, **settings)
         runtime = await stack.enter_async_context(open_runtime(config, resolve=no_dns))
         keys = _seed(runtime)
-        server = TestServer(build_api(runtime.services), host="127.0.0.1")
+        app = build_api(runtime.services)
+        if mcp:
+            mount_mcp(app, runtime, app[API_STATE])
+        server = TestServer(app, host="127.0.0.1")
         await server.start_server()
         stack.push_async_callback(server.close)
         http = await stack.enter_async_context(aiohttp.ClientSession())

@@ -11,8 +11,9 @@ import pytest
 import pytest_asyncio
 from openai import AsyncOpenAI
 
-from knowledge.answering.generation import GENERAL_NOTICE
+from bot.chat.messages import notice as worded
 from knowledge.backends.tokens import TiktokenCounter
+from knowledge.search.notices import Notice, NoticeKind
 from tests.api.conftest import WINDOW, LoreApi
 from tests.api.test_auth import assert_error
 from tests.fakes.openai_server import HttpError, Reply, ToolCall
@@ -310,7 +311,7 @@ async def test_a_general_knowledge_answer_is_labelled_for_a_plain_openai_client(
     whole = await client.chat.completions.create(
         model="gpt-fake", messages=messages, extra_body={"index_name": handbook}
     )
-    label = f"_{GENERAL_NOTICE}_"
+    label = f"_{worded(Notice(NoticeKind.GENERAL_KNOWLEDGE))}_"
     assert whole.choices[0].message.content == f"{label}\n\nFrance won it."
     stream = await client.chat.completions.create(
         model="gpt-fake", messages=messages, stream=True, extra_body={"index_name": handbook}

@@ -9,7 +9,9 @@ import pytest
 from openai import AsyncOpenAI
 
 from bot.api.completions import answer_text
-from knowledge.answering.answer import HEDGE_NOTICE, Answer, ResponseMode
+from bot.chat.messages import notice as worded
+from knowledge.answering.answer import Answer, ResponseMode
+from knowledge.search.notices import HEDGED
 from tests.api.conftest import LoreApi
 from tests.api.test_auth import assert_error
 
@@ -76,5 +78,5 @@ async def test_nothing_to_pass_through_to_is_a_503(api: LoreApi) -> None:
 async def test_a_hedged_extractive_answer_says_so_before_the_quotes() -> None:
     quoted = Answer(text="Standup is at 9:30. [1]", citations=[], mode=ResponseMode.SMART_FALLBACK)
     assert answer_text(quoted).startswith("Extractive answer (no language model is configured)")
-    hedged = answer_text(replace(quoted, notices=[HEDGE_NOTICE]))
-    assert hedged.startswith(f"_{HEDGE_NOTICE}_\n\nExtractive answer") and hedged.endswith(quoted.text)
+    hedged = answer_text(replace(quoted, notices=[HEDGED]))
+    assert hedged.startswith(f"_{worded(HEDGED)}_\n\nExtractive answer") and hedged.endswith(quoted.text)

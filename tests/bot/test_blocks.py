@@ -26,6 +26,7 @@ from bot.slack.blocks import (
 )
 from knowledge.answering.answer import Answer, Citation, ResponseMode
 from knowledge.answering.brief import VISIBLE_LINES, Brief, Glimpse, display_lines
+from knowledge.search.notices import Notice, NoticeKind
 
 WORDS = ["deploy", "billing", "on-call", "pager", "Tuesday", "rollback", "🚀", "naïve", "`code`", "*bold*"]
 
@@ -146,11 +147,11 @@ def test_a_long_generated_answer_shows_a_glance_and_show_more_gives_it_whole() -
         text=text,
         citations=[citation(1), citation(2, "oncall.md")],
         mode=ResponseMode.HYBRID,
-        notices=["The embedder failed; keyword search only."],
+        notices=[Notice(NoticeKind.KEYWORD_ONLY)],
         model="gpt-fake",
     )
     [glance] = answer_messages(answer, answer_id=7)
-    assert glance[0]["type"] == "context" and "keyword search only" in block_texts(glance)
+    assert glance[0]["type"] == "context" and "searched by keyword only" in block_texts(glance)
     shown = "".join(b["text"] for b in glance if b["type"] == "markdown")
     assert display_lines(shown) <= VISIBLE_LINES and text.startswith(shown.removesuffix("…").strip())
     [buttons] = [b for b in glance if b["type"] == "actions"]
@@ -167,6 +168,7 @@ def test_a_long_generated_answer_shows_a_glance_and_show_more_gives_it_whole() -
     markdown = "".join(b["text"] for m in whole for b in m if b["type"] == "markdown")
     assert visible(markdown) == visible(text)
     assert "[1] *handbook.md*" in block_texts(whole[-1]) and "[2] *oncall.md*" in block_texts(whole[-1])
+    assert ">" not in block_texts(whole[-1]).split("*Sources*")[1]  # a generated answer shows no quotes
 
 
 def test_many_sources_fit_their_line() -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from knowledge.answering.generation import UNVERIFIED_NOTICE
+from bot.chat.messages import notice as worded
 from knowledge.answering.verification import VERIFY_PROMPT
+from knowledge.search.notices import Notice, NoticeKind
 from tests.bot.conftest import markdown_file, only_reply, running_bot
 from tests.fakes.openai_server import Reply as LLMReply
 
@@ -40,4 +41,4 @@ async def test_a_claim_the_model_finds_contradicted_is_not_posted(tmp_path: Path
         assert "forward to the next colour" in judging.messages[1]["content"]
         posted = only_reply(bot, "COPS", asked).text
         assert "forward" not in posted and "previous colour" in posted
-        assert UNVERIFIED_NOTICE.split(",")[0] in posted
+        assert worded(Notice(NoticeKind.UNVERIFIED)).split(",")[0] in posted

@@ -6,8 +6,11 @@
         [post] = await slack.wait_for("chat.postMessage")
 
 Methods are answered from an in-memory workspace (channels, users, files, messages, views)
-that tests fill with `add_*`; unknown methods answer `{"ok": true}`. Calls with another
-token get `invalid_auth`, exactly as Slack answers them: HTTP 200 with `ok: false`.
+that tests fill with `add_*`; unknown methods answer `{"ok": true}`. Calls with a token the
+fake did not issue get `invalid_auth`, exactly as Slack answers them: HTTP 200 with `ok:
+false`. Besides the bot token it starts with, the fake grants tokens through Slack's OAuth
+v2 flow, for other workspaces and for Enterprise Grid organisations (`slack.installs`,
+`tests.fakes.slack_oauth`); what a bot posts is posted as the bot of the token used.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 from aiohttp import web
 
 from . import LoopbackServer, Recorder, copy_headers
+from .slack_oauth import Grant, OAuthError, SlackInstalls
 
 Json = dict[str, Any]
 Handler = Callable[[Json], Json]
@@ -191,6 +195,11 @@ class FakeSlack(LoopbackServer):
         self._download_delays: dict[str, float] = {}
         self._serial = itertools.count(1)
         self._methods = self._handlers()
+        self.installs = SlackInstalls(bot_token, team_id, bot_user_id, bot_id)
+        """Tokens the fake accepts, and the OAuth flow that grants more."""
+        self.installs.names[team_id] = team_name
+        self._grant: Grant = self.installs.grants[bot_token]
+        """The grant of the call being answered (calls are answered one at a time)."""
         self.add_user(bot_user_id, bot_name, is_bot=True)
 
     # -- what tests read ------------------------------------------------------------------
@@ -390,6 +399,7 @@ class FakeSlack(LoopbackServer):
     def build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_get("/oauth/v2/authorize", self.installs.authorize)
         app.router.add_post("/response/{key}", self._respond)
         app.router.add_get("/files/{file_id}/{name}", self._download)
         app.router.add_get("/files/{file_id}/download/{name}", self._download)
@@ -401,7 +411,10 @@ class FakeSlack(LoopbackServer):
         params = await _read_params(request)
         token = params.pop("token", None)
         auth = request.headers.get("Authorization", "")
-        status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
+        if method == "oauth.v2.access":
+            status, body, headers = self._oauth(params, auth)
+        else:
+            status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
         if method == "auth.test" and status == 200 and self.granted_scopes is not None:
             headers = {**headers, "x-oauth-scopes": ",".join(self.granted_scopes)}
         call = SlackCall(method, params, copy_headers(request), received, status, copy.deepcopy(body))
@@ -416,12 +429,21 @@ class FakeSlack(LoopbackServer):
             return 200, {"ok": False, "error": self._failures[method].pop(0)}, {}
         handler = self._methods.get(method, _recorded_only)
         try:
-            if not token:
-                raise SlackError("not_authed")
-            if token != self.bot_token:
-                raise SlackError("invalid_auth")
+            try:
+                self._grant = self.installs.grant(token)
+            except OAuthError as exc:
+                raise SlackError(exc.error) from None
             return 200, {"ok": True, **handler(params)}, {}
         except SlackError as err:
+            return 200, {"ok": False, "error": err.error}, {}
+
+    def _oauth(self, params: Json, authorization: str) -> tuple[int, Json, Json]:
+        """oauth.v2.access needs no token: the app's client credentials instead."""
+        if self._failures.get("oauth.v2.access"):
+            return 200, {"ok": False, "error": self._failures["oauth.v2.access"].pop(0)}, {}
+        try:
+            return 200, {"ok": True, **self.installs.access(params, authorization)}, {}
+        except OAuthError as err:
             return 200, {"ok": False, "error": err.error}, {}
 
     async def _respond(self, request: web.Request) -> web.Response:
@@ -446,7 +468,8 @@ class FakeSlack(LoopbackServer):
 
     async def _download(self, request: web.Request) -> web.Response:
         file_id, name = request.match_info["file_id"], request.match_info["name"]
-        authorized = request.headers.get("Authorization") == f"Bearer {self.bot_token}"
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        authorized = token in self.installs.grants
         headers = copy_headers(request)
         self._downloads.append(Download(file_id, name, authorized, headers, time.monotonic()))
         if not authorized:
@@ -520,15 +543,12 @@ class FakeSlack(LoopbackServer):
         return found
 
     def _auth_test(self, params: Json) -> Json:
-        return {
-            "url": f"https://{self.team_name.lower().replace(' ', '-')}.slack.com/",
-            "team": self.team_name, "user": self.bot_name, "team_id": self.team_id,
-            "user_id": self.bot_user_id, "bot_id": self.bot_id, "is_enterprise_install": False,
-        }  # fmt: skip
+        answer = self.installs.auth_test(self._grant, self.team_name.lower().replace(" ", "-"))
+        return {**answer, "user": self.bot_name}
 
     def _bot_message(self, params: Json, text: str) -> Json:
-        message = {"type": "message", "user": self.bot_user_id, "bot_id": self.bot_id}
-        message.update(text=text, ts=self._next_ts(), team=self.team_id)
+        message = {"type": "message", "user": self._grant.bot_user_id, "bot_id": self._grant.bot_id}
+        message.update(text=text, ts=self._next_ts(), team=self._grant.team_id or self.team_id)
         for name in ("thread_ts", "blocks", "attachments", "metadata"):
             if params.get(name):
                 message[name] = params[name]

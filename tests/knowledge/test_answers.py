@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from knowledge.answering.answer import HEDGE_NOTICE, Answer, Citation, Fallback, ResponseMode
+from bot.chat.messages import notice as worded
+from knowledge.answering.answer import Answer, Citation, Fallback, ResponseMode
 from knowledge.answering.extractive import QUOTED_PASSAGES, asks_several, extractive_answer
 from knowledge.backends.llm import Delta
 from knowledge.engine import Knowledge, Request
@@ -16,6 +17,7 @@ from knowledge.errors import EmbedderUnavailable
 from knowledge.indexing.ingest import Source
 from knowledge.judging.abstain import Calibration
 from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
+from knowledge.search.notices import HEDGED
 from knowledge.search.retrieval import Hit, Retrieval, Retriever
 from knowledge.text.quotes import Kind, Unit, units
 from tests.fakes.openai_server import Callback, EmptyContent, FakeOpenAI, HttpError, Length, Reply, ToolCall
@@ -138,7 +140,7 @@ async def test_llm_outage_degrades_to_the_documents(stack: Stack, llm: FakeOpenA
     llm.enqueue(HttpError(500, "boom"))
     answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
     assert answer.fallback == Fallback.LLM_UNAVAILABLE and answer.citations
-    assert any("The LLM answered with an error (500)" in n for n in answer.notices), answer.notices
+    assert any("The LLM answered with an error (500)" in worded(n) for n in answer.notices), answer.notices
 
 
 @pytest.mark.parametrize(
@@ -155,7 +157,7 @@ async def test_odd_model_responses_are_explained(
     index_id = await filled(stack)
     llm.enqueue(reply)  # type: ignore[arg-type]
     answer = await stack.knowledge(chat_model(llm)).ask(ask(ROLLBACK, stack, [index_id]))
-    assert any(notice in n.lower() for n in answer.notices), answer.notices
+    assert any(notice in worded(n).lower() for n in answer.notices), answer.notices
     assert answer.text.strip()
 
 
@@ -202,14 +204,14 @@ async def test_hybrid_falls_back_to_general_knowledge_and_says_so(stack: Stack, 
     )
     assert answer.fallback == Fallback.GENERAL_KNOWLEDGE and not answer.abstained
     assert "Nothing relevant was found" in llm.chat_requests[0].messages[0]["content"]
-    assert any(n.startswith("Not from your documents") for n in answer.notices), "always labelled"
+    assert any(worded(n).startswith("Not from your documents") for n in answer.notices), "always labelled"
 
 
 async def test_modes_needing_a_model_degrade_offline_and_say_so(stack: Stack) -> None:
     index_id = await filled(stack)
     answer = await stack.knowledge().ask(ask(ROLLBACK, stack, [index_id], ResponseMode.HYBRID))
     assert answer.fallback == Fallback.NO_LLM and answer.citations
-    assert any("No language model is configured" in n for n in answer.notices)
+    assert any("No language model is configured" in worded(n) for n in answer.notices)
 
 
 async def test_answers_are_cached_until_the_index_changes(stack: Stack, llm: FakeOpenAI) -> None:
@@ -258,7 +260,7 @@ async def test_an_answer_lore_is_not_sure_of_says_so(stack: Stack) -> None:
     assert await doubtful.ask(ask(ROLLBACK, stack, [index_id])) is unsure, "a caveat does not stop caching"
     assert not sure.hedged and "hedged" not in sure.as_json()
     assert unsure.hedged and unsure.as_json()["hedged"] is True and not unsure.abstained
-    assert unsure.notices == [HEDGE_NOTICE] and sure.notices == []
+    assert unsure.notices == [HEDGED] and sure.notices == []
     assert unsure.text == sure.text and unsure.citations == sure.citations, "the same answer, with its caveat"
 
 
@@ -269,10 +271,10 @@ async def test_a_generated_answer_lore_is_not_sure_of_carries_the_caveat(
     llm.enqueue(Reply("Rollbacks take about two minutes [1]."))
     unsure = Knowledge(stack.retriever, chat_model(llm), window=16_000, calibration=UNSURE)
     answer = await unsure.ask(ask(ROLLBACK, stack, [index_id], ResponseMode.RAG_ONLY))
-    assert answer.hedged and answer.notices[0] == HEDGE_NOTICE and answer.citations
+    assert answer.hedged and answer.notices[0] == HEDGED and answer.citations
     llm.enqueue(Reply("Not in the documents, but usually minutes."))
     general = await unsure.ask(ask(UNRELATED, stack, [index_id], ResponseMode.HYBRID))
-    assert not general.hedged and HEDGE_NOTICE not in general.notices, "general knowledge has its own label"
+    assert not general.hedged and HEDGED not in general.notices, "general knowledge has its own label"
 
 
 ROLLBACK_PAGE = (

@@ -9,9 +9,9 @@ import pytest
 from openai import AsyncOpenAI
 
 from knowledge.answering.answer import Fallback, ResponseMode
-from knowledge.answering.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE
 from knowledge.backends.llm import OpenAIChatModel
 from knowledge.engine import Request, Strategy, is_knowledge_question
+from knowledge.search.notices import Notice, NoticeKind
 from storage.records import IndexRef
 from tests.fakes.openai_server import FakeOpenAI, Reply, ToolCall
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, md
@@ -125,13 +125,15 @@ async def test_function_strategy_answers_carry_the_models_label_unless_they_rest
     knowledge = stack.knowledge(model)
     asked = await rollback(stack)
     server.enqueue(Reply("Rollbacks usually take about 15 minutes."))  # never searched
-    assert (await knowledge.ask(asked)).notices == [GENERAL_NOTICE]
+    assert (await knowledge.ask(asked)).notices == [Notice(NoticeKind.GENERAL_KNOWLEDGE)]
     server.enqueue(
         ToolCall("search_knowledge", {"query": "rollback duration"}),
         Reply("Rollbacks take about 15 minutes, done by switching the load balancer back [1]."),
     )
     invented = await knowledge.ask(replace(asked, messages=[{"role": "user", "content": "Rollback time?"}]))
-    assert invented.notices == [MODEL_FIRST_NOTICE] and invented.citations[0].name == "handbook.md"
+    assert (
+        invented.notices == [Notice(NoticeKind.MODEL_FIRST)] and invented.citations[0].name == "handbook.md"
+    )
     server.enqueue(
         ToolCall("search_knowledge", {"query": "rollback duration"}),
         Reply("Switching the load balancer back to the previous colour takes about two minutes [1]."),

@@ -10,7 +10,6 @@ from sqlalchemy import create_engine
 from sqlmodel import SQLModel
 
 from storage.db import Database
-from storage.keyword import described_by_models
 from storage.migrations_runner import (
     HEAD,
     MIGRATIONS,
@@ -19,6 +18,12 @@ from storage.migrations_runner import (
     head_revision,
     upgrade_to_head,
 )
+from storage.records import NewChunk, NewDocument
+from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
+from storage.repositories.indexes import IndexRepository
+from storage.schema import described_by_models
+from storage.values import SourceKind
 
 
 def test_migrations_match_the_models(database: Database) -> None:
@@ -54,3 +59,36 @@ def test_a_database_one_migration_behind_is_brought_up_to_date(database_url: str
         assert current_revision(engine) == HEAD
     finally:
         engine.dispose()
+
+
+def test_chunks_written_before_their_offsets_get_those_the_overlap_gives(database: Database) -> None:
+    """0012 records where each chunk starts; for chunks already stored it reads the overlap
+    from their text once (as it was read at every question before), so they read the same."""
+    directory, indexes, documents = (
+        Directory(database),
+        IndexRepository(database),
+        DocumentRepository(database),
+    )
+    index = indexes.ensure_personal(directory.ensure_user("T1", "U1", "ada"), model="local:test", dimension=8)
+    section = ["Pass a timeout.\n    get(url,", "get(url,\n        timeout=5)", "Then retry."]
+    chunks = [NewChunk(n, "Guide > Timeouts", text, start=None) for n, text in enumerate(section)]
+    chunks.append(NewChunk(3, "Guide > Retries", "Retry twice.", start=None))
+    new = NewDocument(
+        index_id=index.id,
+        source_kind=SourceKind.FILE,
+        source_key="guide.md",
+        name="guide.md",
+        mime_type="text/markdown",
+        content_hash="h",
+        size=80,
+        characters=70,
+    )
+    document, _ = documents.create_pending(new, chunks)
+    documents.mark_ready(document.id)
+    config = alembic_config(database.engine)
+    command.downgrade(config, "0013")
+    command.upgrade(config, "0012")
+    found = documents.chunks_in([(document.id, 0, 3)])
+    assert [c.start for c in found] == [0, 20, 47, 58], "another section's chunk repeats nothing"
+    first, second = found[0], found[1]
+    assert second.text.startswith(first.text[second.start - first.start :]), "the second repeats 'get(url,'"

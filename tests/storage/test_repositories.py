@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import text
 
 from storage.db import Database
 from storage.records import NameTaken, NewChunk, NewDocument, NotFound
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
-from storage.values import DocumentStatus, Scope, SourceKind
+from storage.values import DocumentStatus, ResponseMode, Scope, SourceKind, Strategy
 
 MODEL, DIM = "local:test", 8
 
@@ -44,8 +45,27 @@ def test_users_and_channels_are_found_or_created_and_refreshed(database: Databas
     assert directory.channel_conversation(channel).id == conversation.id
     dm = directory.dm_conversation(first)
     assert dm.id != conversation.id and dm.user_id == first.id
-    updated = directory.set_conversation_options(dm.id, response_mode="RAG_ONLY")
-    assert updated.response_mode == "RAG_ONLY" and directory.conversation(dm.id).rag_strategy is None
+    updated = directory.set_conversation_options(dm.id, response_mode=ResponseMode.RAG_ONLY)
+    assert (
+        updated.response_mode is ResponseMode.RAG_ONLY and directory.conversation(dm.id).rag_strategy is None
+    )
+    directory.set_conversation_options(dm.id, rag_strategy=Strategy.SMART)
+    assert directory.conversation(dm.id).rag_strategy is Strategy.SMART
+
+
+def test_a_stored_choice_this_version_does_not_know_reads_as_none(database: Database) -> None:
+    directory = Directory(database)
+    dm = directory.dm_conversation(directory.ensure_user("T1", "U1", "ada"))
+    directory.set_conversation_options(dm.id, response_mode=ResponseMode.HYBRID, rag_strategy=Strategy.SMART)
+    with database.session() as session:  # as another version of Lore may have left them
+        session.execute(
+            text(
+                "UPDATE conversation SET response_mode = 'OLD_MODE', rag_strategy = 'psychic' WHERE id = :id"
+            ),
+            {"id": dm.id},
+        )
+    found = directory.conversation(dm.id)
+    assert found.response_mode is None and found.rag_strategy is None
 
 
 def test_personal_and_channel_indexes_are_created_once(database: Database) -> None:

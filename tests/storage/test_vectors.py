@@ -128,3 +128,34 @@ def test_a_collection_whose_search_chroma_will_not_widen_is_used_as_it_is(
     store.add(old, records(1, range(1, 3)))
     assert [h.id for h in store.query(old, [1.0, 0.1, 0.0], 1)] == [1]
     assert "could not widen the search of collection lore-T1-9" in caplog.text
+
+
+def test_a_tenants_collections_are_dropped_by_name_and_no_other(chroma_client: object) -> None:
+    store = ChromaVectorStore(chroma_client)  # type: ignore[arg-type]
+    refs = [CollectionRef("T1", 7, "local:test", 3), CollectionRef("T1", 8, "local:test", 3)]
+    others = [CollectionRef("T12", 7, "local:test", 3), CollectionRef("T2", 1, "local:test", 3)]
+    for ref in refs + others:
+        store.add(ref, records(1, range(1, 3)))
+    assert sorted(store.drop_tenant("T1")) == sorted(ref.name for ref in refs)
+    assert [store.count(ref) for ref in refs + others] == [0, 0, 2, 2]
+
+
+def test_compacting_an_embedded_store_leaves_no_text_of_dropped_collections(tmp_path: Path) -> None:
+    folder = tmp_path / "chroma"
+    store = ChromaVectorStore(chroma_client(path=folder), folder=folder)
+    gone, kept = CollectionRef("T2", 1, "local:test", 3), CollectionRef("T1", 1, "local:test", 3)
+    store.add(
+        gone, [VectorRecord(i, [1.0, i, 0.0], f"zebrafinch {i}", {"document_id": 1}) for i in range(60)]
+    )
+    store.add(
+        kept, [VectorRecord(i, [1.0, i, 0.0], f"kingfisher {i}", {"document_id": 1}) for i in range(60)]
+    )
+    store.drop_tenant("T2")
+    folders = {p.name for p in folder.iterdir() if p.is_dir()}
+
+    store.compact()
+
+    holding = [p for p in folder.rglob("*") if p.is_file() and b"zebrafinch" in p.read_bytes()]
+    assert holding == [] and store.count(kept) == 60
+    assert any(b"kingfisher" in p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    assert len({p.name for p in folder.iterdir() if p.is_dir()}) < len(folders)  # the dropped one's segment

@@ -32,8 +32,10 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack`; its base URL once /healthz answers."""
+async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack`; its base URL once /healthz answers.
+    `settings` are more environment variables (`SLACK_BOT_TOKEN=""` unsets the bot token,
+    for OAuth installs; `LORE_HOME` another data folder than `home`, which keeps the log)."""
     port = free_port()
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
@@ -45,6 +47,8 @@ async def lore_run(home: Path, slack: FakeSlack) -> AsyncIterator[str]:
         SLACK_API_URL=slack.api_url,
         ANONYMIZED_TELEMETRY="False",
     )
+    env.update(settings)
+    env = {k: v for k, v in env.items() if v != ""}
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(

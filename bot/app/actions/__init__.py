@@ -16,6 +16,7 @@ from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
 from bot.app.actions.helping import HelpActions, MembersOf, VerifiedListing, no_groups
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
+from bot.app.actions.search import DocumentText, SearchActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
 from bot.app.actions.threads import ThreadActions
@@ -30,6 +31,7 @@ __all__ = [
     "Attached",
     "ConnectorActions",
     "DocumentActions",
+    "DocumentText",
     "FeedbackActions",
     "HelpActions",
     "Home",
@@ -37,6 +39,7 @@ __all__ = [
     "IndexActions",
     "IndexReview",
     "MembersOf",
+    "SearchActions",
     "SettingActions",
     "SourceActions",
     "ThreadActions",
@@ -56,6 +59,7 @@ class Actions:
         self.connectors = ConnectorActions(services, self.indexes, self.sources)
         self.settings = SettingActions(services)
         self.answers = AnswerActions(services)
+        self.search = SearchActions(services)
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)

@@ -115,10 +115,15 @@ class DocumentActions:
         )
         return await self._add_one(index, source)
 
-    async def listing(self, place: Place, index: IndexRef, *, limit: int = 50) -> list[DocumentRef]:
+    async def listing(
+        self, place: Place, index: IndexRef, *, limit: int = 50, after: int | None = None
+    ) -> list[DocumentRef]:
+        """The index's documents, oldest first, `limit` of them after the document `after`."""
         if not allowed(Action.SEARCH, index.facts, place):
             raise refused(Action.SEARCH, index)
-        return await asyncio.to_thread(self._services.documents.list_ready, index.id, limit=limit)
+        return await asyncio.to_thread(
+            self._services.documents.list_ready, index.id, after_id=after, limit=limit
+        )
 
     async def forget(self, place: Place, index: IndexRef, reference: str) -> list[DocumentRef]:
         """Remove the document of `index` that `reference` names (id, URL, name, or part of

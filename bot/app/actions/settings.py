@@ -23,13 +23,13 @@ class SettingActions:
     async def set_mode(self, actor: Actor, mode: ResponseMode) -> ConversationRef:
         self._check(actor)
         return await asyncio.to_thread(
-            self._directory.set_conversation_options, actor.conversation.id, response_mode=mode.value
+            self._directory.set_conversation_options, actor.conversation.id, response_mode=mode
         )
 
     async def set_strategy(self, actor: Actor, strategy: Strategy) -> ConversationRef:
         self._check(actor)
         return await asyncio.to_thread(
-            self._directory.set_conversation_options, actor.conversation.id, rag_strategy=strategy.value
+            self._directory.set_conversation_options, actor.conversation.id, rag_strategy=strategy
         )
 
     async def lock(self, actor: Actor, locked: bool) -> ConversationRef:

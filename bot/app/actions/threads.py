@@ -133,7 +133,7 @@ class ThreadActions:
     async def learn(self, actor: Actor) -> Attached:
         """Attach the actor's channel's history to the channel's own index and queue the job
         that reads it (the one under way, if there is one)."""
-        if self._services.settings.slack_bot_token is None:
+        if not self._services.settings.slack_configured:
             raise KnowledgeError(ONLY_IN_SLACK)
         index = await self._own_index(actor)
         channel = await asyncio.to_thread(self._services.directory.channel, index.channel_id or 0)

@@ -11,9 +11,9 @@ from dataclasses import replace
 import pytest
 
 from knowledge.answering.answer import SYSTEM_PROMPT, Fallback, ResponseMode
-from knowledge.answering.generation import GENERAL_NOTICE, MODEL_FIRST_NOTICE, UNVERIFIED_NOTICE
 from knowledge.backends.llm import OpenAIChatModel
 from knowledge.engine import Request
+from knowledge.search.notices import Notice, NoticeKind
 from tests.fakes.openai_server import Callback, FakeOpenAI, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 
@@ -87,7 +87,7 @@ async def test_an_unchecked_answer_falls_back_to_the_documents_with_a_notice(
     request = await handbook(stack)
     llm.enqueue(Reply(reply))
     answer = await stack.knowledge(small_model(llm)).ask(request)
-    assert answer.fallback == Fallback.UNVERIFIED and UNVERIFIED_NOTICE in answer.notices
+    assert answer.fallback == Fallback.UNVERIFIED and Notice(NoticeKind.UNVERIFIED) in answer.notices
     assert reply not in answer.text, "the model's claim does not reach the user"
     assert answer.citations and answer.citations[0].name == "handbook.md"
     assert "two minutes" in answer.text
@@ -185,10 +185,10 @@ async def test_the_models_own_knowledge_is_labelled_in_the_modes_that_ask_for_it
     knowledge = stack.knowledge(small_model(llm))
     llm.enqueue(Reply("Blue-green rollbacks usually take a few minutes."))
     only = await knowledge.ask(replace(request, mode=ResponseMode.LLM_ONLY))
-    assert only.notices == [GENERAL_NOTICE] and only.citations == []
+    assert only.notices == [Notice(NoticeKind.GENERAL_KNOWLEDGE)] and only.citations == []
     llm.enqueue(Reply("Most teams roll back with kubectl rollout undo in seconds."))
     first = await knowledge.ask(replace(request, mode=ResponseMode.LLM_PRIORITY))
-    assert first.notices == [MODEL_FIRST_NOTICE] and "kubectl" in first.text
+    assert first.notices == [Notice(NoticeKind.MODEL_FIRST)] and "kubectl" in first.text
     llm.enqueue(
         Reply("Rollbacks switch the load balancer back to the previous colour, about two minutes [1].")
     )

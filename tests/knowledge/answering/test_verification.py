@@ -12,9 +12,9 @@ import pytest
 from bench.claims import passage
 from knowledge.answering.answer import Answer, Fallback
 from knowledge.answering.citations import check_answer
-from knowledge.answering.generation import UNVERIFIED_NOTICE
 from knowledge.answering.verification import VERIFY_PROMPT, judged
 from knowledge.engine import AnswerSpec, Request
+from knowledge.search.notices import Notice, NoticeKind
 from tests.fakes.openai_server import FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import HANDBOOK, RECIPES, Stack, chat_model, md
 
@@ -41,7 +41,7 @@ async def test_a_claim_the_model_judges_contradicted_sends_the_documents(
     stack: Stack, llm: FakeOpenAI
 ) -> None:
     answer = await ask(stack, llm, Reply(FLIPPED), Reply("1: CONTRADICTED"))
-    assert answer.fallback == Fallback.UNVERIFIED and answer.notices[0] == UNVERIFIED_NOTICE
+    assert answer.fallback == Fallback.UNVERIFIED and answer.notices[0] == Notice(NoticeKind.UNVERIFIED)
     assert "forward" not in answer.text and "previous colour" in answer.text, "the documents' own words"
     answering, judging = llm.chat_requests
     assert answering.json["messages"][0]["content"] != VERIFY_PROMPT, "the answer is written first"

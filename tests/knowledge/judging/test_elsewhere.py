@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from knowledge.answering.answer import KNOWLEDGE_RULES, Fallback, FallbackStrategy, ResponseMode, Rule
-from knowledge.answering.generation import GENERAL_NOTICE
 from knowledge.engine import Knowledge, Request
 from knowledge.judging.abstain import Calibration, Elsewhere, elsewhere
 from knowledge.judging.ranking import QuestionTerms, Ranking, Scored, ScoredUnit
+from knowledge.search.notices import Notice, NoticeKind
 from knowledge.text.quotes import units
 from knowledge.text.words import content_words, stem
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -119,7 +119,7 @@ async def test_an_answer_for_another_project_is_refused_and_says_whose_it_is(sta
 
     answer = await knowledge.ask(asking("can uvicorn serve a folder of static files by itself?"))
     assert answer.abstained and answer.citations == [] and answer.confidence == 0.0
-    assert answer.notices == ["What I found is about fastapi, not uvicorn."]
+    assert answer.notices == [Notice(NoticeKind.ELSEWHERE, "fastapi", ("uvicorn",))]
     assert answer.closest[0].name == "static-files.md"
     answered = await knowledge.ask(asking("how do I serve a folder of static files with fastapi?"))
     assert not answered.abstained and answered.citations[0].name == "static-files.md"
@@ -145,16 +145,19 @@ async def test_a_model_is_not_given_another_projects_passages_as_the_documents(
     assert KNOWLEDGE_RULES[Rule.GENERAL] in llm.chat_requests[0].messages[0]["content"]
     assert "StaticFiles" not in str(llm.chat_requests[0].messages), "FastAPI's passage is not given"
     assert answer.fallback == Fallback.GENERAL_KNOWLEDGE and answer.citations == []
-    assert answer.notices == ["What I found is about fastapi, not uvicorn.", GENERAL_NOTICE]
+    assert answer.notices == [
+        Notice(NoticeKind.ELSEWHERE, "fastapi", ("uvicorn",)),
+        Notice(NoticeKind.GENERAL_KNOWLEDGE),
+    ]
     # With no general knowledge allowed, it is the same refusal as without a model.
     strict = await knowledge.ask(replace(request, fallback=FallbackStrategy.NONE))
-    assert strict.abstained and strict.notices == ["What I found is about fastapi, not uvicorn."]
+    assert strict.abstained and strict.notices == [Notice(NoticeKind.ELSEWHERE, "fastapi", ("uvicorn",))]
     assert len(llm.chat_requests) == 1
     # A model answering first from its own knowledge may still cite the passages; the answer
     # says whose they are.
     llm.enqueue(Reply("Uvicorn serves the app; mount StaticFiles in the app for files [1]."))
     first = await knowledge.ask(replace(request, mode=ResponseMode.LLM_PRIORITY))
-    assert first.notices == ["What I found is about fastapi, not uvicorn."]
+    assert first.notices == [Notice(NoticeKind.ELSEWHERE, "fastapi", ("uvicorn",))]
     # A question about the project the passages are for is answered from them, as before.
     llm.enqueue(Reply("Mount a `StaticFiles` instance at a path [1]."))
     asked = [{"role": "user", "content": "how do I serve a folder of static files with fastapi?"}]

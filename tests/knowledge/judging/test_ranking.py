@@ -29,11 +29,13 @@ from knowledge.judging.ranking import (
 )
 from knowledge.search.followup import standalone_question
 from knowledge.search.retrieval import Retrieval
+from knowledge.text.cuts import Before
 from knowledge.text.quotes import Kind, Unit, units
 from knowledge.text.words import content_words, stems_of
 from storage.keyword import MAX_TERMS
 from storage.records import IndexRef
 from tests.knowledge.conftest import Stack, md
+from tests.knowledge.text.test_quotes import preceded
 
 TRUSTING = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)
 CALIBRATION = Calibration.fitted()
@@ -256,7 +258,7 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
     assert len(read) >= 2, "not only the best passage is read on"
     for passage in read:
         following = await stack.retriever.following(passage.hit)
-        assert following is not None and passage.units[-1].unit.text in following
+        assert following is not None and passage.units[-1].unit.text in following[0]
 
 
 async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(stack: Stack) -> None:
@@ -268,7 +270,9 @@ async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(s
     assert passage.units[-1].unit.text.startswith("Wrap the whole application")
     # chunks overlap: the next one starts inside that sentence, at a capitalised name
     following = "CORSMiddleware so error responses carry the headers too.\n\nList custom headers in `expose_headers`.\n"
-    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, passage, following)
+    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(
+        ranking, passage, following, preceded(passage.hit.text, following).repeated
+    )
     added = [u.unit.text for u in read.units[len(passage.units) :]]
     assert added == ["List custom headers in `expose_headers`."]
     targets = ".. _`CORS`: https://developer.mozilla.org/docs/Web/HTTP/CORS\n\nSessions\n--------\n"
@@ -311,7 +315,7 @@ async def test_a_unit_the_passage_was_cut_inside_is_completed_not_repeated(stack
     ]:
         _, ranking = await ranked(stack, index, question)
         passage = next(p for p in ranking.passages if p.hit.document.name == name)
-        read = ranker.read_on(ranking, passage, following)
+        read = ranker.read_on(ranking, passage, following, preceded(passage.hit.text, following).repeated)
         texts = [u.unit.text for u in read.units]
         assert texts[len(passage.units) - 1] == whole, "the cut unit is replaced by the whole one"
         assert texts[len(passage.units) :] == rest and read.following == len(rest)
@@ -373,7 +377,7 @@ def test_a_quote_grows_back_into_the_tail_of_a_block_the_passage_before_begins_o
         "Connection retries are also available via this interface.\n"
         "Requests will be retried the given number of times in case a connection fails."
     )
-    found = units(text, before)
+    found = units(text, preceded(before, text))
     assert found[0].kind == Kind.CODE and found[0].continues, "the end of another example"
     assert 0.4 < TAIL_SHARE < 0.6
     passage = scored_units(found, [0.4, 1.0, 0.8])  # under TAIL_SHARE of the best: another example's end
@@ -514,15 +518,18 @@ async def test_the_passage_before_is_read_within_a_section_only(stack: Stack) ->
     hits = (await stack.retriever.search([stack.fresh(index)], "logging handler cookie html", top_k=20)).hits
     by_text = {h.text: h for h in hits}
     html = next(h for t, h in by_text.items() if t.startswith("Takes some text"))
-    assert html.position > 0 and await stack.retriever.preceding([html]) == [""], "another section's passage"
+    assert html.position > 0 and await stack.retriever.preceding([html]) == [Before()], (
+        "another section's passage"
+    )
     logging_hits = sorted((h for h in hits if h.document.name == "api.rst"), key=lambda h: h.position)
-    assert logging_hits[0].position == 0 and await stack.retriever.preceding(logging_hits[:1]) == [""]
+    assert logging_hits[0].position == 0 and await stack.retriever.preceding(logging_hits[:1]) == [Before()]
     later = logging_hits[-1]
     assert later.position > 0
     (before,) = await stack.retriever.preceding([later])
-    assert before and before != later.text and before[-40:] in _debugging_page()
+    assert before.text and before.text != later.text and before.text[-40:] in _debugging_page()
+    assert later.text.startswith(before.text[len(before.text) - before.repeated :]), "the overlap, by offsets"
     together = await stack.retriever.preceding([html, logging_hits[0], later])
-    assert together == ["", "", before], "one read for all gives each its own"
+    assert together == [Before(), Before(), before], "one read for all gives each its own"
 
 
 def scored_units(found: Sequence[Unit], scores: Sequence[float]) -> Scored:
@@ -647,8 +654,9 @@ async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack)
     retrieval, _ = await ranked(stack, index, "how do I set a cookie on a response?")
     cookie = next(h for h in retrieval.hits if "set_cookie" in h.text)
     assert await stack.retriever.following(cookie) == (
-        "# HTMLResponse\n\nTakes some text or bytes and returns an HTML response."
-    ), "the stored passage has no heading line: it is given one"
+        "# HTMLResponse\n\nTakes some text or bytes and returns an HTML response.",
+        0,
+    ), "the stored passage has no heading line: it is given one; another section repeats nothing"
 
 
 def test_a_question_the_page_asks_is_never_the_lead() -> None:

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import re
 
-from knowledge.answering.answer import HEDGE_NOTICE
 from knowledge.backends.tokens import TiktokenCounter
 from knowledge.engine import AnswerSpec, Knowledge, Request
 from knowledge.judging.abstain import Calibration
 from knowledge.judging.rerank import RERANK_PROMPT, chosen, rerank
 from knowledge.search.context import source_block
+from knowledge.search.notices import HEDGED
 from storage.records import IndexRef
 from tests.fakes.openai_server import Callback, FakeOpenAI, HttpError, Reply
 from tests.knowledge.conftest import Stack, chat_model, md
@@ -135,7 +135,7 @@ async def test_a_model_that_finds_no_source_helpful_leaves_its_doubt_on_the_answ
     doubted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": QUESTION}]))
     again = f"{QUESTION} Quickly, please."
     trusted = await knowledge(stack, llm).ask(Request([index], [{"role": "user", "content": again}]))
-    assert doubted.hedged and doubted.notices == [HEDGE_NOTICE] and doubted.citations
+    assert doubted.hedged and doubted.notices == [HEDGED] and doubted.citations
     assert not trusted.hedged and trusted.notices == [] and trusted.citations
 
 

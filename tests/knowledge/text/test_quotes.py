@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge.text.cuts import joined
+from knowledge.text.cuts import Before
 from knowledge.text.quotes import MAX_NESTING, Kind, Unit, continued_code, units
 
 RST = """Configuration Handling
@@ -43,6 +43,15 @@ async def lifespan(app):
 1. Install it.
 2. Run it.
 """
+
+
+def preceded(before: str, text: str) -> Before:
+    """`before` as the text before the passage `text` in its section, with as much of its end
+    as `text` begins with repeated (as chunking would have recorded their offsets)."""
+    for start in range(max(0, len(before) - 2000), len(before)):
+        if before[start:].strip() and text.startswith(before[start:]):
+            return Before(before, len(before) - start)
+    return Before(before)
 
 
 def test_rst_is_cut_into_sentences_items_and_whole_code_blocks() -> None:
@@ -193,7 +202,7 @@ def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
         "      log.setLevel(logging.DEBUG)\n\n"
         "One key difference is the license."
     )
-    code, rest = continued_code(ending, DEBUGGING, following)
+    code, rest = continued_code(ending, DEBUGGING, following, preceded(DEBUGGING, following).repeated)
     assert code == Unit(
         "import logging\nHTTPConnection.debuglevel = 1\n\nlogging.basicConfig()\nlog.setLevel(logging.DEBUG)",
         Kind.CODE,
@@ -203,7 +212,10 @@ def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
     assert [u.text for u in units(rest)] == ["One key difference is the license."]
     nested = "Define it::\n\n    def create_app():\n        app = Flask(__name__)"
     code, _ = continued_code(
-        units(nested)[-1], nested, "        app.config.from_pyfile('config.py')\n    return app\n"
+        units(nested)[-1],
+        nested,
+        "        app.config.from_pyfile('config.py')\n    return app\n",
+        preceded(nested, "        app.config.from_pyfile('config.py')\n    return app\n").repeated,
     )
     assert code is not None and code.text == (
         "def create_app():\n    app = Flask(__name__)\n    app.config.from_pyfile('config.py')\nreturn app"
@@ -215,7 +227,7 @@ def test_a_passage_ending_with_the_line_that_opens_a_literal_block_continues_as_
     (opener,) = units(before)
     assert opener.text == "Requests encodes it for you if you pass it directly:"
     following = "    >>> url = 'https://api.example.com/'\n    >>> r = requests.post(url, json=payload)\n\nNote the header."
-    code, rest = continued_code(opener, before, following)
+    code, rest = continued_code(opener, before, following, preceded(before, following).repeated)
     assert code == Unit(
         ">>> url = 'https://api.example.com/'\n>>> r = requests.post(url, json=payload)", Kind.CODE, 2
     )
@@ -225,12 +237,21 @@ def test_a_passage_ending_with_the_line_that_opens_a_literal_block_continues_as_
 def test_only_a_block_left_open_is_continued_and_only_by_indented_text() -> None:
     code = units(DEBUGGING)[-1]
     paragraph = "Another paragraph.\n    y = 2"
-    assert continued_code(code, DEBUGGING, paragraph) == (None, paragraph)
-    assert continued_code(code, "Some prose.\n\n    x = 1", "    y = 2") == (None, "    y = 2"), (
-        "no block open"
+    assert continued_code(code, DEBUGGING, paragraph, preceded(DEBUGGING, paragraph).repeated) == (
+        None,
+        paragraph,
     )
+    assert continued_code(
+        code,
+        "Some prose.\n\n    x = 1",
+        "    y = 2",
+        preceded("Some prose.\n\n    x = 1", "    y = 2").repeated,
+    ) == (None, "    y = 2"), "no block open"
     repeated = "debuglevel = 1\n\nDone."
-    assert continued_code(code, DEBUGGING, repeated) == (None, "Done."), "only repeated lines"
+    assert continued_code(code, DEBUGGING, repeated, preceded(DEBUGGING, repeated).repeated) == (
+        None,
+        "Done.",
+    ), "only repeated lines"
 
 
 def test_a_passage_that_begins_inside_a_literal_block_reads_its_first_lines_as_code() -> None:
@@ -248,16 +269,16 @@ def test_a_passage_that_begins_inside_a_literal_block_reads_its_first_lines_as_c
     )
     alone = units(text)
     assert alone[0].kind == Kind.SENTENCE, "without the passage before, the lines read as prose"
-    found = units(text, before)
+    found = units(text, preceded(before, text))
     assert [(u.kind, u.text) for u in found] == [
         (Kind.CODE, "@pytest.fixture\ndef runner(app):\n    return app.test_cli_runner()"),
         (Kind.SENTENCE, "Use the runner to invoke commands."),
     ]
-    assert units(text, "The passage before says nothing of code.") == alone
+    assert units(text, preceded("The passage before says nothing of code.", text)) == alone
     opener = "conftest::\n\n    import pytest\n\n    @pytest.fixture\n    def runner(app):"
-    assert units(opener, before)[0] == Unit("conftest:", Kind.SENTENCE, 1, continues=True), (
-        "it repeats the opener: read as is, the end of a sentence begun before it"
-    )
+    assert units(opener, preceded(before, opener))[0] == Unit(
+        "conftest:", Kind.SENTENCE, 1, continues=True
+    ), "it repeats the opener: read as is, the end of a sentence begun before it"
 
 
 def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> None:
@@ -270,7 +291,7 @@ def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> No
         "The configuration files themselves are Python files"
     )
     text = "$ flask run\n    * Running on http://127.0.0.1:5000/\n\nThe configuration files themselves are Python files."
-    assert [(u.kind, u.text) for u in units(text, before)] == [
+    assert [(u.kind, u.text) for u in units(text, preceded(before, text))] == [
         (Kind.CODE, "$ flask run\n * Running on http://127.0.0.1:5000/"),
         (Kind.SENTENCE, "The configuration files themselves are Python files."),
     ]
@@ -279,14 +300,16 @@ def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> No
 def test_a_passage_that_begins_inside_a_fenced_block_reads_up_to_its_closing_fence() -> None:
     before = "Add the middleware:\n\n```python\napp = Starlette()\napp.add_middleware(\n    CORSMiddleware,"
     text = "CORSMiddleware,\n    allow_origins=['*'],\n)\n```\n\nThen run it.\n\n```\nuvicorn app:app\n```"
-    found = units(text, before)
+    found = units(text, preceded(before, text))
     assert [(u.kind, u.text) for u in found] == [
         (Kind.CODE, "    CORSMiddleware,\n    allow_origins=['*'],\n)"),
         (Kind.SENTENCE, "Then run it."),
         (Kind.CODE, "```\nuvicorn app:app\n```"),
     ]
     titled = "Title\n``````````\n\nProse::\n\n    code_line()"  # reST lets a title's underline be backticks
-    assert units("code_line()\n\nMore prose.", titled)[0] == Unit("code_line()", Kind.CODE, 1, continues=True)
+    assert units("code_line()\n\nMore prose.", preceded(titled, "code_line()\n\nMore prose."))[0] == Unit(
+        "code_line()", Kind.CODE, 1, continues=True
+    )
 
 
 def test_a_passage_between_two_fenced_blocks_knows_which_fence_closes_and_which_opens() -> None:
@@ -298,17 +321,10 @@ def test_a_passage_between_two_fenced_blocks_knows_which_fence_closes_and_which_
         (Kind.CODE, '```python title="conftest.py"\nimport pytest'),
     ]
     following = "import pytest\n\n@pytest.fixture\ndef client():\n    ...\n```\n\nThen write the tests."
-    assert [(u.kind, u.text) for u in units(following, text)] == [
+    assert [(u.kind, u.text) for u in units(following, preceded(text, following))] == [
         (Kind.CODE, "import pytest\n\n@pytest.fixture\ndef client():\n    ..."),
         (Kind.SENTENCE, "Then write the tests."),
     ]
-
-
-def test_consecutive_passages_are_joined_without_what_each_repeats() -> None:
-    assert joined(["Pass a timeout.\n    get(url,", "get(url,\n        timeout=5)", "Then retry."]) == (
-        "Pass a timeout.\n    get(url,\n        timeout=5)\nThen retry."
-    )
-    assert joined([]) == "" and joined(["only one"]) == "only one"
 
 
 def test_a_runaway_nesting_of_list_items_is_read_without_running_out_of_stack() -> None:
@@ -426,7 +442,7 @@ def test_markdown_admonitions_read_as_their_rest_directives() -> None:
 def test_a_passage_begun_mid_line_in_a_block_shows_that_line_whole_and_no_stray_brackets() -> None:
     before = 'Read it:\n\n```python\nform = await request.form()\nfilename = form["upload_file"].filename'
     text = '= form["upload_file"].filename\ncontents = await form["upload_file"].read()\n```\n\nDone.'
-    assert units(text, before)[0].text == (
+    assert units(text, preceded(before, text))[0].text == (
         'filename = form["upload_file"].filename\ncontents = await form["upload_file"].read()'
     )
     tail = units("]\n```\n\nYou can also mount sub-applications.")[0]
@@ -492,7 +508,7 @@ def test_a_passage_begun_mid_line_in_an_indented_body_reads_that_line_with_the_r
         "socket for ``timeout`` seconds. If no timeout is specified explicitly, requests do\n"
         "    not time out.\n\nErrors\n------\n\nA network problem raises a ``ConnectionError``.\n"
     )
-    read = [(u.text, u.fragment) for u in units(passage, before)]
+    read = [(u.text, u.fragment) for u in units(passage, preceded(before, passage))]
     assert read == [
         ("socket for ``timeout`` seconds.", True),
         ("If no timeout is specified explicitly, requests do not time out.", False),
@@ -502,13 +518,19 @@ def test_a_passage_begun_mid_line_in_an_indented_body_reads_that_line_with_the_r
         "without the passage before, where the line began is not known"
     )
     cut_at_its_start = "Ends here.\n" + passage[passage.index("If no") :]
-    assert [u.text for u in units(cut_at_its_start, "Ends here.\n")][1] == (
+    assert [u.text for u in units(cut_at_its_start, preceded("Ends here.\n", cut_at_its_start))][1] == (
         "If no timeout is specified explicitly, requests do"
     ), "a passage that begins at a line's start is read as it stands"
     item = "*   ``SECRET_KEY`` is used by Flask to keep data safe. It is set to ``'dev'`` during\n"
-    listed = units("set to ``'dev'`` during\n    development. Override it when deploying.\n", item)
+    listed = units(
+        "set to ``'dev'`` during\n    development. Override it when deploying.\n",
+        preceded(item, "set to ``'dev'`` during\n    development. Override it when deploying.\n"),
+    )
     assert [u.text for u in listed] == ["set to ``'dev'`` during development.", "Override it when deploying."]
-    doctest = units("like this:\n    >>> requests.get(url)\n", "It is used like this:\n")
+    doctest = units(
+        "like this:\n    >>> requests.get(url)\n",
+        preceded("It is used like this:\n", "like this:\n    >>> requests.get(url)\n"),
+    )
     assert [u.kind for u in doctest] == [Kind.SENTENCE, Kind.CODE], "a block after it is not its paragraph"
 
 
@@ -562,22 +584,33 @@ def test_a_passage_that_begins_mid_sentence_knows_it_from_the_passage_before() -
         "CLI command, or ``with`` block. Various callbacks run during the context.\n"
     )
     wrapped = "CLI command, or ``with`` block. Various callbacks run during the context.\n"
-    found = units(wrapped, before[: before.index("CLI")])
+    found = units(wrapped, preceded(before[: before.index("CLI")], wrapped))
     assert [(u.text, u.fragment) for u in found] == [
         ("CLI command, or ``with`` block.", True),
         ("Various callbacks run during the context.", False),
     ], "at the start of a line that goes on with a sentence of the line before"
     assert units(wrapped)[0].fragment is False, "without the passage before, it cannot be told"
     one_line = "The application context is pushed during a request, CLI"  # overlapping from mid-line
-    assert units("CLI command, or ``with`` block.", one_line)[0].fragment
-    assert not units("CLI commands push it.", "It is pushed during a request. CLI")[0].fragment
-    assert not units("Various callbacks run during the context.\n", before[: before.index("Various")])[
+    assert units("CLI command, or ``with`` block.", preceded(one_line, "CLI command, or ``with`` block."))[
         0
     ].fragment
+    assert not units(
+        "CLI commands push it.", preceded("It is pushed during a request. CLI", "CLI commands push it.")
+    )[0].fragment
+    assert not units(
+        "Various callbacks run during the context.\n",
+        preceded(before[: before.index("Various")], "Various callbacks run during the context.\n"),
+    )[0].fragment
     paragraph = "The context\n-----------\n\nSome intro.\n\n"
-    assert not units("CLI commands push it too.\n", paragraph)[0].fragment, "a new paragraph"
-    assert not units("CLI commands push it too.\n", "The context\n-----------")[0].fragment, "after a title"
-    assert not units("- CLI commands push it too.\n", "Where it is pushed,")[0].fragment, "an item"
+    assert not units("CLI commands push it too.\n", preceded(paragraph, "CLI commands push it too.\n"))[
+        0
+    ].fragment, "a new paragraph"
+    assert not units(
+        "CLI commands push it too.\n", preceded("The context\n-----------", "CLI commands push it too.\n")
+    )[0].fragment, "after a title"
+    assert not units(
+        "- CLI commands push it too.\n", preceded("Where it is pushed,", "- CLI commands push it too.\n")
+    )[0].fragment, "an item"
 
 
 def test_mkdocstrings_reference_is_no_text_of_the_page() -> None:
@@ -601,7 +634,7 @@ def test_mkdocstrings_reference_is_no_text_of_the_page() -> None:
 def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_page_does() -> None:
     before = "Then install the file with ``pip``.\n\n.. code-block:: none"
     text = "code-block:: none\n\n    $ pip install flaskr-1.0.0-py3-none-any.whl\n\nPip installs it.\n"
-    assert [(u.kind, u.text) for u in units(text, before)] == [
+    assert [(u.kind, u.text) for u in units(text, preceded(before, text))] == [
         (Kind.CODE, "$ pip install flaskr-1.0.0-py3-none-any.whl"),
         (Kind.SENTENCE, "Pip installs it."),
     ], "the directive's line, begun in its middle, is read whole from the passage before"
@@ -609,16 +642,19 @@ def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_
     assert [u.text for u in units(listed)][-1] == "2. It escapes special characters.", (
         "the next item's number, cut from its text, is not part of the item before"
     )
-    assert units("1.", "Intro.\n\n.. note:: 1.") == [], "a passage of a cut number alone holds nothing"
+    assert units("1.", preceded("Intro.\n\n.. note:: 1.", "1.")) == [], (
+        "a passage of a cut number alone holds nothing"
+    )
     numbered = units("Steps:\n\n#.  Create the app.\n#.  Configure it.\n")
     assert [u.rendered for u in numbered[1:]] == ["-  Create the app.", "-  Configure it."]
 
 
 def test_directive_options_a_passage_begins_with_and_a_pages_metadata_are_no_text() -> None:
     before = "Useful Functions and Classes\n----------------------------\n\n.. autoclass:: Flask"
-    assert units("Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n", before)[-1].text == (
-        "The app object."
-    )
+    assert units(
+        "Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n",
+        preceded(before, "Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n"),
+    )[-1].text == ("The app object.")
     assert [u.text for u in units(":orphan:\n\nThis page moved.\n")] == ["This page moved."]
     assert [u.text for u in units(":param url: The URL to fetch.\n")] == [":param url: The URL to fetch."], (
         "a field of text is kept"
@@ -710,7 +746,7 @@ def test_html_that_formats_words_is_not_shown_and_a_cut_include_line_is_no_text(
     assert units(text)[0].rendered == 'Data "parsing" and `kwargs` work, `<code>` in a span stays.'
     before = "Override the handler:\n\n{* ../../docs_src/handling_errors/tutorial004_py310.py hl[2,14:19] *}"
     cut = "hl[2,14:19] *}\n\nNow you will get a text version."  # a passage begun inside the include's line
-    assert [u.text for u in units(cut, before)] == ["Now you will get a text version."]
+    assert [u.text for u in units(cut, preceded(before, cut))] == ["Now you will get a text version."]
 
 
 def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
