@@ -5,7 +5,8 @@ Sections: ingest (mixed corpus; the embedder alone; plain chromadb), extraction 
 from public test suites, when their cache is there: `--corpus`), memory (the embedder, `lore
 ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), mcp (`search_knowledge` over Streamable HTTP beside the HTTP
-API's search, through `lore serve`), crawl (a loopback site, first and unchanged), slack
+API's search, through `lore serve`), crawl (a loopback site, first and unchanged), github (a
+fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
 handbook), help (a help channel through `lore run`: 60 messages to nobody; verified answers
@@ -28,7 +29,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import Section, crawl, extraction, help_channel, ingest, ingest_memory, mcp, quality, retrieval
+from bench import (
+    Section,
+    crawl,
+    extraction,
+    github,
+    help_channel,
+    ingest,
+    ingest_memory,
+    mcp,
+    quality,
+    retrieval,
+)
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
 
@@ -62,6 +74,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "retrieval": retrieval.run,
         "mcp": mcp.run,
         "crawl": crawl.run,
+        "github": github.run,
         "slack": slack,
         "quality": quality.run,
         "help": help_channel.run,

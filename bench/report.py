@@ -326,6 +326,26 @@ def _crawl(section: Json) -> str:
     )
 
 
+def _github(section: Json) -> str:
+    first, again, alone = section["first_sync"], section["unchanged_resync"], section["connector_alone"]
+    repo = section["repository"]
+    rows = [
+        ["first sync (list, fetch, extract, embed)", first["items"], f"{first['seconds']:g}", f"{first['items_per_s']:g}", f"{first['requests']} ({first['requests_counted']} counted)"],
+        ["unchanged re-sync", again["items"], f"{again['seconds']:g}", f"{again['items_per_s']:g}", f"{again['requests']} ({again['requests_counted']} counted)"],
+        ["connector alone (list and read)", alone["items"], f"{alone['seconds']:g}", f"{alone['items_per_s']:g}", "—"],
+    ]  # fmt: skip
+    return (
+        f"**GitHub sync** (fake GitHub on loopback: {repo['files']} doc files, {repo['issues_and_pulls']} issues "
+        f"and pull requests, {repo['discussions']} discussions)\n\n"
+        + _table(["job", "items", "seconds", "items/s", "requests"], rows)
+        + f"\n\nFirst sync ÷ the embedder alone on its {section['embedder']['chunks']} chunks: "
+        f"{section['ratios']['sync_vs_embedder']:g} of its speed. Unchanged re-sync: "
+        f"{again['seconds_vs_first']:g} of the first sync's time, {again['blobs_fetched']} blobs and "
+        f"{again['issue_bodies_fetched']} issue bodies fetched; counted requests (not 304s) "
+        f"{again['requests_counted']}."
+    )
+
+
 def _quality(section: Json) -> str:
     scifact = section["scifact"]
     rows = [
@@ -442,6 +462,7 @@ SECTIONS: dict[str, Callable[[Json], str]] = {
     "extraction": _extraction,
     "memory": _memory,
     "crawl": _crawl,
+    "github": _github,
     "quality": _quality,
     "help": _help,
 }

@@ -97,7 +97,7 @@ _MODULES = {
         "NotConfigured",
         "NotConnected",
     ),
-    "knowledge.sources.connectors.registry": ("CONNECTORS",),
+    "knowledge.sources.connectors.registry": ("CONNECTORS", "connector_kind"),
     "knowledge.sources.connectors.service": ("ClientLimits", "Connections"),
     "knowledge.sources.connectors.sync": ("ConnectorSync", "SyncPolicy"),
 }
@@ -194,6 +194,7 @@ __all__ = [
     "beir_sources",
     "build_embedder",
     "collection_for",
+    "connector_kind",
     "cut",
     "display_lines",
     "distinct_names",
@@ -271,7 +272,7 @@ if TYPE_CHECKING:
         NotConfigured,
         NotConnected,
     )
-    from knowledge.sources.connectors.registry import CONNECTORS
+    from knowledge.sources.connectors.registry import CONNECTORS, connector_kind
     from knowledge.sources.connectors.service import ClientLimits, Connections
     from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
     from knowledge.sources.crawl import Crawler, CrawlLimits

@@ -126,7 +126,8 @@ class KnowledgeSettings(StorageSettings):
         ge=0,
         le=365,
         description="Days between complete listings of a Confluence attachment, which remove deleted "
-        "and moved-out pages (0: every sync is complete).",
+        "and moved-out pages (0: every sync is complete). A GitHub attachment is listed completely at every "
+        "sync (ETags keep it cheap); its complete listings also send no ETag.",
     )
 
     @field_validator("embedding_model")

@@ -32,6 +32,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "retrieval",
         "mcp",
         "crawl",
+        "github",
         "slack",
         "quality",
         "help",
@@ -46,6 +47,12 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         set(mcp["latency"]) == {"api_query", "mcp_legacy", "mcp_auto"} and mcp["p95_vs_api"]["mcp_legacy"] > 0
     )
     assert report["crawl"]["recrawl"]["pages_unchanged"] == report["crawl"]["first_crawl"]["pages"] > 0
+    github = report["github"]
+    assert github["unchanged_resync"]["items_unchanged"] == github["first_sync"]["items"] > 0
+    assert (
+        github["unchanged_resync"]["blobs_fetched"] == github["unchanged_resync"]["issue_bodies_fetched"] == 0
+    )
+    assert github["ratios"]["sync_vs_embedder"] > 0
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):
         for run_ in slack[kind]["runs"].values():
@@ -80,6 +87,6 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert "| seen-once projects (" in table and "| facts | first line | abstention |" in table
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
     assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table
-    assert "**Real-world files**" in table and "**MCP**" in table
+    assert "**Real-world files**" in table and "**MCP**" in table and "**GitHub sync**" in table
     for chart in ("retrieval.png", "slack.png"):
         assert (tmp_path / chart).read_bytes().startswith(b"\x89PNG")

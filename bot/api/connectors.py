@@ -1,6 +1,7 @@
-"""Connector routes (Confluence): connect a source with credentials in the body (checked
-against the site, then kept encrypted), list the tenant's sources (credentials masked),
-list a source's spaces, attach spaces to an index (a job starts), disconnect. A site that
+"""Connector routes (Confluence, GitHub): connect a source with credentials in the body
+(checked against the site, then kept encrypted), list the tenant's sources (credentials
+masked), list a source's folders (spaces, repositories and owners), attach them to an index
+(a job starts), disconnect. A site that
 cannot be reached is the caller's mistake when connecting (400: check the url), and the
 site's when a stored source is used (502).
 
@@ -19,7 +20,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from aiohttp import web
-from pydantic import AfterValidator, BaseModel, Field, field_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from bot.api.auth import caller
 from bot.api.bodies import json_body
@@ -30,13 +31,14 @@ from bot.api.sources import SCHEDULE_HELP, Attached, ScheduleText, source_out
 from bot.api.state import state
 from bot.chat import messages
 from bot.chat.render import plain
-from knowledge import ConnectorUnavailable, Credentials, FolderSpec, NotConnected, Schedule
+from knowledge import ConnectorUnavailable, Credentials, FolderSpec, NotConnected, Schedule, connector_kind
 from storage.access import Action, allowed
 from storage.records import ConnectionRef
 from storage.records import NotFound as RowNotFound
 
 TAG = "connectors"
 SPACE_KEY = re.compile(r"^~?[A-Za-z0-9_.-]{1,255}$")
+REPOSITORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}(?:/[A-Za-z0-9._-]{1,100})?$")
 
 
 def _space_keys(keys: list[str]) -> list[str]:
@@ -49,24 +51,72 @@ def _space_keys(keys: list[str]) -> list[str]:
 SpaceKeys = Annotated[list[str], AfterValidator(_space_keys)]
 
 
+def _repositories(names: list[str]) -> list[str]:
+    for name in names:
+        if not REPOSITORY.match(name) or name.endswith(("/.", "/..")):
+            raise ValueError(f"“{name[:60]}” is not a repository (owner/name) or an owner")
+    return names
+
+
+Repositories = Annotated[list[str], AfterValidator(_repositories)]
+
+
+class GitHubOptions(BaseModel):
+    """What of a GitHub repository to index (all of it by default)."""
+
+    parts: list[Literal["docs", "issues", "pulls", "discussions"]] | None = Field(
+        None,
+        min_length=1,
+        max_length=4,
+        description="Some of docs, issues, pulls, discussions (default: all).",
+    )
+    include: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        None,
+        max_length=50,
+        description="Files to index, gitignore-style (default: the README and doc files).",
+    )
+    exclude: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        None,
+        max_length=50,
+        description="Files to leave out, gitignore-style (default: vendored folders, .github).",
+    )
+    closed: bool | None = Field(None, description="Index closed issues and pull requests (default: true).")
+
+    def selection(self) -> dict[str, object]:
+        return self.model_dump(exclude_none=True)
+
+
 class NewConnector(BaseModel):
-    kind: Literal["confluence"] = Field("confluence", description="What to connect.")
-    url: str = Field(
+    kind: Literal["confluence", "github"] = Field("confluence", description="What to connect.")
+    url: str | None = Field(
+        None,
         min_length=1,
         max_length=2048,
-        description="Confluence's address: https://acme.atlassian.net/wiki (Cloud).",
+        description="The site's address: https://acme.atlassian.net/wiki (Confluence Cloud; required for "
+        "Confluence); GitHub: https://api.github.com by default, https://HOST/api/v3 for Enterprise Server.",
     )
     email: str | None = Field(
         None,
         min_length=3,
         max_length=255,
-        description="Cloud: the account's email. Leave out for a Data Center token.",
+        description="Confluence Cloud: the account's email. Leave out for a Data Center token.",
     )
-    token: str = Field(
+    token: str | None = Field(
+        None,
         min_length=1,
         max_length=4096,
-        description="Cloud: an API token (with `email`); Data Center: a personal access token. Stored encrypted, "
-        "never shown back.",
+        description="Confluence Cloud: an API token (with `email`); Confluence Data Center: a personal access "
+        "token; GitHub: a fine-grained personal access token. Stored encrypted, never shown back.",
+    )
+    app_id: str | None = Field(None, pattern=r"^\d{1,20}$", description="GitHub App: the app's id.")
+    installation_id: str | None = Field(
+        None, pattern=r"^\d{1,20}$", description="GitHub App: the id of its installation."
+    )
+    private_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=16384,
+        description="GitHub App: its private key (PEM). Stored encrypted, never shown back.",
     )
     name: str | None = Field(
         None, min_length=1, max_length=120, description="What to call it (default: the host)."
@@ -81,10 +131,30 @@ class NewConnector(BaseModel):
 
     @field_validator("token")
     @classmethod
-    def _visible(cls, value: str) -> str:
-        if not value.strip():
+    def _visible(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
             raise ValueError("the token is empty")
-        return value.strip()
+        return value.strip() if value is not None else None
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> NewConnector:
+        app = (self.app_id, self.installation_id, self.private_key)
+        if self.kind == "confluence" and (any(app) or self.url is None or self.token is None):
+            raise ValueError("Confluence takes a url and a token (with an email for Cloud), no GitHub App")
+        if self.kind == "github" and self.email is not None:
+            raise ValueError("GitHub takes no email")
+        if self.kind == "github" and (self.token is None) == (not all(app)):
+            raise ValueError(
+                "GitHub takes a token, or a GitHub App's app_id, installation_id and private_key"
+            )
+        return self
+
+    def credentials(self) -> Credentials:
+        if self.token is None:
+            return Credentials(
+                self.private_key or "", app_id=self.app_id, installation_id=self.installation_id
+            )
+        return Credentials(self.token, self.email)
 
 
 class AttachmentOut(BaseModel):
@@ -107,7 +177,7 @@ class ConnectorOut(BaseModel):
 
 
 class Connected(ConnectorOut):
-    account: str = Field(description="Who Confluence says the credentials belong to.")
+    account: str = Field(description="Who the site says the credentials belong to.")
 
 
 class ConnectorList(BaseModel):
@@ -129,15 +199,30 @@ class AttachSpaces(BaseModel):
     index: str = Field(
         min_length=1, max_length=80, description="The index to fill; a shared one is created if new."
     )
-    spaces: SpaceKeys = Field(min_length=1, max_length=50, description="Space keys, e.g. ENG.")
+    spaces: SpaceKeys | None = Field(
+        None, min_length=1, max_length=50, description="Confluence: space keys, e.g. ENG."
+    )
     page: str | None = Field(
         None,
         pattern=r"^\d{1,20}$",
-        description="Only this page and its descendants (with exactly one space).",
+        description="Confluence: only this page and its descendants (with exactly one space).",
     )
+    repositories: Repositories | None = Field(
+        None,
+        min_length=1,
+        max_length=50,
+        description="GitHub: repositories (owner/name), or owners for every repository of theirs.",
+    )
+    options: GitHubOptions | None = Field(None, description="GitHub: what of the repositories to index.")
     schedule: ScheduleText = Field("daily", description="How often to sync: " + SCHEDULE_HELP)
 
-    def folders(self) -> list[FolderSpec]:
+    def folders(self, kind: str) -> list[FolderSpec]:
+        if kind == "github":
+            if self.spaces is not None or self.page is not None or not self.repositories:
+                raise BadRequest("Invalid request: repositories: a GitHub connector takes repositories.")
+            return [connector_kind(kind).parse_folder(name) for name in self.repositories]
+        if self.repositories is not None or self.options is not None or not self.spaces:
+            raise BadRequest("Invalid request: spaces: a Confluence connector takes spaces (and a page).")
         if self.page is not None and len(self.spaces) != 1:
             raise BadRequest("Invalid request: page: a page tree goes with exactly one space.")
         return [FolderSpec(key, self.page) for key in self.spaces]
@@ -199,12 +284,10 @@ async def create_connector(request: web.Request) -> web.Response:
     connectors = state(request).services.actions.connectors
     try:
         connected = await connectors.connect(
-            caller(request).place,
-            body.url,
-            Credentials(body.token, body.email),
-            kind=body.kind,
-            name=body.name,
+            caller(request).place, body.url or "", body.credentials(), kind=body.kind, name=body.name
         )
+    except ValueError as exc:  # a private key that is no PEM: the caller's mistake
+        raise BadRequest(f"Invalid request: {exc}.") from None
     except ConnectorUnavailable as exc:  # the address the caller gave leads nowhere
         raise BadRequest(f"{plain(messages.failed_file(str(exc)))} Check the url.") from None
     out = await _out(request, connected.connection)
@@ -231,7 +314,12 @@ async def attach_spaces(request: web.Request) -> web.Response:
     connection = await _find(request)
     body = await json_body(request, AttachSpaces)
     done = await state(request).services.actions.connectors.attach(
-        caller(request).place, connection, body.index, body.folders(), schedule=Schedule.parse(body.schedule)
+        caller(request).place,
+        connection,
+        body.index,
+        body.folders(connection.kind),
+        schedule=Schedule.parse(body.schedule),
+        selection=body.options.selection() if body.options is not None else None,
     )
     attached = Attached(source=await source_out(request, done.source), job=job_out(done.job, done.index))
     return web.json_response(attached.model_dump(mode="json"), status=202)
@@ -254,7 +342,7 @@ ROUTES = [
         "POST",
         CONNECTORS,
         create_connector,
-        "Connect Confluence: the credentials are checked against it, then stored encrypted "
+        "Connect Confluence or GitHub: the credentials are checked against it, then stored encrypted "
         "(connecting the same URL again replaces them).",
         TAG,
         {201: Reply("Connected.", Connected)},
@@ -272,7 +360,7 @@ ROUTES = [
         "GET",
         CONNECTOR + "/spaces",
         list_spaces,
-        "The spaces the connected account can read.",
+        "What the connected account can read: Confluence spaces, GitHub repositories and owners.",
         TAG,
         {200: Reply("The spaces.", SpaceList)},
     ),
@@ -280,7 +368,8 @@ ROUTES = [
         "POST",
         CONNECTOR + "/attach",
         attach_spaces,
-        "Attach spaces (or one page tree) to an index and start syncing them; returns the job.",
+        "Attach Confluence spaces (or one page tree) or GitHub repositories (or owners) to an index and start "
+        "syncing them; returns the job.",
         TAG,
         {202: Reply("Attached; the sync is queued or under way.", Attached)},
         body=AttachSpaces,

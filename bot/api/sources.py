@@ -70,7 +70,7 @@ class SourceChange(BaseModel):
 
 class SourceOut(BaseModel):
     id: int
-    kind: str = Field(description="site, or a connector's kind (confluence).")
+    kind: str = Field(description="site, or a connector's kind (confluence, github).")
     name: str = Field(description="How people name it in chat: host and path (a connector: its host).")
     start_urls: list[str] = Field(description="A site's start URLs; a connector's folders (space keys).")
     options: dict[str, Any] = Field(description="Its own crawl limits (max_pages, max_depth).")

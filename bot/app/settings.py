@@ -121,8 +121,8 @@ class Settings(KnowledgeSettings):
     )
     lore_connector_admins: str = Field(
         default="",
-        description="Comma-separated Slack user ids who may connect doc sources (Confluence) besides "
-        "the workspace's admins.",
+        description="Comma-separated Slack user ids who may connect doc sources (Confluence, GitHub) "
+        "besides the workspace's admins.",
     )
     lore_slack_connect: PartnerPolicy = Field(
         default=PartnerPolicy.CHANNEL_ONLY,

@@ -20,6 +20,7 @@ from bot.chat.grammar import Said, question, read
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachRepository,
     AttachSpace,
     Command,
     ConnectSource,
@@ -35,6 +36,7 @@ from bot.chat.intents import (
     LearnChannel,
     ListDocs,
     ListIndexes,
+    ListRepositories,
     ListSpaces,
     ListVerified,
     LockSettings,
@@ -56,6 +58,7 @@ __all__ = [
     "DECLARATIONS",
     "AddFiles",
     "AddUrls",
+    "AttachRepository",
     "AttachSpace",
     "Command",
     "ConnectSource",
@@ -72,6 +75,7 @@ __all__ = [
     "LearnChannel",
     "ListDocs",
     "ListIndexes",
+    "ListRepositories",
     "ListSpaces",
     "ListVerified",
     "LockSettings",
@@ -102,6 +106,7 @@ class Section(enum.StrEnum):
     HELP = "Help channels and verified answers"
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
+    GITHUB = "GitHub"
     LORE = "Lore"
 
 
@@ -150,8 +155,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         ConnectSource,
-        "Connect Confluence (credentials go into a private form)",
-        ("connect confluence",),
+        "Connect Confluence or GitHub (credentials go into a private form)",
+        ("connect confluence", "connect github"),
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.connect,
@@ -171,6 +176,26 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.attach_space,
+    ),
+    Declaration(
+        ListRepositories,
+        "The repositories a connected GitHub offers (and their owners, to index all of an owner's)",
+        ("list github repositories",),
+        CONNECTOR_ADMINS,
+        Section.GITHUB,
+        g.repositories,
+    ),
+    Declaration(
+        AttachRepository,
+        "Index a GitHub repository (docs, issues and pull requests, discussions), or every repository of an "
+        "owner, into an index, with progress here",
+        (
+            "add the acme/payments repository to the eng index",
+            "add all repositories of acme to the eng index",
+        ),
+        CONNECTOR_ADMINS,
+        Section.GITHUB,
+        g.attach_repository,
     ),
     Declaration(
         SetMode,
@@ -348,24 +373,24 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         StopIndexing,
         "Stop a running crawl or sync",
         ("stop indexing docs.example.com",),
-        KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.stop,
     ),
     Declaration(
         Refresh,
-        "Crawl a site (or sync Confluence) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
-        ("refresh docs.example.com", "refresh docs.example.com weekly"),
-        KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
+        "Crawl a site (or sync Confluence or GitHub) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
+        ("refresh docs.example.com", "refresh docs.example.com weekly", "refresh acme/payments"),
+        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.refresh,
     ),
     Declaration(
         Forget,
         "Remove a document (by name, URL, id or part of its name; words that name several remove "
-        "none and list them), or a site or Confluence with all its pages",
+        "none and list them), or a site, a Confluence space or a GitHub repository with all it brought",
         ("forget report.pdf", "forget docs.example.com"),
-        KEEPERS + "; Confluence: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
         Section.DOCUMENTS,
         g.forget,
     ),

@@ -1,7 +1,8 @@
-"""Chat commands about connectors (Confluence): "connect confluence" (a private form where
-there is one), "list confluence spaces", and "add the ENG space to the confluence index"
-(with live progress in the thread, as for sites). The use cases, and who may run them, are
-`bot.app.actions.connectors`; this renders them."""
+"""Chat commands about connectors (Confluence, GitHub): "connect confluence" / "connect github"
+(a private form where there is one), "list confluence spaces" / "list github repositories",
+and "add the ENG space to the confluence index" / "add the acme/payments repository to the
+eng index" (with live progress in the thread, as for sites). The use cases, and who may run
+them, are `bot.app.actions.connectors`; this renders them."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Surface, Turn
-from knowledge import CONNECTORS, FolderSpec
+from knowledge import CONNECTORS
 
-CONNECT_FORM = "connect_confluence"
+CONNECT_FORMS = {kind: f"connect_{kind}" for kind in CONNECTORS}
+"""The private form (a Slack modal) that takes each kind's credentials, by kind."""
+CONNECT_FORM = CONNECT_FORMS["confluence"]
 
 
 class ConnectorCommands:
@@ -30,38 +33,36 @@ class ConnectorCommands:
         if not self._connectors.can_store_credentials:
             await surface.tell(messages.NEEDS_KEY_SETUP)
             return
-        if not await surface.offer_form(messages.CONNECT_OFFER, CONNECT_FORM):
-            await surface.tell(messages.CONNECT_WITH_CLI)
+        if not await surface.offer_form(messages.connect_offer(kind), CONNECT_FORMS[kind]):
+            await surface.tell(messages.connect_with_cli(kind))
 
-    async def spaces(self, turn: Turn, surface: Surface) -> None:
+    async def folders(self, kind: str, turn: Turn, surface: Surface) -> None:
         place = turn.actor.place
         if not self._connectors.allowed(place):
             await surface.tell(messages.CONNECT_NOT_ALLOWED)
             return
         await surface.working()
-        connection = await self._connectors.find(place)
+        connection = await self._connectors.find(place, kind=kind)
         folders = await self._connectors.spaces(place, connection)
-        await surface.tell(messages.spaces(connection.name, [(f.key, f.name) for f in folders]))
+        await surface.tell(messages.spaces(connection.name, [(f.key, f.name) for f in folders], kind))
 
-    async def attach(
-        self, space: str, page: str | None, index_name: str, turn: Turn, surface: Surface
-    ) -> None:
+    async def attach(self, kind: str, folder: str, index_name: str, turn: Turn, surface: Surface) -> None:
         actor = turn.actor
         if not self._connectors.allowed(actor.place):
             await surface.tell(messages.CONNECT_NOT_ALLOWED)
             return
         try:
-            folder = FolderSpec.parse(f"{space}/{page}" if page else space)
+            spec = CONNECTORS[kind].parse_folder(folder)
         except ValueError as exc:
             await surface.tell(messages.failed_file(str(exc)))
             return
         await surface.working()
-        connection = await self._connectors.find(actor.place)
+        connection = await self._connectors.find(actor.place, kind=kind)
         attached = await self._connectors.attach(
-            actor.place, connection, index_name, [folder], conversation=actor.conversation
+            actor.place, connection, index_name, [spec], conversation=actor.conversation
         )
         if attached.already_running:
             await surface.tell(messages.job_already_running(source_label(attached.source)))
             return
-        await surface.say(messages.space_queued(str(folder), attached.index.name, attached.created_index))
+        await surface.say(messages.space_queued(str(spec), attached.index.name, attached.created_index, kind))
         await self._sites.follow(attached.job, source_label(attached.source), surface)

@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachRepository,
     AttachSpace,
     Command,
     ConnectSource,
     DocumentsOnly,
     Forget,
     HelpChannel,
+    ListRepositories,
     LockSettings,
     Question,
     Refresh,
@@ -83,6 +85,21 @@ _ATTACH_SPACE = re.compile(
     r"^(?:add|sync|index|import|attach|pull in) (?:the )?"
     r"(?:(?P<space>~?[\w.-]+) (?:confluence )?space|(?:confluence )?space (?P<space2>~?[\w.-]+))"
     r"(?: (?:from )?(?:page|tree|under page|from page) (?P<page>\d+))?"
+    r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
+    re.I,
+)
+REPOSITORIES = re.compile(
+    r"^(?:(?:list|show)(?: me)?(?: the| all| available| my| our)* (?:github )?(?:repositories|repos)(?: (?:in|on) github)?"
+    r"|which (?:github )?(?:repositories|repos) (?:are there|can (?:i|you|we) (?:add|use|index)))$",
+    re.I,
+)
+_OWNER_REPO = r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}"
+_OWNER = r"[A-Za-z0-9][A-Za-z0-9-]{0,38}"
+_ATTACH_REPOSITORY = re.compile(
+    r"^(?:add|sync|index|import|attach|pull in) (?:the )?(?:github )?"
+    rf"(?:(?P<repo>{_OWNER_REPO}) (?:github )?(?:repository|repo)|(?:github )?(?:repository|repo) (?P<repo2>{_OWNER_REPO})"
+    rf"|(?:all|every)(?: of)?(?: the)? (?:github )?(?:repositories|repos) of (?P<owner>{_OWNER})"
+    rf"|(?P<owner2>{_OWNER})['’]s (?:github )?(?:repositories|repos))"
     r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
     re.I,
 )
@@ -305,6 +322,17 @@ def attach_space(said: Said) -> Command | None:
         found.group("index").strip(),
         found.group("page"),
     )
+
+
+def attach_repository(said: Said) -> Command | None:
+    if not (found := _ATTACH_REPOSITORY.match(said.text)):
+        return None
+    folder = found.group("repo") or found.group("repo2") or found.group("owner") or found.group("owner2")
+    return AttachRepository(folder, found.group("index").strip())
+
+
+def repositories(said: Said) -> Command | None:
+    return ListRepositories() if REPOSITORIES.match(said.text) else None
 
 
 def mode(said: Said) -> Command | None:

@@ -109,12 +109,25 @@ class ListSpaces:
 
 
 @dataclass(frozen=True)
+class ListRepositories:
+    """“list github repositories”: what a connected GitHub offers."""
+
+
+@dataclass(frozen=True)
 class AttachSpace:
     """“add the ENG space to the confluence index” (optionally “… page 12345 …”)."""
 
     space: str
     index: str
     page: str | None = None
+
+
+@dataclass(frozen=True)
+class AttachRepository:
+    """“add the acme/payments repository to the eng index” (or “… all repositories of acme …”)."""
+
+    repository: str
+    index: str
 
 
 @dataclass(frozen=True)
@@ -212,7 +225,9 @@ Command = (
     | Refresh
     | ConnectSource
     | ListSpaces
+    | ListRepositories
     | AttachSpace
+    | AttachRepository
     | ShowFeedback
     | SaveThread
     | RequireMentions

@@ -10,6 +10,7 @@ travel in errors and are escaped once, by `failed_file`, when shown.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.chat.commands import DECLARATIONS, Section
@@ -341,6 +342,10 @@ def site_forgotten(site: str, documents: int) -> str:
     return f"Forgot *{e(site)}*: removed its {plural(documents, 'page')} and stopped refreshing it."
 
 
+def folder_forgotten(folder: str, rest: str) -> str:
+    return f"Forgetting *{e(folder)}*: I'm syncing what stays (*{e(rest)}*), which removes its documents."
+
+
 def stop_requested(site: str) -> str:
     return f"Stopping the indexing of *{e(site)}*…"
 
@@ -360,22 +365,61 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
-CONNECT_OFFER = (
-    "Press the button to connect Confluence. You type the credentials into a private form, "
-    "never into this conversation; Lore keeps them encrypted."
-)
-CONNECT_WITH_CLI = (
-    "The shell can't show a private form for credentials, so connect Confluence from the command "
-    "line: `lore source add confluence --url https://your-site.atlassian.net/wiki --email you@example.com "
-    "--token-env CONFLUENCE_TOKEN` (or `--pat-env VAR` for Data Center); then say "
-    "“add the ENG space to the confluence index”."
-)
+@dataclass(frozen=True)
+class _Kind:
+    """How the messages about one kind of connector name it and what to say next."""
+
+    label: str
+    folders: str
+    attach: str
+    cli: str
+
+
+_KINDS = {
+    "confluence": _Kind(
+        "Confluence",
+        "Spaces",
+        "“add the <KEY> space to the confluence index”",
+        "`lore source add confluence --url https://your-site.atlassian.net/wiki --email you@example.com "
+        "--token-env CONFLUENCE_TOKEN` (or `--pat-env VAR` for Data Center); then say "
+        "“add the ENG space to the confluence index”",
+    ),
+    "github": _Kind(
+        "GitHub",
+        "Repositories",
+        "“add the <owner/name> repository to the <name> index”",
+        "`lore source add github --token-env GITHUB_TOKEN` (a fine-grained personal access token; "
+        "`--app-id ID --installation-id ID --private-key-file app.pem` for a GitHub App, `--url "
+        "https://HOST/api/v3` for Enterprise Server); then say “add the acme/payments repository to the "
+        "eng index”",
+    ),
+}
+
+
+def _kind(kind: str) -> _Kind:
+    return _KINDS.get(kind) or _Kind(kind.capitalize(), "Folders", "“add …”", f"`lore source add {kind}`")
+
+
+def connect_offer(kind: str) -> str:
+    return (
+        f"Press the button to connect {_kind(kind).label}. You type the credentials into a private form, "
+        "never into this conversation; Lore keeps them encrypted."
+    )
+
+
+def connect_with_cli(kind: str) -> str:
+    return (
+        f"The shell can't show a private form for credentials, so connect {_kind(kind).label} from the "
+        f"command line: {_kind(kind).cli}."
+    )
+
+
 CONNECT_NOT_ALLOWED = (
     "Only workspace admins (and the people an admin lists in LORE_CONNECTOR_ADMINS) can connect "
-    "Confluence or choose its spaces, since everyone here can then read what it holds."
+    "Confluence or GitHub or choose what they index, since everyone here can then read what it holds."
 )
 NEEDS_KEY_SETUP = (
-    "Before connecting Confluence, an admin needs to give Lore a key to encrypt credentials with: "
+    "Before connecting a source, an admin needs to give Lore a key to encrypt credentials with: "
     "set LORE_SECRET_KEY (make one with "
     '`python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"`) '
     "and restart Lore."
@@ -383,35 +427,45 @@ NEEDS_KEY_SETUP = (
 
 
 def unknown_connector(kind: str) -> str:
-    return f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”)."
+    return f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”) and GitHub (“connect github”)."
 
 
-def connected(site: str, account: str, hint: str, spaces: Sequence[str]) -> str:
+def connected(site: str, account: str, hint: str, folders: Sequence[str], kind: str = "confluence") -> str:
+    words = _kind(kind)
     listed = (
-        ", ".join(e(s) for s in spaces[:20]) + (" …" if len(spaces) > 20 else "")
-        if spaces
+        ", ".join(e(s) for s in folders[:20]) + (" …" if len(folders) > 20 else "")
+        if folders
         else "none visible yet"
     )
     return (
-        f"Connected Confluence at *{e(site)}* as {e(account)} ({e(hint)}). Spaces this account can read: {listed}. "
-        "Say “add the <KEY> space to the confluence index” to index one."
+        f"Connected {words.label} at *{e(site)}* as {e(account)} ({e(hint)}). {words.folders} this account can "
+        f"read: {listed}. Say {words.attach} to index one."
     )
 
 
-def connect_failed(reason: str) -> str:
-    return f"I couldn't connect Confluence: {failed_file(reason)} Nothing was saved; say “connect confluence” to try again."
+def connect_failed(reason: str, kind: str = "confluence") -> str:
+    return (
+        f"I couldn't connect {_kind(kind).label}: {failed_file(reason)} Nothing was saved; say “connect {kind}” "
+        "to try again."
+    )
 
 
-def spaces(site: str, found: Sequence[tuple[str, str]]) -> str:
+def spaces(site: str, found: Sequence[tuple[str, str]], kind: str = "confluence") -> str:
+    words = _kind(kind)
     if not found:
-        return f"The account connected to *{e(site)}* can't read any space."
+        return f"The account connected to *{e(site)}* can't read any {words.folders.lower()[:-1]}."
     lines = "\n".join(f"• *{e(key)}* — {e(name)}" for key, name in found)
-    return f"Spaces in *{e(site)}*:\n{lines}\nSay “add the <KEY> space to the confluence index” to index one."
+    return f"{words.folders} in *{e(site)}*:\n{lines}\nSay {words.attach} to index one."
 
 
-def space_queued(folder: str, index: str, created: bool) -> str:
+def space_queued(folder: str, index: str, created: bool, kind: str = "confluence") -> str:
     made = f"I created the shared *{e(index)}* index and enabled it here. " if created else ""
-    return f"{made}Syncing the Confluence space *{e(folder)}* into the *{e(index)}* index. I'll show progress here."
+    what = (
+        f"the Confluence space *{e(folder)}*"
+        if kind == "confluence"
+        else f"{_kind(kind).label} *{e(folder)}*"
+    )
+    return f"{made}Syncing {what} into the *{e(index)}* index. I'll show progress here."
 
 
 def fetching(url: str) -> str:
@@ -588,7 +642,7 @@ HOME_CHANNELS = "Your channels with Lore"
 HOME_NO_CHANNELS = "None yet: invite me to a channel (`/invite @lore`) and mention me there."
 HOME_FEEDBACK = "Feedback on the indexes you look after"
 HOME_ADMIN = "For admins"
-HOME_CONNECTORS_NONE = "No connector yet. Say “connect confluence” in a DM with me."
+HOME_CONNECTORS_NONE = "No connector yet. Say “connect confluence” or “connect github” in a DM with me."
 HOME_ADD_PAGE = "Add a page"
 HOME_ADD_PAGE_LABEL = "Add a web page to one of your indexes"
 HOME_REFRESH = "Refresh"

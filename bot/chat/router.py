@@ -58,7 +58,9 @@ class Router:
             c.DocumentsOnly: self._documents_only,
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
+            c.ListRepositories: self._repositories,
             c.AttachSpace: self._attach_space,
+            c.AttachRepository: self._attach_repository,
             c.ShowFeedback: self._show_feedback,
             c.SaveThread: self._save_thread,
             c.RequireMentions: self._require_mentions,
@@ -300,10 +302,17 @@ class Router:
         await self._connectors.connect(command.kind, turn, surface)
 
     async def _spaces(self, command: c.ListSpaces, turn: Turn, surface: Surface) -> None:
-        await self._connectors.spaces(turn, surface)
+        await self._connectors.folders("confluence", turn, surface)
+
+    async def _repositories(self, command: c.ListRepositories, turn: Turn, surface: Surface) -> None:
+        await self._connectors.folders("github", turn, surface)
 
     async def _attach_space(self, command: c.AttachSpace, turn: Turn, surface: Surface) -> None:
-        await self._connectors.attach(command.space, command.page, command.index, turn, surface)
+        folder = f"{command.space}/{command.page}" if command.page else command.space
+        await self._connectors.attach("confluence", folder, command.index, turn, surface)
+
+    async def _attach_repository(self, command: c.AttachRepository, turn: Turn, surface: Surface) -> None:
+        await self._connectors.attach("github", command.repository, command.index, turn, surface)
 
     async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
         reviews = await self._actions.feedback.review(turn.actor.place, command.index)

@@ -8,6 +8,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from bot.app.actions.sources import folder_named
 from bot.app.actions.sources import label as source_label
 from bot.app.services import Services
 from bot.chat import messages
@@ -121,6 +122,15 @@ class SiteCommands:
         source = await self._sources.find_here(turn.actor, reference)
         if source is None:
             return False
+        folder = folder_named(source, reference)
+        if folder is not None:  # one repository (space) of several: the others stay
+            actor = turn.actor
+            attached = await self._sources.forget_folder(
+                actor.place, source, folder, conversation_id=actor.conversation.id
+            )
+            await surface.say(messages.folder_forgotten(folder, source_label(attached.source)))
+            await self.follow(attached.job, source_label(attached.source), surface)
+            return True
         removed = await self._sources.detach(turn.actor.place, source)
         await surface.say(messages.site_forgotten(source_label(source), removed))
         return True

@@ -1,17 +1,20 @@
-"""CLI commands for connector sources (Confluence): `lore source add confluence`,
-`lore source list`, `lore source spaces SOURCE`, `lore source attach SOURCE --index NAME
---space KEY [--page ID]`, `lore source remove SOURCE`.
+"""CLI commands for connector sources (Confluence, GitHub): `lore source add KIND`,
+`lore source list`, `lore source folders SOURCE` (or `spaces`), `lore source attach SOURCE
+--index NAME --space KEY [--page ID]` or `--repo OWNER/NAME` (with what to index of it),
+`lore source remove SOURCE`.
 
 Secrets never come from the command line, where shell history and `ps` would keep them:
-`--token-env VAR` / `--pat-env VAR` name an environment variable that holds them, and
-without one the token is asked for at a prompt that does not echo.
+`--token-env VAR` / `--pat-env VAR` name an environment variable that holds them, a GitHub
+App's private key is read from `--private-key-file`, and without any of them the token is
+asked for at a prompt that does not echo.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-from typing import TypeVar
+from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
 
@@ -22,7 +25,7 @@ from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
 from bot.cli.jobs import follow_with_bar
-from knowledge import Credentials, FolderSpec
+from knowledge import CONNECTORS, Credentials, FolderSpec
 from storage.access import Place
 from storage.records import ConnectionRef
 from storage.values import LOCAL_TENANT
@@ -35,44 +38,68 @@ app = typer.Typer()
 """This module's commands; `bot.cli.main` adds them to `lore`."""
 
 source_app = typer.Typer(
-    help="Connected doc sources (Confluence): add, list, spaces, attach, remove.", no_args_is_help=True
+    help="Connected doc sources (Confluence, GitHub): add, list, folders, attach, remove.",
+    no_args_is_help=True,
 )
+MAX_KEY_BYTES = 64 * 1024
 app.add_typer(source_app, name="source")
 
 
 @source_app.command("add")
 def add(
-    kind: str = typer.Argument(..., help="What to connect: confluence."),
-    url: str = typer.Option(..., "--url", help="Confluence's address, e.g. https://acme.atlassian.net/wiki."),
-    email: str | None = typer.Option(None, "--email", help="Cloud: the Atlassian account's email."),
+    kind: str = typer.Argument(..., help="What to connect: confluence or github."),
+    url: str | None = typer.Option(
+        None,
+        "--url",
+        help="The site's address: https://acme.atlassian.net/wiki (Confluence, required); GitHub: "
+        "https://api.github.com by default, https://HOST/api/v3 for Enterprise Server.",
+    ),
+    email: str | None = typer.Option(
+        None, "--email", help="Confluence Cloud: the Atlassian account's email."
+    ),
     token_env: str | None = typer.Option(
         None,
         "--token-env",
-        help="Cloud: the environment variable holding the API token (never the token itself).",
+        help="Confluence Cloud (with --email) or GitHub: the environment variable holding the API token (never "
+        "the token itself); for GitHub, a fine-grained personal access token.",
     ),
     pat_env: str | None = typer.Option(
         None,
         "--pat-env",
-        help="Data Center: the environment variable holding a personal access token (never the token itself).",
+        help="Confluence Data Center (or GitHub): the environment variable holding a personal access token.",
+    ),
+    app_id: str | None = typer.Option(None, "--app-id", help="GitHub App: the app's id."),
+    installation_id: str | None = typer.Option(
+        None, "--installation-id", help="GitHub App: the id of its installation on the organisation."
+    ),
+    private_key_file: Path | None = typer.Option(
+        None, "--private-key-file", help="GitHub App: the .pem private key GitHub generated for the app."
     ),
     name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Connect Confluence: the credentials are checked against it, then kept encrypted
-    (LORE_SECRET_KEY). Without --token-env/--pat-env the token is asked for, unechoed."""
-    from knowledge import CONNECTORS
-
-    if kind.lower() not in CONNECTORS:
+    """Connect Confluence or GitHub: the credentials are checked against it, then kept
+    encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a GitHub App's key file)
+    the token is asked for, unechoed."""
+    kind = kind.lower()
+    if kind not in CONNECTORS:
         raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
-    credentials = _credentials(email, token_env, pat_env)
+    if url is None and CONNECTORS[kind].default_url is None:
+        raise typer.BadParameter(f"give the address of your {CONNECTORS[kind].label}", param_hint="--url")
+    if app_id or installation_id or private_key_file:
+        credentials = _app_credentials(
+            kind, app_id, installation_id, private_key_file, email, token_env, pat_env
+        )
+    else:
+        credentials = _credentials(kind, email, token_env, pat_env)
 
     async def work(services: Services) -> str:
         place = await _place(services, tenant)
-        done = await services.actions.connectors.connect(place, url, credentials, name=name)
+        done = await services.actions.connectors.connect(place, url or "", credentials, kind=kind, name=name)
         connection = done.connection
         return plain(
             messages.connected(
-                connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces]
+                connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces], kind
             )
         )
 
@@ -92,19 +119,31 @@ def list_sources(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENAN
     typer.echo(with_services(settings_or_exit(), work))
 
 
+@source_app.command("folders")
+def folders(
+    source: str = typer.Argument(..., help="The source: its id, name or host."),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """What the connected account can read: Confluence spaces (what `attach --space` takes),
+    GitHub repositories and their owners (what `attach --repo` takes)."""
+
+    async def work(services: Services) -> str:
+        connection = await services.connections.find(tenant, source)
+        found = await services.connections.folders(connection)
+        noun = CONNECTORS[connection.kind].folder_noun if connection.kind in CONNECTORS else "folder"
+        width = max([12, *(len(f.key) + 1 for f in found)])
+        return "\n".join(f"{f.key:<{width}} {f.name}" for f in found) or f"The account can't read any {noun}."
+
+    typer.echo(with_services(settings_or_exit(), work))
+
+
 @source_app.command("spaces")
 def spaces(
     source: str = typer.Argument(..., help="The source: its id, name or host."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """The spaces the connected account can read (what `attach --space` takes)."""
-
-    async def work(services: Services) -> str:
-        connection = await services.connections.find(tenant, source)
-        folders = await services.connections.folders(connection)
-        return "\n".join(f"{f.key:<12} {f.name}" for f in folders) or "The account can't read any space."
-
-    typer.echo(with_services(settings_or_exit(), work))
+    """The spaces the connected account can read (what `attach --space` takes); `folders` too."""
+    folders(source, tenant)
 
 
 @source_app.command("attach")
@@ -113,16 +152,35 @@ def attach(
     index: str = typer.Option(
         ..., "--index", "-i", help="The index to fill (a shared one is created if new)."
     ),
-    space: list[str] = typer.Option(..., "--space", "-s", help="A space key (repeatable)."),
+    space: list[str] = typer.Option([], "--space", "-s", help="Confluence: a space key (repeatable)."),
     page: str | None = typer.Option(None, "--page", help="Only this page and its descendants (one --space)."),
+    repo: list[str] = typer.Option(
+        [],
+        "--repo",
+        "-r",
+        help="GitHub: a repository (owner/name) or an owner, for all of theirs (repeatable).",
+    ),
+    only: str | None = typer.Option(
+        None, "--only", help="GitHub: what to index, some of docs,issues,pulls,discussions (default: all)."
+    ),
+    include: list[str] = typer.Option(
+        [],
+        "--include",
+        help="GitHub: files to index, gitignore-style (repeatable; default: the README and doc files).",
+    ),
+    exclude: list[str] = typer.Option([], "--exclude", help="GitHub: files to leave out (repeatable)."),
+    skip_closed: bool = typer.Option(
+        False, "--skip-closed", help="GitHub: leave closed issues and pull requests out."
+    ),
     schedule: str = typer.Option(
         "daily", "--schedule", help="hourly, daily, weekly, `every N hours`, never."
     ),
     follow: bool = typer.Option(True, "--follow/--no-follow", help="Run the sync here with a progress bar."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Attach spaces (or a page tree) to an index and start syncing them."""
-    folders = _folders(space, page)
+    """Attach Confluence spaces (or a page tree) or GitHub repositories (or owners) to an
+    index and start syncing them."""
+    selection = _selection(only, include, exclude, skip_closed)
 
     async def work(services: Services) -> str:
         from knowledge import Schedule
@@ -132,7 +190,12 @@ def attach(
             raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
         place = await _place(services, tenant)
         connection = await services.connections.find(tenant, source)
-        done = await services.actions.connectors.attach(place, connection, index, folders, schedule=every)
+        chosen = _folders(connection.kind, space, page, repo)
+        if selection is not None and connection.kind != "github":
+            raise typer.BadParameter("--only, --include, --exclude and --skip-closed are for GitHub")
+        done = await services.actions.connectors.attach(
+            place, connection, index, chosen, schedule=every, selection=selection
+        )
         target, job = done.index, done.job
         label = source_label(done.source)
         if not follow:
@@ -163,32 +226,101 @@ def remove(
     typer.echo(with_services(settings_or_exit(), work))
 
 
-def _credentials(email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
+def _credentials(kind: str, email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
     """Credentials from the environment variable named, or from an unechoed prompt."""
+    if kind == "github":
+        if email or (token_env and pat_env):
+            raise typer.BadParameter("GitHub takes one token: --token-env VAR (no --email)")
+        return _token(token_env or pat_env, "GitHub token", None)
     if pat_env and (email or token_env):
         raise typer.BadParameter("use --pat-env alone (Data Center), or --email with --token-env (Cloud)")
     if token_env and not email:
         raise typer.BadParameter("--token-env goes with --email (Cloud); for Data Center use --pat-env")
-    variable = pat_env or token_env
+    return _token(pat_env or token_env, "API token" if email else "Personal access token", email)
+
+
+def _token(variable: str | None, prompt: str, email: str | None) -> Credentials:
     if variable:
         token = os.environ.get(variable, "")  # named by the user at the entry point: not a setting
         if not token.strip():
             raise typer.BadParameter(f"the environment variable {variable} is empty or unset")
     else:
-        token = typer.prompt("API token" if email else "Personal access token", hide_input=True)
+        token = typer.prompt(prompt, hide_input=True)
     try:
         return Credentials(token.strip(), email)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
 
 
-def _folders(spaces: list[str], page: str | None) -> list[FolderSpec]:
-    if page and len(spaces) != 1:
-        raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
+def _app_credentials(
+    kind: str,
+    app_id: str | None,
+    installation_id: str | None,
+    key_file: Path | None,
+    *others: str | None,
+) -> Credentials:
+    if kind != "github":
+        raise typer.BadParameter("--app-id, --installation-id and --private-key-file are for a GitHub App")
+    if any(others):
+        raise typer.BadParameter(
+            "a GitHub App signs in with its key alone: no --email, --token-env or --pat-env"
+        )
+    if not (app_id and installation_id and key_file):
+        raise typer.BadParameter("a GitHub App needs --app-id, --installation-id and --private-key-file")
     try:
-        return [FolderSpec.parse(f"{key}/{page}" if page else key) for key in spaces]
+        if key_file.stat().st_size > MAX_KEY_BYTES:
+            raise typer.BadParameter(
+                f"{key_file} is too large to be a private key", param_hint="--private-key-file"
+            )
+        key = key_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise typer.BadParameter(f"can't read {key_file}: {exc}", param_hint="--private-key-file") from None
+    try:
+        return Credentials(key, app_id=app_id.strip(), installation_id=installation_id.strip())
     except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--space/--page") from None
+        raise typer.BadParameter(str(exc)) from None
+
+
+def _folders(kind: str, spaces: list[str], page: str | None, repos: list[str]) -> list[FolderSpec]:
+    if kind == "github":
+        if spaces or page:
+            raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
+        wanted, hint = repos, "--repo"
+    else:
+        if repos:
+            raise typer.BadParameter(
+                "--repo is for GitHub; a Confluence source takes --space", param_hint="--repo"
+            )
+        if page and len(spaces) != 1:
+            raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
+        wanted, hint = [f"{key}/{page}" if page else key for key in spaces], "--space/--page"
+    if not wanted:
+        raise typer.BadParameter(f"say what to attach with {hint.split('/')[0]}", param_hint=hint)
+    try:
+        return [CONNECTORS[kind].parse_folder(text) for text in wanted]
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=hint) from None
+
+
+def _selection(
+    only: str | None, include: list[str], exclude: list[str], skip_closed: bool
+) -> dict[str, Any] | None:
+    """GitHub's options as given (None: none given), checked by the connector's kind."""
+    given: dict[str, Any] = {}
+    if only:
+        given["parts"] = [p.strip() for p in only.split(",") if p.strip()]
+    if include:
+        given["include"] = include
+    if exclude:
+        given["exclude"] = exclude
+    if skip_closed:
+        given["closed"] = False
+    if not given:
+        return None
+    try:
+        return CONNECTORS["github"].check_options(given)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 async def _place(services: Services, tenant: str) -> Place:

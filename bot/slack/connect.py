@@ -1,10 +1,12 @@
-"""Connecting Confluence from Slack: the button Lore posts opens a modal (a modal needs the
-trigger_id that only an interaction brings, never a message), the credentials are typed
-there and nowhere else, and the outcome is posted in the thread the request came from.
+"""Connecting Confluence or GitHub from Slack: the button Lore posts opens a modal (a modal
+needs the trigger_id that only an interaction brings, never a message), the credentials are
+typed there and nowhere else, and the outcome is posted in the thread the request came from.
+Each kind has its modal: Confluence's takes a URL, an email and a token; GitHub's an optional
+Enterprise Server URL and a token, or a GitHub App's id, installation id and private key.
 
 Who may: workspace admins (users.info `is_admin`/`is_owner`) and `LORE_CONNECTOR_ADMINS`,
 checked again at each step, since anyone in the channel can press the button. The
-credentials check calls Confluence, which may take longer than the 3 seconds Slack gives a
+credentials check calls the site, which may take longer than the 3 seconds Slack gives a
 submission, so the modal closes at once and the result follows in the thread. Nothing here
 logs what the modal carries.
 """
@@ -21,7 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.conversations import place_of
 from bot.chat import messages
-from bot.chat.connectors import CONNECT_FORM
+from bot.chat.connectors import CONNECT_FORMS
 from bot.chat.runtime import Runtime
 from bot.slack.events import SlackEvents
 from bot.slack.people import People, Who
@@ -34,26 +36,65 @@ CREDENTIALS_HELP = (
     "(https://id.atlassian.com/manage-profile/security/api-tokens). "
     "Data Center: leave the email empty and paste a personal access token."
 )
+GITHUB_HELP = (
+    "Either a fine-grained personal access token (read-only: Metadata, Contents, Issues, Pull requests, "
+    "Discussions), or a GitHub App: its id, the installation's id and the app's private key (.pem). "
+    "Leave the URL empty for github.com; GitHub Enterprise Server: https://HOST/api/v3."
+)
+FIELDS = {
+    "confluence": ("url", "email", "token"),
+    "github": ("url", "token", "app_id", "installation_id", "private_key"),
+}
 
 
-def connect_modal(metadata: Json) -> Json:
+def connect_modal(metadata: Json, kind: str = "confluence") -> Json:
+    if kind == "github":
+        title, blocks = (
+            "Connect GitHub",
+            [
+                _input(
+                    "url",
+                    "GitHub Enterprise Server API URL",
+                    "https://github.example.com/api/v3",
+                    optional=True,
+                ),
+                _input("token", "Personal access token", "github_pat_…", optional=True),
+                _input("app_id", "Or a GitHub App: its app id", "123456", optional=True),
+                _input("installation_id", "The app's installation id", "7890123", optional=True),
+                _input(
+                    "private_key",
+                    "The app's private key (.pem)",
+                    "-----BEGIN RSA PRIVATE KEY-----…",
+                    optional=True,
+                    multiline=True,
+                ),
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": GITHUB_HELP}]},
+            ],
+        )
+    else:
+        title, blocks = (
+            "Connect Confluence",
+            [
+                _input("url", "Confluence URL", "https://your-site.atlassian.net/wiki"),
+                _input("email", "Account email (Cloud only)", "you@example.com", optional=True),
+                _input("token", "API token or personal access token", "paste it here"),
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": CREDENTIALS_HELP}]},
+            ],
+        )
     return {
         "type": "modal",
-        "callback_id": CONNECT_FORM,
+        "callback_id": CONNECT_FORMS[kind],
         "private_metadata": json.dumps(metadata),
-        "title": {"type": "plain_text", "text": "Connect Confluence"},
+        "title": {"type": "plain_text", "text": title},
         "submit": {"type": "plain_text", "text": "Connect"},
         "close": {"type": "plain_text", "text": "Cancel"},
-        "blocks": [
-            _input("url", "Confluence URL", "https://your-site.atlassian.net/wiki"),
-            _input("email", "Account email (Cloud only)", "you@example.com", optional=True),
-            _input("token", "API token or personal access token", "paste it here"),
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": CREDENTIALS_HELP}]},
-        ],
+        "blocks": blocks,
     }
 
 
-def _input(block_id: str, label: str, placeholder: str, *, optional: bool = False) -> Json:
+def _input(
+    block_id: str, label: str, placeholder: str, *, optional: bool = False, multiline: bool = False
+) -> Json:
     return {
         "type": "input",
         "block_id": block_id,
@@ -62,22 +103,31 @@ def _input(block_id: str, label: str, placeholder: str, *, optional: bool = Fals
         "element": {
             "type": "plain_text_input",
             "action_id": "value",
+            "multiline": multiline,
             "placeholder": {"type": "plain_text", "text": placeholder},
         },
     }
 
 
-def submitted(view: Json) -> dict[str, str]:
+def kind_of(view: Json) -> str:
+    """Which kind of connector a submitted modal connects."""
+    callback = str(view.get("callback_id") or "")
+    return next((kind for kind, form in CONNECT_FORMS.items() if form == callback), "confluence")
+
+
+def submitted(view: Json, kind: str = "confluence") -> dict[str, str]:
     """The modal's fields, stripped ('' for an empty one)."""
     values = (view.get("state") or {}).get("values") or {}
     return {
         name: str(((values.get(name) or {}).get("value") or {}).get("value") or "").strip()
-        for name in ("url", "email", "token")
+        for name in FIELDS.get(kind, FIELDS["confluence"])
     }
 
 
-def field_errors(fields: dict[str, str]) -> dict[str, str]:
+def field_errors(fields: dict[str, str], kind: str = "confluence") -> dict[str, str]:
     """What Slack shows under the fields before the modal may close."""
+    if kind == "github":
+        return _github_errors(fields)
     errors = {}
     if not fields["url"].lower().startswith(("https://", "http://")):
         errors["url"] = "Enter the address of your Confluence, starting with https://"
@@ -88,14 +138,42 @@ def field_errors(fields: dict[str, str]) -> dict[str, str]:
     return errors
 
 
+def _github_errors(fields: dict[str, str]) -> dict[str, str]:
+    errors = {}
+    if fields["url"] and not fields["url"].lower().startswith(("https://", "http://")):
+        errors["url"] = (
+            "Enter the API address of your GitHub Enterprise Server, or leave it empty for github.com."
+        )
+    app = [fields["app_id"], fields["installation_id"], fields["private_key"]]
+    if fields["token"] and any(app):
+        errors["token"] = "Give a token or a GitHub App, not both."  # noqa: S105 - a hint
+    elif not any(app) and not fields["token"]:
+        errors["token"] = "Paste a personal access token, or fill in a GitHub App below."  # noqa: S105 - a hint
+    elif not fields["token"]:
+        for name, value in zip(("app_id", "installation_id", "private_key"), app, strict=True):
+            if not value:
+                errors[name] = "A GitHub App needs its id, its installation id and its private key."
+    return errors
+
+
+def credentials_of(fields: dict[str, str], kind: str) -> Credentials:
+    """ValueError when they are not credentials at all (say, a private key that is no PEM)."""
+    if kind == "github" and not fields["token"]:
+        return Credentials(
+            fields["private_key"], app_id=fields["app_id"], installation_id=fields["installation_id"]
+        )
+    return Credentials(fields["token"], fields.get("email") or None)
+
+
 class ConnectFlow:
     def __init__(self, runtime: Runtime, events: SlackEvents) -> None:
         self._runtime = runtime
         self._events = events
 
     def register(self, app: AsyncApp) -> None:
-        app.action(CONNECT_FORM)(self.open)
-        app.view(CONNECT_FORM)(self.submit)
+        for form in CONNECT_FORMS.values():
+            app.action(form)(self.open)
+            app.view(form)(self.submit)
 
     async def open(
         self, ack: Any, body: Json, client: AsyncWebClient, who: Who | None, people: People
@@ -113,13 +191,16 @@ class ConnectFlow:
             return
         message = body.get("message") or {}
         metadata = {"channel": channel, "thread_ts": str(message.get("thread_ts") or message.get("ts") or "")}
-        await client.views_open(trigger_id=body["trigger_id"], view=connect_modal(metadata))
+        action = str(((body.get("actions") or [{}])[0]).get("action_id") or "")
+        kind = next((k for k, form in CONNECT_FORMS.items() if form == action), "confluence")
+        await client.views_open(trigger_id=body["trigger_id"], view=connect_modal(metadata, kind))
 
     async def submit(
         self, ack: Any, view: Json, client: AsyncWebClient, who: Who | None, people: People
     ) -> None:
-        fields = submitted(view)
-        errors = field_errors(fields)
+        kind = kind_of(view)
+        fields = submitted(view, kind)
+        errors = field_errors(fields, kind)
         if errors:
             await ack(response_action="errors", errors=errors)
             return
@@ -127,10 +208,10 @@ class ConnectFlow:
         if who is None:
             return
         metadata = json.loads(view.get("private_metadata") or "{}")
-        self._events.spawn(self._connect(client, who, people, fields, metadata))
+        self._events.spawn(self._connect(client, who, people, fields, metadata, kind))
 
     async def _connect(
-        self, client: AsyncWebClient, who: Who, people: People, fields: dict[str, str], where: Json
+        self, client: AsyncWebClient, who: Who, people: People, fields: dict[str, str], where: Json, kind: str
     ) -> None:
         connectors = self._runtime.services.actions.connectors
         place = place_of(self._runtime.services, await people.user(who))
@@ -138,19 +219,20 @@ class ConnectFlow:
             text = messages.CONNECT_NOT_ALLOWED
         else:
             try:
-                credentials = Credentials(fields["token"], fields["email"] or None)
-                done = await connectors.connect(place, fields["url"], credentials)
+                credentials = credentials_of(fields, kind)
+                done = await connectors.connect(place, fields["url"], credentials, kind=kind)
                 text = messages.connected(
                     done.connection.name,
                     done.account,
                     done.connection.credentials_hint,
                     [f.key for f in done.spaces],
+                    kind,
                 )
             except (ConnectorError, ValueError) as exc:
-                text = messages.connect_failed(str(exc))
+                text = messages.connect_failed(str(exc), kind)
             except Exception:
-                log.exception("connecting Confluence failed")
-                text = messages.connect_failed("something went wrong on my side")
+                log.exception("connecting %s failed", kind)
+                text = messages.connect_failed("something went wrong on my side", kind)
         await self._tell(client, who.user, where, text)
 
     async def _tell(self, client: AsyncWebClient, user: str, where: Json, text: str) -> None:
@@ -159,7 +241,7 @@ class ConnectFlow:
         try:
             await client.chat_postMessage(channel=channel, thread_ts=thread_ts, text=text, unfurl_links=False)
         except SlackApiError as exc:
-            log.warning("could not post the outcome of connecting Confluence: %s", exc.response.get("error"))
+            log.warning("could not post the outcome of connecting a source: %s", exc.response.get("error"))
 
     async def _may_connect(self, who: Who, people: People) -> bool:
         place = place_of(self._runtime.services, await people.user(who))

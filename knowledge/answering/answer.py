@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from knowledge.answering.brief import Brief, cut
 from knowledge.indexing.chunking import section
 from knowledge.indexing.documents import names_apart
+from knowledge.indexing.metadata import section_url
 from knowledge.search.context import Message, source_blocks
 from knowledge.search.notices import HEDGED, Notice
 from knowledge.search.retrieval import Hit
@@ -78,7 +79,7 @@ class Citation:
         return cls(
             n=n,
             name=hit.document.name,
-            url=hit.document.url,
+            url=section_url(hit.document.meta, section(hit.heading)) or hit.document.url,
             author=hit.document.author,
             time_added=hit.document.time_added,
             doc_timestamp=hit.document.doc_timestamp,

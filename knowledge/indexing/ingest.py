@@ -29,7 +29,7 @@ from knowledge.extraction.formats import TABLES
 from knowledge.extraction.sandbox import DocumentReader, ExtractionLimits
 from knowledge.extraction.types import without_surrogates
 from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text
-from knowledge.indexing.metadata import DocumentFacts
+from knowledge.indexing.metadata import SECTION_URLS, DocumentFacts
 from knowledge.indexing.tables import chunk_table
 from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
@@ -416,6 +416,8 @@ def _new_document(
     meta: dict[str, object] = {**extracted.metadata, **facts.context.as_metadata(), **facts.extra}
     if facts.path:
         meta["path"] = " > ".join(facts.path)
+    if facts.anchors:
+        meta[SECTION_URLS] = dict(facts.anchors)
     return NewDocument(
         index_id=index.id,
         source_kind=source.kind,

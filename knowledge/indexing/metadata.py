@@ -11,6 +11,8 @@ CONTEXT_LIST_FIELDS = ("context_type", "content_domain", "document_category", "r
 PRIMARY_FIELDS = ("context_type", "content_domain")
 SECONDARY_FIELDS = ("document_category", "relevance_tags")
 MetadataValue = str | int | float | bool
+SECTION_URLS = "section_urls"
+"""A document's metadata key for the links to its parts, by heading (`DocumentFacts.anchors`)."""
 
 
 def normalise_labels(values: str | Iterable[str] | None) -> tuple[str, ...]:
@@ -65,3 +67,20 @@ class DocumentFacts:
     path: tuple[str, ...] = ()
     """Where the document sits, outermost first (a wiki page's ancestors): its passages'
     heading paths start there, so "Runbooks > Deploy > Rollback" is found and cited as such."""
+    anchors: Mapping[str, str] = field(default_factory=dict)
+    """Links to parts of the document by their heading (an issue's comments, each with its
+    own address): a passage under one is cited with its link rather than the document's."""
+
+
+def section_url(meta: Mapping[str, Any], heading: str) -> str | None:
+    """The link a document's metadata gives the part under `heading` (the heading a passage
+    stands under, maybe cut short in its prefix), if any."""
+    links = meta.get(SECTION_URLS)
+    if not heading or not isinstance(links, Mapping):
+        return None
+    found = links.get(heading)
+    if found is None and heading.endswith("…"):
+        stem = heading.removesuffix("…").rstrip()
+        matching = [url for name, url in links.items() if str(name).startswith(stem)]
+        found = matching[0] if len(matching) == 1 else None
+    return str(found) if isinstance(found, str) and found else None

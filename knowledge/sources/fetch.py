@@ -44,6 +44,8 @@ ConnectorFactory = Callable[[AbstractResolver], aiohttp.BaseConnector]
 ROBOT_NAME = "LoreBot"
 CONTACT_URL = "https://github.com/lore-bot/lore"
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
+ERROR_DETAIL_BYTES = 2048
+"""Of an error's body, read for the message an API puts there (GitHub's secondary limits)."""
 
 
 def user_agent(contact_url: str = CONTACT_URL) -> str:
@@ -173,6 +175,19 @@ class FetchSession:
                 raise OffSite(url)
         raise TooManyRedirects(f"it redirected more than {self.rules.max_redirects} times")
 
+    async def post(
+        self,
+        url: str,
+        body: bytes,
+        headers: Mapping[str, str] | None = None,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - aiohttp's, per request, as in `get`
+    ) -> Page:
+        """POST `body` to `url` (an API's query, a token exchange), address-checked like a
+        get. A redirect is not followed: it is returned, for the caller to refuse."""
+        target = parse_url(url, self._allow)
+        return await self._request(target, headers, timeout or self.rules.timeout, None, body=body)
+
     async def _request(
         self,
         url: URL,
@@ -180,10 +195,17 @@ class FetchSession:
         seconds: float,
         types: Collection[str] | None,
         head: int | None = None,
+        *,
+        body: bytes | None = None,
     ) -> Page:
         try:
-            async with self._http.get(
-                url, allow_redirects=False, headers=headers, timeout=aiohttp.ClientTimeout(total=seconds)
+            async with self._http.request(
+                "GET" if body is None else "POST",
+                url,
+                data=body,
+                allow_redirects=False,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=seconds),
             ) as response:
                 return await self._page(response, types, head)
         except FetchError:
@@ -206,7 +228,14 @@ class FetchSession:
         if response.status in REDIRECTS or response.status == 304:
             return page
         if response.status >= 400:
-            raise HttpStatus(response.status, response.reason, headers.get("Retry-After"))
+            detail = await _read_head(response, ERROR_DETAIL_BYTES)
+            raise HttpStatus(
+                response.status,
+                response.reason,
+                headers.get("Retry-After"),
+                headers,
+                detail.decode("utf-8", "replace"),
+            )
         if types is not None and mime is not None and mime not in types:
             raise UnsupportedType(mime)
         if head is not None:

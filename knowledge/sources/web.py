@@ -47,10 +47,21 @@ class Refused(FetchError):
 class HttpStatus(FetchError):
     """The site answered with an error status."""
 
-    def __init__(self, status: int, reason: str | None, retry_after: str | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        reason: str | None,
+        retry_after: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        detail: str = "",
+    ) -> None:
         super().__init__(f"the site answered {status} {reason or ''}".strip())
         self.status = status
         self.retry_after = retry_after
+        self.headers: Mapping[str, str] = headers or {}
+        """The response's headers (APIs say why they refuse there: rate-limit counters)."""
+        self.detail = detail
+        """The start of the error's body (an API's message), for the code, never shown as is."""
 
 
 class PageTooLarge(FetchError):

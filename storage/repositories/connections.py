@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlmodel import col, select
 
@@ -95,10 +96,18 @@ class ConnectionRepository:
         return self.require_key().open(sealed)
 
     def attach(
-        self, connection_id: int, index_id: int, folders: Sequence[str], *, schedule: str = "daily"
+        self,
+        connection_id: int,
+        index_id: int,
+        folders: Sequence[str],
+        *,
+        schedule: str = "daily",
+        selection: Mapping[str, Any] | None = None,
     ) -> SourceConfigRef:
         """Attach the connection to an index with `folders`, or add them to the attachment it
-        already has there (asking twice does not attach twice)."""
+        already has there (asking twice does not attach twice). `selection` (what of the
+        folders to index, as the connector's kind checked it) replaces the attachment's when
+        given."""
         with self._db.session() as session:
             source = session.get(DocSource, connection_id)
             if source is None:
@@ -111,6 +120,23 @@ class ConnectionRepository:
             if config is None:
                 config = DocSourceConfig(index_id=index_id, source_id=connection_id, schedule=schedule)
             config.folders = list(dict.fromkeys([*config.folders, *folders]))
+            if selection is not None and config.options.get("selection") != dict(selection):
+                # what is indexed changes: the next sync lists everything, without validators
+                config.options = {**config.options, "selection": dict(selection), "state": {}}
+                config.last_full_sync_at = None
+            session.add(config)
+            session.flush()
+            return source_config_ref(config, source)
+
+    def drop_folder(self, config_id: int, folder: str) -> SourceConfigRef:
+        """Take one folder out of an attachment (its documents go at its next sync, which
+        lists the rest completely)."""
+        with self._db.session() as session:
+            config = session.get(DocSourceConfig, config_id)
+            source = session.get(DocSource, config.source_id) if config is not None else None
+            if config is None or source is None:
+                raise NotFound(f"no attachment {config_id}")
+            config.folders = [f for f in config.folders if f.lower() != folder.lower()]
             session.add(config)
             session.flush()
             return source_config_ref(config, source)
@@ -128,10 +154,17 @@ class ConnectionRepository:
             return [source_config_ref(config, source) for config in rows]
 
     def record_sync(
-        self, config_id: int, started_at: datetime, *, complete: bool, folders: Sequence[str]
+        self,
+        config_id: int,
+        started_at: datetime,
+        *,
+        complete: bool,
+        folders: Sequence[str],
+        state: Mapping[str, Any] | None = None,
     ) -> None:
         """A sync that began at `started_at` succeeded: the next one asks for changes since
-        then; a complete one also dates the listing and the folders it covered."""
+        then; a complete one also dates the listing and the folders it covered. `state` is
+        what the connector keeps until the next sync (validators of its listings)."""
         with self._db.session() as session:
             config = session.get(DocSourceConfig, config_id)
             if config is None:
@@ -141,6 +174,8 @@ class ConnectionRepository:
             if complete:
                 config.last_full_sync_at = started_at
                 config.options = {**config.options, "listed_folders": list(folders)}
+            if state is not None:
+                config.options = {**config.options, "state": dict(state)}
             session.add(config)
 
     def remove(self, connection_id: int) -> None:

@@ -137,4 +137,4 @@ def test_errors_end_in_one_line(
     assert confluence.requests.snapshot()[-1].status == 401, "no request was made without a key"
 
     missing = lore("source", "spaces", "nowhere")
-    assert missing.exit_code == 1 and "No Confluence is connected yet" in missing.output
+    assert missing.exit_code == 1 and "No source is connected yet" in missing.output

@@ -57,3 +57,39 @@ async def test_the_shell_explains_what_it_cannot_do(keyless: Terminal) -> None:
     assert "No Confluence is connected yet" in printed
     printed = await keyless.type("add the ENG space page x1 to the confluence index")
     assert "lore>" in printed  # not a page id: read as something else, and answered all the same
+
+
+@pytest.mark.parametrize(
+    ("typed", "parsed"),
+    [
+        ("connect github", c.ConnectSource("github")),
+        ("<@UBOT> please connect to our GitHub", c.ConnectSource("github")),
+        ("list github repositories", c.ListRepositories()),
+        ("which repos can I add?", c.ListRepositories()),
+        ("add the acme/payments repository to the eng index", c.AttachRepository("acme/payments", "eng")),
+        ("add repo acme/payments to eng", c.AttachRepository("acme/payments", "eng")),
+        (
+            "sync the acme/payments github repo into the code index",
+            c.AttachRepository("acme/payments", "code"),
+        ),
+        ("add all repositories of acme to the eng index", c.AttachRepository("acme", "eng")),
+        ("index acme's repos into eng", c.AttachRepository("acme", "eng")),
+        ("refresh acme/payments", c.Refresh("acme/payments")),
+        ("stop indexing acme/payments", c.StopIndexing("acme/payments")),
+        ("forget acme/payments", c.Forget("acme/payments")),
+        ("how do I add a repository to github?", c.Question("how do I add a repository to github?")),
+        (
+            "add the acme/payments; rm -rf / repository to eng",
+            c.Question("add the acme/payments; rm -rf / repository to eng"),
+        ),
+    ],
+)
+def test_github_phrasings(typed: str, parsed: c.Command) -> None:
+    assert c.parse(typed) == parsed
+
+
+async def test_the_shell_explains_github_too(keyless: Terminal) -> None:
+    printed = await keyless.type("add the acme/payments repository to the eng index")
+    assert "No GitHub is connected yet; an admin can connect one with “connect github”." in printed
+    printed = await keyless.type("list github repositories")
+    assert "No GitHub is connected yet" in printed

@@ -24,7 +24,7 @@ PUBLIC = [
     "Request", "Resolve", "ResponseMode", "Retrieval", "RetrievalSpec", "Retriever", "Schedule",
     "Source", "SourceSync", "Strategy", "SyncPolicy", "TiktokenCounter", "TooLarge",
     "UnreadableContent", "UnsupportedContent", "ask_all", "beir_sources", "build_embedder",
-    "collection_for", "distinct_names", "document_fields", "document_names", "evaluate_retrieval",
+    "collection_for", "connector_kind", "distinct_names", "document_fields", "document_names", "evaluate_retrieval",
     "find_documents", "folder_sources", "ingest_corpus", "load_beir", "load_questions", "matches",
     "message_text", "normalise_labels", "score_answers", "system_resolve", "without_surrogates",
     "worker_name",

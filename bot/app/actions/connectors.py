@@ -1,13 +1,14 @@
-"""Use cases on connectors (Confluence): connect with credentials, list spaces, attach spaces
-to an index (a job starts), disconnect. Connector admins only (`may_manage_connectors`):
-a connector decides what the whole workspace can read, since its permissions are not synced."""
+"""Use cases on connectors (Confluence, GitHub): connect with credentials, list folders
+(spaces, repositories), attach them to an index (a job starts), disconnect. Connector admins
+only (`may_manage_connectors`): a connector decides what the whole workspace can read, since
+its permissions are not synced."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.app.actions.errors import CONNECTORS
 from bot.app.actions.indexes import IndexActions
@@ -59,7 +60,7 @@ class ConnectorActions:
         url: str,
         credentials: Credentials,
         *,
-        kind: str = "confluence",  # the registry's only kind today
+        kind: str = "confluence",
         name: str | None = None,
     ) -> Connected:
         """Check the credentials against the site, then keep them sealed."""
@@ -72,8 +73,10 @@ class ConnectorActions:
     async def listing(self, place: Place) -> list[ConnectionRef]:
         return await self._connections.for_tenant(place.tenant_id)
 
-    async def find(self, place: Place, reference: str | None = None) -> ConnectionRef:
-        return await self._connections.find(place.tenant_id, reference)
+    async def find(
+        self, place: Place, reference: str | None = None, *, kind: str | None = None
+    ) -> ConnectionRef:
+        return await self._connections.find(place.tenant_id, reference, kind=kind)
 
     async def get(self, place: Place, connection_id: int) -> ConnectionRef:
         return await self._connections.get(place.tenant_id, connection_id)
@@ -91,13 +94,19 @@ class ConnectorActions:
         *,
         schedule: Schedule | None = None,
         conversation: ConversationRef | None = None,
+        selection: Mapping[str, Any] | None = None,
     ) -> Attached:
-        """Attach spaces (or page trees) to the index called `index_name` (a new shared index
-        if there is none, enabled in `conversation`), and queue their sync."""
+        """Attach folders (spaces or page trees, repositories or owners) to the index called
+        `index_name` (a new shared index if there is none, enabled in `conversation`), and
+        queue their sync; `selection` says what of them to index (GitHub's parts and files)."""
         self.check(place)
         found = await self._indexes.find_or_create(place, index_name, conversation=conversation)
         source = await self._connections.attach(
-            connection, found.index, folders, schedule=schedule.text if schedule else "daily"
+            connection,
+            found.index,
+            folders,
+            schedule=schedule.text if schedule else "daily",
+            selection=selection,
         )
         attached = await self._sources.start(
             found.index, source, conversation_id=conversation.id if conversation else None

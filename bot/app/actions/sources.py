@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from bot.app.actions.errors import CONNECTORS, refused
 from bot.app.conversations import Actor
+from knowledge import CONNECTORS as CONNECTOR_KINDS
 from knowledge import KnowledgeError, NotAllowed, Refused, Schedule
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import IndexRef, JobRef, NotFound, SourceConfigRef
@@ -125,6 +126,16 @@ class SourceActions:
         index = await self.check(place, source)
         return await self._jobs.detach_docsource_from_index(index, source)
 
+    async def forget_folder(
+        self, place: Place, source: SourceConfigRef, folder: str, *, conversation_id: int | None = None
+    ) -> Attached:
+        """Take one folder (a space, a repository) out of a connector's attachment that has
+        others, and sync what stays: the sync removes the folder's documents."""
+        index = await self.check(place, source)
+        repository = self._services.connections.repository
+        kept = await asyncio.to_thread(repository.drop_folder, source.id, folder)
+        return await self.start(index, kept, conversation_id=conversation_id, trigger="refresh")
+
     async def cancel_job(self, place: Place, job_id: int) -> JobRef:
         """Stop a job by id, if `place` may manage its source."""
         try:
@@ -155,7 +166,8 @@ def label(source: SourceConfigRef) -> str:
         return source.name
     if source.kind == SLACK_CHANNEL:
         return f"{source.name}'s history"
-    return f"{source.kind.capitalize()} {', '.join(source.folders)}"
+    kind = CONNECTOR_KINDS.get(source.kind)
+    return f"{kind.label if kind else source.kind.capitalize()} {', '.join(source.folders)}"
 
 
 def match_source(reference: str, sources: Sequence[SourceConfigRef]) -> SourceConfigRef | None:
@@ -185,3 +197,12 @@ def _names(source: SourceConfigRef) -> list[str]:
     if source.kind == SLACK_CHANNEL:
         return [*names, "this channel", "this channel's history", "channel history", "history"]
     return names if source.kind == SITE else [*names, source.kind]
+
+
+def folder_named(source: SourceConfigRef, reference: str) -> str | None:
+    """The folder `reference` names when it is one of a connector attachment's several
+    ("forget acme/website" of an attachment of acme/payments and acme/website)."""
+    if source.kind in (SITE, SLACK_CHANNEL) or len(source.folders) < 2:
+        return None
+    wanted = reference.strip().strip("<>`'\"“”").lower()
+    return next((f for f in source.folders if f.lower() == wanted), None)

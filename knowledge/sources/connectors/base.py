@@ -1,18 +1,22 @@
 """What every connector offers, and the values it hands out.
 
-A connector reads one remote system (Confluence today) for the sync in
-`knowledge.sources.connectors.sync`: the folders a user may choose from (spaces), the items changed
-since a time (or all of them: the complete listing that prunes), the items themselves with
-their text and facts, and their attachments.
+A connector reads one remote system (Confluence, GitHub) for the sync in
+`knowledge.sources.connectors.sync`: the folders a user may choose from (a Confluence space,
+a GitHub repository or a whole owner), the items in them with a version that tells changed
+from unchanged (a listing carries no bodies), the items themselves with their text and
+facts, and their attachments. A listing also says which parts it covered completely
+(`Complete`): what was indexed there before and is no longer listed is gone.
+
+Each kind of connector is one module that declares a `ConnectorKind` (its name, its label,
+how its folders are written, how to open a client) and one line in `registry.py`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
 
 from knowledge.errors import KnowledgeError
 
@@ -20,7 +24,10 @@ if TYPE_CHECKING:
     from knowledge.sources.connectors.credentials import Credentials
     from knowledge.sources.fetch import FetchSession
 
-_FOLDER = re.compile(r"^(?P<space>~?[A-Za-z0-9_.-]{1,255})(?:/(?P<page>\d{1,20}))?$")
+Version = int | str
+"""What tells an item's versions apart: Confluence's version number, a git blob's SHA, an
+issue's last update."""
+Facts = Mapping[str, str | int | bool]
 
 
 class ConnectorError(KnowledgeError):
@@ -48,31 +55,26 @@ class NotConnected(ConnectorError):
 
 
 class UnknownFolder(ConnectorError):
-    """A space key or page the user named does not exist (or is not visible to the account)."""
+    """A folder the user named does not exist (or is not visible to the account)."""
 
 
 @dataclass(frozen=True)
 class FolderSpec:
-    """A folder of an attachment as stored: a space (`ENG`) or a page tree in it (`ENG/12345`)."""
+    """A folder of an attachment as stored: what the connector offers as a folder (`key`: a
+    space key `ENG`, a repository `acme/payments`, an owner `acme`) and, optionally, a part
+    of it (`within`: a page tree, `ENG/12345`). Each kind parses its own spelling
+    (`ConnectorKind.parse_folder`)."""
 
-    space: str
-    page_id: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> FolderSpec:
-        """Raises ValueError for anything that is not a space key, optionally `/page id`."""
-        match = _FOLDER.match(text.strip())
-        if match is None:
-            raise ValueError(f"“{text}” is not a space key (or SPACE/page id)")
-        return cls(match["space"], match["page"])
+    key: str
+    within: str | None = None
 
     def __str__(self) -> str:
-        return f"{self.space}/{self.page_id}" if self.page_id else self.space
+        return f"{self.key}/{self.within}" if self.within else self.key
 
 
 @dataclass(frozen=True)
 class Folder:
-    """A folder a user may attach: a Confluence space."""
+    """A folder a user may attach: a Confluence space, a GitHub repository or owner."""
 
     key: str
     name: str
@@ -86,18 +88,36 @@ class ItemRef:
 
     id: str
     title: str
-    version: int
+    version: Version
     modified: datetime | None = None
 
 
 @dataclass(frozen=True)
+class Complete:
+    """In a listing: every item whose id starts with `prefix` has been listed, so the ones
+    indexed before and not listed now are gone (deleted, renamed, moved out). `""`: all."""
+
+    prefix: str = ""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """An item that could not be fetched this time (`reason` says why); it stays as indexed
+    and is tried again at the next sync."""
+
+    id: str
+    title: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Item:
-    """An item with its text (Markdown-flavoured) and the facts its document carries."""
+    """An item with its text and the facts its document carries."""
 
     id: str
     title: str
     url: str
-    version: int
+    version: Version
     text: str
     folder: str
     folder_name: str = ""
@@ -107,6 +127,17 @@ class Item:
     labels: tuple[str, ...] = ()
     path: tuple[str, ...] = ()
     """Titles of its ancestors, root first: where it sits, used as its heading path."""
+    key: str = ""
+    """Its document's identity in the index (what replaces it when it changes); the URL by
+    default. Must survive what the item's URL does not (a Confluence page's rename)."""
+    mime_type: str = "text/markdown"
+    """The type of `text`: Markdown, or what a file's name says (reST, AsciiDoc, plain text)."""
+    facts: Facts = field(default_factory=dict)
+    """What the connector knows besides (a space, a repository and its visibility, an issue's
+    state), kept in the document's metadata for filters and for permission syncs."""
+    anchors: Mapping[str, str] = field(default_factory=dict)
+    """Links to parts of the item by their heading (an issue's comments): a passage under
+    such a heading is cited with that link."""
 
 
 @dataclass(frozen=True)
@@ -131,16 +162,37 @@ class ApiOptions:
     note: Callable[[str], Awaitable[None]] | None = None
 
 
+Listed = ItemRef | Complete
+State = MutableMapping[str, Any]
+"""What a connector keeps between syncs of one attachment (validators of listings, cursors);
+saved only when a sync succeeds."""
+
+
 @dataclass(frozen=True)
 class ConnectorKind:
     """One kind of connector, as the registry (`knowledge.sources.connectors.registry`) lists
-    it: its name in commands and rows, how people call it, how many items to fetch at once,
-    and how to open a client over an address-checked HTTP session."""
+    it: its name in commands and rows, how people call it and its folders, how folders are
+    written, where its API is by default, and how to open a client over an address-checked
+    HTTP session."""
 
     kind: str
     label: str
     fetch_batch: int
     open: Callable[[FetchSession, str, Credentials, ApiOptions], Connector]
+    parse_folder: Callable[[str], FolderSpec]
+    """A folder as a user or a stored attachment writes it; ValueError when it is not one."""
+    folder_noun: str = "space"
+    folders_noun: str = "spaces"
+    default_url: str | None = None
+    """The API root when the user names none (GitHub's); None: the user must say."""
+    api_root: Callable[[str], str] = lambda url: url
+    """The API root a user's address means (`https://x.atlassian.net` → its `/wiki`)."""
+    since_margin: timedelta = timedelta(0)
+    """Reached back further by incremental listings (Confluence's CQL reads dates in the
+    account's unknown time zone)."""
+    check_options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda options: {}
+    """An attachment's options as given (what to index of a folder), validated and with
+    defaults; ValueError with a sentence for a user when they are not valid."""
 
 
 class Connector(Protocol):
@@ -151,11 +203,20 @@ class Connector(Protocol):
     async def folders(self) -> list[Folder]:
         """Every folder the account can read, by key."""
 
-    def changed_since(self, folders: Sequence[FolderSpec], since: datetime | None) -> AsyncIterator[ItemRef]:
+    def changed_since(
+        self,
+        folders: Sequence[FolderSpec],
+        since: datetime | None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        state: State | None = None,
+    ) -> AsyncIterator[Listed]:
         """Items under `folders` modified at or after `since` (UTC), followed to the last page
-        of results; with `since` None, every item: the complete listing."""
+        of results, and `Complete` for each part listed completely; with `since` None, every
+        item: the complete listing. `options` are the attachment's (`check_options`);
+        `state` is what the connector kept at the last successful sync, updated in place."""
 
-    async def fetch(self, ids: Sequence[str]) -> list[Item]:
+    async def fetch(self, ids: Sequence[str]) -> Sequence[Item | Skipped]:
         """The items with these ids, with their text (missing ones are left out)."""
 
     async def attachments(self, item_id: str) -> list[AttachmentRef]:

@@ -8,19 +8,25 @@ ones costs no body; bodies are then fetched for the changed pages only, a batch 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
+import re
+from collections.abc import AsyncIterator, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
+
+from yarl import URL
 
 from knowledge.sources.connectors.base import (
     ApiOptions,
     AttachmentRef,
     BadCredentials,
+    Complete,
     ConnectorKind,
     Folder,
     FolderSpec,
     Item,
     ItemRef,
+    Listed,
+    State,
 )
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.storage_format import storage_to_markdown
@@ -35,6 +41,26 @@ FETCH_BATCH = 25
 LISTING_EXPAND = "version"
 FETCH_EXPAND = "body.storage,version,ancestors,metadata.labels,space,history"
 CQL_TIME = "%Y-%m-%d %H:%M"
+TIME_ZONE_MARGIN = timedelta(hours=12)
+"""CQL reads dates in the Confluence account's time zone, which Lore does not know: an
+incremental listing reaches back this much more (the most negative UTC offset)."""
+_FOLDER = re.compile(r"^(?P<space>~?[A-Za-z0-9_.-]{1,255})(?:/(?P<page>\d{1,20}))?$")
+
+
+def parse_space(text: str) -> FolderSpec:
+    """A space key, optionally `/page id` (a page and its descendants); ValueError otherwise."""
+    match = _FOLDER.match(text.strip())
+    if match is None:
+        raise ValueError(f"“{text}” is not a space key (or SPACE/page id)")
+    return FolderSpec(match["space"], match["page"])
+
+
+def api_root(url: str) -> str:
+    """A bare Cloud site (`https://x.atlassian.net`) means its `/wiki`."""
+    parsed = URL(url)
+    if parsed.path in ("", "/") and (parsed.host or "").endswith(".atlassian.net"):
+        return str(parsed.with_path("/wiki"))
+    return url
 
 
 def cql_string(value: str) -> str:
@@ -47,11 +73,11 @@ def listing_cql(folders: Sequence[FolderSpec], since: datetime | None) -> str:
     at or after `since`, oldest first, so a listing interrupted half way resumes cheaply."""
     wanted = []
     for folder in folders:
-        if folder.page_id:
-            tree = f"(id = {folder.page_id} or ancestor = {folder.page_id})"
-            wanted.append(f"(space = {cql_string(folder.space)} and {tree})")
+        if folder.within:
+            tree = f"(id = {folder.within} or ancestor = {folder.within})"
+            wanted.append(f"(space = {cql_string(folder.key)} and {tree})")
         else:
-            wanted.append(f"space = {cql_string(folder.space)}")
+            wanted.append(f"space = {cql_string(folder.key)}")
     cql = f"type = page and ({' or '.join(wanted)})"
     if since is not None:
         cql += f" and lastmodified >= {cql_string(since.astimezone(UTC).strftime(CQL_TIME))}"
@@ -108,8 +134,13 @@ class ConfluenceConnector:
         return found
 
     async def changed_since(
-        self, folders: Sequence[FolderSpec], since: datetime | None
-    ) -> AsyncIterator[ItemRef]:
+        self,
+        folders: Sequence[FolderSpec],
+        since: datetime | None,
+        *,
+        options: Mapping[str, Any] | None = None,
+        state: State | None = None,
+    ) -> AsyncIterator[Listed]:
         params: dict[str, str | int] = {
             "cql": listing_cql(folders, since),
             "limit": PAGE_SIZE,
@@ -122,6 +153,8 @@ class ConfluenceConnector:
                 version=int(_get(content, "version", "number") or 0),
                 modified=parse_time(_get(content, "version", "when")),
             )
+        if since is None:
+            yield Complete()
 
     async def fetch(self, ids: Sequence[str]) -> list[Item]:
         items: list[Item] = []
@@ -159,6 +192,12 @@ class ConfluenceConnector:
                 str(label.get("name")) for label in labels if isinstance(label, dict) and label.get("name")
             ),
             path=tuple(str(a.get("title")) for a in ancestors if isinstance(a, dict) and a.get("title")),
+            key=self.page_url(page_id),
+            facts=_facts(
+                space=str(_get(content, "space", "key") or ""),
+                space_name=str(_get(content, "space", "name") or ""),
+                modified_by=_name(_get(content, "version", "by")),
+            ),
         )
 
     def page_url(self, page_id: str) -> str:
@@ -211,4 +250,16 @@ def open_confluence(
     return ConfluenceConnector(api)
 
 
-CONFLUENCE = ConnectorKind(kind=KIND, label="Confluence", fetch_batch=FETCH_BATCH, open=open_confluence)
+def _facts(**values: str | None) -> dict[str, str | int | bool]:
+    return {k: v for k, v in values.items() if v}
+
+
+CONFLUENCE = ConnectorKind(
+    kind=KIND,
+    label="Confluence",
+    fetch_batch=FETCH_BATCH,
+    open=open_confluence,
+    parse_folder=parse_space,
+    api_root=api_root,
+    since_margin=TIME_ZONE_MARGIN,
+)

@@ -1,13 +1,14 @@
 """The connectors Lore knows, by kind. The next connector is a module that declares its
-`ConnectorKind` (its client, its label) and one line here; connecting, listing, attaching,
-syncing and every surface go by this registry."""
+`ConnectorKind` (its client, its label, how its folders are written) and one line here;
+connecting, listing, attaching, syncing and every surface go by this registry."""
 
 from __future__ import annotations
 
 from knowledge.sources.connectors.base import ConnectorError, ConnectorKind
 from knowledge.sources.connectors.confluence import CONFLUENCE
+from knowledge.sources.connectors.github import GITHUB
 
-CONNECTORS: dict[str, ConnectorKind] = {kind.kind: kind for kind in (CONFLUENCE,)}
+CONNECTORS: dict[str, ConnectorKind] = {kind.kind: kind for kind in (CONFLUENCE, GITHUB)}
 
 
 def connector_kind(kind: str) -> ConnectorKind:

@@ -1,14 +1,16 @@
-"""Connections: what surfaces call to connect a Confluence (credentials checked, then sealed),
-list a tenant's connections (masked), list a connection's spaces, and attach spaces or page
-trees to an index. Every API call goes through `knowledge.sources.fetch`'s address checks.
+"""Connections: what surfaces call to connect a source of any registered kind (Confluence,
+GitHub: credentials checked, then sealed), list a tenant's connections (masked), list a
+connection's folders (spaces, repositories), and attach folders to an index. Every API call
+goes through `knowledge.sources.fetch`'s address checks.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from yarl import URL
 
@@ -16,6 +18,7 @@ from knowledge.sources.connectors.base import (
     ApiOptions,
     Connector,
     ConnectorError,
+    ConnectorKind,
     Folder,
     FolderSpec,
     NotConfigured,
@@ -23,9 +26,8 @@ from knowledge.sources.connectors.base import (
     UnknownFolder,
 )
 from knowledge.sources.connectors.confluence import KIND
-from knowledge.sources.connectors.confluence_api import Sleep
 from knowledge.sources.connectors.credentials import Credentials
-from knowledge.sources.connectors.registry import connector_kind
+from knowledge.sources.connectors.registry import CONNECTORS, connector_kind
 from knowledge.sources.fetch import Fetcher, Resolve, system_resolve
 from knowledge.sources.web import AllowList, Refused, check_url
 from storage.records import ConnectionRef, IndexRef, NotFound, SourceConfigRef, StorageError
@@ -33,6 +35,7 @@ from storage.repositories.connections import ConnectionRepository
 from storage.secrets import MissingSecretKey
 
 MB = 1024 * 1024
+Sleep = Callable[[float], Awaitable[object]]
 
 
 @dataclass(frozen=True)
@@ -43,20 +46,21 @@ class ClientLimits:
     max_wait: float = 60.0
 
 
-def normalise_base_url(text: str, allow: AllowList) -> str:
-    """The API root a user means: scheme, host, port and path, no query or trailing slash;
-    a bare Cloud site (`https://x.atlassian.net`) gets its `/wiki`. Raises `ConnectorError`
-    for a URL Lore may not or cannot call."""
+def normalise_base_url(text: str, allow: AllowList, kind: str = KIND) -> str:
+    """The API root a user means: scheme, host, port and path, no query or trailing slash,
+    as the kind reads it (a bare Cloud site gets its `/wiki`; `https://github.com` is
+    `https://api.github.com`); the kind's default when `text` is empty. Raises
+    `ConnectorError` for a URL Lore may not or cannot call."""
+    connector = connector_kind(kind)
+    text = text.strip() or (connector.default_url or "")
     try:
-        url = URL(text.strip())
+        url = URL(text)
     except (ValueError, TypeError) as exc:
         raise ConnectorError(f"“{text}” is not a web address") from exc
     if url.scheme not in ("http", "https") or not url.host:
-        raise ConnectorError(f"“{text}” is not an http(s) address of a Confluence site")
-    path = url.path.rstrip("/")
-    if not path and url.host.endswith(".atlassian.net"):
-        path = "/wiki"
-    base = str(url.with_path(path or "/").with_query(None).with_fragment(None)).rstrip("/")
+        raise ConnectorError(f"“{text}” is not an http(s) address of a {connector.label} site")
+    plain = str(url.with_path(url.path.rstrip("/") or "/").with_query(None).with_fragment(None))
+    base = connector.api_root(plain.rstrip("/")).rstrip("/")
     try:
         check_url(base, allow)
     except Refused as exc:
@@ -95,7 +99,7 @@ class Connections:
         connector_kind(kind)
         if not self.repository.can_store_credentials:
             raise NotConfigured(str(MissingSecretKey()))
-        base = normalise_base_url(base_url, self._allow)
+        base = normalise_base_url(base_url, self._allow, kind)
         async with self.client(base, credentials, kind=kind) as connector:
             account = await connector.account()
         label = name or (URL(base).host or base)
@@ -114,19 +118,26 @@ class Connections:
     async def for_tenant(self, tenant_id: str) -> list[ConnectionRef]:
         return await asyncio.to_thread(self.repository.for_tenant, tenant_id)
 
-    async def find(self, tenant_id: str, reference: str | None = None) -> ConnectionRef:
-        """A connection by id, name or host; with no reference, the tenant's only one."""
+    async def find(
+        self, tenant_id: str, reference: str | None = None, *, kind: str | None = None
+    ) -> ConnectionRef:
+        """A connection by id, name or host; with no reference (or only a kind's name), the
+        tenant's only one (of that kind)."""
         connections = await self.for_tenant(tenant_id)
+        wanted = (reference or "").strip().lower()
+        if wanted in CONNECTORS:
+            kind, wanted = kind or wanted, ""
+        if kind is not None:
+            connections = [c for c in connections if c.kind == kind]
+        label = connector_kind(kind).label if kind else "source"
         if not connections:
-            raise NotConnected(
-                "no Confluence is connected yet; an admin can connect one with “connect confluence”"
-            )
-        if reference is None or not reference.strip() or reference.strip().lower() == KIND:
+            hint = f"“connect {kind}”" if kind else "“connect confluence” or “connect github”"
+            raise NotConnected(f"no {label} is connected yet; an admin can connect one with {hint}")
+        if not wanted:
             if len(connections) == 1:
                 return connections[0]
             names = ", ".join(c.name for c in connections)
-            raise NotConnected(f"several Confluence sites are connected ({names}); say which one")
-        wanted = reference.strip().lower()
+            raise NotConnected(f"several {label}s are connected ({names}); say which one")
         for connection in connections:
             host = (URL(connection.base_url).host or "").lower()
             if wanted in (str(connection.id), connection.name.lower(), host, connection.base_url.lower()):
@@ -154,20 +165,32 @@ class Connections:
         folders: Sequence[FolderSpec],
         *,
         schedule: str = "daily",
+        selection: Mapping[str, Any] | None = None,
     ) -> SourceConfigRef:
-        """Attach spaces (or page trees) to `index`, after checking that the account sees
-        each space; added to the attachment the index already has, if any."""
+        """Attach folders (spaces or page trees, repositories or owners) to `index`, after
+        checking that the account sees each; added to the attachment the index already has,
+        if any. `selection` says what of them to index (the kind's options, checked here)."""
+        kind = connector_kind(connection.kind)
+        try:
+            checked = kind.check_options(selection or {}) if selection is not None else None
+        except ValueError as exc:
+            raise ConnectorError(str(exc)) from exc
         known = {folder.key.lower(): folder for folder in await self.folders(connection)}
-        missing = [f.space for f in folders if f.space.lower() not in known]
+        missing = [f.key for f in folders if f.key.lower() not in known]
         if missing:
             choices = ", ".join(sorted(f.key for f in known.values())[:30]) or "none"
             raise UnknownFolder(
-                f"Confluence at {URL(connection.base_url).host} has no space {', '.join(missing)} that "
-                f"this account can read; its spaces: {choices}"
+                f"{kind.label} at {URL(connection.base_url).host} has no {kind.folder_noun} "
+                f"{', '.join(missing)} that this account can read; its {kind.folders_noun}: {choices}"
             )
-        canonical = [str(FolderSpec(known[f.space.lower()].key, f.page_id)) for f in folders]
+        canonical = [str(FolderSpec(known[f.key.lower()].key, f.within)) for f in folders]
         return await asyncio.to_thread(
-            self.repository.attach, connection.id, index.id, canonical, schedule=schedule
+            self.repository.attach,
+            connection.id,
+            index.id,
+            canonical,
+            schedule=schedule,
+            selection=checked,
         )
 
     @asynccontextmanager
@@ -197,7 +220,7 @@ class Connections:
         note: Callable[[str], Awaitable[None]] | None = None,
     ) -> AsyncIterator[Connector]:
         """A client of the `kind` connector over an address-checked session."""
-        connector = connector_kind(kind)
+        connector: ConnectorKind = connector_kind(kind)
         limits = self._limits
         fetcher = Fetcher(
             self._allow, resolve=self._resolve, max_bytes=limits.max_bytes, timeout=limits.timeout

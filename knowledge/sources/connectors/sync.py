@@ -1,17 +1,20 @@
 """A connector attachment's indexing job: list what changed, fetch only that, ingest it,
-and now and then list everything to prune what went away.
+and remove what the listing says is gone.
 
-Incremental syncs ask for pages modified since the last successful sync began, less an
-overlap (edits saved while it ran, clocks apart) and a time-zone margin: CQL reads dates in
-the Confluence account's time zone, which Lore does not know, so the window reaches back
-12 hours more (the most negative UTC offset). Listings carry only versions, and a page whose
-version is the one indexed costs nothing more; the others are fetched in batches.
+Incremental syncs ask for items modified since the last successful sync began, less an
+overlap (edits saved while it ran, clocks apart) and the kind's own margin (Confluence's CQL
+reads dates in the account's time zone, which Lore does not know, so its window reaches back
+12 hours more). Listings carry only versions, and an item whose version is the one indexed
+costs nothing more; the others are fetched in batches. An item the connector could not fetch
+is reported and skipped; the rest go on.
 
-A complete listing (every page, still without bodies) runs on the first sync, when someone
-asks for a refresh, when the attachment's spaces change, and otherwise once every
-`LORE_CONFLUENCE_FULL_SYNC_DAYS` (7): pages indexed before but missing from it (deleted,
-or moved out of the space or tree) are removed with their attachments. Deletions and moves
-cannot be seen by an incremental sync, which lists only pages that exist and changed.
+A complete listing (every item, still without bodies) runs on the first sync, when someone
+asks for a refresh, when the attachment's folders change, and otherwise once every
+`LORE_CONFLUENCE_FULL_SYNC_DAYS` (7). Whatever a listing says it covered completely
+(`Complete`: Confluence's complete listings; every GitHub listing of a repository's files,
+issues or discussions) prunes: items indexed before but not listed there now (deleted,
+renamed, moved out) are removed with their attachments. The connector's `state` (validators
+of its listings) is saved when a sync succeeds.
 
 Attachments go with their page: when a page is fetched, and for every page on a complete
 listing, its attachments are listed and those of a supported type whose version changed are
@@ -32,11 +35,16 @@ from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
 from knowledge.indexing.metadata import DocumentContext, DocumentFacts, normalise_labels
 from knowledge.sources.connectors.base import (
     AttachmentRef,
+    Complete,
     Connector,
     ConnectorError,
+    ConnectorKind,
     FolderSpec,
     Item,
     ItemRef,
+    Skipped,
+    State,
+    Version,
 )
 from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.connectors.service import Connections
@@ -47,7 +55,6 @@ from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
 from storage.values import SourceKind, utcnow
 
-TIME_ZONE_MARGIN = timedelta(hours=12)
 MEDIA_PREFIXES = ("image/", "video/", "audio/")
 ATTACHMENT = "attachment:"
 
@@ -66,14 +73,14 @@ def complete_listing_reason(source: SourceConfigRef, trigger: str, policy: SyncP
     if trigger == "refresh":
         return "refresh asked for"
     if source.options.get("listed_folders") != source.folders:
-        return "spaces changed"
+        return "folders changed"
     if utcnow() - source.last_full_sync_at >= policy.full_every:
         return f"last complete listing over {policy.full_every.total_seconds() / 86400:g} days ago"
     return None
 
 
-def incremental_since(cursor: datetime, policy: SyncPolicy) -> datetime:
-    return cursor - policy.overlap - TIME_ZONE_MARGIN
+def incremental_since(cursor: datetime, policy: SyncPolicy, margin: timedelta = timedelta(0)) -> datetime:
+    return cursor - policy.overlap - margin
 
 
 def supported(attachment: AttachmentRef) -> bool:
@@ -120,6 +127,14 @@ class _SyncRun:
         self.attachments: dict[str, dict[str, DocumentRef]] = {}
         """Attachment documents by page id, then by attachment id."""
         self.listed: set[str] = set()
+        self.twins: list[tuple[Item, int]] = []
+        """Items whose text was already indexed as another document (a renamed file), with
+        that document's id: ingested again if the prune removes it."""
+        self.removed: set[int] = set()
+        self.completed: list[str] = []
+        """Prefixes of the ids the listing covered completely (`Complete`)."""
+        self.kind: ConnectorKind = connector_kind(connection.kind)
+        self.state: State = dict(source.options.get("state") or {})
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -129,28 +144,31 @@ class _SyncRun:
         since = (
             None
             if reason or source.sync_cursor is None
-            else incremental_since(source.sync_cursor, self.s.policy)
+            else incremental_since(source.sync_cursor, self.s.policy, self.kind.since_margin)
         )
-        folders = [FolderSpec.parse(f) for f in source.folders]
+        folders = [self.kind.parse_folder(f) for f in source.folders]
         await self._load_documents()
         done = await context.done_before()
         what = f"complete listing ({reason})" if reason else f"changes since {since:%Y-%m-%d %H:%M} UTC"
         resumed = f", resuming after {len(done)} pages" if done else ""
         await context.say(
-            f"running on {context.worker}: Confluence {', '.join(source.folders)}, {what}{resumed}"
+            f"running on {context.worker}: {self.kind.label} {', '.join(source.folders)}, {what}{resumed}"
         )
         async with self.s.connections.open(self.connection, note=context.say) as connector:
             await self._walk(connector, folders, since, done, complete=reason is not None)
             if context.stopped():
                 return
-            if reason is not None:
-                await self._prune()
+            await self._prune()
+            for item, twin in self.twins:
+                if twin in self.removed:  # a rename: its old name is gone now, its text stays
+                    await self._ingest_page(item, again=True)
         await asyncio.to_thread(
             self.s.connections.repository.record_sync,
             source.id,
             began,
             complete=reason is not None,
             folders=source.folders,
+            state=dict(self.state),
         )
         await context.say(self._summary(what))
 
@@ -174,7 +192,11 @@ class _SyncRun:
     ) -> None:
         context = self.context
         batch: list[ItemRef] = []
-        async for ref in connector.changed_since(folders, since):
+        selection = self.source.options.get("selection") or {}
+        async for ref in connector.changed_since(folders, since, options=selection, state=self.state):
+            if isinstance(ref, Complete):
+                self.completed.append(ref.prefix)
+                continue
             if ref.id in self.listed:
                 continue  # two attached trees overlap
             self.listed.add(ref.id)
@@ -186,7 +208,7 @@ class _SyncRun:
                 await self._unchanged(connector, ref, stored, complete=complete)
             else:
                 batch.append(ref)
-            if len(batch) >= connector_kind(self.connection.kind).fetch_batch:
+            if len(batch) >= self.kind.fetch_batch:
                 await self._fetch(connector, batch)
                 batch = []
             if context.stopped():
@@ -213,13 +235,19 @@ class _SyncRun:
                 self.listed.discard(ref.id)
                 await self.context.handled(f"page:{ref.id}", "gone")
                 continue
+            if isinstance(item, Skipped):  # kept as indexed; tried again next time
+                self.context.count(Count.PAGES_FAILED)
+                self.context.skip(item.reason)
+                await self.context.say(f"skipped: {item.title}: {item.reason}", "warning")
+                await self.context.handled(f"page:{ref.id}", "failed")
+                continue
             await self._ingest_page(item)
             await self._attachments(connector, item.id, item.title, item.url, (*item.path, item.title))
             await self.context.handled(f"page:{item.id}", "fetched")
             if self.context.stopped():
                 return
 
-    async def _ingest_page(self, item: Item) -> None:
+    async def _ingest_page(self, item: Item, *, again: bool = False) -> None:
         facts = DocumentFacts(
             title=item.title,
             author=item.author,
@@ -228,27 +256,25 @@ class _SyncRun:
             timestamp=item.modified,
             path=item.path,
             context=DocumentContext(relevance_tags=normalise_labels(item.labels)),
-            extra=_extra(
-                connector=self.connection.kind,
-                version=item.version,
-                space=item.folder,
-                space_name=item.folder_name,
-                modified_by=item.modified_by,
-            ),
+            extra={**_extra(connector=self.connection.kind, version=item.version), **item.facts},
+            anchors=item.anchors,
         )
         source = Source(
             name=item.title,
             data=item.text.encode(),
             kind=SourceKind.CONNECTOR,
-            mime_type="text/markdown",
-            source_key=f"{self.connection.base_url}/pages/viewpage.action?pageId={item.id}",
+            mime_type=item.mime_type,
+            source_key=item.key or item.url,
             facts=facts,
             source_config_id=self.source.id,
         )
-        self.context.count(Count.PAGES_FETCHED)
+        if not again:
+            self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
             await self._remember_version(result, item.id, item.version)
+            if result.outcome == Outcome.UNCHANGED and result.document.external_id != item.id:
+                self.twins.append((item, result.document.id))
 
     async def _attachments(
         self, connector: Connector, page_id: str, page_title: str, page_url: str, path: tuple[str, ...]
@@ -329,25 +355,31 @@ class _SyncRun:
         await self.context.say(f"{result.outcome.value}: {shown} ({chunks})")
         return result
 
-    async def _remember_version(self, result: IngestResult, external_id: str, version: int) -> None:
+    async def _remember_version(self, result: IngestResult, external_id: str, version: Version) -> None:
         """Content identical to what is indexed is not written again; its document still
         learns the new version, so the next sync does not fetch it again."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
             await asyncio.to_thread(self.s.documents.update_meta, result.document.id, {"version": version})
 
+    def _gone(self, item_id: str) -> bool:
+        """Indexed before, not listed now, where the listing was complete."""
+        return item_id not in self.listed and any(item_id.startswith(p) for p in self.completed)
+
     async def _prune(self) -> None:
-        """After a complete listing: pages indexed before but not listed now are gone (or
-        moved out of what is attached); they go, with their attachments."""
+        """Items indexed before but not listed now where the listing was complete are gone
+        (deleted, renamed, or moved out of what is attached); they go, with their attachments."""
         for page_id, document in list(self.pages.items()):
-            if page_id in self.listed:
+            if not self._gone(page_id):
                 continue
             await self.s.ingestor.remove(self.index, [document.id])
+            self.removed.add(document.id)
+            del self.pages[page_id]
             self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: {document.name} (no longer in {', '.join(self.source.folders)})"
             )
         for page_id, attachments in list(self.attachments.items()):
-            if page_id in self.listed or not attachments:
+            if not self._gone(page_id) or not attachments:
                 continue
             await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
             self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
@@ -364,5 +396,5 @@ class _SyncRun:
         )
 
 
-def _extra(**values: str | int | None) -> dict[str, str | int]:
+def _extra(**values: str | int | None) -> dict[str, str | int | bool]:
     return {k: v for k, v in values.items() if v is not None and v != ""}

@@ -21,7 +21,8 @@ from knowledge.sources.connectors import (
     NotConfigured,
     UnknownFolder,
 )
-from knowledge.sources.connectors.confluence import listing_cql
+from knowledge.sources.connectors.base import Complete
+from knowledge.sources.connectors.confluence import listing_cql, parse_space
 from knowledge.sources.connectors.service import Connections, normalise_base_url
 from knowledge.sources.web import AllowList
 from storage.db import Database, open_database
@@ -74,15 +75,21 @@ async def test_spaces_and_listings_follow_every_next_link(db: Database, confluen
             ("ENG", "Engineering"),
             ("OPS", "Operations"),
         ]
-        listed = [ref async for ref in connector.changed_since([FolderSpec("ENG")], None)]
-        tree = [ref async for ref in connector.changed_since([FolderSpec("ENG", seeded.runbooks)], None)]
+        *listed, complete = [ref async for ref in connector.changed_since([FolderSpec("ENG")], None)]
+        *tree, _ = [ref async for ref in connector.changed_since([FolderSpec("ENG", seeded.runbooks)], None)]
+        since = datetime(2024, 1, 1, tzinfo=UTC)
+        changed = [ref async for ref in connector.changed_since([FolderSpec("ENG")], since)]
+    assert complete == Complete(), "a listing of everything says so: what it no longer shows is gone"
+    assert not any(isinstance(r, Complete) for r in changed), "a listing of changes prunes nothing"
     assert [r.title for r in listed] == [
         "Engineering Home", "Runbooks", "Deploy", "Rollback", "Architecture", "API Gateway"
     ]  # fmt: skip
     assert [r.title for r in tree] == ["Runbooks", "Deploy", "Rollback"]
     assert all(r.version == 1 and r.modified is not None for r in listed)
     searches = confluence.searches()
-    assert len(searches) == 3 + 2, "six pages two at a time, then three: every next link followed"
+    assert len(searches) == 3 + 2 + 3, (
+        "six pages two at a time, then three, then six: every next link followed"
+    )
     assert all(s.query["expand"] == "version" for s in searches), "listings never ask for bodies"
     assert confluence.bodies_served == []
 
@@ -117,9 +124,9 @@ def test_listing_cql_names_spaces_trees_and_the_window() -> None:
         'type = page and (space = "ENG" or (space = "OPS" and (id = 42 or ancestor = 42))) '
         'and lastmodified >= "2025-03-04 05:06" order by lastmodified asc'
     )
-    assert FolderSpec.parse("~ada/123") == FolderSpec("~ada", "123")
+    assert parse_space("~ada/123") == FolderSpec("~ada", "123")
     with pytest.raises(ValueError, match="not a space key"):
-        FolderSpec.parse('ENG" or type = blogpost')
+        parse_space('ENG" or type = blogpost')
 
 
 async def test_bad_credentials_are_a_clear_error(db: Database, confluence: FakeConfluence) -> None:

@@ -15,7 +15,8 @@ from datetime import timedelta
 import pytest
 from cryptography.fernet import Fernet
 
-from knowledge.sources.connectors import Credentials, FolderSpec
+from knowledge.sources.connectors import Credentials
+from knowledge.sources.connectors.confluence import parse_space
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
 from knowledge.sources.crawl import Crawler
@@ -48,9 +49,7 @@ class Sync:
     """Called (once each) when the connector waits out a rate limit."""
 
     async def attach(self, *folders: str) -> SourceConfigRef:
-        return await self.connections.attach(
-            self.connection, self.index, [FolderSpec.parse(f) for f in folders]
-        )
+        return await self.connections.attach(self.connection, self.index, [parse_space(f) for f in folders])
 
     async def run(self, source: SourceConfigRef, trigger: str = "schedule") -> JobRef:
         source = self.stack_source(source.id)
@@ -214,7 +213,7 @@ def test_when_a_complete_listing_is_due() -> None:
     assert complete_listing_reason(synced, "refresh", policy) == "refresh asked for"
     assert (
         complete_listing_reason(_with(synced, start_urls=["ENG", "OPS"]), "schedule", policy)
-        == "spaces changed"
+        == "folders changed"
     )
     week_old = _with(synced, last_full_sync_at=now - timedelta(days=8))
     assert complete_listing_reason(week_old, "schedule", policy) == "last complete listing over 7 days ago"

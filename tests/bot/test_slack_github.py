@@ -1,0 +1,137 @@
+"""GitHub from Slack, through signed requests into the real Bolt app against the fake GitHub:
+"connect github" posts a button that opens GitHub's modal (a token, or a GitHub App); "add the
+acme/payments repository to the eng index" syncs with progress in the thread; an answer cites
+the issue comment it quotes; "refresh", "stop indexing" and "forget" work as for sites and
+only for admins; the modal checks its fields; no secret reaches Slack or a log."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.bot.conftest import TEAM, SlackBot, running_bot
+from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from tests.fakes.github_server import APP_ID, INSTALLATION_ID, TOKEN, FakeGitHub, Seeded, seed
+
+Json = dict[str, Any]
+ADMIN, MEMBER = "UADMIN", "UMEMBER"
+KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+PEM = KEY.private_bytes(
+    serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+).decode()
+
+
+@pytest_asyncio.fixture
+async def github() -> AsyncIterator[tuple[FakeGitHub, Seeded]]:
+    async with FakeGitHub(app_key=KEY.public_key()) as fake:
+        yield fake, seed(fake)
+
+
+@pytest_asyncio.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
+    async with running_bot(
+        tmp_path / "home",
+        lore_crawl_allow="127.0.0.1",
+        lore_secret_key=Fernet.generate_key().decode(),
+        lore_progress_seconds=0.05,
+    ) as running:
+        running.slack.add_channel("CENG", "eng")
+        running.slack.add_user(ADMIN, "admin", is_admin=True)
+        running.slack.add_user(MEMBER, "member")
+        running.begin()
+        yield running
+
+
+async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
+    asked = await bot.mention("CENG", user, "connect github")
+    [offer] = bot.replies("CENG", asked)
+    assert offer.text.startswith("Press the button to connect GitHub.")
+    assert await bot.press(user, "CENG", offer, "connect_github") == 200
+    view = bot.calls("views.open")[-1].response["view"]
+    assert view["callback_id"] == "connect_github" and view["title"]["text"] == "Connect GitHub"
+    return asked, view
+
+
+async def test_an_admin_connects_a_token_syncs_a_repository_and_gets_cited_answers(
+    bot: SlackBot, github: tuple[FakeGitHub, Seeded], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    fake, seeded = github
+    asked, view = await open_modal(bot, ADMIN)
+    await submit(bot, ADMIN, view, url=fake.base_url, token=TOKEN)
+    assert bot.replies("CENG", asked)[-1].text == (
+        "Connected GitHub at *127.0.0.1* as ada (personal access token …wxyz). Repositories this account can "
+        "read: acme/payments, acme/website, acme. Say “add the <owner/name> repository to the <name> index” "
+        "to index one."
+    )
+    listed = await bot.mention("CENG", ADMIN, "list github repositories")
+    assert "• *acme/payments* — Payments service" in bot.said("CENG", listed)
+
+    added = await bot.mention("CENG", ADMIN, "add the acme/payments repository to the code index")
+    queued, _, summary = bot.replies("CENG", added)
+    assert queued.text == (
+        "I created the shared *code* index and enabled it here. "
+        "Syncing GitHub *acme/payments* into the *code* index. I'll show progress here."
+    )
+    assert summary.text.startswith("Done indexing *GitHub acme/payments* in ")
+
+    question = await bot.mention("CENG", ADMIN, "what is the refund worker's timeout?")
+    comment = f"{fake.web_url}/acme/payments/issues/1#issuecomment-{seeded.timeout_comment}"
+    answer = bot.said("CENG", question)
+    assert "45 seconds" in answer and f"<{comment}|" in answer, answer
+
+    for command in ("refresh acme/payments", "stop indexing acme/payments", "forget acme/payments"):
+        refused = await bot.mention("CENG", MEMBER, command)
+        assert bot.said("CENG", refused).startswith("Only workspace admins"), command
+    refreshed = await bot.mention("CENG", ADMIN, "refresh acme/payments")
+    assert "Done indexing *GitHub acme/payments*" in bot.said("CENG", refreshed)
+    stopped = await bot.mention("CENG", ADMIN, "stop indexing acme/payments")
+    assert bot.said("CENG", stopped) == "Nothing is being indexed for *GitHub acme/payments* right now."
+    forgot = await bot.mention("CENG", ADMIN, "forget acme/payments")
+    assert bot.said("CENG", forgot).startswith("Forgot *GitHub acme/payments*: removed its 8 pages")
+
+    for secret in (TOKEN, TOKEN[-10:]):
+        assert secret not in everything_slack_saw(bot) and secret not in caplog.text
+
+
+async def test_a_github_app_connects_through_the_modal(
+    bot: SlackBot, github: tuple[FakeGitHub, Seeded]
+) -> None:
+    fake, _ = github
+    asked, view = await open_modal(bot, ADMIN)
+    await submit(
+        bot, ADMIN, view, url=fake.base_url, app_id=APP_ID, installation_id=INSTALLATION_ID, private_key=PEM
+    )
+    outcome = bot.replies("CENG", asked)[-1].text
+    assert outcome.startswith(
+        f"Connected GitHub at *127.0.0.1* as Lore Reader (installed on acme) (GitHub App {APP_ID}, "
+        f"installation {INSTALLATION_ID} (private key sealed))."
+    ), outcome
+    assert PEM.splitlines()[1] not in everything_slack_saw(bot).replace("\\n", "\n").split("private_key")[0]
+
+
+async def test_the_github_modal_checks_its_fields(bot: SlackBot) -> None:
+    asked, view = await open_modal(bot, ADMIN)
+    _, body = await submit(bot, ADMIN, view, url="github.example.com", token="")
+    assert json.loads(body)["errors"] == {
+        "url": "Enter the API address of your GitHub Enterprise Server, or leave it empty for github.com.",
+        "token": "Paste a personal access token, or fill in a GitHub App below.",
+    }
+    _, body = await submit(bot, ADMIN, view, app_id="42")
+    assert set(json.loads(body)["errors"]) == {"installation_id", "private_key"}
+    _, body = await submit(bot, ADMIN, view, token="x", app_id="42")
+    assert json.loads(body)["errors"] == {"token": "Give a token or a GitHub App, not both."}
+    _, body = await submit(bot, ADMIN, view, app_id="42", installation_id="7", private_key="not a key")
+    assert "errors" not in body, "the modal closes; what is wrong with the key is said in the thread"
+    failed = bot.replies("CENG", asked)[-1].text
+    assert failed.startswith("I couldn't connect GitHub: The private key is not a PEM file"), failed
+    assert await bot.runtime.services.connections.for_tenant(TEAM) == []
