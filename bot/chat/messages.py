@@ -568,13 +568,15 @@ def escalation(experts: Sequence[str], asking: str, question: str) -> str:
     shown = e(question if len(question) <= 300 else question[:299] + "…")
     return (
         f"{' '.join(mention(x) for x in experts)}: <@{asking}> would like an expert's answer to “{shown}”; "
-        "I couldn't answer it with confidence. Could one of you reply here? Your reply can become "
+        "I may not have the right answer. Could one of you reply here? Your reply can become "
         "the verified answer."
     )
 
 
 NOT_SURE_OFFER = "I'm not sure enough to answer this here. Want me to ask this channel's experts?"
 """To the asker alone, in a help channel with experts, when Lore found something but is not sure."""
+ASK_EXPERTS_INSTEAD = "Want me to ask this channel's experts for the right answer?"
+"""After 👎 on an answer, where the channel has experts."""
 
 
 def offer_to_save(question: str) -> str:

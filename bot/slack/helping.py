@@ -31,7 +31,7 @@ from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.slack.blocks import ESCALATE_ACTION, MORE_ACTION, VERIFY_ACTION, Block, fallback_text, whole_messages
 from bot.slack.people import People, Who
-from bot.slack.reader import ChannelReader
+from bot.slack.reader import ChannelReader, Message
 from bot.slack.workspaces import Workspaces
 from knowledge import KnowledgeError
 
@@ -209,7 +209,7 @@ class HelpFlows:
 
     async def _reply_and_question(
         self, reader: ChannelReader, where: Json
-    ) -> tuple[Json | None, Json | None]:
+    ) -> tuple[Message | None, Message | None]:
         """The message at `where` (as Slack has it, not as the payload says) and the first
         message of its thread; (None, None) when it is not a reply in a thread."""
         channel, ts = str(where["channel"]), str(where["ts"])

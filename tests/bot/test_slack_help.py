@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pytest
 import pytest_asyncio
 
-from tests.bot.conftest import BOT, TEAM, SlackBot, markdown_file, running_bot
+from tests.bot.conftest import BOT, TEAM, SlackBot, markdown_file, only_reply, running_bot
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 Json = dict[str, Any]
@@ -178,6 +178,42 @@ async def test_verify_is_for_experts_and_show_more_only_where_the_answer_was_giv
     await press(bot, "UBEN", HELP, answer, "answer_more")
     [shown] = [c.params for c in bot.calls("chat.postEphemeral")]
     assert shown["user"] == "UBEN" and "Tuesday" in json.dumps(shown["blocks"])
+
+
+async def test_a_thumbs_down_where_there_are_experts_offers_to_ask_them(bot: SlackBot) -> None:
+    asked = await bot.mention(HELP, "UANA", "which day do we deploy the billing service?")
+    answer = only_reply(bot, HELP, asked)
+    assert await bot.press_feedback("UANA", HELP, answer, helpful=False) == 200
+    [opened] = bot.calls("views.open")
+    bot.begin()
+    await bot.submit_view(
+        "UANA",
+        opened.params["view"],
+        {"reason": {"value": {"type": "radio_buttons", "selected_option": {"value": "wrong"}}}},
+    )
+    [thanks] = [c.params for c in bot.calls("chat.postEphemeral")]
+    assert thanks["user"] == "UANA" and thanks["thread_ts"] == asked
+    assert (
+        thanks["text"].startswith("Thanks for telling me.") and "ask this channel's experts" in thanks["text"]
+    )
+    offered = {**thanks, "ts": bot.next_ts(), "thread_ts": asked}
+    bot.begin()
+    await press(bot, "UANA", HELP, offered, "answer_escalate")
+    [mention] = [c.params for c in bot.calls("chat.postMessage")]
+    assert (
+        mention["thread_ts"] == asked
+        and "<@UDAN>" in mention["text"]
+        and "<!subteam^SOPS>" in mention["text"]
+    )
+
+    bot.begin()  # in a channel without experts, the thanks alone
+    elsewhere = await bot.mention(OTHER, "UANA", "which day do we deploy the billing service?")
+    assert await bot.press_feedback("UANA", OTHER, only_reply(bot, OTHER, elsewhere), helpful=False) == 200
+    [opened] = bot.calls("views.open")
+    bot.begin()
+    await bot.submit_view("UANA", opened.params["view"], {})
+    [thanks] = [c.params for c in bot.calls("chat.postEphemeral")]
+    assert "experts" not in thanks["text"] and not thanks.get("blocks")
 
 
 async def test_a_verified_answer_is_set_aside_when_a_document_it_rests_on_changes(bot: SlackBot) -> None:
