@@ -122,8 +122,11 @@ def _scored(
 ) -> dict[str, Any]:
     shown = _shown(answer) if answer else ""
     facts = message.item.facts if message.item else ()
-    unsure = any(
-        c.method == "chat.postEphemeral" and c.params.get("channel") == CHANNEL and ts in json.dumps(c.params)
+    unsure = any(  # the private "not sure" offer carries "Ask an expert" ("Show more"'s reply does not)
+        c.method == "chat.postEphemeral"
+        and c.params.get("channel") == CHANNEL
+        and c.params.get("thread_ts") == ts
+        and "answer_escalate" in json.dumps(c.params.get("blocks") or [])
         for c in slack.calls
     )
     return {
