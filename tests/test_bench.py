@@ -84,7 +84,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
 
     table = (tmp_path / "latest.md").read_text()
     assert "**Help channel**" in table and "facts at a glance" in table
-    assert "| seen-once projects (" in table and "| facts | first line | abstention |" in table
+    assert "| seen-once projects (" in table and "| facts | first line | facts at a glance |" in table
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
     assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table
     assert "**Real-world files**" in table and "**MCP**" in table and "**GitHub sync**" in table
