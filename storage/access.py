@@ -17,11 +17,17 @@ Three rules shape the table:
   added the thing) and to workspace admins.
 - A partner (a Slack Connect user of another organisation) reads only the index of the shared
   channel they are in, from that channel, and changes nothing (`partner_policy`).
+
+Feedback is read where it was given: `FEEDBACK` says, by where an answer was given (a DM, a
+private or a public channel), who among an index's reviewers (`Action.REVIEW`) sees its text
+(question, answer, sources, comments) and who only counts it; the text also needs every
+index the answer searched or quoted to be searchable from the reviewer's place (`sight`).
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from storage.values import Scope
@@ -61,6 +67,8 @@ class Role(enum.StrEnum):
     CHANNEL_ADMIN = "workspace admin, from that channel"
     PARTNER = "partner, from that channel"
     """A Slack Connect user of another organisation, in the channel the index belongs to."""
+    ASKER = "the asker, in a private place"
+    """Who asked the question an answer answered, from their DM, the CLI or their API key."""
 
 
 class IndexKind(enum.StrEnum):
@@ -127,6 +135,39 @@ PERMISSIONS: dict[IndexKind, dict[Action, frozenset[Role]]] = {
 """For each kind of index and action, the roles that may perform it."""
 
 
+class Given(enum.StrEnum):
+    """Where an answer was given, which says who could read it there."""
+
+    DM = "a DM"
+    PRIVATE_CHANNEL = "a private channel"
+    PUBLIC_CHANNEL = "a public channel"
+
+    @property
+    def privacy(self) -> int:
+        """Higher is more private (the stricter of two is the more private)."""
+        return {Given.PUBLIC_CHANNEL: 0, Given.PRIVATE_CHANNEL: 1, Given.DM: 2}[self]
+
+
+class Sight(enum.StrEnum):
+    """How much of an answer an index's reviewer sees in its feedback."""
+
+    TEXT = "reads its question, answer, sources and comments"
+    COUNT = "only counts it"
+
+
+_ADMIN = frozenset({Role.ADMIN})
+
+FEEDBACK: dict[Given, dict[Sight, frozenset[Role]]] = {
+    Given.DM: {Sight.TEXT: frozenset({Role.ASKER}), Sight.COUNT: _ADMIN},
+    Given.PRIVATE_CHANNEL: {Sight.TEXT: _HOME, Sight.COUNT: _ADMIN},
+    Given.PUBLIC_CHANNEL: {Sight.TEXT: _READ, Sight.COUNT: frozenset()},
+}
+"""For the reviewers of an index (`Action.REVIEW`), by where an answer was given: who reads
+it, and who only counts it (anyone else does not see it at all; whoever may read it but not
+every index it drew on counts it). A DM's answer is its asker's alone (an admin counts it);
+a private channel's is read from that channel."""
+
+
 @dataclass(frozen=True)
 class Place:
     """Who acts, and from where. `channel_id` None means a private place (DM, CLI, API).
@@ -169,6 +210,17 @@ class IndexFacts:
         return IndexKind.SHARED
 
 
+@dataclass(frozen=True)
+class AnswerFacts:
+    """Where an answer was given, and to whom: what `sight` needs to know about it."""
+
+    tenant_id: str
+    given: Given
+    asker_id: int | None
+    channel_id: int | None
+    """The channel it was given in (None in a DM)."""
+
+
 def roles(index: IndexFacts, place: Place, *, contributor: int | None = None) -> frozenset[Role]:
     """What the actor at `place` is to `index`; `contributor` is the user who added the
     document (or attached the source) the question is about."""
@@ -197,6 +249,35 @@ def allowed(action: Action, index: IndexFacts, place: Place, *, contributor: int
     if place.external and index.channel_id != place.channel_id:
         return False  # a channel shared with another organisation uses only its own index
     return bool(PERMISSIONS[index.kind][action] & roles(index, place, contributor=contributor))
+
+
+def answer_roles(answer: AnswerFacts, place: Place) -> frozenset[Role]:
+    """What the actor at `place` is to the place an answer was given in. Partners are
+    nothing to it: feedback is the host's."""
+    if answer.tenant_id != place.tenant_id or place.partner:
+        return frozenset()
+    found = {Role.WORKSPACE}
+    if place.channel_id is not None and place.channel_id == answer.channel_id:
+        found.add(Role.MEMBER)
+    if place.is_private and place.user_id is not None and place.user_id == answer.asker_id:
+        found.add(Role.ASKER)
+    if place.user_is_admin:
+        found.add(Role.ADMIN)
+    return frozenset(found)
+
+
+def sight(answer: AnswerFacts, indexes: Sequence[IndexFacts | None], place: Place) -> Sight | None:
+    """How much a reviewer at `place` sees of an answer (None: nothing, not even a count).
+    `indexes` are the ones it searched and quoted (None for one that is gone): its text is
+    shown only if each of them may be searched from `place`."""
+    found = answer_roles(answer, place)
+    table = FEEDBACK[answer.given]
+    readable = all(i is not None and allowed(Action.SEARCH, i, place) for i in indexes)
+    if found & table[Sight.TEXT] and readable:
+        return Sight.TEXT
+    if found & (table[Sight.COUNT] | table[Sight.TEXT]):
+        return Sight.COUNT
+    return None
 
 
 def may_change_settings(place: Place, *, locked: bool) -> bool:

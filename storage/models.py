@@ -299,6 +299,9 @@ class AnswerLog(SQLModel, table=True):
     fallback: str | None = Field(default=None, max_length=32)
     abstained: bool = False
     cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    given_in: str | None = Field(default=None, max_length=32)
+    """Where it was given, as `storage.access.Given` names it (None for answers recorded
+    before it was kept: their conversation says)."""
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     brief: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     """The answer at a glance, as chat showed it first (None before it was kept)."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from storage.access import IndexFacts
+from storage.access import AnswerFacts, Given, IndexFacts
 from storage.values import (
     ConversationKind,
     DocumentStatus,
@@ -270,12 +270,26 @@ class AnswerRecord:
     cited: list[dict[str, Any]]
     created_at: datetime
     index_ids: tuple[int, ...] = ()
+    given: Given = Given.DM
+    """Where it was given: the stricter of what was recorded then and what its conversation
+    is now (a channel made private since makes its answers private too)."""
+    channel_id: int | None = None
+    """The channel it was given in (None in a DM)."""
     brief: str | None = None
     """The answer at a glance, as chat showed it first."""
     thread: str | None = None
     """The Slack thread it was given in, where there is one."""
     escalated_at: datetime | None = None
     """When someone asked the conversation's experts about it."""
+
+    @property
+    def facts(self) -> AnswerFacts:
+        """What the access policy needs."""
+        return AnswerFacts(self.tenant_id, self.given, self.user_id, self.channel_id)
+
+    @property
+    def cited_index_ids(self) -> tuple[int, ...]:
+        return tuple(sorted({int(c["index_id"]) for c in self.cited if c.get("index_id") is not None}))
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,22 @@ import logging
 import re
 import shutil
 import sqlite3
+import threading
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 import chromadb
 from chromadb.api import ClientAPI
+from chromadb.api.collection_configuration import (
+    CreateCollectionConfiguration,
+    CreateHNSWConfiguration,
+    UpdateCollectionConfiguration,
+    UpdateHNSWConfiguration,
+)
 from chromadb.api.models.Collection import Collection
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings as ChromaSettings
@@ -45,6 +53,13 @@ EF_SEARCH = 400
 asks for (the dense side's 100 candidates): on the docs-QA corpus it missed 1.1% of the true
 100 nearest chunks for 62 of 110 questions, and missed different ones in each build of the
 index. At 400 it misses one in 10,000, for 0.5 ms more a query at 100k chunks."""
+SYNC_THRESHOLD = 1
+"""Chroma saves a collection's vector index after this many logged writes, and only then
+purges those writes from its log (`embeddings_queue`, which holds every text it was given).
+At 1 each write is saved at once, so a deleted passage's text leaves the log with the
+delete (by default it stayed until 1,000 more writes came); this costs about a tenth more
+time on small writes (`storage.scrub` then clears the file's free space)."""
+HNSW = UpdateHNSWConfiguration(ef_search=EF_SEARCH, sync_threshold=SYNC_THRESHOLD, batch_size=SYNC_THRESHOLD)
 
 
 class VectorStoreError(StorageError):
@@ -149,15 +164,63 @@ def chroma_client(*, path: Path | None = None, host: str | None = None, port: in
     return chromadb.PersistentClient(path=str(path), settings=settings)
 
 
+class Gate:
+    """Many users at once, or one alone: the store's calls pass `shared()`, and `compact`'s
+    VACUUM holds `alone()`, so no call of this process meets Chroma's file locked (Chroma
+    then fails writes with "database is locked")."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._users = 0
+        self._alone = False
+
+    @contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone)
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._users -= 1
+                self._condition.notify_all()
+
+    @contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._alone)
+            self._alone = True
+            self._condition.wait_for(lambda: self._users == 0)
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._alone = False
+                self._condition.notify_all()
+
+
 class ChromaVectorStore:
     """`VectorStore` on Chroma. Methods are blocking; async callers use a thread."""
 
-    def __init__(self, client: ClientAPI, *, description: str = "chroma", folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        client: ClientAPI,
+        *,
+        description: str = "chroma",
+        folder: Path | None = None,
+        on_delete: Callable[[], None] | None = None,
+        gate: Gate | None = None,
+    ) -> None:
         self._client = client
+        self._gate = gate or Gate()
+        """Held shared by every call, so the scrubber's VACUUM never meets one mid-way."""
         self._collections: dict[str, Collection] = {}
         self._description = description
         self._folder = folder
         """An embedded store's folder (None for a Chroma server)."""
+        self._on_delete = on_delete or (lambda: None)
+        """Called after every deletion (`storage.scrub.Scrubber.request`)."""
 
     def describe(self) -> str:
         return self._description
@@ -166,15 +229,16 @@ class ChromaVectorStore:
         return int(self._client.heartbeat())
 
     def add(self, ref: CollectionRef, records: Sequence[VectorRecord]) -> None:
-        collection = self._collection(ref)
-        for start in range(0, len(records), BATCH):
-            batch = records[start : start + BATCH]
-            collection.add(
-                ids=[str(r.id) for r in batch],
-                embeddings=cast(Any, [list(r.embedding) for r in batch]),
-                documents=[r.text for r in batch],
-                metadatas=cast(Any, [dict(r.metadata) for r in batch]),
-            )
+        with self._gate.shared():
+            collection = self._collection(ref)
+            for start in range(0, len(records), BATCH):
+                batch = records[start : start + BATCH]
+                collection.add(
+                    ids=[str(r.id) for r in batch],
+                    embeddings=cast(Any, [list(r.embedding) for r in batch]),
+                    documents=[r.text for r in batch],
+                    metadatas=cast(Any, [dict(r.metadata) for r in batch]),
+                )
 
     def query(
         self,
@@ -183,70 +247,84 @@ class ChromaVectorStore:
         k: int,
         where: Mapping[str, Any] | None = None,
     ) -> list[VectorHit]:
-        collection = self._existing(ref)
-        if collection is None or k <= 0:
-            return []
-        result = collection.query(
-            query_embeddings=cast(Any, [list(embedding)]),
-            n_results=k,
-            where=cast(Any, dict(where)) if where else None,
-            include=["metadatas", "distances"],
-        )
-        ids = result["ids"][0]
-        distances = (result["distances"] or [[]])[0]
-        metadatas = (result["metadatas"] or [[]])[0]
-        return [
-            VectorHit(
-                id=int(i), similarity=1.0 - float(d), metadata=cast(dict[str, MetadataValue], dict(m or {}))
+        with self._gate.shared():
+            collection = self._existing(ref)
+            if collection is None or k <= 0:
+                return []
+            result = collection.query(
+                query_embeddings=cast(Any, [list(embedding)]),
+                n_results=k,
+                where=cast(Any, dict(where)) if where else None,
+                include=["metadatas", "distances"],
             )
-            for i, d, m in zip(ids, distances, metadatas, strict=True)
-        ]
+            ids = result["ids"][0]
+            distances = (result["distances"] or [[]])[0]
+            metadatas = (result["metadatas"] or [[]])[0]
+            return [
+                VectorHit(
+                    id=int(i),
+                    similarity=1.0 - float(d),
+                    metadata=cast(dict[str, MetadataValue], dict(m or {})),
+                )
+                for i, d, m in zip(ids, distances, metadatas, strict=True)
+            ]
 
     def delete_documents(self, ref: CollectionRef, document_ids: Sequence[int]) -> None:
-        collection = self._existing(ref)
-        if collection is not None and document_ids:
-            collection.delete(where=cast(Any, {"document_id": {"$in": [int(d) for d in document_ids]}}))
+        with self._gate.shared():
+            collection = self._existing(ref)
+            if collection is not None and document_ids:
+                collection.delete(where=cast(Any, {"document_id": {"$in": [int(d) for d in document_ids]}}))
+                self._on_delete()
 
     def delete_ids(self, ref: CollectionRef, ids: Sequence[int]) -> None:
-        collection = self._existing(ref)
-        if collection is not None and ids:
-            collection.delete(ids=[str(i) for i in ids])
+        with self._gate.shared():
+            collection = self._existing(ref)
+            if collection is not None and ids:
+                collection.delete(ids=[str(i) for i in ids])
+                self._on_delete()
 
     def count(self, ref: CollectionRef) -> int:
-        collection = self._existing(ref)
-        return 0 if collection is None else int(collection.count())
+        with self._gate.shared():
+            collection = self._existing(ref)
+            return 0 if collection is None else int(collection.count())
 
     def drop(self, ref: CollectionRef) -> None:
-        self._collections.pop(ref.name, None)
-        with contextlib.suppress(NotFoundError, ValueError):
-            self._client.delete_collection(ref.name)
+        with self._gate.shared():
+            self._collections.pop(ref.name, None)
+            with contextlib.suppress(NotFoundError, ValueError):
+                self._client.delete_collection(ref.name)
+            self._on_delete()
 
     def drop_tenant(self, tenant_id: str) -> list[str]:
         """Drop every collection of the tenant, its indexes' and any left behind; their names."""
-        own = re.compile(re.escape(collection_prefix(tenant_id)) + r"\d+")
-        names = [c.name for c in self._client.list_collections() if own.fullmatch(c.name)]
-        for name in names:
-            self._collections.pop(name, None)
-            with contextlib.suppress(NotFoundError, ValueError):
-                self._client.delete_collection(name)
-        return names
+        with self._gate.shared():
+            own = re.compile(re.escape(collection_prefix(tenant_id)) + r"\d+")
+            names = [c.name for c in self._client.list_collections() if own.fullmatch(c.name)]
+            for name in names:
+                self._collections.pop(name, None)
+                with contextlib.suppress(NotFoundError, ValueError):
+                    self._client.delete_collection(name)
+            self._on_delete()
+            return names
 
     def compact(self) -> None:
-        """An embedded store: give back what dropped collections left on disk. Chroma keeps
-        a dropped collection's texts in the free pages of its SQLite file and its vector
-        segment's folder; the file is vacuumed and folders no segment names are removed.
-        A Chroma server keeps its own files (see the production guide)."""
+        """An embedded store: give back what deletions left on disk. Chroma keeps deleted
+        texts (a dropped collection's, deleted records' once its log is purged:
+        `SYNC_THRESHOLD`) in the free pages of its SQLite file, and a dropped collection's
+        vector segment in its folder; the file is vacuumed and folders no segment names are
+        removed. A Chroma server keeps its own files (see the production guide)."""
         if self._folder is None:
             return
         database = self._folder / CHROMA_SQLITE
         if not database.exists():
             return
-        connection = sqlite3.connect(database, timeout=30, isolation_level=None)
-        try:
-            segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
-            connection.execute("VACUUM")
-        finally:
-            connection.close()
+        with self._gate.alone():  # no call of this process meets the file locked
+            connection = sqlite3.connect(database, timeout=30, isolation_level=None)
+            try:
+                segments = {str(row[0]) for row in connection.execute("SELECT id FROM segments")}
+                connection.execute("VACUUM")
+            finally:
+                connection.close()
         for folder in self._folder.iterdir():
             if folder.is_dir() and _is_uuid(folder.name) and folder.name not in segments:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -259,7 +337,11 @@ class ChromaVectorStore:
             ref.name,
             embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
-            configuration={"hnsw": {"ef_search": EF_SEARCH}},
+            configuration=CreateCollectionConfiguration(
+                hnsw=CreateHNSWConfiguration(
+                    ef_search=EF_SEARCH, sync_threshold=SYNC_THRESHOLD, batch_size=SYNC_THRESHOLD
+                )
+            ),
         )
         self._check_model(collection, ref)
         self._collections[ref.name] = _searching_wide(collection)
@@ -295,16 +377,19 @@ def _is_uuid(name: str) -> bool:
 
 
 def _searching_wide(collection: Collection) -> Collection:
-    """The collection, its search widened to `EF_SEARCH` neighbours if it was made before
-    Lore set that at creation (the setting is kept with the collection; it applies to the
-    searches of a process that has not yet searched the collection, so it is set as the
-    collection is first opened). Widening is an optimisation: if Chroma refuses it (a Chroma
-    server's own database can be busy with other writers), the collection is used as it is
-    and the next process to open it tries again."""
+    """The collection, its search widened to `EF_SEARCH` neighbours and its index saved
+    after every write (`SYNC_THRESHOLD`) if it was made before Lore set those at creation
+    (the settings are kept with the collection; they apply to a process that has not yet
+    used the collection, so they are set as it is first opened). If Chroma refuses (a
+    Chroma server's own database can be busy with other writers), the collection is used as
+    it is and the next process to open it tries again."""
     hnsw = (collection.configuration or {}).get("hnsw")
-    if hnsw is not None and (hnsw.get("ef_search") or 0) < EF_SEARCH:
+    stale = hnsw is not None and (
+        (hnsw.get("ef_search") or 0) < EF_SEARCH or (hnsw.get("sync_threshold") or 0) > SYNC_THRESHOLD
+    )
+    if stale:
         try:
-            collection.modify(configuration={"hnsw": {"ef_search": EF_SEARCH}})
+            collection.modify(configuration=UpdateCollectionConfiguration(hnsw=HNSW))
         except ChromaError as exc:
-            log.warning("could not widen the search of collection %s: %s", collection.name, exc)
+            log.warning("could not configure collection %s: %s", collection.name, exc)
     return collection

@@ -18,7 +18,8 @@ from typing import Any
 from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 from multidict import MultiDictProxy
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+from yarl import URL
 
 from bot.api.auth import caller
 from bot.api.bodies import json_body, loads, query_params
@@ -45,6 +46,23 @@ TAG = "documents"
 MANDATORY_CONTEXT = ("context_type", "content_domain", "document_category")
 Labels = list[str] | str | None
 Scalar = str | int | float | bool
+NOT_A_WEB_URL = "url must be a web address (http:// or https://), as people will open it from Slack"
+
+
+def web_url(value: str | None) -> str | None:
+    """`value` if it is an `http(s)` address with a host (None stays None); ValueError
+    otherwise: a document's link is shown to people, so nothing else may pose as one."""
+    if value is None:
+        return None
+    try:
+        parsed = URL(value.strip())
+    except (ValueError, TypeError):
+        raise ValueError(NOT_A_WEB_URL) from None
+    if parsed.scheme.lower() not in ("http", "https") or not parsed.host:
+        raise ValueError(NOT_A_WEB_URL)
+    return value.strip()
+
+
 SCAN_PAGE = 200
 
 
@@ -65,8 +83,10 @@ class TextUpload(ContextFields):
     )
     title: str | None = Field(None, max_length=512)
     author: str | None = Field(None, max_length=255)
-    url: str | None = Field(None, max_length=2048)
+    url: str | None = Field(None, max_length=2048, description="Its web address (http or https).")
     metadata: dict[str, Scalar] = Field(default_factory=dict, description="More metadata to filter on.")
+
+    _web_url = field_validator("url")(web_url)
 
 
 class FileUpload(BaseModel):
@@ -213,7 +233,7 @@ async def upload_file(request: web.Request) -> web.Response:
     facts = DocumentFacts(
         title=_text(form, "title"),
         author=_text(form, "author"),
-        url=_text(form, "url"),
+        url=_form_url(form),
         context=context,
         extra=checked_metadata(_json_object(_text(form, "metadata"))),
     )
@@ -327,6 +347,13 @@ def _form_fields(form: MultiDictProxy[Any]) -> dict[str, Labels]:
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:200]
+
+
+def _form_url(form: MultiDictProxy[Any]) -> str | None:
+    try:
+        return web_url(_text(form, "url"))
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _text(form: MultiDictProxy[Any], name: str) -> str | None:

@@ -1,7 +1,9 @@
 """`GET /v1/feedback`: for the indexes the key may review (`Action.REVIEW`: a personal
 index's owner, a shared index's creator, admins), the answers people found unhelpful and
 the questions Lore could not answer, with the question, the answer, the documents cited
-and what people said. Who gave the feedback is not shown."""
+and what people said. Who gave the feedback is not shown. Answers given where the key may
+not read them (someone's DM, a private channel: `storage.access.FEEDBACK`) are counted,
+never shown."""
 
 from __future__ import annotations
 
@@ -54,6 +56,10 @@ class IndexFeedback(BaseModel):
     scope: str
     unhelpful: list[ReviewedAnswer] = Field(description="Answers someone marked unhelpful.")
     unanswered: list[ReviewedAnswer] = Field(description="Questions Lore could not answer.")
+    withheld_unhelpful: int = Field(
+        0, description="Unhelpful answers given where this key may not read them (a DM, a private channel)."
+    )
+    withheld_unanswered: int = Field(0, description="Unanswered questions likewise counted, not shown.")
 
 
 class FeedbackList(BaseModel):
@@ -91,6 +97,8 @@ def _index(review: IndexReview) -> IndexFeedback:
         scope=str(review.index.scope),
         unhelpful=[_reviewed(i) for i in review.unhelpful],
         unanswered=[_reviewed(i) for i in review.unanswered],
+        withheld_unhelpful=review.withheld_unhelpful,
+        withheld_unanswered=review.withheld_unanswered,
     )
 
 

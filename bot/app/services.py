@@ -8,6 +8,7 @@ nothing, like `lore ask`, does not import the crawler, aiohttp and the connector
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -35,6 +36,7 @@ from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.sources import SourceRepository
 from storage.repositories.verified import VerifiedRepository
+from storage.scrub import Scrubber
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
 if TYPE_CHECKING:
@@ -67,6 +69,8 @@ class Services:
     """Verified answers, matched first (`knowledge`)."""
     verified_answers: VerifiedRepository
     """Where verified answers are kept, per index."""
+    scrubber: Scrubber
+    """Clears deleted text from the local stores' files after removals."""
     resolve: Resolve | None = None
     """How fetches and connectors look host names up: None for the system's resolver (tests
     pass one that never uses DNS)."""
@@ -120,6 +124,7 @@ class Services:
 
     async def aclose(self) -> None:
         self.ingestor.close()
+        self.scrubber.close()
         if self.llm is not None:
             await self.llm.close()
         self.db.dispose()
@@ -132,7 +137,9 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     db = open_database(settings.effective_database_url, migrate=migrate)
     llm = build_llm_client(settings)
     indexes, documents = IndexRepository(db), DocumentRepository(db)
-    vectors = build_vector_store(settings)
+    scrubber: Scrubber
+    vectors = build_vector_store(settings, on_delete=lambda: scrubber.request())
+    scrubber = Scrubber(db, vectors.compact)
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
@@ -170,19 +177,22 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
         deliveries=EventLog(db),
         verified=verified,
         verified_answers=verified_answers,
+        scrubber=scrubber,
         resolve=resolve,
     )
 
 
-def build_vector_store(settings: Settings) -> ChromaVectorStore:
+def build_vector_store(
+    settings: Settings, *, on_delete: Callable[[], None] | None = None
+) -> ChromaVectorStore:
     if settings.chroma_host:
         where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
         client = chroma_client(host=settings.chroma_host, port=settings.chroma_port)
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
-        return ChromaVectorStore(client, description=where, folder=settings.chroma_path)
-    return ChromaVectorStore(client, description=where)
+        return ChromaVectorStore(client, description=where, folder=settings.chroma_path, on_delete=on_delete)
+    return ChromaVectorStore(client, description=where, on_delete=on_delete)
 
 
 def build_llm_client(settings: Settings) -> AsyncOpenAI | None:

@@ -80,6 +80,12 @@ class Settings(KnowledgeSettings):
         description="How long after a message, edit or deletion in a learned channel its thread "
         "(or day) is read again, so a burst of messages is read once.",
     )
+    lore_learn_max_messages: int = Field(
+        default=50_000,
+        ge=1,
+        description="The most messages (replies included) learning one channel reads, newest first; "
+        "older history is left out, and the channel is told so.",
+    )
     lore_jobs_in_process: bool = Field(
         default=True,
         description="Run indexing jobs inside the bot; false when `lore worker` processes run them.",

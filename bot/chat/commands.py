@@ -11,6 +11,7 @@ re-exported here.
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -404,6 +405,36 @@ def parse(message: str) -> Command:
         if (command := declaration.match(said)) is not None:
             return command
     return question(said)
+
+
+def near_misses(message: str, limit: int = 3) -> list[str] | None:
+    """For a line that starts like a command (a command's first word, not a question) yet
+    is none: the examples of the commands it is closest to. None for anything else (a
+    question, or a command)."""
+    said = " ".join(message.split())
+    words = said.lower().split()
+    if not words or said.endswith("?"):
+        return None
+    if words[0] not in _COMMAND_WORDS and not difflib.get_close_matches(words[0], _COMMAND_WORDS, 1, 0.75):
+        return None
+    if not isinstance(parse(said), Question):
+        return None
+    examples = [e for d in DECLARATIONS for e in d.examples]
+    ranked = sorted(examples, key=lambda e: -_likeness(said.lower(), e.lower()))
+    return ranked[:limit]
+
+
+def _likeness(said: str, example: str) -> float:
+    """How alike two lines are: their first words first, then their words, then their letters."""
+    first = difflib.SequenceMatcher(None, said.split()[0], example.split()[0]).ratio()
+    shared = len(set(said.split()) & set(example.split())) / max(len(set(example.split())), 1)
+    return 2 * first + shared + difflib.SequenceMatcher(None, said, example).ratio()
+
+
+_COMMAND_WORDS = frozenset(e.split()[0].lower() for d in DECLARATIONS for e in d.examples) - {
+    "what's",
+    "which",
+}
 
 
 def is_command(message: str) -> bool:

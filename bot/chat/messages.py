@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from bot.app.actions.threads import CAPPED
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
 from knowledge import Count, JobCounters, Notice, NoticeKind
+from storage.access import Given
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
 
@@ -101,6 +103,14 @@ def thread_saved(index: str, count: int, authors: Sequence[str], chunks: int, *,
     return f"Saved this thread to the *{index}* index: {what} ({plural(chunks, 'passage')}). Ask me about it any time; I'll link back here."
 
 
+def kept_private(index: str, default: str) -> str:
+    """A private channel's thread went to its own index, not the conversation's default."""
+    return (
+        f"This channel is private, so I kept it in its own *{e(index)}* index, which only its members "
+        f"can read, not in *{e(default)}*."
+    )
+
+
 def shortcut_saved(index: str, what: str, count: int, unchanged: bool) -> str:
     if unchanged:
         return f"That thread is already in the *{index}* index ({what}) as it is now."
@@ -110,6 +120,32 @@ def shortcut_saved(index: str, what: str, count: int, unchanged: bool) -> str:
 PICK_ANOTHER = "Save it to another index"
 PICK_ANOTHER_LABEL = "Choose another index to save this thread to"
 PICK_LABEL = "Save the thread to"
+
+
+def did_you_mean(said: str, examples: Sequence[str]) -> str:
+    """A line that starts like a command but is none: the closest commands."""
+    shown = " or ".join(f"“{e(x)}”" for x in examples)
+    return f"I didn't understand “{e(said)}” as a command. Did you mean {shown}? Say “help” for all of them."
+
+
+def no_such_path(paths: Sequence[str], where: str) -> str:
+    """Files named in a shell line that are not there."""
+    names = _and([f"“{e(p)}”" for p in paths])
+    return f"I can't find {names} (looking in {e(where)}). Name a file or folder that exists, like ./docs."
+
+
+NOT_YOUR_CONVERSATION = (
+    "I can only save messages from conversations you are in: a channel or group DM you are a "
+    "member of, or your DM with me."
+)
+
+
+def thread_partly_read(error: str) -> str:
+    """The shortcut saved the message, but not the rest of its thread."""
+    return (
+        f"I couldn't read the rest of its thread (Slack said {e(error)}), so I kept the message alone; "
+        "invite me to the channel to save whole threads."
+    )
 
 
 def thread_unreadable(error: str) -> str:
@@ -149,7 +185,13 @@ def history_summary(
             f"Done reading *{label}* in {_duration(seconds)}: {plural(read, 'thread or hour of chat', 'threads and hours of chat')} "
             f"({c[Count.DOCUMENTS_ADDED]} new, {c[Count.DOCUMENTS_UPDATED]} updated, "
             f"{c[Count.DOCUMENTS_UNCHANGED]} unchanged), {plural(c[Count.CHUNKS], 'new passage')}. "
-            "Ask me about what was said here."
+            + (
+                f"I stopped at the newest {counters[CAPPED]:,} messages (LORE_LEARN_MAX_MESSAGES); older ones "
+                "weren't read. "
+                if counters.get(CAPPED)
+                else ""
+            )
+            + "Ask me about what was said here."
         )
     if state == "cancelled":
         return f"Stopped reading *{label}* after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}; what was read stays."
@@ -472,14 +514,22 @@ def fetching(url: str) -> str:
     return f"Reading {e(url)}…"
 
 
-def feedback_thanks(helpful: bool, indexes: Sequence[str], personal: bool) -> str:
+def feedback_thanks(helpful: bool, indexes: Sequence[str], given: Given) -> str:
     """After 👍/👎: who will see it (never a promise of learning that does not happen)."""
     lead = "Thanks! Glad it helped." if helpful else "Thanks for telling me."
-    if personal:
-        return f"{lead} It stays with you: say “show feedback” in your DM with me to see it."
+    if given == Given.DM:
+        return (
+            f"{lead} It stays with you: say “show feedback” in your DM with me to see it. "
+            "Workspace admins only see that an answer was judged, never what it said."
+        )
+    if given == Given.PRIVATE_CHANNEL:
+        return (
+            f"{lead} Members of this channel who look after its indexes will see it (“show feedback” "
+            "here); workspace admins only see that an answer was judged."
+        )
     if not indexes:
         return f"{lead} Workspace admins will see it (“show feedback”)."
-    names = _and([f"*{name}*" for name in indexes])
+    names = _and([f"*{e(name)}*" for name in indexes])
     return (
         f"{lead} The people who look after the {names} {'index' if len(indexes) == 1 else 'indexes'} "
         "and workspace admins will see it (“show feedback”)."
@@ -498,6 +548,17 @@ NO_FEEDBACK = (
     "Nothing to review: no answer from the indexes you look after was marked unhelpful, "
     "none of their questions went unanswered or to the experts, and they keep no verified answer."
 )
+
+
+def feedback_withheld(count: int) -> str:
+    """Answers a reviewer may count but not read (given in someone's DM or a private channel)."""
+    was, them = ("was", "it") if count == 1 else ("were", "them")
+    return (
+        f"{plural(count, 'more answer')} {was} given where you can't read {them} "
+        "(someone's DM, or a private channel you are not in here): counted, not shown."
+    )
+
+
 REVIEW_LEAD = (
     "Answers that didn't help, questions I couldn't answer, what was asked of the experts and "
     "the verified answers, by index (newest first):"
@@ -636,6 +697,11 @@ VERIFIED_FORM_LABEL = "The verified answer"
 # --- App Home (Slack's Home tab) ---------------------------------------------------------
 
 HOME_TITLE = "Lore, your team's memory"
+HOME_PARTNER = (
+    "Lore is this workspace's memory, and you are here from another organisation. "
+    "Ask questions by mentioning Lore in the channels you share with us: it answers there from "
+    "that channel's own documents."
+)
 HOME_INDEXES = "Indexes you can use"
 HOME_DOCUMENTS = "Added lately"
 HOME_NO_DOCUMENTS = "Nothing yet. Add a page here, or mention me with a file: “add this doc to your memory”."

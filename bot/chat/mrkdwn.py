@@ -9,6 +9,8 @@ a document, a site or a model supplied goes through here first:
 - `source` for a source's name (a document, a page, a thread), linked when it has a web
   address: every surface (answers, shared answers, listings, the Home tab, feedback)
   shows sources through it;
+- `bold` to turn standard markdown's `**bold**` into Slack's `*bold*` in mrkdwn text (quotes
+  of saved threads, notification text);
 - `defuse` for standard markdown (`markdown` blocks, streamed `markdown_text`), where the
   model's formatting is kept and only Slack's `<!…>`, `<@…>` and `<#…>` tokens are broken;
 - `unescape` for terminals, which show the text as written.
@@ -62,6 +64,14 @@ def source(name: str, url: str | None) -> str:
     """A source as mrkdwn: its name linked to its web address, or in bold without one (or
     with an address that is not `http(s)`/`mailto`); neither can mention anyone."""
     return link(url, name) if safe_url(url) else f"*{escape(name)}*"
+
+
+_DOUBLE_STARS = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
+
+
+def bold(text: str) -> str:
+    """Markdown's `**bold**` as Slack's mrkdwn `*bold*` (which shows `**x**` with stars)."""
+    return _DOUBLE_STARS.sub(r"*\1*", text)
 
 
 def defuse(markdown: str) -> str:

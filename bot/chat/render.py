@@ -11,7 +11,7 @@ from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
-from bot.chat.mrkdwn import escape, link, unescape
+from bot.chat.mrkdwn import escape, link, source, unescape
 from knowledge import Answer, IndexListing, distinct_names, document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem, VerifiedRef
 
@@ -129,12 +129,12 @@ def render_review_md(reviews: Sequence[IndexReview]) -> str:
     lines = [messages.REVIEW_LEAD]
     for review in reviews:
         counts = [
-            plural(len(review.unhelpful), "unhelpful answer"),
-            plural(len(review.unanswered), "unanswered question"),
+            plural(review.total_unhelpful, "unhelpful answer"),
+            plural(review.total_unanswered, "unanswered question"),
             plural(len(review.escalated), "question asked of the experts", "questions asked of the experts"),
             plural(len(review.verified), "verified answer"),
         ]
-        lines.append(f"*{review.index.name}* — {', '.join(counts)}")
+        lines.append(f"*{escape(review.index.name)}* — {', '.join(counts)}")
         lines.extend(f"• 👎 {_reviewed(item)}" for item in review.unhelpful)
         lines.extend(f"• ❓ {_reviewed(item)}" for item in review.unanswered)
         lines.extend(
@@ -145,6 +145,9 @@ def render_review_md(reviews: Sequence[IndexReview]) -> str:
             f"• ✅ {messages.verified_review_line(v.question, v.verified_by_name, age(v.verified_at), v.flagged)}"
             for v in review.verified
         )
+        withheld = review.withheld_unhelpful + review.withheld_unanswered
+        if withheld:
+            lines.append(f"• 🔒 {messages.feedback_withheld(withheld)}")
     return "\n".join(lines)
 
 
@@ -162,13 +165,14 @@ def _reviewed(item: ReviewItem) -> str:
     question = (
         answer.question if len(answer.question) <= QUESTION_LIMIT else answer.question[:QUESTION_LIMIT] + "…"
     )
-    parts = [f"“{question}”, {age(answer.created_at)}"]
-    cited = sorted({str(c.get("name")) for c in answer.cited if c.get("name")})
+    parts = [f"“{escape(question)}”, {age(answer.created_at)}"]
+    cited = {str(c.get("name")): c.get("url") for c in answer.cited if c.get("name")}
     if cited:
-        parts.append("cited " + ", ".join(cited))
+        shown = [source(name, url if isinstance(url, str) else None) for name, url in sorted(cited.items())]
+        parts.append("cited " + ", ".join(shown))
     for verdict in item.feedback:
         if verdict.helpful:
             continue
-        said = verdict.reason or "unhelpful"
-        parts.append(f"{said}: “{verdict.comment}”" if verdict.comment else said)
+        said = escape(verdict.reason or "unhelpful")
+        parts.append(f"{said}: “{escape(verdict.comment)}”" if verdict.comment else said)
     return " — ".join(parts)

@@ -225,9 +225,12 @@ class Router:
             return
         await surface.working()
         read = await turn.thread()
-        target = await self.default_index(turn)
+        default = await self.default_index(turn)
+        target = await self._actions.threads.target(turn.actor, default)
         saved = await self._actions.threads.save(turn.actor.place, target, read.text)
         lines = [_thread_line(saved, read.text, target)]
+        if target.id != default.id:
+            lines.append(messages.kept_private(target.name, default.name))
         files = list({f.id: f for f in [*turn.files, *read.files]}.values())
         lines += [outcome_line(o, target) for o in await self._add_files_to(target, files, turn, surface)]
         await surface.say("\n".join(lines))

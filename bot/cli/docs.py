@@ -21,7 +21,7 @@ import typer
 
 from bot.app.settings import Settings
 from bot.chat.commands import DECLARATIONS
-from storage.access import PERMISSIONS, Action, Role
+from storage.access import FEEDBACK, PERMISSIONS, Action, Role, Sight
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -53,6 +53,16 @@ def permissions_table() -> str:
     return "\n".join(rows)
 
 
+def feedback_table() -> str:
+    sights = list(Sight)
+    head = "| answer given in | " + " | ".join(s.value for s in sights) + " |"
+    rows = [head, "|---" * (len(sights) + 1) + "|"]
+    for given, table in FEEDBACK.items():
+        cells = [_roles(table[s]) for s in sights]
+        rows.append(f"| {given.value} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
 def cli_reference() -> str:
     from bot.cli.main import app
 
@@ -70,6 +80,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "settings": settings_table,
     "commands": commands_table,
     "permissions": permissions_table,
+    "feedback": feedback_table,
     "cli": cli_reference,
 }
 

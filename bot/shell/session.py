@@ -17,7 +17,8 @@ from typing import TextIO
 from bot.app.conversations import enter_channel, enter_dm
 from bot.app.local import files_under, local_user
 from bot.app.services import Services
-from bot.chat.commands import Question
+from bot.chat import messages
+from bot.chat.commands import Question, near_misses
 from bot.chat.router import Router
 from bot.chat.surface import IncomingFile, Turn
 from bot.shell.surface import ShellSurface
@@ -27,6 +28,9 @@ MENTION = re.compile(r"^\s*@lore\b", re.I)
 QUIET = "(Lore stayed quiet: in a help channel it answers only what it is sure of; say “@lore …” to ask it.)"
 PATH = re.compile(r"(?<!\S)((?:~|\.{1,2})?/[^\s]*|\.{1,2})(?!\S)")
 PROMPT = "you> "
+ADDING = re.compile(r"^(?:@lore\s+)?(?:please\s+)?(add|remember|save|ingest)\b", re.I)
+FILE_NAME = re.compile(r"(?<![\w/.:~-])([\w-][\w.-]*\.[A-Za-z0-9]{1,5})(?![\w/])")
+URLISH = re.compile(r"^www\.|\.(?:com|org|net|io|dev|app|co|uk|de|fr|edu|gov|example)$", re.I)
 
 
 class Shell:
@@ -48,6 +52,8 @@ class Shell:
             return True
         if line.startswith("/"):
             return await self._meta(line)
+        if await self._mistaken(line):
+            return True
         turn = await self._turn(line)
         if self.surface.pending and line.lower() in ("yes", "y", "no", "n"):
             action, value = self.surface.pending
@@ -72,6 +78,25 @@ class Shell:
             and not MENTION.match(line)
             and isinstance(turn.command, Question)
         )
+
+    async def _mistaken(self, line: str) -> bool:
+        """Say so, rather than answer it as a question, when a line adds files none of which
+        exist, or starts like a command but is none. True when it said so."""
+        if self.surface.pending and line.lower() in ("yes", "y", "no", "n"):
+            return False
+        if ADDING.match(line):
+            spelled = paths_in(line)
+            missing, where = await asyncio.to_thread(_missing, spelled)
+            if spelled and len(missing) == len(spelled):
+                await self.surface.say(messages.no_such_path(missing, where))
+                return True
+            if spelled:
+                return False
+        closest = near_misses(line)
+        if closest:
+            await self.surface.say(messages.did_you_mean(line, closest))
+            return True
+        return False
 
     async def _meta(self, line: str) -> bool:
         command, _, argument = line.partition(" ")
@@ -108,11 +133,23 @@ class Shell:
             actor = await enter_dm(self._services, user)
         files: list[IncomingFile] = []
         text = line
-        if re.match(r"^(?:@lore\s+)?(?:please\s+)?(add|remember|save|ingest)\b", line, re.I):
-            files = await asyncio.to_thread(local_files, PATH.findall(line))
+        if ADDING.match(line):
+            files = await asyncio.to_thread(local_files, paths_in(line))
             if files:
                 text = "add these files to your memory"
         return Turn(actor=actor, text=text, files=files, is_dm=self._channel is None)
+
+
+def paths_in(line: str) -> list[str]:
+    """The paths a line spells: `./notes`, `/tmp/a.md`, `~/x`, or a bare file name with an
+    extension (`README.md`), never a web address."""
+    found = PATH.findall(line) + [n for n in FILE_NAME.findall(line) if not URLISH.search(n)]
+    return list(dict.fromkeys(found))
+
+
+def _missing(spelled: Sequence[str]) -> tuple[list[str], str]:
+    """The paths that are not there, and where they were looked for."""
+    return [p for p in spelled if not Path(p).expanduser().exists()], str(Path.cwd())
 
 
 def local_files(spelled: Sequence[str]) -> list[IncomingFile]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.chat import messages
 from bot.chat.messages import notice as worded
-from bot.chat.mrkdwn import defuse, escape, safe_url, source
+from bot.chat.mrkdwn import bold, defuse, escape, safe_url, source
 from bot.chat.surface import Offers
 from knowledge import VISIBLE_LINES, Answer, cut, distinct_names
 
@@ -261,9 +261,9 @@ def answer_text(answer: Answer) -> str:
     Kit: the answer itself at a glance (a verified answer that matched, else the brief: an
     extractive answer's quotes, not a lead-in), then the names of its sources."""
     if answer.verified is not None:
-        body = escape(answer.verified.answer.strip())
+        body = bold(escape(answer.verified.answer.strip()))
     else:
-        body = escape(answer.short().strip())
+        body = bold(escape(answer.short().strip()))
     if len(body) > NOTIFICATION_LIMIT:
         body = body[: NOTIFICATION_LIMIT - 1].rsplit(" ", 1)[0] + "…"
     names = list(dict.fromkeys(escape(name) for name in distinct_names(answer.citations)))

@@ -33,8 +33,9 @@ def read_who(body: Mapping[str, Any], context: AsyncBoltContext) -> Who | None:
     channel = context.channel_id or _str(event.get("channel"))
     channel_type = event.get("channel_type") or (body.get("channel") or {}).get("name")
     is_dm = channel_type == "im" or (channel or "").startswith("D")
+    # The user's own team first: for interactions Bolt's actor team is the installation's.
     user_team = (
-        context.actor_team_id or _str(event.get("user_team")) or _str((body.get("user") or {}).get("team_id"))
+        _str(event.get("user_team")) or _str((body.get("user") or {}).get("team_id")) or context.actor_team_id
     )
     return Who(
         tenant=tenant,

@@ -5,7 +5,8 @@ reason. The reply, to the presser alone, says who will read it; where the channe
 experts, it offers "Ask an expert" too (`bot.slack.helping` mentions them in the thread).
 
 The answer id travels in the buttons' values and the form's private metadata; the use case
-only accepts ids of answers of the presser's own workspace.
+only accepts an answer the presser could see (one given in their own DM, or in a channel
+Slack says they are in), so a forged id reaches nothing.
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.actions import Verdict
+from bot.app.actions.feedback import Reads
 from bot.app.conversations import place_of
 from bot.chat import messages
 from bot.chat.runtime import Runtime
 from bot.slack.blocks import FEEDBACK_ACTION, not_sure_blocks, read_feedback
 from bot.slack.people import People, Who
+from storage.records import ChannelRef
 from storage.values import FeedbackReason
 
 log = logging.getLogger(__name__)
@@ -105,7 +108,7 @@ class FeedbackFlow:
             return
         helpful, answer_id = read
         place = place_of(self._services, await people.user(who))
-        verdict = await self._feedback.give(place, answer_id, helpful)
+        verdict = await self._feedback.give(place, answer_id, helpful, reads=_reads(people, who))
         if verdict is None:
             return
         where = _where(body, who)
@@ -124,7 +127,9 @@ class FeedbackFlow:
             return
         reason, comment = submitted(view)
         place = place_of(self._services, await people.user(who))
-        verdict = await self._feedback.give(place, answer_id, False, reason=reason, comment=comment)
+        verdict = await self._feedback.give(
+            place, answer_id, False, reads=_reads(people, who), reason=reason, comment=comment
+        )
         if verdict is not None:
             experts = await _has_experts(people, who, str(metadata.get("channel") or ""))
             await _thank(client, who, metadata, verdict, answer_id if experts else None)
@@ -142,6 +147,15 @@ async def _has_experts(people: People, who: Who, channel: str) -> bool:
     return bool(actor.conversation.experts)
 
 
+def _reads(people: People, who: Who) -> Reads:
+    """Whether Slack says the presser is in a channel."""
+
+    async def reads(channel: ChannelRef) -> bool:
+        return channel.tenant_id == who.tenant and await people.may_read(who, channel.external_id)
+
+    return reads
+
+
 def _where(body: Json, who: Who) -> Json:
     """The channel and thread the answer is in."""
     message = body.get("message") or {}
@@ -155,7 +169,7 @@ async def _thank(
 ) -> None:
     """To the presser alone, beside the answer; in their DM with Lore if that fails. With
     `escalate` (the answer's id, where there are experts): "Ask an expert" under it."""
-    text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.personal)
+    text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.given)
     channel = str(where.get("channel") or "")
     try:
         if channel:

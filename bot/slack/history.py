@@ -10,6 +10,12 @@ someone asks for, lists the whole history (newest first, paged) and removes docu
 threads and hours that are gone; a scheduled sync lists only the day before the newest
 message it read and re-reads the hours and threads that changed. The documents go only into the channel's
 own index (`ThreadActions.check_learnable`).
+
+The listing is streamed: each hour is kept as soon as the listing has passed it (it comes
+newest first), and each thread as it is met, so memory holds one hour and one thread at a
+time whatever the history's length. A sync reads at most `LORE_LEARN_MAX_MESSAGES`
+messages (replies included) and says so when it stops there; what is older is left as it
+was.
 """
 
 from __future__ import annotations
@@ -17,12 +23,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.app.actions.threads import SLACK_CHANNEL, Learned, ThreadActions, ThreadText
+from bot.app.actions.threads import CAPPED, SLACK_CHANNEL, Learned, ThreadActions, ThreadText
 from bot.app.services import Services
 from bot.chat.commands import is_command
 from bot.slack.reader import ChannelReader, Message, build_client, hour_key, hour_of, thread_key
@@ -47,7 +54,9 @@ def channel_syncs(services: Services) -> dict[str, SourceSync]:
         async def installed(tenant: str) -> ChannelReader:
             return ChannelReader(await tokens.client(tenant), is_command)
 
-        return {SLACK_CHANNEL: ChannelSync(installed, services.actions.threads)}
+        return {
+            SLACK_CHANNEL: ChannelSync(installed, services.actions.threads, settings.lore_learn_max_messages)
+        }
     if settings.slack_bot_token is None:
         return {}
     reader = ChannelReader(
@@ -57,15 +66,41 @@ def channel_syncs(services: Services) -> dict[str, SourceSync]:
     async def configured(_tenant: str) -> ChannelReader:
         return reader
 
-    return {SLACK_CHANNEL: ChannelSync(configured, services.actions.threads)}
+    return {
+        SLACK_CHANNEL: ChannelSync(configured, services.actions.threads, settings.lore_learn_max_messages)
+    }
+
+
+@dataclass
+class _Listing:
+    """What one sync has met so far: the hour being listed (its messages), the keys of the
+    documents it kept, how many messages it read, the newest message seen."""
+
+    reader: ChannelReader
+    channel: str
+    full: bool
+    since: float
+    """The newest message the previous sync read (0: none): threads with later replies are read again."""
+    done: set[str]
+    hour: datetime | None = None
+    found: list[Message] = field(default_factory=list)
+    kept: set[str] = field(default_factory=set)
+    read: int = 0
+    latest: float = 0.0
 
 
 class ChannelSync:
     """Runs a learned channel's indexing job, reading it with its workspace's token."""
 
-    def __init__(self, readers: Callable[[str], Awaitable[ChannelReader]], threads: ThreadActions) -> None:
+    def __init__(
+        self,
+        readers: Callable[[str], Awaitable[ChannelReader]],
+        threads: ThreadActions,
+        max_messages: int = 50_000,
+    ) -> None:
         self._readers = readers
         self._threads = threads
+        self._max_messages = max_messages
 
     async def sync(self, context: JobContext, source: SourceConfigRef, index: IndexRef) -> None:
         try:
@@ -78,41 +113,67 @@ class ChannelSync:
         newest = source.options.get("newest")
         full = newest is None or context.job.trigger == "refresh"
         oldest = None if full else f"{float(str(newest)) - OVERLAP_SECONDS:.6f}"
-        done = await context.done_before()
+        since = float(str(newest)) if newest else 0.0
+        listing = _Listing(reader, channel, full, since, await context.done_before(), latest=since)
         what = "the whole history" if full else "what changed since the last sync"
         await context.say(f"running on {context.worker}: reading {source.name}, {what}")
-        hours: dict[datetime, list[Message]] = {}
-        threads: list[str] = []
-        latest = float(str(newest)) if newest else 0.0
+        capped = False
         async for message in reader.history(channel, oldest=oldest):
-            hours.setdefault(hour_of(str(message["ts"])), []).append(message)
-            if message.get("reply_count") and (full or float(message.get("latest_reply") or 0) > latest):
-                threads.append(str(message["ts"]))
-            latest = max(latest, float(message["ts"]), float(message.get("latest_reply") or 0))
-            context.counters["pages_found"] = len(hours) + len(threads)
-            if context.stopped():
+            if not await self._list(context, learned, listing, message) or context.stopped():
                 return
-        kept: set[str] = set()
-        for hour, found in sorted(hours.items()):
-            key = hour_key(channel, hour)
-            kept.add(key)
-            if key not in done:  # a listing from `oldest` may hold only part of its first hour
-                text = await (reader.hour_text(channel, hour, found) if full else reader.hour(channel, hour))
-                await self._keep(context, learned, key, text)
-            if context.stopped():
-                return
-        for thread_ts in threads:
-            key = thread_key(channel, thread_ts)
-            kept.add(key)
-            if key not in done:
-                await self._keep(context, learned, key, await _thread(reader, channel, thread_ts))
-            if context.stopped():
-                return
-        if full:
-            removed = await self._threads.drop(learned, sorted(await self._threads.kept(learned) - kept))
-            context.count(Count.DOCUMENTS_REMOVED, removed)
-        await self._threads.synced(learned, f"{latest:.6f}" if latest else None)
+            if listing.read >= self._max_messages:
+                capped = True
+                break
+        if listing.hour is not None and not await self._hour(context, learned, listing):
+            return
+        if full and not capped:
+            gone = sorted(await self._threads.kept(learned) - listing.kept)
+            context.count(Count.DOCUMENTS_REMOVED, await self._threads.drop(learned, gone))
+        if capped:
+            context.counters[CAPPED] = self._max_messages
+            await context.say(messages_capped(self._max_messages), "warning")
+        await self._threads.synced(learned, f"{listing.latest:.6f}" if listing.latest else None)
         await context.say(_summary(context.counters))
+
+    async def _list(self, context: JobContext, learned: Learned, listing: _Listing, message: Message) -> bool:
+        """One message of the listing (newest first): the hour before it is kept once the
+        listing has passed it, a thread as it is met. False when the job was stopped."""
+        at = hour_of(str(message["ts"]))
+        if (
+            listing.hour is not None
+            and at != listing.hour
+            and not await self._hour(context, learned, listing)
+        ):
+            return False
+        listing.hour = at
+        listing.found.append(message)
+        listing.read += 1 + int(message.get("reply_count") or 0)
+        last_reply = float(message.get("latest_reply") or 0)
+        listing.latest = max(listing.latest, float(message["ts"]), last_reply)
+        context.counters["pages_found"] = len(listing.kept) + 1
+        if message.get("reply_count") and (listing.full or last_reply > listing.since):
+            key = thread_key(listing.channel, str(message["ts"]))
+            listing.kept.add(key)
+            context.counters["pages_found"] = len(listing.kept) + 1
+            if key not in listing.done:
+                thread = await _thread(listing.reader, listing.channel, str(message["ts"]))
+                await self._keep(context, learned, key, thread)
+        return not context.stopped()
+
+    async def _hour(self, context: JobContext, learned: Learned, listing: _Listing) -> bool:
+        """Keep the hour the listing has passed, and start afresh. False when stopped."""
+        assert listing.hour is not None
+        key = hour_key(listing.channel, listing.hour)
+        listing.kept.add(key)
+        if key not in listing.done:  # a listing from `oldest` may hold only part of its first hour
+            reader, channel, hour = listing.reader, listing.channel, listing.hour
+            text = await (
+                reader.hour_text(channel, hour, listing.found) if listing.full else reader.hour(channel, hour)
+            )
+            await self._keep(context, learned, key, text)
+        listing.found = []
+        context.counters["pages_found"] = len(listing.kept)
+        return not context.stopped()
 
     async def _keep(self, context: JobContext, learned: Learned, key: str, text: ThreadText | None) -> None:
         if text is None or not text.messages:  # gone, or nothing but Lore and commands to it
@@ -132,6 +193,12 @@ class ChannelSync:
         context.count(Count.document(result.outcome.value))
         context.count(Count.CHUNKS, 0 if unchanged else result.chunks)
         await context.handled(key, result.outcome.value)
+
+
+def messages_capped(limit: int) -> str:
+    return (
+        f"stopped at {limit:,} messages (LORE_LEARN_MAX_MESSAGES): the channel's older history was not read"
+    )
 
 
 def _summary(counters: Mapping[str, int]) -> str:
@@ -174,6 +241,8 @@ class Freshener:
         self._gate = gate
         self._delay = delay
         self._pending: set[str] = set()
+        self._reading: dict[str, asyncio.Lock] = {}
+        """One read at a time of each thread or hour (a lock per one touched: a few bytes)."""
 
     async def on_message(self, tenant: str, event: Mapping[str, Any]) -> None:
         """A `message` event (new, changed or deleted) in any channel."""
@@ -197,10 +266,14 @@ class Freshener:
         self._spawn(self._after_delay(key, work))
 
     async def _after_delay(self, key: str, work: Coroutine[Any, Any, None]) -> None:
+        """Read `key` again after the delay, after any read of it still under way: two
+        reads of one thread or hour at once could keep the older text last (a deleted
+        message would come back)."""
+        lock = self._reading.setdefault(key, asyncio.Lock())
         try:
             await asyncio.sleep(self._delay)
             self._pending.discard(key)
-            async with self._gate:
+            async with lock, self._gate:
                 await work
         except Exception:
             log.exception("could not refresh %s of a learned channel", key)

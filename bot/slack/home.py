@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.actions import AddOutcome
+from bot.app.conversations import place_of
 from bot.chat import messages
 from bot.chat.router import outcome_line
 from bot.chat.runtime import Runtime
@@ -33,6 +34,7 @@ from bot.slack.home_view import (
     add_url_modal,
     channel_choice,
     home_view,
+    partner_view,
     target_of,
     verified_choice,
     verified_modal,
@@ -77,6 +79,9 @@ class AppHome:
         """Build the viewer's Home and publish it."""
         try:
             user = await people.user(who)
+            if place_of(self._runtime.services, user).partner:
+                await client.views_publish(user_id=who.user, view=partner_view())
+                return
             member_of = await people.member_of(who)
             home = await self._home.home(user, member_of)
             verified = await self._helping.listing(user, member_of, people.group_members)

@@ -10,6 +10,7 @@ from typing import Any
 from bot.app.actions import VerifiedListing
 from bot.app.actions.home import AddTarget, ChannelSummary, Home, JobSummary
 from bot.chat import messages
+from bot.chat.mrkdwn import escape, source
 from bot.chat.render import age
 from bot.slack.blocks import Block
 from knowledge import Count, JobCounters
@@ -30,6 +31,12 @@ VERIFIED_MENU = "home_verified"
 VERIFIED_FORM = "home_verified_edit"
 VERIFIED_DOINGS = frozenset({"edit", "expire", "renew", "remove"})
 SHOWN_VERIFIED = 15
+
+
+def partner_view() -> dict[str, Any]:
+    """The Home of someone from another organisation (Slack Connect): nothing of the
+    workspace's memory, only how to ask."""
+    return {"type": "home", "blocks": [_header(messages.HOME_TITLE), _section(messages.HOME_PARTNER)]}
 
 
 def home_view(
@@ -181,8 +188,8 @@ def _document_lines(home: Home) -> str:
     lines = []
     for recent in home.documents:
         document = recent.document
-        name = f"<{document.url}|{_escape(document.name)}>" if document.url else f"*{_escape(document.name)}*"
-        lines.append(f"• {name} — in *{recent.index.name}*, added {age(document.time_added)}")
+        name = source(document.name, document.url)
+        lines.append(f"• {name} — in *{escape(recent.index.name)}*, added {age(document.time_added)}")
     return "\n".join(lines)
 
 
@@ -195,7 +202,7 @@ def _job(summary: JobSummary) -> list[Block]:
     if job.finished:
         progress = f"{counted.pages_indexed} pages indexed"
         when = f"ended {age(job.finished_at or job.created_at)}"
-    text = f"*{_escape(summary.source)}* → *{summary.index.name}*: {job.state.value}, {progress} — {when}"
+    text = f"*{escape(summary.source)}* → *{summary.index.name}*: {job.state.value}, {progress} — {when}"
     blocks: list[Block] = [_section(text)]
     if summary.manageable:
         buttons = [
@@ -237,7 +244,7 @@ def _verified(listed: VerifiedListing) -> Block:
     review); for its channel's experts and admins, a menu to edit, review or remove it."""
     v = listed.verified
     text = messages.verified_line(v.question, v.answer, v.verified_by_name, v.flagged)
-    block = _section(f"#{_escape(listed.channel.name or listed.channel.external_id)} · {text}")
+    block = _section(f"#{escape(listed.channel.name or listed.channel.external_id)} · {text}")
     if listed.manageable:
         doings = [("edit", messages.HOME_VERIFIED_EDIT)]
         doings.append(
@@ -258,14 +265,14 @@ def _feedback_lines(home: Home) -> str:
     lines = []
     for review in home.feedback:
         counts = (
-            f"{messages.plural(len(review.unhelpful), 'unhelpful answer')}, "
-            f"{messages.plural(len(review.unanswered), 'unanswered question')}"
+            f"{messages.plural(review.total_unhelpful, 'unhelpful answer')}, "
+            f"{messages.plural(review.total_unanswered, 'unanswered question')}"
         )
         lines.append(f"• *{review.index.name}*: {counts}")
         for item in (*review.unhelpful[:2], *review.unanswered[:1]):
-            comments = [f"“{_escape(v.comment)}”" for v in item.feedback if not v.helpful and v.comment]
+            comments = [f"“{escape(v.comment)}”" for v in item.feedback if not v.helpful and v.comment]
             said = f" — {', '.join(comments)}" if comments else ""
-            lines.append(f"    ◦ “{_escape(item.answer.question[:150])}”{said}")
+            lines.append(f"    ◦ “{escape(item.answer.question[:150])}”{said}")
     lines.append("Say “show feedback” in a channel or DM for all of it.")
     return "\n".join(lines)
 
@@ -276,14 +283,14 @@ def _admin(home: Home) -> list[Block]:
     blocks: list[Block] = [_header(messages.HOME_ADMIN)]
     if admin.connections is not None:
         lines = [
-            f"• *{_escape(c.name)}* ({c.kind}) at {c.base_url} — {c.credentials_hint}, connected {age(c.created_at)}"
+            f"• *{escape(c.name)}* ({c.kind}) at {c.base_url} — {c.credentials_hint}, connected {age(c.created_at)}"
             for c in admin.connections
         ]
         blocks.append(_section("*Connectors*\n" + ("\n".join(lines) or messages.HOME_CONNECTORS_NONE)))
     if admin.settings:
-        fields = [
-            {"type": "mrkdwn", "text": f"*{name}*\n{_escape(value)}"} for name, value in admin.settings
-        ][:10]
+        fields = [{"type": "mrkdwn", "text": f"*{name}*\n{escape(value)}"} for name, value in admin.settings][
+            :10
+        ]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": "*Settings*"}, "fields": fields})
     return blocks
 
@@ -346,7 +353,3 @@ def _target_label(target: AddTarget) -> str:
 
 def _target_value(target: AddTarget) -> str:
     return f"{target.index.id}@{target.channel}" if target.channel else str(target.index.id)
-
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

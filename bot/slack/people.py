@@ -6,6 +6,11 @@ Privacy fails closed. A channel is private when Slack says it is private, a grou
 DM or a DM; a channel whose lookup fails is treated as private when first seen and keeps
 what is known otherwise (a failed or partial lookup never makes a private channel public).
 Only a successful lookup says a channel is public.
+
+Whether someone is a Slack Connect partner is what `users.info` says of them (`team_id`,
+`is_stranger`, `enterprise_user`), cached a few minutes and kept in Lore's directory; a
+request's own team fields only count when Slack cannot be asked, and then only to make
+someone a partner, never to clear it (`partner_team`).
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.app.conversations import Actor, enter_channel, enter_dm
 from bot.app.services import Services
+from bot.slack.reader import display_name
 from storage.records import ChannelRef, UserRef
 
 log = logging.getLogger(__name__)
 CACHE_SECONDS = 300.0
 MEMBERSHIP_PAGE_SIZE = 200
 MEMBERSHIP_PAGES = 10
+CHANNELS = "public_channel,private_channel"
+CONVERSATIONS = "public_channel,private_channel,mpim"
 
 
 @dataclass(frozen=True)
@@ -60,6 +68,29 @@ def is_private(info: Mapping[str, Any]) -> bool:
     return bool(info.get("is_private") or info.get("is_group") or info.get("is_mpim") or info.get("is_im"))
 
 
+UNKNOWN_TEAM = "unknown"
+"""The organisation of someone Lore could not place: counted as a partner (fail closed)."""
+
+
+def partner_team(info: Mapping[str, Any], who: Who) -> str | None:
+    """Someone's organisation, as `ensure_user` takes it: "" for a member of the workspace
+    Lore is installed in, their team's id for a partner, None when Slack could not be asked
+    and the request says nothing new (what is stored stands; a request never clears it).
+
+    `users.info` decides: a partner is a stranger to the workspace, or of another team that
+    is not part of the same Enterprise Grid organisation's workspace Lore is in."""
+    team = str(info.get("team_id") or "")
+    if team:
+        teams = (info.get("enterprise_user") or {}).get("teams") or []
+        internal = not info.get("is_stranger") and (team == who.tenant or who.tenant in teams)
+        return "" if internal else team
+    if who.user_team and who.user_team != who.tenant:
+        return who.user_team
+    if who.shared_externally:
+        return UNKNOWN_TEAM
+    return None
+
+
 class People:
     """Looks people and channels up in Slack (cached a few minutes; failures are not cached)
     and keeps Lore's directory in step with what Slack says."""
@@ -79,14 +110,15 @@ class People:
     async def user(self, who: Who) -> UserRef:
         info = await self.lookup("user", who.user)
         guest = bool(info.get("is_restricted") or info.get("is_ultra_restricted"))
-        team = who.user_team if who.partner else ""
-        if who.partner and team is None:
-            team = str(info.get("team_id") or "unknown")
+        team = partner_team(info, who)
+        directory = self._services.directory
+        if team is None and await asyncio.to_thread(directory.find_user, who.tenant, who.user) is None:
+            team = UNKNOWN_TEAM  # unsure, and nothing known of them: a partner until Slack says
         return await asyncio.to_thread(
-            self._services.directory.ensure_user,
+            directory.ensure_user,
             who.tenant,
             who.user,
-            str(info.get("real_name") or info.get("name") or ""),
+            display_name(info),
             is_admin=bool(info.get("is_admin") or info.get("is_owner")) if info else None,
             home_team=team,
             is_guest=guest if info else None,
@@ -111,7 +143,20 @@ class People:
     async def member_of(self, who: Who) -> list[str]:
         """The channels (public and private) the user shares with Lore, by id, cached a few
         minutes; [] when Slack says no (fail closed: nothing to act on from the Home)."""
-        cached = self._cache.get(("member_of", who.user))
+        return await self._conversations(who, CHANNELS)
+
+    async def may_read(self, who: Who, channel: str) -> bool:
+        """Whether Slack says `who` reads `channel`: their own DM with Lore, or a channel or
+        group DM they are a member of. False when Slack cannot say (fail closed). What an
+        interactive payload names (a form's channel, a button's answer) is checked with this
+        before Lore acts on it, so a forged payload reaches nothing its sender can't read."""
+        if channel.startswith("D"):
+            info = await self.lookup("channel", channel)
+            return bool(info.get("is_im")) and info.get("user") == who.user
+        return channel in await self._conversations(who, CONVERSATIONS)
+
+    async def _conversations(self, who: Who, types: str) -> list[str]:
+        cached = self._cache.get((types, who.user))
         if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
             return list(cached[1]["ids"])
         found: list[str] = []
@@ -120,7 +165,7 @@ class People:
             for _ in range(MEMBERSHIP_PAGES):
                 page = await self._client.users_conversations(
                     user=who.user,
-                    types="public_channel,private_channel",
+                    types=types,
                     exclude_archived=True,
                     limit=MEMBERSHIP_PAGE_SIZE,
                     cursor=cursor,
@@ -132,7 +177,7 @@ class People:
         except SlackApiError as exc:
             log.warning("users.conversations %s failed: %s", who.user, exc.response.get("error"))
             return []
-        self._cache[("member_of", who.user)] = (time.monotonic(), {"ids": tuple(found)})
+        self._cache[(types, who.user)] = (time.monotonic(), {"ids": tuple(found)})
         return found
 
     async def group_members(self, group: str) -> frozenset[str]:

@@ -52,6 +52,23 @@ _SPECIAL = re.compile(r"<!(here|channel|everyone)(?:\|[^>]*)?>|<!subteam\^[A-Z0-
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|([^>]*))?>")
 
 
+def display_name(info: Mapping[str, Any]) -> str:
+    """How someone is named: the display name they chose, else their real name, else
+    their profile's names, else their handle ("" when Slack said nothing)."""
+    profile = info.get("profile") or {}
+    for name in (
+        profile.get("display_name"),
+        info.get("real_name"),
+        profile.get("real_name"),
+        profile.get("display_name_normalized"),
+        profile.get("real_name_normalized"),
+        info.get("name"),
+    ):
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return ""
+
+
 def build_client(token: str, base_url: str) -> AsyncWebClient:
     """A Web API client that waits out rate limits (429 with Retry-After) a few times."""
     client = AsyncWebClient(token=token, base_url=base_url)
@@ -151,7 +168,20 @@ class ChannelReader:
         self, channel: str, thread_ts: str, *, skip: Sequence[str] = (), exact_link: bool = False
     ) -> tuple[ThreadText, list[Message]]:
         """The thread as text (without the messages in `skip`), and the files on its messages."""
-        found = await self.replies(channel, thread_ts)
+        return await self.thread_of(
+            channel, thread_ts, await self.replies(channel, thread_ts), skip=skip, exact_link=exact_link
+        )
+
+    async def thread_of(
+        self,
+        channel: str,
+        thread_ts: str,
+        found: Sequence[Message],
+        *,
+        skip: Sequence[str] = (),
+        exact_link: bool = False,
+    ) -> tuple[ThreadText, list[Message]]:
+        """`found` (a thread's messages, as read) as the thread's text, and its files."""
         kept = [m for m in found if str(m.get("ts")) not in skip]
         text = await self.as_text(channel, kept, key=thread_key(channel, thread_ts))
         link = await self.permalink(channel, thread_ts, exact=exact_link)
@@ -202,10 +232,7 @@ class ChannelReader:
             except SlackApiError as exc:
                 log.info("users.info %s failed: %s", user, exc.response.get("error"))
                 return user
-            profile = info.get("profile") or {}
-            self._names[user] = str(
-                profile.get("display_name") or info.get("real_name") or info.get("name") or user
-            )
+            self._names[user] = display_name(info) or user
         return self._names[user]
 
     async def where(self, channel: str) -> str:

@@ -24,7 +24,7 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "users.info": frozenset({"users:read"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
     # Lore reads channels, private channels and group DMs it is in (never other DMs).
-    "users.conversations": frozenset({"channels:read", "groups:read"}),
+    "users.conversations": frozenset({"channels:read", "groups:read", "mpim:read"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "mpim:read"}),
     "conversations.replies": frozenset({"channels:history", "groups:history", "im:history", "mpim:history"}),
     "conversations.history": frozenset({"channels:history", "groups:history", "im:history", "mpim:history"}),

@@ -24,6 +24,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.chat import commands, messages
+from bot.chat.mrkdwn import escape, source
 from bot.chat.runtime import Runtime
 from bot.chat.surface import Offers, Turn
 from bot.slack.blocks import (
@@ -176,10 +177,12 @@ def shared_blocks(answer: AnswerRecord, user: str) -> list[list[Block]]:
 
 
 def _source_line(cited: Json) -> str:
-    name = str(cited.get("name") or "a document")
-    title = f"<{cited['url']}|{name}>" if cited.get("url") else f"*{name}*"
-    where = f" — in {cited['index']}" if cited.get("index") else ""
-    return f"[{cited.get('n', '•')}] {title}{where}"[:3000]
+    """A recorded source, as every answer shows its sources (`bot.chat.mrkdwn.source`)."""
+    url = cited.get("url")
+    title = source(str(cited.get("name") or "a document"), url if isinstance(url, str) else None)
+    where = f" — in {escape(str(cited['index']))}" if cited.get("index") else ""
+    number = cited.get("n")
+    return f"[{number if isinstance(number, int) else '•'}] {title}{where}"[:3000]
 
 
 class SlashCommand:

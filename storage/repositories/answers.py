@@ -8,11 +8,12 @@ from typing import Any
 
 from sqlmodel import Session, col, or_, select
 
+from storage.access import Given
 from storage.db import Database
-from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, utcnow
+from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, Channel, Conversation, utcnow
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
 from storage.repositories._rows import aware
-from storage.values import FeedbackReason
+from storage.values import ConversationKind, FeedbackReason
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class AnswerEntry:
     """The ids of the indexes the question searched."""
     brief: str | None = None
     thread: str | None = None
+    given: Given | None = None
+    """Where it was given (None: its conversation says, and without one, a DM)."""
 
 
 class AnswerRepository:
@@ -52,6 +55,7 @@ class AnswerRepository:
                 cited=entry.cited,
                 brief=entry.brief,
                 thread=entry.thread,
+                given_in=entry.given.name if entry.given else None,
             )
             session.add(row)
             session.flush()
@@ -66,7 +70,7 @@ class AnswerRepository:
             row = session.get(AnswerLog, answer_id)
             if row is None or row.tenant_id != tenant_id:
                 raise NotFound(f"answer {answer_id}")
-            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()))
+            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()), _given(session, row))
 
     def escalate(self, answer_id: int, tenant_id: str) -> AnswerRecord:
         """Mark the answer as escalated to the experts (the first time counts)."""
@@ -78,7 +82,7 @@ class AnswerRepository:
                 row.escalated_at = utcnow()
                 session.add(row)
                 session.flush()
-            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()))
+            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()), _given(session, row))
 
     def escalated_in(self, conversation_id: int, thread: str) -> AnswerRecord | None:
         """The latest answer of that thread that was escalated to the experts, if any."""
@@ -94,7 +98,7 @@ class AnswerRepository:
             ).first()
             if row is None or row.id is None:
                 return None
-            return _record(row, _index_ids(session, [row.id]).get(row.id, ()))
+            return _record(row, _index_ids(session, [row.id]).get(row.id, ()), _given(session, row))
 
     def escalated(self, tenant_id: str, index_ids: Sequence[int], *, limit: int = 50) -> list[AnswerRecord]:
         """Answers that searched one of `index_ids` and were escalated to experts, newest first."""
@@ -113,7 +117,7 @@ class AnswerRepository:
                 .limit(limit)
             ).all()
             indexes = _index_ids(session, [r.id for r in rows if r.id is not None])
-            return [_record(r, indexes.get(r.id or 0, ())) for r in rows]
+            return [_record(r, indexes.get(r.id or 0, ()), _given(session, r)) for r in rows]
 
     def set_feedback(
         self,
@@ -182,9 +186,39 @@ class AnswerRepository:
             ).all():
                 verdicts.setdefault(verdict.answer_id, []).append(_feedback(verdict))
             return [
-                ReviewItem(_record(r, indexes.get(r.id or 0, ())), tuple(verdicts.get(r.id or 0, [])))
+                ReviewItem(
+                    _record(r, indexes.get(r.id or 0, ()), _given(session, r)),
+                    tuple(verdicts.get(r.id or 0, [])),
+                )
                 for r in rows
             ]
+
+
+FORGOTTEN = "a removed document"
+
+
+def forget_quotes(session: Session, *, index_id: int, document_ids: Sequence[int] | None = None) -> int:
+    """Answers that quoted documents being removed (`document_ids` of `index_id`, or all of
+    the index when None) lose their text and those sources' names and links, which
+    may quote what is being forgotten; their questions and verdicts stay. How many."""
+    gone = None if document_ids is None else {int(d) for d in document_ids}
+    quoting = select(AnswerIndex.answer_id).where(AnswerIndex.index_id == index_id, AnswerIndex.cited == True)  # noqa: E712
+    changed = 0
+    for row in session.exec(select(AnswerLog).where(col(AnswerLog.id).in_(quoting))).all():
+        hit = [
+            c
+            for c in row.cited
+            if c.get("index_id") == index_id and (gone is None or c.get("document_id") in gone)
+        ]
+        if not hit:
+            continue
+        row.text = None
+        row.cited = [
+            {**c, "name": FORGOTTEN, "url": None, "document_id": None} if c in hit else c for c in row.cited
+        ]
+        session.add(row)
+        changed += 1
+    return changed
 
 
 def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
@@ -196,7 +230,20 @@ def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[i
     return {answer: tuple(sorted(ids)) for answer, ids in found.items()}
 
 
-def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
+def _given(session: Session, row: AnswerLog) -> tuple[Given, int | None]:
+    """Where an answer was given, and its channel: the stricter of what was recorded then
+    and what its conversation is now; a DM when neither says (fail closed)."""
+    recorded = Given.__members__.get(row.given_in or "")
+    conversation = session.get(Conversation, row.conversation_id) if row.conversation_id else None
+    if conversation is None or conversation.kind == ConversationKind.DM or conversation.channel_id is None:
+        return Given.DM, None
+    channel = session.get(Channel, conversation.channel_id)
+    now = Given.PUBLIC_CHANNEL if channel is not None and not channel.is_private else Given.PRIVATE_CHANNEL
+    given = max(now, recorded or now, key=lambda g: g.privacy)
+    return given, conversation.channel_id
+
+
+def _record(row: AnswerLog, index_ids: tuple[int, ...], given: tuple[Given, int | None]) -> AnswerRecord:
     assert row.id is not None
     return AnswerRecord(
         id=row.id,
@@ -213,6 +260,8 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...]) -> AnswerRecord:
         brief=row.brief,
         thread=row.thread,
         escalated_at=aware(row.escalated_at),
+        given=given[0],
+        channel_id=given[1] if given[0] != Given.DM else None,
     )
 
 

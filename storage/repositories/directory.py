@@ -54,6 +54,14 @@ class Directory:
         row = self._upsert(User, tenant_id, external_id, updates)
         return user_ref(row)
 
+    def find_user(self, tenant_id: str, external_id: str) -> UserRef | None:
+        """The user, if Lore has seen them (None otherwise; nothing is created)."""
+        with self._db.session() as session:
+            row = session.exec(
+                select(User).where(User.tenant_id == tenant_id, User.external_id == external_id)
+            ).first()
+            return user_ref(row) if row is not None else None
+
     def ensure_channel(
         self,
         tenant_id: str,

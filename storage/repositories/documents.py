@@ -14,6 +14,7 @@ from storage.db import Database
 from storage.models import Chunk, Document, DocumentStatus
 from storage.records import ChunkRecord, DocumentRef, NewChunk, NewDocument, NotFound
 from storage.repositories._rows import document_ref
+from storage.repositories.answers import forget_quotes
 from storage.repositories.indexes import bump_content_version
 
 
@@ -85,7 +86,9 @@ class DocumentRepository:
                 bump_content_version(session, index_id)
 
     def delete(self, document_ids: Sequence[int]) -> None:
-        """Delete documents and their chunks (the caller deletes their vectors first)."""
+        """Delete documents (removed, or replaced by a new version) and their chunks (the
+        caller deletes their vectors first); the answers that quoted them forget those
+        quotes (`forget_quotes`), so no text of theirs stays behind."""
         if not document_ids:
             return
         with self._db.session() as session:
@@ -93,6 +96,7 @@ class DocumentRepository:
             _delete_rows(session, document_ids)
             for index_id in index_ids:
                 bump_content_version(session, index_id)
+                forget_quotes(session, index_id=index_id, document_ids=document_ids)
 
     def update_meta(self, document_id: int, updates: dict[str, Any]) -> None:
         """Merge `updates` into a document's metadata (keys set to None are removed)."""

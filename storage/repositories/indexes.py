@@ -23,6 +23,7 @@ from storage.models import (
 )
 from storage.records import ChannelRef, IndexRef, IndexStats, NameTaken, NotFound, UserRef
 from storage.repositories._rows import aware, index_ref
+from storage.repositories.answers import forget_quotes
 
 PERSONAL_INDEX_NAME = "personal"
 
@@ -157,6 +158,7 @@ class IndexRepository:
     def delete(self, index_id: int) -> None:
         """Remove the index and every row that belongs to it. The caller drops its vectors."""
         with self._db.session() as session:
+            forget_quotes(session, index_id=index_id)
             jobs = select(IndexingJob.id).where(IndexingJob.index_id == index_id)
             session.exec(delete(IndexingJobLog).where(col(IndexingJobLog.job_id).in_(jobs)))
             session.exec(delete(IndexingJob).where(col(IndexingJob.index_id) == index_id))

@@ -14,9 +14,23 @@ from tests.api.test_auth import assert_error
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-def answer(api: LoreApi, question: str, index: str, **extra: object) -> int:
+CHANNELS = {"general": ("CPUB", False), "secret-plans": ("CPRIV", True)}
+
+
+def answer(api: LoreApi, question: str, index: str, *, where: str = "general", **extra: object) -> int:
+    """An answer from `index`, given in a channel (`where`) or in ada's DM (`dm`)."""
     ref = api.indexes[index]
+    directory = api.services.directory
+    if where == "dm":
+        ada = directory.ensure_user(TENANT, "UADA", "ada")
+        conversation, extra = directory.dm_conversation(ada), {"user_id": ada.id, **extra}
+    else:
+        external_id, private = CHANNELS[where]
+        conversation = directory.channel_conversation(
+            directory.ensure_channel(TENANT, external_id, where, is_private=private)
+        )
     values: dict[str, object] = {"mode": "rag_only", "fallback": None, "abstained": False, "cited": []}
+    values |= {"conversation_id": conversation.id}
     entry = AnswerEntry(tenant_id=TENANT, question=question, searched=[ref.id], **{**values, **extra})  # type: ignore[arg-type]
     return AnswerRepository(api.services.db).record(entry)
 
@@ -45,11 +59,11 @@ async def test_feedback_by_index_for_those_who_look_after_it(api: LoreApi) -> No
     unanswered = answer(
         api, "what is the VPN password?", "fb-handbook", text="I couldn't find", abstained=True
     )
-    secret = answer(api, "when is the rename?", "secret-plans")
+    secret = answer(api, "when is the rename?", "secret-plans", where="secret-plans")
     answers.set_feedback(secret, TENANT, bea.id, False)
     public = answer(api, "when is standup?", "general")
     answers.set_feedback(public, TENANT, bea.id, False, comment="It moved again.")
-    mine = answer(api, "where is the key?", "personal")
+    mine = answer(api, "where is the key?", "personal", where="dm")
     ada = directory.ensure_user(TENANT, "UADA", "ada")
     answers.set_feedback(mine, TENANT, ada.id, False, reason=FeedbackReason.WRONG)
 

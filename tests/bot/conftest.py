@@ -326,7 +326,7 @@ class SlackBot:
 
     def dm_event(self, user: str, text: str = "", *, files: Sequence[str] = ()) -> Json:
         channel = f"D{user}"
-        self.slack.add_channel(channel, "", is_im=True)
+        self.slack.add_channel(channel, "", is_im=True, user=user)
         ts = self.next_ts()
         self.slack.add_message(channel, ts, text, user, files=list(files) or None)
         event: Json = {

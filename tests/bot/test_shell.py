@@ -169,3 +169,22 @@ async def test_a_channel_made_a_help_channel_in_the_shell_answers_only_what_it_i
     assert "Priya" in await terminal.type("@lore list verified answers")
     assert "no longer answer" in await terminal.type("@lore stop answering questions here")
     assert "Lore stayed quiet" not in await terminal.type("lunch at noon, anyone?")
+
+
+async def test_mistakes_get_a_did_you_mean_or_a_missing_path_not_an_answer(terminal: Terminal) -> None:
+    await terminal.type("add ./notes to your memory")  # something any question could quote
+
+    for typo in ("add READM.md to your memory", "add ./nowhere/plan.md to your memory"):
+        printed = await terminal.type(typo)
+        assert "lore> I can't find" in printed and "Sources:" not in printed, printed
+    printed = await terminal.type("delete everything")
+    assert "I didn't understand “delete everything” as a command. Did you mean" in printed
+    assert "“delete the handbook index”" in printed and "Sources:" not in printed
+    assert "Did you mean “list indexes”" in await terminal.type("lsit indexes")
+    assert "Sources:" in await terminal.type("When do we deploy the billing service?")  # questions still are
+
+
+async def test_a_bare_file_name_in_the_folder_is_added(terminal: Terminal, folders: Path) -> None:
+    (folders / "README.md").write_text("# Readme\n\nThe staging password rotates every Friday.\n")
+    printed = await terminal.type("add README.md to your memory")
+    assert "Added README.md to the personal index" in printed

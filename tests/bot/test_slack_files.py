@@ -34,7 +34,7 @@ async def test_a_slack_connect_file_stub_is_fetched_through_files_info(bot: Slac
     bot.slack.add_user("UCON", "connie")
     markdown_file(bot, "FSTUB", "partner-notes.md", "# Partner notes\n\nThe joint launch is on 12 March.\n")
     stub = {"id": "FSTUB", "mode": "file_access", "file_access": "check_file_info"}
-    bot.slack.add_channel("DUCON", "", is_im=True)
+    bot.slack.add_channel("DUCON", "", is_im=True, user="UCON")
     ts = bot.next_ts()
     bot.slack.add_message("DUCON", ts, "", "UCON", files=[stub])
     event = {

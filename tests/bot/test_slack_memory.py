@@ -181,13 +181,29 @@ async def test_the_message_shortcut_saves_a_thread_privately_and_offers_another_
     assert saved.params["text"].startswith("Saved that thread (2 messages) to the *decisions* index")
 
 
-async def test_the_shortcut_in_a_conversation_lore_cannot_read_explains_privately(bot: SlackBot) -> None:
+async def test_the_shortcut_saves_the_message_even_where_lore_cannot_read_the_thread(bot: SlackBot) -> None:
     bot.slack.add_user("UGIA", "gia")
-    message = {"type": "message", "user": "UGIA", "text": "psst", "ts": bot.next_ts()}
+    message = {"type": "message", "user": "UGIA", "text": "The bike shed code is 4417.", "ts": bot.next_ts()}
     assert await shortcut(bot, SHORTCUT, "UGIA", "DSOMEONEELSE", message) == 200
     [told] = bot.calls("chat.postMessage")  # ephemeral there fails: said in Lore's DM instead
     assert told.params["channel"] == "UGIA"
-    assert told.params["text"].startswith("I couldn't read this thread: Slack said")
+    assert told.params["text"].startswith("Saved that thread (1 message) to the *personal* index")
+    assert "couldn't read the rest of its thread (Slack said thread_not_found)" in told.params["text"]
+    asked = await bot.dm("UGIA", "what is the bike shed code?")
+    assert "4417" in only_reply(bot, "DUGIA", asked).text
+
+    bot.slack.add_channel("CNOTIN", "not-in")
+    bot.slack.join("CNOTIN", "UGIA")
+    ts = bot.next_ts()
+    message = bot.slack.add_message("CNOTIN", ts, "Parking moves to level -2 from May.", "UGIA")
+    bot.slack.fail("conversations.replies", "not_in_channel")
+    bot.begin()
+    assert await shortcut(bot, SHORTCUT, "UGIA", "CNOTIN", message) == 200
+    [told] = bot.calls("chat.postEphemeral")
+    assert "it has no text" not in told.params["text"]
+    assert "Saved that thread (1 message)" in told.params["text"] and "not_in_channel" in told.params["text"]
+    asked = await bot.mention("CNOTIN", "UGIA", "where is parking from May?")
+    assert "level -2" in bot.said("CNOTIN", asked)
 
 
 # --- learning a channel ------------------------------------------------------------------
@@ -284,3 +300,25 @@ async def test_partners_cannot_make_lore_learn_a_shared_channel(bot: SlackBot) -
     asked = await shared_channel_mention(bot, "UACME", "TACME", "learn this channel")
     assert "other organisations" in only_reply(bot, "CSHARED", asked).text
     assert not bot.calls("conversations.history")
+
+
+async def test_saved_threads_name_people_by_their_names_and_notifications_bold_them_slacks_way(
+    bot: SlackBot,
+) -> None:
+    bot.slack.add_channel("CJOINTNAMES", "joint-names", is_ext_shared=True)
+    bot.slack.add_user("UHOSTN", "hostie")
+    bot.slack.add_user("U0PATN", "u0patn", team_id="T0OTHER", display_name="", real_name="Pat Doe")
+    parent = thread_in(
+        bot,
+        "CJOINTNAMES",
+        [("UHOSTN", "Where do the quarterly figures live?"), ("U0PATN", "In the ledger vault, shelf 12.")],
+    )
+    asked = await bot.mention("CJOINTNAMES", "UHOSTN", "remember this thread", thread_ts=parent)
+    assert "from hostie and Pat Doe" in bot.said("CJOINTNAMES", parent) + bot.said("CJOINTNAMES", asked)
+
+    bot.begin()
+    asked = await bot.mention("CJOINTNAMES", "UHOSTN", "where do the quarterly figures live?")
+    [answer] = [c for c in bot.calls("chat.postMessage") if c.params.get("thread_ts") == asked]
+    assert "*Pat Doe*" in answer.params["text"] and "**" not in answer.params["text"]
+    quotes = " ".join(b["text"]["text"] for b in answer.params["blocks"] if b["type"] == "section")
+    assert "u0patn" not in quotes and "**" not in quotes

@@ -97,7 +97,7 @@ async def test_show_feedback_lists_what_did_not_help_for_the_channel_members(bot
     shown = await bot.mention("CREV", "UREX", "show feedback")
     text = only_reply(bot, "CREV", shown).text
     assert "*review* — 1 unhelpful answer" in text
-    assert "“how do headlines end?”" in text and "cited style.md" in text
+    assert "“how do headlines end?”" in text and "cited *style.md*" in text
     assert "missing source: “Link the brand book.”" in text
 
     bot.begin()  # elsewhere, the review index is not theirs to review

@@ -287,15 +287,19 @@ class FakeSlack(LoopbackServer):
         *,
         is_mpim: bool = False,
         is_ext_shared: bool = False,
+        user: str | None = None,
     ) -> Json:
         """A conversation as conversations.info describes it (a group DM reports `is_mpim`
-        and, like Slack's, not `is_private`; a Slack Connect channel `is_ext_shared`)."""
+        and, like Slack's, not `is_private`; a Slack Connect channel `is_ext_shared`; a DM
+        with the bot names its `user`)."""
         channel = {
             "id": id, "name": name, "is_channel": not (is_private or is_im or is_mpim),
             "is_group": is_private, "is_im": is_im, "is_mpim": is_mpim, "is_private": is_private or is_im,
             "is_member": True, "is_archived": False, "context_team_id": self.team_id,
             "is_ext_shared": is_ext_shared, "is_shared": is_ext_shared,
         }  # fmt: skip
+        if is_im and user is not None:
+            channel["user"] = user
         self._channels[id] = channel
         return channel
 
@@ -308,15 +312,37 @@ class FakeSlack(LoopbackServer):
         *,
         team_id: str | None = None,
         is_restricted: bool = False,
+        is_stranger: bool = False,
+        enterprise_teams: Sequence[str] | None = None,
+        display_name: str | None = None,
+        real_name: str | None = None,
     ) -> Json:
-        """A user; `team_id` another organisation's for a Slack Connect partner,
-        `is_restricted` for a guest."""
-        profile = {"real_name": name, "display_name": name}
-        user = {
-            "id": id, "team_id": team_id or self.team_id, "name": name, "real_name": name,
-            "deleted": False, "is_admin": is_admin, "is_owner": False, "is_bot": is_bot,
-            "is_restricted": is_restricted, "is_ultra_restricted": False, "tz": "UTC", "profile": profile,
-        }  # fmt: skip
+        """A user as users.info describes them. `team_id` another organisation's for a Slack
+        Connect partner: Slack then shows a narrower object (their own team's id, a profile
+        without email or local roles, no time zone); `is_stranger` for someone Slack says
+        belongs to another workspace; `enterprise_teams` the workspaces of an Enterprise
+        Grid organisation they belong to (`enterprise_user.teams`); `is_restricted` for a
+        guest. `display_name` and `real_name` default to `name` (\"\" leaves one unset, as
+        Slack leaves an empty display name)."""
+        team = team_id or self.team_id
+        shown = name if display_name is None else display_name
+        real = name if real_name is None else real_name
+        profile = {"real_name": real, "real_name_normalized": real, "display_name": shown,
+                   "display_name_normalized": shown, "team": team}  # fmt: skip
+        user: Json = {"id": id, "team_id": team, "name": name, "deleted": False, "is_bot": is_bot,
+                      "is_app_user": False, "updated": _FIRST_TS, "profile": profile}  # fmt: skip
+        if team == self.team_id or enterprise_teams:
+            user.update(
+                real_name=real, is_admin=is_admin, is_owner=False, is_primary_owner=False,
+                is_restricted=is_restricted, is_ultra_restricted=False, tz="UTC", tz_label="UTC", tz_offset=0,
+            )  # fmt: skip
+        if is_stranger:
+            user["is_stranger"] = True
+        if enterprise_teams:
+            user["enterprise_user"] = {
+                "id": id, "enterprise_id": "E0ORG", "enterprise_name": "Org", "is_admin": is_admin,
+                "is_owner": False, "is_primary_owner": False, "teams": list(enterprise_teams),
+            }  # fmt: skip
         self._users[id] = user
         return user
 
@@ -393,6 +419,10 @@ class FakeSlack(LoopbackServer):
     def fail(self, method: str, error: str, times: int = 1) -> None:
         """Answer the next `times` calls to `method` with `{"ok": false, "error": error}`."""
         self._failures.setdefault(method, []).extend([error] * times)
+
+    def recover(self, method: str) -> None:
+        """Forget the failures still scripted for `method`: it answers normally again."""
+        self._failures.pop(method, None)
 
     # -- the server -----------------------------------------------------------------------
 

@@ -148,6 +148,24 @@ async def test_registries_answer_info_methods(slack: FakeSlack, client: AsyncWeb
         await client.users_info(user="U404")
 
 
+async def test_users_info_tells_partners_strangers_and_grid_members_apart(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.add_user("U0002", "pat", team_id="T0PARTNER")
+    slack.add_user("U0003", "sol", is_stranger=True)
+    slack.add_user("U0004", "gil", team_id="T0OTHERWS", enterprise_teams=["T0OTHERWS", "T0001"])
+    slack.add_user("U0005", "u0bob", display_name="", real_name="")
+
+    partner = (await client.users_info(user="U0002"))["user"]
+    assert (partner["team_id"], partner["profile"]["team"]) == ("T0PARTNER", "T0PARTNER")
+    assert "is_admin" not in partner and "tz" not in partner and "email" not in partner["profile"]
+    assert (await client.users_info(user="U0003"))["user"]["is_stranger"] is True
+    grid = (await client.users_info(user="U0004"))["user"]
+    assert grid["team_id"] == "T0OTHERWS" and "T0001" in grid["enterprise_user"]["teams"]
+    bare = (await client.users_info(user="U0005"))["user"]
+    assert (bare["name"], bare["real_name"], bare["profile"]["display_name"]) == ("u0bob", "", "")
+
+
 async def test_private_file_needs_the_bot_token(slack: FakeSlack, client: AsyncWebClient) -> None:
     slack.add_file("F0001", "notes.md", b"# Deploys\nTuesdays.", "text/markdown", "markdown")
     file = (await client.files_info(file="F0001"))["file"]

@@ -28,6 +28,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.chat.runtime import open_runtime
 from bot.cli.run import http_app
 from bot.slack.app import build_app
+from bot.slack.history import channel_syncs
 from storage.repositories.api_keys import ApiKeyRepository
 from tests.api.conftest import api, offline_api  # noqa: F401  (fixtures: the seeded HTTP API)
 from tests.bot.conftest import BOT, SIGNING_SECRET, TEAM, SlackBot, lore_settings
@@ -143,7 +144,9 @@ async def running_lore(
         fake_llm = await stack.enter_async_context(FakeOpenAI()) if llm else None
         config = lore_settings(home, slack, fake_llm, **settings)
         lookups = Lookups(table)
-        runtime = await stack.enter_async_context(open_runtime(config, resolve=lookups))
+        runtime = await stack.enter_async_context(
+            open_runtime(config, resolve=lookups, more_syncs=channel_syncs)
+        )
         app, events = build_app(runtime, config)
         stack.push_async_callback(events.close)
         server = TestServer(http_app(app, SIGNING_SECRET, runtime.services), host="127.0.0.1")

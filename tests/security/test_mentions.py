@@ -74,7 +74,7 @@ async def test_api_supplied_urls_authors_and_names_cannot_break_out_of_a_citatio
     script = {**hostile, "name": "script notes", "url": "javascript:alert(document.cookie)"}
     script["text"] = "The zephyr service freeze lasts until Thursday noon every week."
     status, body = await lore.api("POST", "/v1/indexes/handbook-mal/documents/text", json_body=script)
-    assert status in (200, 201), body
+    assert status == 400, body  # a document's link is a web address or nothing
     lore.slack.add_channel("CCITE", "cite")
     lore.slack.add_user("UCITE", "cite")
     await lore.mention("CCITE", "UCITE", "enable the handbook-mal index")

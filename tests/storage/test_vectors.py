@@ -10,6 +10,7 @@ import pytest
 
 from storage.vectors import (
     EF_SEARCH,
+    SYNC_THRESHOLD,
     ChromaVectorStore,
     CollectionRef,
     PrecomputedEmbeddings,
@@ -102,6 +103,7 @@ def test_searches_explore_wider_than_the_candidates_lore_asks_for(chroma_client:
     for ref in (REF, old):
         kept = client.get_collection(ref.name)  # type: ignore[attr-defined]
         assert kept.configuration["hnsw"]["ef_search"] == EF_SEARCH
+        assert kept.configuration["hnsw"]["sync_threshold"] == SYNC_THRESHOLD  # its log purged at once
 
 
 def test_a_collection_whose_search_chroma_will_not_widen_is_used_as_it_is(
@@ -127,7 +129,7 @@ def test_a_collection_whose_search_chroma_will_not_widen_is_used_as_it_is(
     store = ChromaVectorStore(client)
     store.add(old, records(1, range(1, 3)))
     assert [h.id for h in store.query(old, [1.0, 0.1, 0.0], 1)] == [1]
-    assert "could not widen the search of collection lore-T1-9" in caplog.text
+    assert "could not configure collection lore-T1-9" in caplog.text
 
 
 def test_a_tenants_collections_are_dropped_by_name_and_no_other(chroma_client: object) -> None:

@@ -76,7 +76,7 @@ def dm(
     slack: FakeSlack, user: str, text: str, files: list[dict[str, object]] | None = None
 ) -> dict[str, object]:
     channel = f"D{user}"
-    slack.add_channel(channel, "", is_im=True)
+    slack.add_channel(channel, "", is_im=True, user=user)
     ts = slack._next_ts()
     slack.add_message(channel, ts, text, user, files=files)
     event: dict[str, object] = {

@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 from bot.app.conversations import Actor
 from knowledge import Answer, NotAllowed
+from storage.access import Given
 from storage.records import AnswerRecord, IndexRef, NotFound
 from storage.repositories.answers import AnswerEntry
+from storage.values import ConversationKind
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -57,6 +59,7 @@ class AnswerActions:
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
             searched=[index.id for index in searched],
+            given=given_in(actor),
         )
         return await asyncio.to_thread(self._answers.record, entry)
 
@@ -81,3 +84,10 @@ class AnswerActions:
         if found.user_id != actor.user.id or found.conversation_id != actor.conversation.id:
             raise NotAllowed(NOT_YOURS)
         return found
+
+
+def given_in(actor: Actor) -> Given:
+    """Where the actor is being answered: their DM, or a private or public channel."""
+    if actor.conversation.kind == ConversationKind.DM or actor.place.channel_id is None:
+        return Given.DM
+    return Given.PRIVATE_CHANNEL if actor.place.channel_is_private else Given.PUBLIC_CHANNEL

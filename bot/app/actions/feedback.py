@@ -1,33 +1,41 @@
 """Use cases on feedback: people judge answers (helpful or not, what was wrong, a comment),
 and the people who look after an index see the answers it gave that did not help and the
 questions it could not answer (`Action.REVIEW` in the permission table: a personal index's
-owner; a channel index's members, from its channel; a shared index's creator; admins)."""
+owner; a channel index's members, from its channel; a shared index's creator; admins).
+
+What a reviewer sees of each answer depends on where it was given (`storage.access.FEEDBACK`
+and `sight`): a DM's answer only its asker reads (an admin counts it), a private channel's
+only its members, from there; and never the text of an answer that searched or quoted an
+index the reviewer may not search. Answers they may only count are counted, not shown."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from storage.access import Action, Place
-from storage.records import AnswerRecord, IndexRef, NotFound, ReviewItem, VerifiedRef
-from storage.values import FeedbackReason, Scope
+from storage.access import Action, Given, IndexFacts, Place, Sight, sight
+from storage.records import AnswerRecord, ChannelRef, IndexRef, NotFound, ReviewItem, VerifiedRef
+from storage.values import FeedbackReason
 
 if TYPE_CHECKING:
     from bot.app.services import Services
 
 REVIEW_LIMIT = 50
+Reads = Callable[[ChannelRef], Awaitable[bool]]
+"""Whether the person acting reads a channel (a surface's platform says)."""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """Feedback recorded, and whose eyes it reaches: the indexes the answer searched
-    (`personal`: only the asker's own personal index, so only they will see it)."""
+    """Feedback recorded, and whose eyes it reaches: the indexes the answer searched, and
+    where it was given (a DM's answer stays with its asker)."""
 
     answer_id: int
     helpful: bool
     indexes: tuple[str, ...]
-    personal: bool
+    given: Given
 
 
 @dataclass(frozen=True)
@@ -37,14 +45,26 @@ class IndexReview:
     index: IndexRef
     unhelpful: tuple[ReviewItem, ...]
     unanswered: tuple[ReviewItem, ...]
+    withheld_unhelpful: int = 0
+    """Unhelpful answers given where the reviewer may not read them: counted, not shown."""
+    withheld_unanswered: int = 0
+
     escalated: tuple[AnswerRecord, ...] = ()
-    """Answers someone took to the experts ("Ask an expert")."""
+    """Answers someone took to the experts ("Ask an expert"), where the reviewer may read them."""
     verified: tuple[VerifiedRef, ...] = ()
     """The verified answers the index keeps (those awaiting review first)."""
 
     @property
     def empty(self) -> bool:
-        return not (self.unhelpful or self.unanswered or self.escalated or self.verified)
+        return not (self.total_unhelpful or self.total_unanswered or self.escalated or self.verified)
+
+    @property
+    def total_unhelpful(self) -> int:
+        return len(self.unhelpful) + self.withheld_unhelpful
+
+    @property
+    def total_unanswered(self) -> int:
+        return len(self.unanswered) + self.withheld_unanswered
 
 
 class FeedbackActions:
@@ -58,12 +78,16 @@ class FeedbackActions:
         answer_id: int,
         helpful: bool,
         *,
+        reads: Reads,
         reason: FeedbackReason | None = None,
         comment: str | None = None,
     ) -> Verdict | None:
-        """Record the place's user's verdict on an answer of its workspace; None when there
-        is no such answer (or no user to attribute it to)."""
-        if place.user_id is None:
+        """Record the place's user's verdict on an answer they could see: one given in their
+        own DM, in a public channel of their workspace, or in a private channel `reads` says
+        they are in (the surface asks its platform, so an answer id in a forged payload
+        reaches nothing). None for any other answer, or none, or with no user to attribute
+        it to."""
+        if place.user_id is None or not await self._may_judge(place, answer_id, reads):
             return None
         text = (comment or "").strip() or None
         try:
@@ -80,8 +104,19 @@ class FeedbackActions:
         except NotFound:
             return None
         indexes = [await asyncio.to_thread(self._services.indexes.get, i) for i in answer.index_ids]
-        personal = bool(indexes) and all(i.scope == Scope.PERSONAL for i in indexes)
-        return Verdict(answer_id, helpful, tuple(sorted({i.name for i in indexes})), personal)
+        return Verdict(answer_id, helpful, tuple(sorted({i.name for i in indexes})), answer.given)
+
+    async def _may_judge(self, place: Place, answer_id: int, reads: Reads) -> bool:
+        try:
+            answer = await asyncio.to_thread(self._answers.get, answer_id, place.tenant_id)
+        except NotFound:
+            return False
+        if answer.given == Given.DM or answer.channel_id is None:
+            return answer.user_id is not None and answer.user_id == place.user_id
+        if answer.given == Given.PUBLIC_CHANNEL and not place.partner:
+            return True  # a public channel is open to everyone of the workspace
+        channel = await asyncio.to_thread(self._services.directory.channel, answer.channel_id)
+        return await reads(channel)
 
     async def review(
         self, place: Place, index: str | None = None, *, limit: int = REVIEW_LIMIT
@@ -97,15 +132,21 @@ class FeedbackActions:
             return []
         ids = [i.id for i in indexes]
         items = await asyncio.to_thread(self._answers.review, place.tenant_id, ids, limit=limit)
+        seen = {item.answer.id: await self._sight(item, place) for item in items}
         escalated = await asyncio.to_thread(self._answers.escalated, place.tenant_id, ids, limit=limit)
+        escalated = [a for a in escalated if await self._answer_sight(a, place) == Sight.TEXT]
         verified = await asyncio.to_thread(self._services.verified_answers.of_indexes, ids)
         reviews = []
         for reviewed in indexes:
-            mine = [item for item in items if reviewed.id in item.answer.index_ids]
+            mine = [i for i in items if reviewed.id in i.answer.index_ids and seen[i.answer.id] is not None]
+            shown = [i for i in mine if seen[i.answer.id] == Sight.TEXT]
+            withheld = [i for i in mine if seen[i.answer.id] == Sight.COUNT]
             review = IndexReview(
                 reviewed,
-                unhelpful=tuple(i for i in mine if not i.answer.abstained),
-                unanswered=tuple(i for i in mine if i.answer.abstained),
+                unhelpful=tuple(i for i in shown if not i.answer.abstained),
+                unanswered=tuple(i for i in shown if i.answer.abstained),
+                withheld_unhelpful=sum(not i.answer.abstained for i in withheld),
+                withheld_unanswered=sum(i.answer.abstained for i in withheld),
                 escalated=tuple(a for a in escalated if reviewed.id in a.index_ids),
                 verified=tuple(
                     sorted(
@@ -117,3 +158,19 @@ class FeedbackActions:
             if not review.empty:
                 reviews.append(review)
         return reviews
+
+    async def _sight(self, item: ReviewItem, place: Place) -> Sight | None:
+        """How much of the answer the reviewer at `place` may see, by where it was given
+        and the indexes it searched and quoted."""
+        return await self._answer_sight(item.answer, place)
+
+    async def _answer_sight(self, answer: AnswerRecord, place: Place) -> Sight | None:
+        ids = sorted({*answer.index_ids, *answer.cited_index_ids})
+        facts = [await self._facts(i) for i in ids]
+        return sight(answer.facts, facts, place)
+
+    async def _facts(self, index_id: int) -> IndexFacts | None:
+        try:
+            return (await asyncio.to_thread(self._services.indexes.get, index_id)).facts
+        except NotFound:
+            return None

@@ -4,7 +4,9 @@ learned channel's documents in step with what is said, edited and deleted there.
 
 A thread (or, for a learned channel, a thread or one hour of its top-level messages) is one
 document whose key says where it came from, so saving it again replaces the copy. Saving
-is `Action.ADD` on the target index. Learning a channel writes only into that channel's own
+is `Action.ADD` on the target index, and a private channel's thread is saved only into that
+channel's own index (`target`), so its words stay where only its members read them.
+Learning a channel writes only into that channel's own
 index (a private channel's history never leaves it): `Action.ADD` there, which only its
 members (and partners never) have; forgetting it is `Action.MANAGE_SOURCES` on it.
 """
@@ -37,10 +39,16 @@ log = logging.getLogger(__name__)
 __all__ = ["SLACK_CHANNEL", "Learned", "ThreadActions", "ThreadMessage", "ThreadText"]
 
 LEARNED_CACHE_SECONDS = 30.0
+CAPPED = "messages_capped"
+"""A learned channel's job counter: the message limit its listing stopped at (absent: none)."""
 TITLE_WORDS = 60
 ONLY_IN_A_CHANNEL = "I can learn a channel's history only from that channel: say it there."
 ONLY_IN_SLACK = "I can learn a channel's history only in Slack, where I can read it."
 LEARN_OWN_INDEX = "a channel's history goes only into that channel's own index"
+PRIVATE_STAYS = (
+    "this thread is in a private channel, so I keep it only in that channel's own index, "
+    "which only its members can read"
+)
 
 
 @dataclass(frozen=True)
@@ -109,10 +117,23 @@ class ThreadActions:
 
     # --- saving a thread ---
 
+    async def target(self, actor: Actor, index: IndexRef) -> IndexRef:
+        """Where a thread of the actor's conversation is saved when `index` is asked for:
+        `index` itself, unless the conversation is a private channel (or a group DM) and
+        `index` is not its own: then the channel's own index."""
+        place = actor.place
+        if place.channel_id is None or not place.channel_is_private or _home_of(index, place):
+            return index
+        channel = await asyncio.to_thread(self._services.directory.channel, place.channel_id)
+        return await self._services.catalog.channel_index(channel)
+
     async def save(self, place: Place, index: IndexRef, thread: ThreadText) -> AddOutcome:
-        """Save `thread` into `index` as one document (replacing an earlier copy of it)."""
+        """Save `thread` into `index` as one document (replacing an earlier copy of it); a
+        private channel's thread only into that channel's own index."""
         if not allowed(Action.ADD, index.facts, place):
             raise refused(Action.ADD, index)
+        if place.channel_id is not None and place.channel_is_private and not _home_of(index, place):
+            raise NotAllowed(PRIVATE_STAYS)
         if not thread.messages:
             return AddOutcome(thread.title, error=f"I couldn't save {thread.title}: it has no text in it")
         try:
@@ -122,9 +143,13 @@ class ThreadActions:
         return AddOutcome(thread.title, result=result)
 
     async def addable(self, actor: Actor) -> list[IndexRef]:
-        """The indexes the actor may add to from here: the conversation's default first."""
-        found = await self._indexes.visible(actor.place)
-        found = [i for i in found if allowed(Action.ADD, i.facts, actor.place)]
+        """The indexes the actor may save a thread of this conversation to: the
+        conversation's default first (a private channel's: only its own)."""
+        place = actor.place
+        found = await self._indexes.visible(place)
+        found = [i for i in found if allowed(Action.ADD, i.facts, place)]
+        if place.channel_id is not None and place.channel_is_private:
+            found = [i for i in found if _home_of(i, place)]
         enabled = [i.id for i in await self._indexes.enabled(actor)]
         return sorted(found, key=lambda i: (enabled.index(i.id) if i.id in enabled else len(enabled), i.name))
 
@@ -260,6 +285,13 @@ class ThreadActions:
         except Exception as exc:  # one thread's failure is reported for it; the others go on
             log.exception("saving %s into index %s failed", thread.key, index.id)
             raise IngestError(thread.title, UNEXPECTED) from exc
+
+
+def _home_of(index: IndexRef, place: Place) -> bool:
+    """`index` is the own index of the channel `place` acts from."""
+    return (
+        index.scope == Scope.CHANNEL and index.channel_id is not None and index.channel_id == place.channel_id
+    )
 
 
 def learned_label(source: SourceConfigRef) -> str:

@@ -14,7 +14,7 @@ from alembic import op
 
 
 revision = '0017'
-down_revision = '0012'
+down_revision = '0010'
 branch_labels = None
 depends_on = None
 
