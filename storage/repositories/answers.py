@@ -213,6 +213,7 @@ def forget_quotes(session: Session, *, index_id: int, document_ids: Sequence[int
         if not hit:
             continue
         row.text = None
+        row.brief = None  # the glance quotes the same documents
         row.cited = [
             {**c, "name": FORGOTTEN, "url": None, "document_id": None} if c in hit else c for c in row.cited
         ]
