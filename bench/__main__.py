@@ -6,13 +6,16 @@ from public test suites, when their cache is there: `--corpus`), memory (the emb
 ingest` and `lore run` while ingesting, against 600 MB), retrieval (latency
 against index size; plain chromadb), mcp (`search_knowledge` over Streamable HTTP beside the HTTP
 API's search, through `lore serve`), crawl (a loopback site, first and unchanged), github (a
-fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), slack
+fake GitHub repository of 300 docs and 1,000 issues: first sync, unchanged re-sync), notion (a
+fake Notion workspace of 300 pages with nested blocks: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
 handbook), help (a help channel through `lore run`: 60 messages to nobody; verified answers
-found for reworded questions). Writes bench/results/latest.json, latest.md (the table
-`docs/performance.md` shows) and the charts. `--quick` runs a tiny version of each (seconds)
-so CI keeps them working.
+found for reworded questions), console (the admin console's overview over 100k questions, the coverage-gap job
+over 10k); on request only (`--only`): servers (retrieval on PostgreSQL and a Chroma server
+up to 1M chunks) and replicas (the Slack burst on one and two `lore run` replicas). Writes
+bench/results/latest.json, latest.md (the table `docs/performance.md` shows) and the charts.
+`--quick` runs a tiny version of each (seconds) so CI keeps them working.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from typing import Any
 
 from bench import (
     Section,
+    access,
+    console,
     crawl,
     extraction,
     github,
@@ -38,8 +43,11 @@ from bench import (
     ingest,
     ingest_memory,
     mcp,
+    notion,
     quality,
+    replicas,
     retrieval,
+    servers,
 )
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
@@ -72,13 +80,23 @@ def sections(corpus: Path) -> dict[str, Section]:
         "extraction": functools.partial(extraction.run, corpus_dir=corpus),
         "memory": functools.partial(ingest_memory.run, corpus_dir=corpus),
         "retrieval": retrieval.run,
+        "access": access.run,
         "mcp": mcp.run,
         "crawl": crawl.run,
         "github": github.run,
+        "notion": notion.run,
         "slack": slack,
         "quality": quality.run,
         "help": help_channel.run,
+        "console": console.run,
+        "servers": servers.run,
+        "replicas": replicas.run,
     }
+
+
+ON_REQUEST = frozenset({"servers", "replicas"})
+"""Sections on PostgreSQL and a Chroma server, run only when `--only` names them: at full
+size they take an hour (`bench.servers` at 1M chunks) and start servers of their own."""
 
 
 SECTIONS = sections(extraction.DEFAULT_CORPUS)
@@ -114,7 +132,7 @@ def main() -> None:
     }
     with tempfile.TemporaryDirectory(prefix="lore-bench-") as scratch:
         for name, section in sections(args.corpus).items():
-            if args.only and name not in args.only:
+            if (args.only and name not in args.only) or (name in ON_REQUEST and not args.only):
                 continue
             started = time.perf_counter()
             print(f"bench: {name}…", flush=True)

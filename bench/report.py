@@ -91,6 +91,8 @@ TARGETS = [
     Target("Idle RSS of the bot, MB", ("slack", "sizes", 0, "extractive", "memory", "idle_mb"), 400),
     Target("Peak RSS of `lore ingest`, MB", ("memory", "lore_ingest", "peak_mb"), 600),
     Target("Peak RSS of `lore run` while ingesting, MB", ("memory", "lore_run", "tree_peak_mb"), 600),
+    Target("Console overview of 100k questions p95, ms", ("console", "overview", "p95_ms"), 500),
+    Target("Coverage gaps of 10k questions (vectors kept), s", ("console", "gaps", "again_s"), 60),
 ]
 
 
@@ -346,6 +348,21 @@ def _github(section: Json) -> str:
     )
 
 
+def _notion(section: Json) -> str:
+    first, again = section["first_sync"], section["unchanged_resync"]
+    rows = [
+        ["first sync (list, read blocks, extract, embed)", first["pages"], f"{first['seconds']:g}", f"{first['pages_per_s']:g}", first["requests"], f"{first['seconds_at_notion_rate']:g}"],
+        ["unchanged re-sync", again["pages"], f"{again['seconds']:g}", f"{again['pages_per_s']:g}", again["requests"], f"{again['seconds_at_notion_rate']:g}"],
+    ]  # fmt: skip
+    return (
+        f"**Notion sync** (fake Notion on loopback: {section['workspace']['pages']} pages, "
+        f"{section['workspace']['blocks']} blocks, pacing off)\n\n"
+        + _table(["job", "pages", "seconds", "pages/s", "requests", "s at 3 req/s"], rows)
+        + f"\n\nUnchanged re-sync: {again['block_children_read']} block lists read, "
+        f"{again['seconds_vs_first']:g} of the first sync's time."
+    )
+
+
 def _quality(section: Json) -> str:
     scifact = section["scifact"]
     rows = [
@@ -454,17 +471,60 @@ def _help(section: Json) -> str:
     return text
 
 
+def _console(section: Json) -> str:
+    page, gaps = section["overview"], section["gaps"]
+    rows = [
+        [
+            f"Overview page, {section['questions']:,} questions",
+            f"{page['p50_ms']:g} ms",
+            f"{page['p95_ms']:g} ms",
+        ],
+        [
+            f"Coverage gaps, {gaps['questions']:,} questions → {gaps['groups']:,} groups, a backlog "
+            f"logged before vectors were kept ({gaps['embedded_first']:,} embedded once)",
+            f"{gaps['first_s']:g} s",
+            "",
+        ],
+        [
+            f"Coverage gaps, every run (vectors kept when asked; {gaps['embedded_again']:,} embedded)",
+            f"{gaps['again_s']:g} s",
+            "",
+        ],
+    ]
+    return "**Admin console**\n\n" + _table(["", "p50 / time", "p95"], rows)
+
+
+def _access(section: Json) -> str:
+    search, sync = section["search"], section["permission_sync"]
+    latency = search["latency"]
+    rows = [[lane.replace("_", " "), _p(latency[lane])] for lane in ("unrestricted", "asker", "public_only")]
+    ratio = search["p95_ratio"]
+    return (
+        f"**Document-level access** ({search['chunks']:,} chunks, {search['documents']:,} documents, "
+        f"{search['restricted_documents']:,} restricted to small groups; the asker reads "
+        f"{search['asker_reads_restricted']:,} of them; hybrid search)\n\n"
+        + _table(["who searches", "p50 / p95 ms"], rows)
+        + f"\n\np95 ÷ unrestricted: asker {ratio['asker_vs_unrestricted']:g}, public only "
+        f"{ratio['public_only_vs_unrestricted']:g}. Permission sync of {sync['pages']:,} pages against the "
+        f"fake Confluence ({sync['requests']} requests): {sync['first_seconds']:g} s when every page's "
+        f"access changes, {sync['unchanged_seconds']:g} s when none does."
+    )
+
+
 SECTIONS: dict[str, Callable[[Json], str]] = {
     "slack": _slack,
     "retrieval": _retrieval,
+    "access": _access,
     "mcp": _mcp,
     "ingest": _ingest,
     "extraction": _extraction,
     "memory": _memory,
     "crawl": _crawl,
     "github": _github,
+    "notion": _notion,
     "quality": _quality,
     "help": _help,
+    "console": _console,
 }
 
 

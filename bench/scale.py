@@ -15,7 +15,7 @@ import asyncio
 import itertools
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -361,6 +361,20 @@ def synthesize(pool: Pool, chunks: int, *, seed: int = 0, first_document: int = 
         texts.append([" ".join(pool.facts[n].sentence for n in chunk) for chunk in chosen])
     flat = [chunk for document in facts for chunk in document]
     return Corpus(first_document, titles, texts, facts, _vectors(pool, flat, seed))
+
+
+def synthetic_texts(facts: Sequence[Fact], chunks: int, *, seed: int = 0) -> Iterator[tuple[str, list[str]]]:
+    """The documents `synthesize` makes (titles and chunk texts, the same draws), without
+    their vectors: for filling a keyword index alone, at sizes whose vectors would not fit
+    in memory."""
+    rng = random.Random(seed)
+    by_topic = [[n for n, f in enumerate(facts) if f.topic == t] for t in range(len(_TOPICS))]
+    for number, start in enumerate(range(0, chunks, CHUNKS_PER_DOCUMENT)):
+        topic = rng.randrange(len(_TOPICS))
+        size = min(CHUNKS_PER_DOCUMENT, chunks - start)
+        chosen = [_chunk_facts(rng, by_topic[topic], len(facts)) for _ in range(size)]
+        title = f"{_TOPICS[topic].title} notes, part {number + 1}"
+        yield title, [" ".join(facts[n].sentence for n in chunk) for chunk in chosen]
 
 
 def _chunk_facts(rng: random.Random, topic: list[int], every: int) -> tuple[int, ...]:

@@ -83,13 +83,14 @@ class Plan:
 
 
 async def prepare_channel(
-    home: Path, chunks: int, *, indexes: int = 3, seed: int = 0
+    home: Path, chunks: int, *, indexes: int = 3, seed: int = 0, settings: Settings | None = None
 ) -> tuple[list[str], dict[str, Any]]:
     """A Lore home whose bench channel has `indexes` enabled indexes (its own and shared
-    ones) holding `chunks` chunks between them; questions they answer, and how the fill went."""
+    ones) holding `chunks` chunks between them; questions they answer, and how the fill went.
+    `settings`: other stores than the home's (PostgreSQL, a Chroma server)."""
     from bench.scale import fill_index
 
-    services = build_services(_settings(home))
+    services = build_services(settings or _settings(home))
     try:
         channel: ChannelRef = await asyncio.to_thread(
             services.directory.ensure_channel, TEAM, CHANNEL, "bench", is_private=False
@@ -149,9 +150,16 @@ async def measure(
 
 @asynccontextmanager
 async def lore_run(
-    home: Path, port: int, slack_api_url: str, llm_url: str | None, *, jobs_in_process: bool = False
+    home: Path,
+    port: int,
+    slack_api_url: str,
+    llm_url: str | None,
+    *,
+    jobs_in_process: bool = False,
+    stores: dict[str, str] | None = None,
 ) -> AsyncIterator[int]:
-    """`lore run --host 127.0.0.1 --port PORT` talking to the fakes; its pid once it serves."""
+    """`lore run --host 127.0.0.1 --port PORT` talking to the fakes; its pid once it serves.
+    `stores`: DATABASE_URL, CHROMA_HOST and CHROMA_PORT of shared stores."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
     }
@@ -166,6 +174,7 @@ async def lore_run(
     )
     if llm_url:
         env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=llm_url)
+    env.update(stores or {})
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(
@@ -203,9 +212,14 @@ def _settings(home: Path) -> Settings:
 
 
 class Driver:
-    def __init__(self, slack: FakeSlack, http: aiohttp.ClientSession, run: str) -> None:
+    """Sends mentions as Slack does; to several replicas, in turn (a load balancer's round
+    robin), when given several sessions."""
+
+    def __init__(
+        self, slack: FakeSlack, http: aiohttp.ClientSession | Sequence[aiohttp.ClientSession], run: str
+    ) -> None:
         self._slack = slack
-        self._http = http
+        self._replicas = itertools.cycle([http] if isinstance(http, aiohttp.ClientSession) else list(http))
         self._run = run
         self._ids = itertools.count(1)
 
@@ -248,7 +262,7 @@ class Driver:
         )
         headers = {"Content-Type": "application/json", **signed_headers(body, SECRET)}
         sent = time.monotonic()
-        async with self._http.post("/slack/events", data=body, headers=headers) as response:
+        async with next(self._replicas).post("/slack/events", data=body, headers=headers) as response:
             assert response.status == 200, await response.text()
         acked = time.monotonic()
         answer = await self._slack.wait_until(

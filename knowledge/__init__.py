@@ -59,6 +59,7 @@ _MODULES = {
     "knowledge.search.notices": ("HEDGED", "Notice", "NoticeKind"),
     "knowledge.search.context": ("DEFAULT_RATIO", "MAX_RATIO", "MIN_RATIO", "Message"),
     "knowledge.search.filters": ("FilterError", "document_fields", "matches"),
+    "knowledge.search.grouping": ("group_similar",),
     "knowledge.search.retrieval": ("Hit", "QueryType", "Retrieval", "RetrievalSpec", "Retriever"),
     "knowledge.indexing.documents": ("document_names", "find_documents"),
     "knowledge.indexing.ingest": ("IngestResult", "Ingestor", "Outcome", "Source", "collection_for"),
@@ -97,6 +98,13 @@ _MODULES = {
         "NotConfigured",
         "NotConnected",
     ),
+    "knowledge.sources.connectors.access_sync": (
+        "AccessPolicy",
+        "AccessSync",
+        "GroupReport",
+        "PermissionReport",
+    ),
+    "knowledge.sources.connectors.permissions": ("grantee_of",),
     "knowledge.sources.connectors.registry": ("CONNECTORS", "connector_kind"),
     "knowledge.sources.connectors.service": ("ClientLimits", "Connections"),
     "knowledge.sources.connectors.sync": ("ConnectorSync", "SyncPolicy"),
@@ -112,6 +120,8 @@ __all__ = [
     "MIN_RATIO",
     "REDIRECTS",
     "VISIBLE_LINES",
+    "AccessPolicy",
+    "AccessSync",
     "AllowList",
     "Answer",
     "AnswerSpec",
@@ -143,6 +153,7 @@ __all__ = [
     "FilterError",
     "Folder",
     "FolderSpec",
+    "GroupReport",
     "Hit",
     "IndexExists",
     "IndexListing",
@@ -169,6 +180,7 @@ __all__ = [
     "OpenAIChatModel",
     "Outcome",
     "PassThrough",
+    "PermissionReport",
     "QueryType",
     "QuestionError",
     "Ranker",
@@ -203,6 +215,8 @@ __all__ = [
     "evaluate_retrieval",
     "find_documents",
     "folder_sources",
+    "grantee_of",
+    "group_similar",
     "ingest_corpus",
     "load_beir",
     "load_questions",
@@ -260,6 +274,7 @@ if TYPE_CHECKING:
     from knowledge.judging.ranking import Ranker
     from knowledge.search.context import DEFAULT_RATIO, MAX_RATIO, MIN_RATIO, Message
     from knowledge.search.filters import FilterError, document_fields, matches
+    from knowledge.search.grouping import group_similar
     from knowledge.search.notices import HEDGED, Notice, NoticeKind
     from knowledge.search.retrieval import Hit, QueryType, Retrieval, RetrievalSpec, Retriever
     from knowledge.settings import KnowledgeSettings
@@ -272,6 +287,13 @@ if TYPE_CHECKING:
         NotConfigured,
         NotConnected,
     )
+    from knowledge.sources.connectors.access_sync import (
+        AccessPolicy,
+        AccessSync,
+        GroupReport,
+        PermissionReport,
+    )
+    from knowledge.sources.connectors.permissions import grantee_of
     from knowledge.sources.connectors.registry import CONNECTORS, connector_kind
     from knowledge.sources.connectors.service import ClientLimits, Connections
     from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy

@@ -14,6 +14,7 @@ from knowledge.backends.embedding import Embedder
 from knowledge.errors import KnowledgeError
 from knowledge.indexing.ingest import collection_for
 from storage.access import Action, Place, allowed
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import ChannelRef, ConversationRef, IndexRef, IndexStats, NameTaken, UserRef
 from storage.repositories.indexes import IndexRepository
 from storage.values import Scope
@@ -73,15 +74,18 @@ class Catalog:
         names = [i.name for i in candidates]
         raise IndexNotFound(name, difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.5))
 
-    async def listing(self, place: Place, conversation: ConversationRef) -> list[IndexListing]:
-        """What `list indexes` shows: visible indexes, enabled ones first, with counts."""
+    async def listing(
+        self, place: Place, conversation: ConversationRef, access: AccessFilter = PUBLIC_ONLY
+    ) -> list[IndexListing]:
+        """What `list indexes` shows: visible indexes, enabled ones first, with counts of
+        what `access` may read."""
         enabled = await self.enabled(conversation, place)
         order = {index.id: n for n, index in enumerate(enabled)}
         visible = await self.visible(place)
         visible.sort(key=lambda i: (order.get(i.id, len(order)), i.name))
         rows = []
         for index in visible:
-            stats = await asyncio.to_thread(self._indexes.stats, index.id)
+            stats = await asyncio.to_thread(self._indexes.stats, index.id, access)
             rows.append(IndexListing(index, stats, index.id in order, order.get(index.id) == 0))
         return rows
 

@@ -31,6 +31,7 @@ from knowledge.search.filters import Filter
 from knowledge.search.followup import rewrite, standalone_question
 from knowledge.search.notices import HEDGED, Notice, NoticeKind
 from knowledge.search.retrieval import Retrieval, Retriever
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import IndexRef
 from storage.values import Strategy as Strategy  # stored as chosen
 
@@ -106,6 +107,9 @@ class Request:
     general knowledge), every claim a model writes verified by it too, and the model (when
     there is one) judges first whether the message asks something the passages answer
     (`knowledge.judging.triage`)."""
+    access: AccessFilter = PUBLIC_ONLY
+    """Which documents restricted by their source the answer may use: the asker's, for a
+    private answer; none (public documents only) for one a channel reads."""
 
     def __post_init__(self) -> None:
         # An index locked to its documents answers from them alone, whoever asks and however;
@@ -208,6 +212,7 @@ class Knowledge:
                 conversation.history,
                 request.tools,
                 mode,
+                request.access,
             )
         if request.strategy == Strategy.SMART and not is_knowledge_question(conversation.question):
             mode = ResponseMode.LLM_ONLY
@@ -290,6 +295,7 @@ class Knowledge:
             candidates=budget.candidates,
             where=request.where,
             context=request.context,
+            access=request.access,
         )
         if request.strategy == Strategy.CONFIDENCE:
             floor = self._spec.relevance_floor + CONFIDENCE_MARGIN
@@ -346,6 +352,7 @@ class Knowledge:
             request.min_confidence,
             request.fallback.value,
             request.unasked,
+            sorted(request.access.principals),
         )
         # JSON of the parts: dict order and whitespace in the text do not matter
         return json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))

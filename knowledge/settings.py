@@ -129,6 +129,29 @@ class KnowledgeSettings(StorageSettings):
         "and moved-out pages (0: every sync is complete). A GitHub attachment is listed completely at every "
         "sync (ETags keep it cheap); its complete listings also send no ETag.",
     )
+    lore_permission_sync_minutes: float = Field(
+        default=30,
+        gt=0,
+        le=24 * 60,
+        description="Minutes between permission syncs of a connected source's attachments: who may "
+        "read each page, read again without its content. A removed restriction or reader takes "
+        "effect at the next one.",
+    )
+    lore_group_sync_minutes: float = Field(
+        default=30,
+        gt=0,
+        le=24 * 60,
+        description="Minutes between group syncs of a connected source: who is in the groups its "
+        "pages' restrictions name, and the emails that tie its people to Slack's.",
+    )
+
+    lore_notion_requests_per_second: float = Field(
+        default=3,
+        ge=0,
+        le=100,
+        description="The average rate a Notion sync keeps to, in requests a second (Notion allows an "
+        "integration about three; 0: as fast as answers come). A 429's Retry-After is honoured either way.",
+    )
 
     @field_validator("embedding_model")
     @classmethod

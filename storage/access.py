@@ -148,6 +148,18 @@ class Given(enum.StrEnum):
         return {Given.PUBLIC_CHANNEL: 0, Given.PRIVATE_CHANNEL: 1, Given.DM: 2}[self]
 
 
+def given_now(recorded: str | None, *, in_channel: bool, channel_is_private: bool | None) -> Given:
+    """Where an answer was given: the stricter of what was recorded then (`recorded`, a
+    `Given`'s name, None for answers from before it was kept) and what its conversation is
+    now (`in_channel`, and whether that channel is private: None when it is gone); a DM when
+    neither says (fail closed)."""
+    if not in_channel:
+        return Given.DM
+    now = Given.PUBLIC_CHANNEL if channel_is_private is False else Given.PRIVATE_CHANNEL
+    before = Given.__members__.get(recorded or "")
+    return max(now, before or now, key=lambda g: g.privacy)
+
+
 class Sight(enum.StrEnum):
     """How much of an answer an index's reviewer sees in its feedback."""
 
@@ -299,5 +311,13 @@ def may_change_answers(place: Place) -> bool:
 def may_manage_connectors(place: Place) -> bool:
     """Connecting sources, choosing their spaces, refreshing, stopping and forgetting what
     they bring: workspace admins and `LORE_CONNECTOR_ADMINS`, never partners. (A connector
-    decides what the whole workspace can read, since its own permissions are not synced.)"""
+    decides what an index holds; who may read each of its documents is its source's to say,
+    `storage.document_access`.)"""
+    return not place.partner and (place.user_is_admin or place.connector_admin)
+
+
+def may_administer(place: Place) -> bool:
+    """The admin console's workspace-wide pages (usage, coverage gaps, the audit log, settings,
+    exports, forgetting a person): workspace admins and `LORE_CONNECTOR_ADMINS`, never
+    partners. What they may do to each index stays the table's (`allowed`)."""
     return not place.partner and (place.user_is_admin or place.connector_admin)

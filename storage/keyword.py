@@ -1,16 +1,17 @@
 """Keyword search over chunks, inside the SQL database: persistent and incremental.
 
 SQLite uses an FTS5 table (porter stemming, bm25 ranking); PostgreSQL a generated,
-GIN-indexed `tsvector` column (English stemming, `ts_rank_cd`). Both are kept in step with
+GIN-indexed `tsvector` column (English stemming, BM25 computed in SQL from the planner's
+statistics: `storage.keyword_postgres`). Both are kept in step with
 the `chunk` table by the database itself (triggers / a generated column), in the same
 transaction as the rows, so keyword search never sees a half-written document. Only chunks
 of `ready` documents are returned.
 
 Ranking costs about a microsecond per matching chunk, and a search must rank every match
 to find the best: in a large index, a question with a few common words matches most of it.
-So on SQLite the query's terms are counted first (the length of each term's posting list,
-a cheap read) and the most common ones are left out once the others already match
-`MAX_POSTINGS` chunks. The rarest term is always kept. The terms left out are the ones
+So the query's terms are counted first (the length of each term's posting list, a cheap
+read; on PostgreSQL, the column's statistics) and the most common ones are left out once
+the others already match `MAX_POSTINGS` chunks. The rarest term is always kept. The terms left out are the ones
 bm25 weighs least (a term in half the chunks weighs nothing), so the ranking barely moves,
 and an index under `MAX_POSTINGS` chunks is ranked exactly as before.
 """
@@ -18,12 +19,14 @@ and an index under `MAX_POSTINGS` chunks is ranked exactly as before.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, text
 
 from storage.db import Database
+from storage.document_access import PUBLIC_ONLY, AccessFilter, readable_condition
+from storage.keyword_postgres import PostgresKeyword
 
 KEYWORD_OBJECTS = re.compile(r"^chunk_fts(_\w+)?$")
 """Schema objects the keyword index owns, which the models do not describe."""
@@ -40,6 +43,8 @@ def described_by_models(obj: object, name: str | None, type_: str, reflected: bo
 
 WORD = re.compile(r"\w+", re.UNICODE)
 MAX_TERMS = 64
+MAX_EXCLUDED = 5_000
+"""Unreadable documents a keyword search leaves out by id at most; past that, by their clauses."""
 MAX_POSTINGS = 20_000
 """Matches a keyword search ranks at most, counted per term (a chunk matching two terms
 counts twice), unless the rarest term alone has more."""
@@ -97,6 +102,7 @@ class KeywordIndex:
     def __init__(self, db: Database, *, max_postings: int = MAX_POSTINGS) -> None:
         self._db = db
         self._max_postings = max_postings
+        self._postgres = PostgresKeyword(max_postings)
 
     @staticmethod
     def merge(connection: Connection) -> None:
@@ -113,32 +119,54 @@ class KeywordIndex:
         k: int,
         *,
         document_ids: Sequence[int] | None = None,
+        access: AccessFilter = PUBLIC_ONLY,
+        unreadable: Collection[int] | None = None,
     ) -> list[KeywordHit]:
-        """The `k` best chunks for `query` in the given indexes (any term may match)."""
+        """The `k` best chunks for `query` in the given indexes (any term may match), of the
+        documents `access` may read (`storage.document_access`), inside the query itself.
+
+        `unreadable`: the ids of the documents of those indexes `access` may not read, when
+        the caller knows them (`DocumentRepository.unreadable_in`, cached): the same rule,
+        checked per matching passage as one lookup instead of a count of its document's
+        clauses. (The caller reads the hits' chunks under `access` again, so a set a
+        permission sync has just made stale can cost a hit, never show one.)"""
         terms = query_terms(query)
         if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
             return []
-        sqlite = self._db.dialect == "sqlite"
-        sql = _SQLITE if sqlite else _POSTGRES
-        statement = text(sql.format(documents=_DOCUMENT_FILTER if document_ids is not None else ""))
-        statement = statement.bindparams(bindparam("index_ids", expanding=True))
-        params: dict[str, object] = {"index_ids": list(index_ids), "k": k}
-        if document_ids is not None:
-            statement = statement.bindparams(bindparam("document_ids", expanding=True))
-            params["document_ids"] = list(document_ids)
+        readable, condition_params = readable_condition(access, "d")
+        access_params: dict[str, list[object]] = {
+            name: [*values] for name, values in condition_params.items()
+        }
+        if not access.public_only and unreadable is not None and len(unreadable) <= MAX_EXCLUDED:
+            readable, access_params = "1 = 1", {}
+            if unreadable:
+                readable, access_params = "d.id NOT IN :unreadable", {"unreadable": [*sorted(unreadable)]}
         with self._db.engine.connect() as connection:
-            if sqlite:
-                terms = within_budget(terms, _postings(connection, terms), self._max_postings)
-                params["match"] = " OR ".join(f'"{t}"' for t in terms)
-            else:
-                params["match"] = " | ".join(terms)
+            if self._db.dialect != "sqlite":
+                found = self._postgres.search(
+                    connection, index_ids, terms, k, document_ids, readable=(readable, access_params)
+                )
+                return [KeywordHit(chunk, score) for chunk, score in found]
+            documents = _DOCUMENT_FILTER if document_ids is not None else ""
+            statement = text(_SQLITE.format(documents=f"{documents} AND {readable}"))
+            statement = statement.bindparams(
+                bindparam("index_ids", expanding=True),
+                *(bindparam(name, expanding=True) for name in access_params),
+            )
+            params: dict[str, object] = {"index_ids": list(index_ids), "k": k, **access_params}
+            if document_ids is not None:
+                statement = statement.bindparams(bindparam("document_ids", expanding=True))
+                params["document_ids"] = list(document_ids)
+            terms = within_budget(terms, _postings(connection, terms), self._max_postings)
+            params["match"] = " OR ".join(f'"{t}"' for t in terms)
             rows = connection.execute(statement, params).all()
         return [KeywordHit(int(row[0]), float(row[1])) for row in rows]
 
     def frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
         """How many chunks hold each word (stemmed as the index stems it), and how many
         chunks there are: the document frequencies a ranking weighs words by. Counted over
-        every index, as bm25 counts them."""
+        every index, as bm25 counts them (on PostgreSQL, estimated from its statistics for
+        common words: never a count of the table)."""
         valid = [w for w in words if WORD.fullmatch(w)]
         if len(valid) < len(words):
             counts, total = self.frequencies(valid)
@@ -147,15 +175,12 @@ class KeywordIndex:
         if not words:
             return [], 0
         with self._db.engine.connect() as connection:
+            if self._db.dialect != "sqlite":
+                return self._postgres.frequencies(connection, words)
             total = int(connection.execute(text("SELECT count(*) FROM chunk")).scalar_one())
             held: list[int] = []
             for start in range(0, len(words), MAX_TERMS):  # SQLite refuses a UNION of over 500
-                batch = words[start : start + MAX_TERMS]
-                held += (
-                    _postings(connection, batch)
-                    if self._db.dialect == "sqlite"
-                    else _ts_postings(connection, batch)
-                )
+                held += _postings(connection, words[start : start + MAX_TERMS])
         return held, total
 
 
@@ -185,21 +210,6 @@ def _postings(connection: Connection, terms: Sequence[str]) -> list[int]:
     return [counts.get(i, 0) for i in range(len(terms))]
 
 
-def _ts_postings(connection: Connection, words: Sequence[str]) -> list[int]:
-    """`_postings` on PostgreSQL: how many chunks match each word as full text search stems it."""
-    rows = connection.execute(
-        text(
-            " UNION ALL ".join(
-                f"SELECT {i}, count(*) FROM chunk WHERE tsv @@ plainto_tsquery('english', :t{i})"  # noqa: S608 (only numbers)
-                for i in range(len(words))
-            )
-        ),
-        {f"t{i}": w for i, w in enumerate(words)},
-    ).all()
-    found = {int(i): int(n) for i, n in rows}
-    return [found.get(i, 0) for i in range(len(words))]
-
-
 _DOCUMENT_FILTER = "AND c.document_id IN :document_ids"
 
 # bm25() is lower-is-better; negate it. Heading (title and section path) weighs like body text.
@@ -210,15 +220,5 @@ JOIN chunk AS c ON c.id = chunk_fts.rowid
 JOIN document AS d ON d.id = c.document_id
 WHERE chunk_fts MATCH :match AND c.index_id IN :index_ids AND d.status = 'ready' {documents}
 ORDER BY bm25(chunk_fts, 1.0, 1.0)
-LIMIT :k
-"""
-
-_POSTGRES = """
-SELECT c.id, ts_rank_cd(c.tsv, q, 1) AS score
-FROM chunk AS c
-JOIN document AS d ON d.id = c.document_id,
-     to_tsquery('english', :match) AS q
-WHERE c.tsv @@ q AND c.index_id IN :index_ids AND d.status = 'ready' {documents}
-ORDER BY score DESC
 LIMIT :k
 """

@@ -9,12 +9,29 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, DateTime, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Index, LargeBinary, String, Text, UniqueConstraint, false, text
 from sqlmodel import Field, SQLModel
 
 from storage.values import ConversationKind, DocumentStatus, JobState, Scope, SourceKind, utcnow
 
 __all__ = ["ConversationKind", "DocumentStatus", "JobState", "Scope", "SourceKind", "utcnow"]
+
+
+OWNED_ONCE = text("scope IN ('channel', 'personal')")
+"""A channel has one index of its own and a user one personal index, whatever its name."""
+ACTIVE_JOB = text("state IN ('queued', 'running', 'interrupted') AND source_config_id IS NOT NULL")
+"""A job under way for an attached source: one at a time per source."""
+
+
+class Deployment(SQLModel, table=True):
+    """This database's identity (one row): its id names its vectors' collections on a Chroma
+    server that other deployments may share (`storage.deployment`)."""
+
+    id: str = Field(primary_key=True, max_length=32)
+    legacy_collections_adopted: bool = Field(
+        default=False, description="Collections named before deployments existed were renamed."
+    )
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class Tenant(SQLModel, table=True):
@@ -43,6 +60,12 @@ class User(SQLModel, table=True):
         default=None, max_length=64, description="A Slack Connect partner's own organisation."
     )
     is_guest: bool = Field(default=False, description="A Slack guest (single- or multi-channel).")
+    email: str | None = Field(
+        default=None,
+        max_length=320,
+        description="The email Slack says is theirs and confirmed (lower-cased): how connected "
+        "sources know them.",
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -66,7 +89,17 @@ class KnowledgeIndex(SQLModel, table=True):
     `user:<id>` for personal indexes, `channel:<id>` for channel ones, `tenant` for shared."""
 
     __tablename__ = "knowledge_index"
-    __table_args__ = (UniqueConstraint("tenant_id", "owner_key", "name"),)
+    __table_args__ = (
+        UniqueConstraint("tenant_id", "owner_key", "name"),
+        Index(
+            "ux_knowledge_index_owner",
+            "tenant_id",
+            "owner_key",
+            unique=True,
+            sqlite_where=OWNED_ONCE,
+            postgresql_where=OWNED_ONCE,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
@@ -150,6 +183,18 @@ class DocSource(SQLModel, table=True):
     config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_by: int | None = Field(default=None, foreign_key="user.id")
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    groups_synced_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last group sync that succeeded."
+    )
+    groups_error: str | None = Field(
+        default=None, sa_column=Column(Text, nullable=True), description="Why the last group sync failed."
+    )
+    groups_claimed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="A process is syncing its groups."
+    )
+    groups_failed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last group sync failed then."
+    )
 
 
 class DocSourceConfig(SQLModel, table=True):
@@ -175,17 +220,34 @@ class DocSourceConfig(SQLModel, table=True):
         sa_type=DateTime(timezone=True),
         description="A connector's last complete listing (the one that prunes).",
     )
+    access_synced_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last permission sync that succeeded."
+    )
+    access_error: str | None = Field(
+        default=None,
+        sa_column=Column(Text, nullable=True),
+        description="Why the last permission sync failed.",
+    )
+    access_claimed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="A process is syncing its permissions."
+    )
+    access_failed_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="The last permission sync failed then."
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class Document(SQLModel, table=True):
     """One ingested document and its standard metadata. `status` is `pending` while its
     chunks and vectors are being written and `deleting` while they are being removed; only
-    `ready` documents are ever searched, and a repair at start finishes the other two."""
+    `ready` documents are ever searched. The process writing or removing it holds a lease on
+    it (`writer`, `lease_expires_at`, see `storage.leases`); once that expires, any process
+    finishes the removal."""
 
     __table_args__ = (
         Index("ix_document_index_source", "index_id", "source_key"),
         Index("ix_document_index_hash", "index_id", "content_hash"),
+        Index("ix_document_access_clauses", "index_id", "access_clauses"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -207,6 +269,63 @@ class Document(SQLModel, table=True):
     status: DocumentStatus = Field(default=DocumentStatus.PENDING, sa_type=String(16), index=True)
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     added_by: int | None = Field(default=None, foreign_key="user.id")
+    writer: str | None = Field(
+        default=None, max_length=128, description="The process writing or removing it (`storage.leases`)."
+    )
+    lease_expires_at: datetime | None = Field(
+        default=None, sa_type=DateTime(timezone=True), description="Its writer vouches for it until then."
+    )
+    access_clauses: int = Field(
+        default=0,
+        description="0: public (whoever may read the index); n > 0: restricted, a reader needs a "
+        "principal of each of n clauses (`DocumentAccessEntry` rows); -1: unknown, nobody.",
+    )
+
+
+class DocumentAccessEntry(SQLModel, table=True):
+    """A principal of one clause of a restricted document's access (`storage.document_access`)."""
+
+    __tablename__ = "document_access"
+    __table_args__ = (Index("ix_document_access_principal", "principal", "document_id"),)
+
+    document_id: int = Field(foreign_key="document.id", primary_key=True)
+    clause: int = Field(primary_key=True)
+    principal: str = Field(primary_key=True, max_length=320)
+
+
+class SourceAccount(SQLModel, table=True):
+    """A person of a connected source, as its group sync found them: how a Slack user's
+    confirmed email becomes the source's own account."""
+
+    __tablename__ = "source_account"
+    __table_args__ = (Index("ix_source_account_email", "source_id", "email"),)
+
+    source_id: int = Field(foreign_key="doc_source.id", primary_key=True)
+    account_id: str = Field(primary_key=True, max_length=255)
+    email: str | None = Field(default=None, max_length=320)
+    name: str = Field(default="", max_length=255)
+
+
+class SourceGroupMember(SQLModel, table=True):
+    """A member of a group of a connected source, as its last group sync found it."""
+
+    __tablename__ = "source_group_member"
+
+    source_id: int = Field(foreign_key="doc_source.id", primary_key=True)
+    group_name: str = Field(primary_key=True, max_length=255)
+    account_id: str = Field(primary_key=True, max_length=255)
+
+
+class AccessGrant(SQLModel, table=True):
+    """A source principal an admin granted a Lore user (a service key's user, say) beyond
+    what their own identity in the source gives them."""
+
+    __tablename__ = "access_grant"
+
+    user_id: int = Field(foreign_key="user.id", primary_key=True)
+    principal: str = Field(primary_key=True, max_length=320)
+    granted_by: int | None = Field(default=None, foreign_key="user.id")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class Chunk(SQLModel, table=True):
@@ -227,9 +346,21 @@ class Chunk(SQLModel, table=True):
 
 class IndexingJob(SQLModel, table=True):
     """A crawl or refresh of one attached source. Taken by one worker at a time; a job whose
-    worker stopped beating is interrupted and resumed (its pages table says what is done)."""
+    worker stopped beating is interrupted and resumed (its pages table says what is done).
+    Each taking draws a new `claim` token, and every write of the run checks it in its own
+    transaction, so a worker that comes back after its job was taken over writes nothing.
+    At most one job per source is under way (a partial unique index)."""
 
     __tablename__ = "indexing_job"
+    __table_args__ = (
+        Index(
+            "ux_indexing_job_active_source",
+            "source_config_id",
+            unique=True,
+            sqlite_where=ACTIVE_JOB,
+            postgresql_where=ACTIVE_JOB,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     index_id: int = Field(foreign_key="knowledge_index.id", index=True)
@@ -244,6 +375,11 @@ class IndexingJob(SQLModel, table=True):
     finished_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     heartbeat_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     worker: str | None = Field(default=None, max_length=128)
+    claim: str | None = Field(
+        default=None,
+        max_length=32,
+        description="Token of the worker's current claim: its writes to the job check it.",
+    )
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
 
 
@@ -287,6 +423,19 @@ class AnswerLog(SQLModel, table=True):
     searched are `AnswerIndex` rows; what people thought of it, `AnswerFeedback` rows."""
 
     __tablename__ = "answer_log"
+    __table_args__ = (
+        # covers the console's usage figures: each is counted from the index alone
+        Index(
+            "ix_answer_log_usage",
+            "tenant_id",
+            "created_at",
+            "abstained",
+            "verified",
+            "user_id",
+            "conversation_id",
+            "latency_ms",
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
@@ -299,9 +448,15 @@ class AnswerLog(SQLModel, table=True):
     fallback: str | None = Field(default=None, max_length=32)
     abstained: bool = False
     cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    restricted: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """Documents restricted in their source that the answer drew on: it is never shared in a
+    channel, and a review shows it only to people who may read them all."""
     given_in: str | None = Field(default=None, max_length=32)
     """Where it was given, as `storage.access.Given` names it (None for answers recorded
     before it was kept: their conversation says)."""
+    latency_ms: int | None = Field(default=None, description="From the question's arrival to the answer.")
+    verified: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
+    """It quoted a verified answer (a document written from a coverage gap, `meta.verified`)."""
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     brief: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     """The answer at a glance, as chat showed it first (None before it was kept)."""
@@ -320,6 +475,28 @@ class AnswerIndex(SQLModel, table=True):
     answer_id: int = Field(foreign_key="answer_log.id", primary_key=True)
     index_id: int = Field(foreign_key="knowledge_index.id", primary_key=True, index=True)
     cited: bool = False
+
+
+class AnswerCitation(SQLModel, table=True):
+    """A document an answer quoted, so the documents cited most (and never) are counted in SQL."""
+
+    __tablename__ = "answer_citation"
+
+    answer_id: int = Field(foreign_key="answer_log.id", primary_key=True)
+    document_id: int = Field(primary_key=True, index=True)
+    """No foreign key: the document may be removed while the answer is kept."""
+    index_id: int = Field(index=True)
+
+
+class QuestionVector(SQLModel, table=True):
+    """A question's embedding, kept for the coverage-gap job so each question is embedded once."""
+
+    __tablename__ = "question_vector"
+
+    answer_id: int = Field(foreign_key="answer_log.id", primary_key=True)
+    model: str = Field(max_length=120)
+    vector: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    """float32, little-endian."""
 
 
 class AnswerFeedback(SQLModel, table=True):
@@ -357,6 +534,11 @@ class ApiKey(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     revoked_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     last_used_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    reads_audit: bool = Field(
+        default=False,
+        sa_column_kwargs={"server_default": false()},
+        description="May read its workspace's audit log (`GET /v1/audit`), for a SIEM.",
+    )
 
 
 class VerifiedAnswer(SQLModel, table=True):
@@ -410,3 +592,77 @@ class TenantRemoval(SQLModel, table=True):
     claimed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     purged_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     removed: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class AuditEntry(SQLModel, table=True):
+    """One administrative action, on any surface: who, when, where from, what, on what.
+    Rows are only ever added (`storage.repositories.audit` has no update); a workspace's
+    purge after an uninstall removes them with the rest of its data, but its record."""
+
+    __tablename__ = "audit_log"
+    __table_args__ = (Index("ix_audit_log_tenant_at", "tenant_id", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(max_length=64)
+    """No foreign key: the record of a workspace's purge outlives the workspace."""
+    at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    actor: str = Field(max_length=80, description="A Slack user id, `cli:<user>`, `api-key:<id>` or `lore`.")
+    actor_name: str = Field(default="", max_length=255)
+    surface: str = Field(max_length=16, description="slack, shell, cli, api, console or lore.")
+    origin: str = Field(default="", max_length=255, description="Where from: a channel, an address, a key.")
+    action: str = Field(max_length=48, index=True)
+    target: str = Field(default="", max_length=512)
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class ConsoleGrant(SQLModel, table=True):
+    """A one-time sign-in link for the console (`lore admin link`): only its hash is kept."""
+
+    __tablename__ = "console_grant"
+
+    token_hash: str = Field(primary_key=True, max_length=64)
+    tenant_id: str = Field(max_length=64)
+    user_external_id: str = Field(max_length=64)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    expires_at: datetime = Field(sa_type=DateTime(timezone=True))
+    used_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class ConsoleSession(SQLModel, table=True):
+    """A signed-in console session: the cookie carries its secret, the row only its hash."""
+
+    __tablename__ = "console_session"
+
+    id_hash: str = Field(primary_key=True, max_length=64)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    user_id: int = Field(foreign_key="user.id", index=True)
+    csrf: str = Field(max_length=64)
+    via: str = Field(max_length=16, description="slack (Sign in with Slack) or link (`lore admin link`).")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    expires_at: datetime = Field(sa_type=DateTime(timezone=True))
+    ended_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class CoverageGap(SQLModel, table=True):
+    """A group of similar questions Lore could not answer or that people found unhelpful,
+    as the last coverage-gap job found them (biggest first by `rank`)."""
+
+    __tablename__ = "coverage_gap"
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    rank: int
+    answer_ids: list[int] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    computed_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+
+
+class WorkspaceSetting(SQLModel, table=True):
+    """A setting of one workspace that its admins change at run time (in the console), or a
+    fact a job keeps about it (when coverage gaps were last computed)."""
+
+    __tablename__ = "workspace_setting"
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    name: str = Field(primary_key=True, max_length=64)
+    value: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from storage.access import AnswerFacts, Given, IndexFacts
+from storage.document_access import PUBLIC, DocumentAccess
 from storage.values import (
     ConversationKind,
     DocumentStatus,
@@ -30,6 +31,24 @@ class NotFound(StorageError):
     """The row asked for does not exist (any more)."""
 
 
+class ClaimLost(StorageError):
+    """A job's write was refused: another worker took the job over (or it was interrupted)
+    since this one claimed it. The run must stop without writing anything more."""
+
+
+class LeaseLost(StorageError):
+    """A document's write was refused: its lease expired and another process took it over to
+    remove it (this writer was paused or cut off for longer than a lease)."""
+
+
+@dataclass(frozen=True)
+class JobClaim:
+    """A worker's hold on a running job: the job and the token drawn when it was taken."""
+
+    job_id: int
+    token: str
+
+
 @dataclass(frozen=True)
 class UserRef:
     id: int
@@ -40,6 +59,8 @@ class UserRef:
     home_team: str | None = None
     """Set for a Slack Connect partner: the organisation they belong to."""
     is_guest: bool = False
+    email: str | None = None
+    """Their confirmed email, as Slack gives it (lower-cased): how sources know them."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +149,8 @@ class NewDocument:
     source_config_id: int | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     added_by: int | None = None
+    access: DocumentAccess = field(default_factory=DocumentAccess.public)
+    """What its source lets read it (public unless a connector says otherwise)."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +174,13 @@ class DocumentRef:
     meta: dict[str, Any]
     source_config_id: int | None = None
     added_by: int | None = None
+    access_clauses: int = PUBLIC
+    """`storage.document_access`: 0 public, n > 0 restricted by its source, -1 unknown."""
+
+    @property
+    def restricted(self) -> bool:
+        """Its source restricts who may read it (or its access is unknown)."""
+        return self.access_clauses != PUBLIC
 
 
 @dataclass(frozen=True)
@@ -233,6 +263,13 @@ class JobRef:
     worker: str | None
     error: str | None
     cancel_requested: bool
+    claim_token: str | None = None
+    """The current claim's token (None while no worker holds it)."""
+
+    @property
+    def claim(self) -> JobClaim:
+        """The hold a worker that took this job has on it."""
+        return JobClaim(self.id, self.claim_token or "")
 
     @property
     def finished(self) -> bool:
@@ -270,6 +307,8 @@ class AnswerRecord:
     cited: list[dict[str, Any]]
     created_at: datetime
     index_ids: tuple[int, ...] = ()
+    restricted: tuple[int, ...] = ()
+    """Documents restricted in their source that it drew on."""
     given: Given = Given.DM
     """Where it was given: the stricter of what was recorded then and what its conversation
     is now (a channel made private since makes its answers private too)."""

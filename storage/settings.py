@@ -8,9 +8,13 @@ their parameters with their own class, so `storage` never learns about Slack or 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+if TYPE_CHECKING:
+    from storage.db import Pool
 
 SQLITE_FILE = "lore.db"
 CHROMA_DIR = "chroma"
@@ -34,6 +38,27 @@ class StorageSettings(BaseSettings):
         default=None, description="Chroma server host; unset means embedded Chroma."
     )
     chroma_port: int = Field(default=8000, ge=1, le=65535, description="Chroma server port.")
+    lore_db_pool_size: int = Field(
+        default=5,
+        ge=1,
+        le=100,
+        description="PostgreSQL connections each process keeps open. Every `lore run` replica "
+        "and `lore worker` counts against the server's max_connections (100 by default).",
+    )
+    lore_db_max_overflow: int = Field(
+        default=10, ge=0, le=100, description="PostgreSQL connections a process may add under load."
+    )
+    lore_db_idle_in_transaction_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="PostgreSQL ends a Lore session left inside a transaction this long (a "
+        "process paused mid-write), so its row locks do not stall every other process.",
+    )
+    lore_db_prepared_statements: bool = Field(
+        default=True,
+        description="false behind a PgBouncer in transaction mode older than 1.21, which cannot "
+        "keep prepared statements.",
+    )
     lore_secret_key: SecretStr | None = Field(
         default=None,
         description="Fernet key that encrypts stored credentials (connectors); unset: none are stored.",
@@ -74,6 +99,18 @@ class StorageSettings(BaseSettings):
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.lore_home / SQLITE_FILE).resolve()}"
+
+    @property
+    def pool(self) -> Pool:
+        """The SQL connection pool these settings ask for (PostgreSQL only)."""
+        from storage.db import Pool
+
+        return Pool(
+            size=self.lore_db_pool_size,
+            overflow=self.lore_db_max_overflow,
+            prepared_statements=self.lore_db_prepared_statements,
+            idle_in_transaction_seconds=self.lore_db_idle_in_transaction_seconds,
+        )
 
     @property
     def chroma_path(self) -> Path:

@@ -1,7 +1,8 @@
 """The vector store: a narrow protocol and its Chroma implementation.
 
-One Chroma collection per knowledge index (cosine space), named from the tenant and the
-index id. Lore embeds in `knowledge/` and hands Chroma finished vectors; the collection is
+One Chroma collection per knowledge index (cosine space), named from the deployment (this
+database's id, `storage.deployment`), the tenant and the index id, so that deployments
+sharing a Chroma server never touch each other's collections. Lore embeds in `knowledge/` and hands Chroma finished vectors; the collection is
 still given Lore's own registered embedding function so Chroma never falls back to its
 default one (which downloads a model) and a collection reopened in a new process knows
 which model built it.
@@ -46,6 +47,9 @@ from storage.records import StorageError
 log = logging.getLogger(__name__)
 
 MetadataValue = str | int | float | bool
+PREFIX = "lore"
+MARKER_KEY = "lore_deployment_of"
+"""Metadata of a namespace's marker collection: the database that owns the namespace."""
 CHROMA_SQLITE = "chroma.sqlite3"
 BATCH = 1000
 EF_SEARCH = 400
@@ -66,6 +70,10 @@ class VectorStoreError(StorageError):
     """The vector store failed or refused an operation."""
 
 
+class NamespaceTaken(VectorStoreError):
+    """The deployment's namespace on the Chroma server belongs to another database."""
+
+
 @dataclass(frozen=True)
 class CollectionRef:
     """Which index's vectors, and the model that made them."""
@@ -77,13 +85,25 @@ class CollectionRef:
 
     @property
     def name(self) -> str:
-        return f"{collection_prefix(self.tenant_id)}{self.index_id}"
+        """The name collections had before deployments were named (`lore-<tenant>-<index>`)."""
+        return f"{PREFIX}-{self._tenant}-{self.index_id}"
+
+    def name_in(self, deployment: str | None) -> str:
+        """The collection's name in `deployment`'s namespace (the bare `name` for None)."""
+        if deployment is None:
+            return self.name
+        return f"{PREFIX}-{deployment}-{self._tenant}-{self.index_id}"
+
+    @property
+    def _tenant(self) -> str:
+        return re.sub(r"[^a-zA-Z0-9_-]", "-", self.tenant_id)[:40] or "t"
 
 
-def collection_prefix(tenant_id: str) -> str:
-    """What the names of a tenant's collections begin with (an index id follows)."""
+def collection_prefix(tenant_id: str, deployment: str | None = None) -> str:
+    """What the names of a tenant's collections begin with (an index id follows), in
+    `deployment`'s namespace (None: as named before deployments)."""
     tenant = re.sub(r"[^a-zA-Z0-9_-]", "-", tenant_id)[:40] or "t"
-    return f"lore-{tenant}-"
+    return f"{PREFIX}-{deployment}-{tenant}-" if deployment else f"{PREFIX}-{tenant}-"
 
 
 @dataclass(frozen=True)
@@ -116,6 +136,7 @@ class VectorStore(Protocol):
     def count(self, ref: CollectionRef) -> int: ...
     def drop(self, ref: CollectionRef) -> None: ...
     def drop_tenant(self, tenant_id: str) -> list[str]: ...
+    def collection_name(self, ref: CollectionRef) -> str: ...
     def compact(self) -> None: ...
     def describe(self) -> str: ...
 
@@ -208,19 +229,133 @@ class ChromaVectorStore:
         client: ClientAPI,
         *,
         description: str = "chroma",
+        deployment: str | None = None,
         folder: Path | None = None,
         on_delete: Callable[[], None] | None = None,
         gate: Gate | None = None,
     ) -> None:
+        """`deployment`: the namespace collection names begin with (None: the names of
+        before deployments, `CollectionRef.name`)."""
         self._client = client
         self._gate = gate or Gate()
         """Held shared by every call, so the scrubber's VACUUM never meets one mid-way."""
         self._collections: dict[str, Collection] = {}
         self._description = description
+        self.deployment = deployment
         self._folder = folder
         """An embedded store's folder (None for a Chroma server)."""
         self._on_delete = on_delete or (lambda: None)
         """Called after every deletion (`storage.scrub.Scrubber.request`)."""
+
+    def collection_name(self, ref: CollectionRef) -> str:
+        """The name of the index's collection in this store (in its deployment's namespace)."""
+        return ref.name_in(self.deployment)
+
+    _name = collection_name
+
+    def claim_namespace(self, database: str) -> None:
+        """Make sure the namespace is this database's: its marker collection names the
+        database that first used it. Raises `NamespaceTaken` when that is another database
+        (a restored copy of it, or its move elsewhere); `rebind` settles the second case."""
+        assert self.deployment is not None, "a namespace needs a deployment"
+        marker = self._client.get_or_create_collection(
+            self._marker_name, embedding_function=None, metadata={MARKER_KEY: database}
+        )
+        owner = (marker.metadata or {}).get(MARKER_KEY)
+        if owner != database:
+            raise NamespaceTaken(
+                f"the Chroma server's collections of deployment {self.deployment} belong to another "
+                f"database ({owner}), not to this one ({database}): this database is a restored copy "
+                "or was moved. If the other database is gone (a move), run `lore db rebind` to make "
+                "them this database's; if both are to run, give this one its own vectors with "
+                "`lore db fork`. Lore will not share vectors between two databases."
+            )
+
+    def rebind(self, database: str) -> None:
+        """Make the namespace's marker name `database` as its owner."""
+        assert self.deployment is not None, "a namespace needs a deployment"
+        marker = self._client.get_or_create_collection(
+            self._marker_name, embedding_function=None, metadata={MARKER_KEY: database}
+        )
+        marker.modify(metadata={MARKER_KEY: database})
+
+    def drop_namespace(self) -> int:
+        """Delete every collection of this deployment, and its marker (a throw-away
+        deployment's end); how many."""
+        assert self.deployment is not None, "a namespace needs a deployment"
+        mine = [
+            c.name
+            for c in self._client.list_collections()
+            if c.name == self._marker_name or c.name.startswith(self._marker_name + "-")
+        ]
+        for name in mine:
+            with contextlib.suppress(NotFoundError, ValueError):
+                self._client.delete_collection(name)
+        self._collections.clear()
+        return len(mine)
+
+    def in_namespace(self, deployment: str) -> ChromaVectorStore:
+        """The same Chroma, in another deployment's namespace."""
+        return ChromaVectorStore(
+            self._client, description=self._description, deployment=deployment, folder=self._folder
+        )
+
+    def copy_from(
+        self, source: ChromaVectorStore, ref: CollectionRef, keep: Callable[[list[int], list[int]], set[int]]
+    ) -> int:
+        """Copy the index's vectors from `source` (another namespace) into this store, those
+        whose ids `keep(ids, document_ids)` returns; how many were copied."""
+        collection = source._existing(ref)
+        if collection is None:
+            return 0
+        copied = 0
+        for offset in range(0, int(collection.count()), BATCH):
+            page = collection.get(
+                limit=BATCH, offset=offset, include=["embeddings", "documents", "metadatas"]
+            )
+            documents = [int(cast(Any, m or {}).get("document_id", -1)) for m in page["metadatas"] or []]
+            wanted = keep([int(i) for i in page["ids"]], documents)
+            rows = [
+                VectorRecord(int(i), list(e), d or "", cast(dict[str, MetadataValue], dict(m or {})))
+                for i, e, d, m in zip(
+                    page["ids"],
+                    cast(Any, page["embeddings"]),
+                    page["documents"] or [],
+                    page["metadatas"] or [],
+                    strict=True,
+                )
+                if int(i) in wanted
+            ]
+            self.add(ref, rows)
+            copied += len(rows)
+        return copied
+
+    @property
+    def _marker_name(self) -> str:
+        return f"{PREFIX}-{self.deployment}"
+
+    def rename_legacy(self, ref: CollectionRef, belongs: Callable[[list[int], list[int]], bool]) -> str:
+        """Move the index's collection named as before deployments (`ref.name`) into this
+        deployment's namespace, if `belongs(ids, document_ids)` says a sample of its vectors
+        are this database's chunks. Returns what happened: `renamed`, `none` (no such
+        collection, or already moved), `foreign` (left alone: another database's)."""
+        assert self.deployment is not None, "renaming needs a deployment"
+        try:
+            legacy = self._client.get_collection(ref.name, embedding_function=None)
+        except (NotFoundError, ValueError):
+            return "none"
+        sample = legacy.get(limit=50, include=["metadatas"])
+        ids = [int(i) for i in sample["ids"]]
+        documents = [int(cast(Any, m or {}).get("document_id", -1)) for m in sample["metadatas"] or []]
+        if ids and not belongs(ids, documents):
+            return "foreign"
+        try:
+            legacy.modify(name=self._name(ref))
+        except (ChromaError, ValueError) as exc:  # another process renamed it first
+            log.info("collection %s not renamed: %s", ref.name, exc)
+            return "none"
+        self._collections.pop(self._name(ref), None)
+        return "renamed"
 
     def describe(self) -> str:
         return self._description
@@ -290,15 +425,15 @@ class ChromaVectorStore:
 
     def drop(self, ref: CollectionRef) -> None:
         with self._gate.shared():
-            self._collections.pop(ref.name, None)
+            self._collections.pop(self._name(ref), None)
             with contextlib.suppress(NotFoundError, ValueError):
-                self._client.delete_collection(ref.name)
+                self._client.delete_collection(self._name(ref))
             self._on_delete()
 
     def drop_tenant(self, tenant_id: str) -> list[str]:
         """Drop every collection of the tenant, its indexes' and any left behind; their names."""
         with self._gate.shared():
-            own = re.compile(re.escape(collection_prefix(tenant_id)) + r"\d+")
+            own = re.compile(re.escape(collection_prefix(tenant_id, self.deployment)) + r"\d+")
             names = [c.name for c in self._client.list_collections() if own.fullmatch(c.name)]
             for name in names:
                 self._collections.pop(name, None)
@@ -330,11 +465,11 @@ class ChromaVectorStore:
                 shutil.rmtree(folder, ignore_errors=True)
 
     def _collection(self, ref: CollectionRef) -> Collection:
-        cached = self._collections.get(ref.name)
+        cached = self._collections.get(self._name(ref))
         if cached is not None:
             return cached
         collection = self._client.get_or_create_collection(
-            ref.name,
+            self._name(ref),
             embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             metadata={"hnsw:space": "cosine", "model_id": ref.model_id, "dimension": ref.dimension},
             configuration=CreateCollectionConfiguration(
@@ -344,21 +479,22 @@ class ChromaVectorStore:
             ),
         )
         self._check_model(collection, ref)
-        self._collections[ref.name] = _searching_wide(collection)
+        self._collections[self._name(ref)] = _searching_wide(collection)
         return collection
 
     def _existing(self, ref: CollectionRef) -> Collection | None:
-        if ref.name in self._collections:
-            return self._collections[ref.name]
+        name = self._name(ref)
+        if name in self._collections:
+            return self._collections[name]
         try:
             collection = self._client.get_collection(
-                ref.name,
+                name,
                 embedding_function=PrecomputedEmbeddings(ref.model_id, ref.dimension),  # type: ignore[arg-type]
             )
         except (NotFoundError, ValueError):
             return None
         self._check_model(collection, ref)
-        self._collections[ref.name] = _searching_wide(collection)
+        self._collections[self._name(ref)] = _searching_wide(collection)
         return collection
 
     @staticmethod

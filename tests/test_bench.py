@@ -30,18 +30,25 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "extraction",
         "memory",
         "retrieval",
+        "access",
         "mcp",
         "crawl",
         "github",
+        "notion",
         "slack",
         "quality",
         "help",
+        "console",
     }
 
     assert report["ingest"]["pipeline"]["chunks"] == report["ingest"]["embedder"]["chunks"] > 0
     assert report["ingest"]["ratios"]["pipeline_vs_embedder"] > 0
     for size in report["retrieval"]["sizes"]:
         assert set(size["latency"]) >= {"keyword", "vector", "hybrid", "chroma_dense"}
+    access = report["access"]
+    assert access["search"]["restricted_documents"] > access["search"]["asker_reads_restricted"] > 0
+    assert access["permission_sync"]["first_changed"] == access["permission_sync"]["pages"] > 0
+    assert access["permission_sync"]["unchanged_changed"] == 0
     mcp = report["mcp"]  # search_knowledge over MCP beside the HTTP API's search, through lore serve
     assert (
         set(mcp["latency"]) == {"api_query", "mcp_legacy", "mcp_auto"} and mcp["p95_vs_api"]["mcp_legacy"] > 0
@@ -53,6 +60,11 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         github["unchanged_resync"]["blobs_fetched"] == github["unchanged_resync"]["issue_bodies_fetched"] == 0
     )
     assert github["ratios"]["sync_vs_embedder"] > 0
+    notion = report["notion"]
+    assert notion["unchanged_resync"]["pages_unchanged"] == notion["first_sync"]["pages"] > 0
+    assert (
+        notion["unchanged_resync"]["block_children_read"] == 0 < notion["first_sync"]["block_children_read"]
+    )
     [slack] = report["slack"]["sizes"]
     for kind in ("extractive", "generative"):
         for run_ in slack[kind]["runs"].values():
@@ -81,6 +93,9 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         and help_["by_kind"]["chatter"]["messages"] == 3
     )
     assert help_["verified"]["heldout"]["verified"] == 3
+    console = report["console"]  # the admin console: its overview page and the coverage-gap job
+    assert 0 < console["overview"]["p50_ms"] <= console["overview"]["p95_ms"]
+    assert console["gaps"]["embedded_first"] > 0 and console["gaps"]["embedded_again"] == 0
 
     table = (tmp_path / "latest.md").read_text()
     assert "**Help channel**" in table and "facts at a glance" in table

@@ -15,13 +15,14 @@ from importlib.metadata import PackageNotFoundError, version
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from bot.api import chat, connectors, documents, feedback, indexes, jobs, openapi, ops, query, sources
+from bot.api import audit, chat, connectors, documents, feedback, indexes, jobs, openapi, ops, query, sources
 from bot.api.auth import CALLER, authenticate
 from bot.api.bodies import too_large
 from bot.api.errors import PayloadTooLarge, error_boundary
 from bot.api.metrics import Metrics
 from bot.api.routes import Handler, Route
 from bot.api.state import API_STATE, ApiState, Limits
+from bot.app.audit import Origin, Surface, acting_from
 from bot.app.keys import ApiKeys
 from bot.app.services import Services
 from knowledge import OpenAIChatModel
@@ -37,6 +38,7 @@ ROUTES: list[Route] = [
     *jobs.ROUTES,
     *connectors.ROUTES,
     *feedback.ROUTES,
+    *audit.ROUTES,
 ]
 
 
@@ -84,6 +86,10 @@ def _endpoint(route: Route, limits: Limits) -> Handler:
             raise PayloadTooLarge(too_large(limit))
         if not route.public:
             request[CALLER] = await authenticate(request)
+            key = request[CALLER].key
+            where = f"key {key.id} ({key.name}) from {request.remote or 'unknown'}"
+            with acting_from(Origin(Surface.API, where=where, actor=f"api-key:{key.id}")):
+                return await route.handler(request)
         return await route.handler(request)
 
     endpoint.__name__ = route.name

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -99,7 +100,8 @@ async def _chat(request: web.Request, *, enhanced: bool) -> web.StreamResponse:
         log.debug("chat request passed through: %s", reason)
         api.metrics.answer(endpoint, "pass_through", None)
         return await _pass_through(request, api, {**raw, "messages": messages}, extras(None))
-    ask = _engine_request(body, indexes, messages, directives, enhanced=enhanced)
+    access = await api.services.actions.access.for_place(place)
+    ask = replace(_engine_request(body, indexes, messages, directives, enhanced=enhanced), access=access)
     events = api.services.knowledge.ask_stream(ask, stream=bool(body.stream))
     first = await _first(events)
     if body.stream:

@@ -1,13 +1,14 @@
-"""Connector routes (Confluence, GitHub): connect a source with credentials in the body
+"""Connector routes (Confluence, GitHub, Notion): connect a source with credentials in the body
 (checked against the site, then kept encrypted), list the tenant's sources (credentials
 masked), list a source's folders (spaces, repositories and owners), attach them to an index
 (a job starts), disconnect. A site that
 cannot be reached is the caller's mistake when connecting (400: check the url), and the
 site's when a stored source is used (502).
 
-Any key of the tenant may list; connecting, attaching and disconnecting decide what the
-whole workspace can read, so they take a key acting as its own service user, or a key
-created for a workspace admin or for a user in LORE_CONNECTOR_ADMINS. A source's base URL
+Any key of the tenant may list; connecting, attaching and disconnecting decide what indexes
+hold (who may read each page is then Confluence's to say), so they take a key acting as its
+own service user, or a key created for a workspace admin or for a user in
+LORE_CONNECTOR_ADMINS. A source's base URL
 passes the fetcher's address checks before Lore calls it.
 """
 
@@ -20,7 +21,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from aiohttp import web
-from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, StringConstraints, field_validator, model_validator
 
 from bot.api.auth import caller
 from bot.api.bodies import json_body
@@ -87,13 +88,14 @@ class GitHubOptions(BaseModel):
 
 
 class NewConnector(BaseModel):
-    kind: Literal["confluence", "github"] = Field("confluence", description="What to connect.")
+    kind: Literal["confluence", "github", "notion"] = Field("confluence", description="What to connect.")
     url: str | None = Field(
         None,
         min_length=1,
         max_length=2048,
         description="The site's address: https://acme.atlassian.net/wiki (Confluence Cloud; required for "
-        "Confluence); GitHub: https://api.github.com by default, https://HOST/api/v3 for Enterprise Server.",
+        "Confluence); GitHub: https://api.github.com by default, https://HOST/api/v3 for Enterprise Server; "
+        "Notion: https://api.notion.com by default.",
     )
     email: str | None = Field(
         None,
@@ -106,7 +108,8 @@ class NewConnector(BaseModel):
         min_length=1,
         max_length=4096,
         description="Confluence Cloud: an API token (with `email`); Confluence Data Center: a personal access "
-        "token; GitHub: a fine-grained personal access token. Stored encrypted, never shown back.",
+        "token; GitHub: a fine-grained personal access token; Notion: an internal integration's secret. Stored "
+        "encrypted, never shown back.",
     )
     app_id: str | None = Field(None, pattern=r"^\d{1,20}$", description="GitHub App: the app's id.")
     installation_id: str | None = Field(
@@ -143,6 +146,10 @@ class NewConnector(BaseModel):
             raise ValueError("Confluence takes a url and a token (with an email for Cloud), no GitHub App")
         if self.kind == "github" and self.email is not None:
             raise ValueError("GitHub takes no email")
+        if self.kind == "notion" and (any(app) or self.email is not None or self.token is None):
+            raise ValueError(
+                "Notion takes an internal integration's token (and a url), no email or GitHub App"
+            )
         if self.kind == "github" and (self.token is None) == (not all(app)):
             raise ValueError(
                 "GitHub takes a token, or a GitHub App's app_id, installation_id and private_key"
@@ -195,6 +202,9 @@ class SpaceList(BaseModel):
     spaces: list[SpaceOut]
 
 
+NotionFolder = Annotated[str, StringConstraints(min_length=1, max_length=2048, strip_whitespace=True)]
+
+
 class AttachSpaces(BaseModel):
     index: str = Field(
         min_length=1, max_length=80, description="The index to fill; a shared one is created if new."
@@ -214,9 +224,28 @@ class AttachSpaces(BaseModel):
         description="GitHub: repositories (owner/name), or owners for every repository of theirs.",
     )
     options: GitHubOptions | None = Field(None, description="GitHub: what of the repositories to index.")
+    notion: list[NotionFolder] | None = Field(
+        None,
+        min_length=1,
+        max_length=50,
+        description="Notion: `workspace` (everything shared with the integration), or pages (each with the "
+        "pages under it) and databases (their rows), by link or id.",
+    )
     schedule: ScheduleText = Field("daily", description="How often to sync: " + SCHEDULE_HELP)
 
     def folders(self, kind: str) -> list[FolderSpec]:
+        if kind == "notion":
+            given = (self.spaces, self.page, self.repositories, self.options)
+            if any(g is not None for g in given) or not self.notion:
+                raise BadRequest(
+                    "Invalid request: notion: a Notion connector takes `notion` (pages, databases)."
+                )
+            try:
+                return [connector_kind(kind).parse_folder(text) for text in self.notion]
+            except ValueError as exc:
+                raise BadRequest(f"Invalid request: notion: {exc}") from None
+        if self.notion is not None:
+            raise BadRequest("Invalid request: notion: only a Notion connector takes `notion`.")
         if kind == "github":
             if self.spaces is not None or self.page is not None or not self.repositories:
                 raise BadRequest("Invalid request: repositories: a GitHub connector takes repositories.")
@@ -342,7 +371,7 @@ ROUTES = [
         "POST",
         CONNECTORS,
         create_connector,
-        "Connect Confluence or GitHub: the credentials are checked against it, then stored encrypted "
+        "Connect Confluence, GitHub or Notion: the credentials are checked against it, then stored encrypted "
         "(connecting the same URL again replaces them).",
         TAG,
         {201: Reply("Connected.", Connected)},
@@ -360,7 +389,7 @@ ROUTES = [
         "GET",
         CONNECTOR + "/spaces",
         list_spaces,
-        "What the connected account can read: Confluence spaces, GitHub repositories and owners.",
+        "What the connected account can read: Confluence spaces, GitHub repositories and owners, Notion pages and databases.",
         TAG,
         {200: Reply("The spaces.", SpaceList)},
     ),
@@ -368,7 +397,7 @@ ROUTES = [
         "POST",
         CONNECTOR + "/attach",
         attach_spaces,
-        "Attach Confluence spaces (or one page tree) or GitHub repositories (or owners) to an index and start "
+        "Attach Confluence spaces (or one page tree), GitHub repositories (or owners) or Notion pages and databases to an index and start "
         "syncing them; returns the job.",
         TAG,
         {202: Reply("Attached; the sync is queued or under way.", Attached)},

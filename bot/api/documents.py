@@ -266,11 +266,15 @@ async def list_documents(request: web.Request) -> web.Response:
     query = query_params(request, ListQuery)
     where = _json_object(query.filter, field="filter")
     after = _cursor(query.cursor)
-    repo = state(request).services.documents
+    services = state(request).services
+    repo = services.documents
+    access = await services.actions.access.for_place(caller(request).place)
     chosen: list[DocumentRef] = []
     exhausted = False
     while len(chosen) < query.limit and not exhausted:
-        page = await asyncio.to_thread(repo.list_ready, index.id, after_id=after, limit=SCAN_PAGE)
+        page = await asyncio.to_thread(
+            repo.list_ready, index.id, after_id=after, limit=SCAN_PAGE, access=access
+        )
         exhausted = len(page) < SCAN_PAGE
         for doc in page:
             after = doc.id
@@ -304,9 +308,13 @@ async def delete_document(request: web.Request) -> web.Response:
 
 
 async def _document(request: web.Request, index: IndexRef) -> DocumentRef:
+    """The document, if the caller may read it (one its source restricts from them is as
+    unknown as one that does not exist)."""
     document_id = int(request.match_info["document_id"])
-    doc = await find_row(document_id, state(request).services.documents.get)
-    if doc is None or doc.index_id != index.id or doc.status != DocumentStatus.READY:
+    services = state(request).services
+    doc = await find_row(document_id, services.documents.get)
+    readable = doc is not None and await services.actions.access.readable(caller(request).place, [doc.id])
+    if doc is None or not readable or doc.index_id != index.id or doc.status != DocumentStatus.READY:
         raise NotFound(f"There is no document {document_id} in the {index.name} index.")
     return doc
 

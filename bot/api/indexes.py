@@ -91,7 +91,8 @@ async def _info(api: ApiState, index: IndexRef, place: Place) -> IndexInfo:
 async def list_indexes(request: web.Request) -> web.Response:
     api, place = state(request), caller(request).place
     visible = await api.services.catalog.visible(place)
-    stats = [await asyncio.to_thread(api.services.indexes.stats, i.id) for i in visible]
+    access = await api.services.actions.access.for_place(place)
+    stats = [await asyncio.to_thread(api.services.indexes.stats, i.id, access) for i in visible]
     listing = IndexList(indexes=[_summary(i, s, place) for i, s in zip(visible, stats, strict=True)])
     return web.json_response(listing.model_dump(mode="json"))
 

@@ -19,7 +19,8 @@ from bot.api.bodies import query_params
 from bot.api.errors import Forbidden, NotFound
 from bot.api.routes import MAX_ID, Reply, Route, find_row
 from bot.api.state import state
-from storage.access import Action, allowed
+from knowledge import CONNECTORS
+from storage.access import Action, allowed, may_manage_connectors
 from storage.records import IndexRef, JobLine, JobRef
 
 TAG = "jobs"
@@ -99,6 +100,7 @@ async def job_log(request: web.Request) -> web.StreamResponse:
     """The log as newline-delimited JSON: `{"type": "line", …}` per line, then one
     `{"type": "job", "job": …}` with the job's state when the stream ends."""
     job, index = await find_job(request, Action.LIST)
+    await _may_read_log(request, job)
     query = query_params(request, LogQuery)
     jobs = state(request).services.jobs
     response = web.StreamResponse(headers={"Content-Type": NDJSON, "Cache-Control": "no-cache"})
@@ -110,6 +112,25 @@ async def job_log(request: web.Request) -> web.StreamResponse:
         await _send(response, {"type": "job", "job": job_out(job, index).model_dump(mode="json")})
         await response.write_eof()
     return response
+
+
+async def _may_read_log(request: web.Request, job: JobRef) -> None:
+    """A sync of a source that restricts its pages logs their titles and links: its log is
+    for the connector admins who manage it, not for every reader of the index."""
+    if job.source_config_id is None:
+        return
+    services = state(request).services
+    source = await find_row(job.source_config_id, services.sources.get)
+    connector = CONNECTORS.get(source.kind) if source is not None else None
+    if (
+        connector is not None
+        and connector.syncs_permissions
+        and not may_manage_connectors(caller(request).place)
+    ):
+        raise Forbidden(
+            f"The log of a {connector.label} sync names pages some people may not read; only keys of "
+            "connector admins (or service keys) read it."
+        )
 
 
 def _line(line: JobLine) -> dict[str, Any]:

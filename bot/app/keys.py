@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from bot.app.audit import AuditAction, Auditor
 from bot.app.settings import Settings
 from storage.access import Place
 from storage.db import Database, open_database
@@ -50,16 +51,25 @@ class ApiKeys:
     def __init__(self, db: Database) -> None:
         self._keys = ApiKeyRepository(db)
         self._directory = Directory(db)
+        self._audit = Auditor(db, self._directory)
         self._service_users: dict[int, int] = {}
 
-    def create(self, tenant_id: str, name: str, *, user: str | None = None) -> IssuedKey:
-        """A new key of `tenant_id`, acting as the Slack user `user` if given."""
+    def create(
+        self, tenant_id: str, name: str, *, user: str | None = None, reads_audit: bool = False
+    ) -> IssuedKey:
+        """A new key of `tenant_id`, acting as the Slack user `user` if given; `reads_audit`:
+        it may read the workspace's audit log (a SIEM's key)."""
         self._directory.ensure_tenant(tenant_id)
         user_id = self._directory.ensure_user(tenant_id, user).id if user else None
-        return self._keys.create(tenant_id, name, user_id=user_id)
+        issued = self._keys.create(tenant_id, name, user_id=user_id, reads_audit=reads_audit)
+        details = {"key": issued.key.id, "as_user": user, "reads_audit": reads_audit}
+        self._audit.record_sync(tenant_id, None, AuditAction.API_KEY_CREATE, name, details)
+        return issued
 
     def revoke(self, id_or_name: str, *, tenant_id: str | None = None) -> ApiKeyRef:
-        return self._keys.revoke(id_or_name, tenant_id=tenant_id)
+        key = self._keys.revoke(id_or_name, tenant_id=tenant_id)
+        self._audit.record_sync(key.tenant_id, None, AuditAction.API_KEY_REVOKE, key.name, {"key": key.id})
+        return key
 
     def listing(self, tenant_id: str | None = None) -> list[ApiKeyRef]:
         return self._keys.list_keys(tenant_id)

@@ -16,6 +16,7 @@ import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from bot.app.audit import AuditAction, Origin, Surface, acting_from
 from knowledge import collection_for
 from storage.repositories.removals import Removal, Removals
 
@@ -53,6 +54,13 @@ class WorkspaceRemovals:
                 reason,
                 removal.purge_after.isoformat(timespec="seconds"),
             )
+            await self._services.audit.record_for(
+                tenant,
+                AuditAction.WORKSPACE_UNINSTALL,
+                tenant,
+                reason=reason,
+                purge_after=removal.purge_after.isoformat(timespec="seconds"),
+            )
             scheduled.append(removal)
         return scheduled
 
@@ -61,6 +69,8 @@ class WorkspaceRemovals:
         tenants = await self._tenants(team_id, enterprise_id, org_wide=org_wide)
         if await asyncio.to_thread(self._removals.cancel, tenants):
             log.warning("Lore was installed again in %s: the removal of its data is called off", tenants)
+            for tenant in tenants:
+                await self._services.audit.record_for(tenant, AuditAction.WORKSPACE_REINSTALL, tenant)
 
     async def reached_through(self, tenant: str, enterprise_id: str | None) -> None:
         """A workspace is reached through an organisation (Enterprise Grid): on record, so
@@ -89,13 +99,21 @@ class WorkspaceRemovals:
         for index in self._services.indexes.list_for_tenant(tenant):
             ref = collection_for(index)
             vectors.drop(ref)
-            collections.add(ref.name)
+            collections.add(vectors.collection_name(ref))
         collections.update(vectors.drop_tenant(tenant))
         removed = self._removals.purge_rows(tenant)
         vectors.compact()
         if collections:
             removed["vector collections"] = len(collections)
         done = self._removals.record_purge(removal.id, removed)
+        with acting_from(Origin(Surface.LORE)):
+            self._services.audit.record_sync(
+                tenant,
+                None,
+                AuditAction.WORKSPACE_PURGE,
+                tenant,
+                {"reason": removal.reason, "removal": removal.id, "removed": removed},
+            )
         listed = ", ".join(f"{name} {count}" for name, count in sorted(removed.items())) or "nothing"
         log.warning(
             "purged workspace %s (%s on %s): removed %s",

@@ -28,12 +28,14 @@ from knowledge import (
     build_embedder,
 )
 from storage.db import Database, open_database
+from storage.deployment import deployment, open_namespace
 from storage.keyword import KeywordIndex
 from storage.repositories.answers import AnswerRepository
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
+from storage.repositories.source_access import SourceAccessRepository
 from storage.repositories.sources import SourceRepository
 from storage.repositories.verified import VerifiedRepository
 from storage.scrub import Scrubber
@@ -43,8 +45,12 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.app.actions import Actions
+    from bot.app.audit import Auditor
+    from bot.app.gaps import CoverageGaps
     from bot.app.removals import WorkspaceRemovals
-    from knowledge import Connections, IndexingJobs, Resolve
+    from bot.app.retention import RetentionService
+    from bot.app.signin import ConsoleSignIn
+    from knowledge import AccessSync, Connections, IndexingJobs, Resolve
 
 
 @dataclass
@@ -69,6 +75,9 @@ class Services:
     """Verified answers, matched first (`knowledge`)."""
     verified_answers: VerifiedRepository
     """Where verified answers are kept, per index."""
+    source_access: SourceAccessRepository
+    """What connected sources say about people and groups, grants, and when each permission
+    and group sync last ran."""
     scrubber: Scrubber
     """Clears deleted text from the local stores' files after removals."""
     resolve: Resolve | None = None
@@ -98,7 +107,9 @@ class Services:
         key = self.settings.lore_secret_key
         box = SecretBox(key.get_secret_value()) if key is not None else None
         limits = ClientLimits(
-            timeout=self.settings.lore_crawl_timeout_seconds, max_bytes=self.settings.max_file_bytes
+            timeout=self.settings.lore_crawl_timeout_seconds,
+            max_bytes=self.settings.max_file_bytes,
+            requests_per_second={"notion": self.settings.lore_notion_requests_per_second},
         )
         return Connections(
             ConnectionRepository(self.db, box),
@@ -106,6 +117,20 @@ class Services:
             resolve=self.resolve or system_resolve,
             limits=limits,
         )
+
+    @cached_property
+    def access_sync(self) -> AccessSync:
+        """Permission and group syncs of connected sources, on their settings' schedules."""
+        from datetime import timedelta
+
+        from knowledge import AccessPolicy, AccessSync
+
+        settings = self.settings
+        policy = AccessPolicy(
+            permissions_every=timedelta(minutes=settings.lore_permission_sync_minutes),
+            groups_every=timedelta(minutes=settings.lore_group_sync_minutes),
+        )
+        return AccessSync(self.connections, self.source_access, self.sources, self.documents, policy)
 
     @cached_property
     def removals(self) -> WorkspaceRemovals:
@@ -116,6 +141,34 @@ class Services:
         return WorkspaceRemovals(self, Removals(self.db))
 
     @cached_property
+    def audit(self) -> Auditor:
+        """The audit log, which the use cases append to."""
+        from bot.app.audit import Auditor
+
+        return Auditor(self.db, self.directory)
+
+    @cached_property
+    def retention(self) -> RetentionService:
+        """How long questions are kept (and forgetting a person)."""
+        from bot.app.retention import RetentionService
+
+        return RetentionService(self)
+
+    @cached_property
+    def gaps(self) -> CoverageGaps:
+        """The coverage-gap job: unresolved questions grouped by meaning."""
+        from bot.app.gaps import CoverageGaps
+
+        return CoverageGaps(self)
+
+    @cached_property
+    def signin(self) -> ConsoleSignIn:
+        """Signing in to the admin console, and its sessions."""
+        from bot.app.signin import ConsoleSignIn
+
+        return ConsoleSignIn(self)
+
+    @cached_property
     def actions(self) -> Actions:
         """The use cases every surface calls (they check the permission table)."""
         from bot.app.actions import Actions
@@ -124,6 +177,7 @@ class Services:
 
     async def aclose(self) -> None:
         self.ingestor.close()
+        self.documents.close()
         self.scrubber.close()
         if self.llm is not None:
             await self.llm.close()
@@ -134,11 +188,16 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     """Open the database (migrating it), the vector store, the embedder and the LLM client.
     `resolve` is how connectors look host names up (tests pass one that never uses DNS)."""
     settings.lore_home.mkdir(parents=True, exist_ok=True)
-    db = open_database(settings.effective_database_url, migrate=migrate)
+    db = open_database(settings.effective_database_url, migrate=migrate, pool=settings.pool)
     llm = build_llm_client(settings)
-    indexes, documents = IndexRepository(db), DocumentRepository(db)
     scrubber: Scrubber
-    vectors = build_vector_store(settings, on_delete=lambda: scrubber.request())
+    indexes, documents = IndexRepository(db), DocumentRepository(db, on_delete=lambda: scrubber.request())
+    try:
+        vectors = build_vector_store(settings, deployment(db).id, on_delete=lambda: scrubber.request())
+        open_namespace(db, vectors, server=settings.chroma_host is not None)
+    except BaseException:
+        db.dispose()
+        raise
     scrubber = Scrubber(db, vectors.compact)
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
@@ -177,22 +236,30 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
         deliveries=EventLog(db),
         verified=verified,
         verified_answers=verified_answers,
+        source_access=SourceAccessRepository(db),
         scrubber=scrubber,
         resolve=resolve,
     )
 
 
 def build_vector_store(
-    settings: Settings, *, on_delete: Callable[[], None] | None = None
+    settings: Settings, deployment: str | None = None, *, on_delete: Callable[[], None] | None = None
 ) -> ChromaVectorStore:
+    """The Chroma store `settings` name; its collections in `deployment`'s namespace."""
     if settings.chroma_host:
         where = f"Chroma server at {settings.chroma_host}:{settings.chroma_port}"
         client = chroma_client(host=settings.chroma_host, port=settings.chroma_port)
     else:
         where = f"embedded Chroma at {settings.chroma_path}"
         client = chroma_client(path=settings.chroma_path)
-        return ChromaVectorStore(client, description=where, folder=settings.chroma_path, on_delete=on_delete)
-    return ChromaVectorStore(client, description=where, on_delete=on_delete)
+        return ChromaVectorStore(
+            client,
+            description=where,
+            deployment=deployment,
+            folder=settings.chroma_path,
+            on_delete=on_delete,
+        )
+    return ChromaVectorStore(client, description=where, deployment=deployment, on_delete=on_delete)
 
 
 def build_llm_client(settings: Settings) -> AsyncOpenAI | None:

@@ -83,8 +83,9 @@ class Settings(KnowledgeSettings):
     lore_learn_max_messages: int = Field(
         default=50_000,
         ge=1,
-        description="The most messages (replies included) learning one channel reads, newest first; "
-        "older history is left out, and the channel is told so.",
+        description="The most messages (replies included) a learned channel keeps: a sync reads "
+        "the newest this many, and past it the oldest are forgotten as new ones arrive; the channel "
+        "is told so when it first reaches it.",
     )
     lore_jobs_in_process: bool = Field(
         default=True,
@@ -137,6 +138,29 @@ class Settings(KnowledgeSettings):
         "channel searches nothing else) or `trusted` (they act as members of the workspace).",
     )
 
+    lore_retention_days: int = Field(
+        default=365,
+        ge=0,
+        description="Questions, answers, the feedback on them and what is logged about them are removed "
+        "this many days after they were asked (0 keeps them; a workspace's admins may set their own in "
+        "the console). Checked every hour.",
+    )
+    lore_coverage_gaps_hours: float = Field(
+        default=6.0,
+        gt=0,
+        description="How often the coverage-gap job groups each workspace's unanswered and unhelpful "
+        "questions by meaning (the console can run it at once).",
+    )
+    lore_console_url: str | None = Field(
+        default=None,
+        description="The admin console's public address (https://lore.example.com): Sign in with Slack "
+        "sends people back to <this>/console/auth/slack, which must be one of the app's Redirect URLs. "
+        "Unset: links from `lore admin link` use the address the request came to.",
+    )
+    lore_console_session_hours: float = Field(
+        default=12.0, gt=0, le=24 * 30, description="How long a console sign-in lasts."
+    )
+
     @field_validator(
         "slack_bot_token",
         "slack_app_token",
@@ -144,6 +168,7 @@ class Settings(KnowledgeSettings):
         "slack_client_id",
         "slack_client_secret",
         "slack_redirect_uri",
+        "lore_console_url",
         mode="before",
     )
     @classmethod
@@ -177,6 +202,13 @@ class Settings(KnowledgeSettings):
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError("must be an http(s) URL, this server's /slack/oauth_redirect")
         return value
+
+    @field_validator("lore_console_url")
+    @classmethod
+    def _console_is_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL, the console's public address")
+        return value.rstrip("/") if value is not None else None
 
     @property
     def slack_configured(self) -> bool:

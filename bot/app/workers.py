@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from bot.app.audit import Origin, Surface, acting_from
 from bot.app.services import Services
 from bot.app.settings import Settings
 from knowledge import (
@@ -31,6 +32,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 FIRST_CHECK_AFTER = timedelta(seconds=10)
+GAPS_FIRST_AFTER = timedelta(minutes=2)
+"""The first grouping waits for the embedder's other start-up work."""
+RETENTION_EVERY_MINUTES = 60
+ACCESS_CHECK_MINUTES = 1.0
+"""How often the scheduler looks for permission and group syncs that are due (each runs on
+its own setting's schedule: `LORE_PERMISSION_SYNC_MINUTES`, `LORE_GROUP_SYNC_MINUTES`)."""
 MoreSyncs = Callable[[Services], Mapping[str, SourceSync]]
 """Source kinds a surface knows how to sync (a learned Slack channel is read with the bot's
 token, `bot.slack.history.channel_syncs`); the entry point passes them in, since the app
@@ -116,8 +123,13 @@ async def running_jobs(
 
 def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     """APScheduler, checking every few minutes which attached sources are due a refresh,
-    and which removed workspaces are due their purge; both schedules live in the database,
-    so restarts and several processes agree."""
+    and which removed workspaces are due their purge (both schedules live in the database,
+    so restarts and several processes agree); every minute which connected sources are due a
+    permission or group sync (apart from content: an access change never re-fetches or
+    re-embeds anything); every hour which questions are past their retention; every few
+    hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps. It also finishes what killed writers
+    left half done (documents whose writer's lease ran out): a process that runs for weeks
+    does not wait for another to start."""
     scheduler = AsyncIOScheduler()
     scheduler.add_job(
         _enqueue_due,
@@ -139,8 +151,65 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         max_instances=1,
         next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
     )
+    scheduler.add_job(
+        _sync_access_due,
+        "interval",
+        args=[services],
+        minutes=ACCESS_CHECK_MINUTES,
+        id="lore-access",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
+    scheduler.add_job(
+        _repair,
+        "interval",
+        args=[services],
+        minutes=services.settings.lore_refresh_check_minutes,
+        id="lore-repair",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
+    scheduler.add_job(
+        _retain,
+        "interval",
+        args=[services],
+        minutes=RETENTION_EVERY_MINUTES,
+        id="lore-retention",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + FIRST_CHECK_AFTER,
+    )
+    scheduler.add_job(
+        _group_gaps,
+        "interval",
+        args=[services],
+        hours=services.settings.lore_coverage_gaps_hours,
+        id="lore-coverage-gaps",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC) + GAPS_FIRST_AFTER,
+    )
     scheduler.start()
     return scheduler
+
+
+async def _repair(services: Services) -> None:
+    try:
+        indexes = await asyncio.to_thread(services.indexes.list_all)
+        await services.ingestor.repair({i.id: i for i in indexes})
+    except Exception:
+        log.exception("could not repair half-written documents")
+
+
+async def _sync_access_due(services: Services) -> None:
+    try:
+        for report in await services.access_sync.run_due():
+            if report.error:
+                log.warning("access sync failed (fail closed): %s", report.error)
+    except Exception:
+        log.exception("could not run the due permission and group syncs")
 
 
 async def _enqueue_due(services: Services) -> None:
@@ -153,6 +222,24 @@ async def _enqueue_due(services: Services) -> None:
 
 async def _purge_due(services: Services) -> None:
     try:
-        await services.removals.purge_due(worker_name())
+        with acting_from(Origin(Surface.LORE)):
+            await services.removals.purge_due(worker_name())
     except Exception:
         log.exception("could not purge the data of removed workspaces")
+
+
+async def _retain(services: Services) -> None:
+    """Remove the questions each workspace keeps no longer (each pass logs what it removed)."""
+    try:
+        with acting_from(Origin(Surface.LORE)):
+            await services.retention.purge_due()
+    except Exception:
+        log.exception("could not remove questions past their retention")
+
+
+async def _group_gaps(services: Services) -> None:
+    try:
+        with acting_from(Origin(Surface.LORE)):
+            await services.gaps.run_all()
+    except Exception:
+        log.exception("could not group the coverage gaps")

@@ -21,6 +21,7 @@ from bot.chat.grammar import Said, question, read
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachNotion,
     AttachRepository,
     AttachSpace,
     Command,
@@ -30,6 +31,7 @@ from bot.chat.intents import (
     DisableIndex,
     DocumentsOnly,
     EnableIndex,
+    ExplainAccess,
     Forget,
     ForgetChannelHistory,
     Help,
@@ -37,6 +39,7 @@ from bot.chat.intents import (
     LearnChannel,
     ListDocs,
     ListIndexes,
+    ListNotion,
     ListRepositories,
     ListSpaces,
     ListVerified,
@@ -44,6 +47,7 @@ from bot.chat.intents import (
     MakeDefault,
     Question,
     Refresh,
+    RefreshPermissions,
     RequireMentions,
     SaveThread,
     SetExperts,
@@ -59,6 +63,7 @@ __all__ = [
     "DECLARATIONS",
     "AddFiles",
     "AddUrls",
+    "AttachNotion",
     "AttachRepository",
     "AttachSpace",
     "Command",
@@ -69,6 +74,7 @@ __all__ = [
     "DisableIndex",
     "DocumentsOnly",
     "EnableIndex",
+    "ExplainAccess",
     "Forget",
     "ForgetChannelHistory",
     "Help",
@@ -76,6 +82,7 @@ __all__ = [
     "LearnChannel",
     "ListDocs",
     "ListIndexes",
+    "ListNotion",
     "ListRepositories",
     "ListSpaces",
     "ListVerified",
@@ -83,6 +90,7 @@ __all__ = [
     "MakeDefault",
     "Question",
     "Refresh",
+    "RefreshPermissions",
     "RequireMentions",
     "Said",
     "SaveThread",
@@ -108,6 +116,7 @@ class Section(enum.StrEnum):
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
     GITHUB = "GitHub"
+    NOTION = "Notion"
     LORE = "Lore"
 
 
@@ -133,6 +142,18 @@ LEARNERS = "the channel's members, from the channel (never partners); only into 
 MEMBERS = "the channel's members (never partners), in the channel"
 
 DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
+    Declaration(  # before AddUrls: a Notion link names a page to sync, not one to fetch
+        AttachNotion,
+        "Index what is shared with a connected Notion (every page and database, new ones included), or "
+        "one page tree or database, into an index, with progress here",
+        (
+            "add our Notion to the handbook index",
+            "add the notion page https://www.notion.so/acme/Runbooks-1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f to the ops index",
+        ),
+        CONNECTOR_ADMINS,
+        Section.NOTION,
+        g.attach_notion,
+    ),
     Declaration(
         Teach,
         "Keep your answer to a question as this channel's verified answer: I answer with it first "
@@ -156,8 +177,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         ConnectSource,
-        "Connect Confluence or GitHub (credentials go into a private form)",
-        ("connect confluence", "connect github"),
+        "Connect Confluence, GitHub or Notion (credentials go into a private form)",
+        ("connect confluence", "connect github", "connect notion"),
         CONNECTOR_ADMINS,
         Section.CONFLUENCE,
         g.connect,
@@ -197,6 +218,30 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         CONNECTOR_ADMINS,
         Section.GITHUB,
         g.attach_repository,
+    ),
+    Declaration(
+        RefreshPermissions,
+        "Sync now who may read what in the connected sources (page restrictions, space permissions) and who is in their groups",
+        ("refresh permissions",),
+        CONNECTOR_ADMINS,
+        Section.CONFLUENCE,
+        g.fixed(g.REFRESH_PERMISSIONS, RefreshPermissions),
+    ),
+    Declaration(
+        ExplainAccess,
+        "Whether someone may read a document and why (its source's permissions, their accounts and groups), never its text",
+        ("explain access for U0123ABCD to Payroll 2026",),
+        "workspace admins",
+        Section.CONFLUENCE,
+        g.explain_access,
+    ),
+    Declaration(
+        ListNotion,
+        "The pages and databases shared with a connected Notion (what can be indexed alone)",
+        ("list notion pages",),
+        CONNECTOR_ADMINS,
+        Section.NOTION,
+        g.fixed(g.NOTION_PAGES, ListNotion),
     ),
     Declaration(
         SetMode,
@@ -283,7 +328,8 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     ),
     Declaration(
         LearnChannel,
-        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete",
+        "Read this channel's history into its own index (with progress here) and keep it up to date as people write, edit and delete, "
+        "keeping the newest `LORE_LEARN_MAX_MESSAGES` messages",
         ("learn this channel",),
         LEARNERS,
         Section.HISTORY,
@@ -374,24 +420,24 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         StopIndexing,
         "Stop a running crawl or sync",
         ("stop indexing docs.example.com",),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.stop,
     ),
     Declaration(
         Refresh,
-        "Crawl a site (or sync Confluence or GitHub) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
+        "Crawl a site (or sync Confluence, GitHub or Notion) again now, or change how often: hourly, daily, weekly, every 6 hours, never",
         ("refresh docs.example.com", "refresh docs.example.com weekly", "refresh acme/payments"),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.SITES,
         g.refresh,
     ),
     Declaration(
         Forget,
         "Remove a document (by name, URL, id or part of its name; words that name several remove "
-        "none and list them), or a site, a Confluence space or a GitHub repository with all it brought",
+        "none and list them), or a site, a Confluence space, a GitHub repository or a Notion page with all it brought",
         ("forget report.pdf", "forget docs.example.com"),
-        KEEPERS + "; Confluence, GitHub: " + CONNECTOR_ADMINS,
+        KEEPERS + "; Confluence, GitHub, Notion: " + CONNECTOR_ADMINS,
         Section.DOCUMENTS,
         g.forget,
     ),

@@ -1,7 +1,8 @@
-"""Chat commands about connectors (Confluence, GitHub): "connect confluence" / "connect github"
-(a private form where there is one), "list confluence spaces" / "list github repositories",
-and "add the ENG space to the confluence index" / "add the acme/payments repository to the
-eng index" (with live progress in the thread, as for sites). The use cases, and who may run
+"""Chat commands about connectors (Confluence, GitHub, Notion): "connect confluence" / "connect
+github" / "connect notion" (a private form where there is one), "list confluence spaces" /
+"list github repositories" / "list notion pages", and "add the ENG space to the confluence
+index" / "add the acme/payments repository to the eng index" / "add our Notion to the handbook
+index" (with live progress in the thread, as for sites). The use cases, and who may run
 them, are `bot.app.actions.connectors`; this renders them."""
 
 from __future__ import annotations

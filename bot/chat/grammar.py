@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from bot.chat.intents import (
     AddFiles,
     AddUrls,
+    AttachNotion,
     AttachRepository,
     AttachSpace,
     Command,
     ConnectSource,
     DocumentsOnly,
+    ExplainAccess,
     Forget,
     HelpChannel,
     ListRepositories,
@@ -101,6 +103,21 @@ _ATTACH_REPOSITORY = re.compile(
     rf"|(?:all|every)(?: of)?(?: the)? (?:github )?(?:repositories|repos) of (?P<owner>{_OWNER})"
     rf"|(?P<owner2>{_OWNER})['’]s (?:github )?(?:repositories|repos))"
     r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$",
+    re.I,
+)
+NOTION_PAGES = re.compile(
+    r"^(?:(?:list|show)(?: me)?(?: the| all| available| my| our| shared)* notion (?:pages|databases)(?: and (?:pages|databases))?"
+    r"|which notion pages(?: and databases)? (?:are there|can (?:i|you|we) (?:add|use|index)))$",
+    re.I,
+)
+_INTO_INDEX = (
+    r" (?:to|into|in) (?:the )?[\"'“‘`]?(?P<index>[#\w][\w .#/-]*?)[\"'”’`]?(?: (?:knowledge )?index)?$"
+)
+_ATTACH_NOTION = re.compile(
+    r"^(?:add|sync|index|import|attach|pull in) "
+    r"(?:(?:(?:all|everything)(?: of)?(?: in)? )?(?:our |the |my )?(?:whole )?notion(?: workspace)?"
+    r"|(?:the |our )?(?:notion (?P<kind>page|database|db) <?(?P<ref>[^\s<>]+?)>?"
+    r"|<?(?P<ref2>[^\s<>]+?)>? notion (?P<kind2>page|database|db)))" + _INTO_INDEX,
     re.I,
 )
 _MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>|^\s*@lore\b[,:]?", re.I)
@@ -331,6 +348,15 @@ def attach_repository(said: Said) -> Command | None:
     return AttachRepository(folder, found.group("index").strip())
 
 
+def attach_notion(said: Said) -> Command | None:
+    """Everything shared with the integration, or one page tree or database by its link or id
+    (Slack's `<link|label>` read as the link)."""
+    if not (found := _ATTACH_NOTION.match(said.text)):
+        return None
+    reference = (found.group("ref") or found.group("ref2") or "").partition("|")[0]
+    return AttachNotion(reference or "workspace", found.group("index").strip())
+
+
 def repositories(said: Said) -> Command | None:
     return ListRepositories() if REPOSITORIES.match(said.text) else None
 
@@ -354,6 +380,30 @@ _FEEDBACK = re.compile(
     rf" (?:feedback|unhelpful answers|unanswered questions)(?: (?:for|on|about|of) {_INDEX})?$",
     re.I,
 )
+
+
+REFRESH_PERMISSIONS = re.compile(
+    r"^(?:refresh|re-?sync|sync|update|re-?check)(?: the)? (?:permissions|access|restrictions)"
+    r"(?: (?:now|of (?:the )?(?:connected )?sources|from (?:confluence|the sources)))?$",
+    re.I,
+)
+_SOMEONE = r"(?:<@(?P<{0}>[UW][A-Z0-9]+)(?:\|[^>]*)?>|@?(?P<{0}_id>[UW][A-Z0-9]{{6,}}))"
+"""A person: a Slack mention (`<@U…>`), or their user id as it is."""
+_EXPLAIN_ACCESS = re.compile(
+    r"^(?:<@[A-Z0-9]+(?:\|[^>]*)?>[\s,:]*)?(?i:please\s+)?"
+    rf"(?:(?i:explain (?:the )?access (?:for|of)) {_SOMEONE.format('user')} (?i:to|on|for) "
+    rf"|(?i:why can(?:'|’)?t) {_SOMEONE.format('other')} (?i:read|see) )"
+    r"(?P<document>.+?)[\s?.!]*$",
+)
+
+
+def explain_access(said: Said) -> Command | None:
+    """Read from the raw message: the user it names is a mention, which reading drops."""
+    if not (found := _EXPLAIN_ACCESS.match(said.raw.strip())):
+        return None
+    document = found.group("document").strip().strip("\"'“”‘’`").strip()
+    user = next(found.group(g) for g in ("user", "user_id", "other", "other_id") if found.group(g))
+    return ExplainAccess(user, said.urls[0] if said.urls else document) if document else None
 
 
 def feedback(said: Said) -> Command | None:

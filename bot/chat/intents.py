@@ -114,6 +114,20 @@ class ListRepositories:
 
 
 @dataclass(frozen=True)
+class ListNotion:
+    """“list notion pages”: the pages and databases shared with a connected Notion."""
+
+
+@dataclass(frozen=True)
+class AttachNotion:
+    """“add our Notion to the handbook index” (everything shared with the integration), or
+    “add the notion page <link> to …” / “add the notion database <link> to …”."""
+
+    folder: str
+    index: str
+
+
+@dataclass(frozen=True)
 class AttachSpace:
     """“add the ENG space to the confluence index” (optionally “… page 12345 …”)."""
 
@@ -136,6 +150,22 @@ class DocumentsOnly:
 
     name: str
     on: bool = True
+
+
+@dataclass(frozen=True)
+class RefreshPermissions:
+    """“refresh permissions”: sync now who may read what in the connected sources, and who
+    is in their groups."""
+
+
+@dataclass(frozen=True)
+class ExplainAccess:
+    """“explain access for @someone to Payroll”: whether they may read that document, and
+    why (admins only; never its text)."""
+
+    user: str
+    """A Slack user id."""
+    document: str
 
 
 @dataclass(frozen=True)
@@ -205,6 +235,8 @@ class ListVerified:
 
 Command = (
     Question
+    | RefreshPermissions
+    | ExplainAccess
     | AddFiles
     | AddUrls
     | ListIndexes
@@ -226,8 +258,10 @@ Command = (
     | ConnectSource
     | ListSpaces
     | ListRepositories
+    | ListNotion
     | AttachSpace
     | AttachRepository
+    | AttachNotion
     | ShowFeedback
     | SaveThread
     | RequireMentions

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.app.actions.threads import CAPPED
+from bot.app.actions.threads import CAPPED, HELD
 from bot.chat.commands import DECLARATIONS, Section
 from bot.chat.mrkdwn import escape as e
-from knowledge import Count, JobCounters, Notice, NoticeKind
+from knowledge import Count, Folder, JobCounters, Notice, NoticeKind
 from storage.access import Given
 
 HELP_LEAD = "Here's what I can do:\n• *Ask me anything* — I answer from this conversation's enabled indexes and cite my sources."
@@ -191,11 +191,19 @@ def history_summary(
                 if counters.get(CAPPED)
                 else ""
             )
+            + (held_note(counters[HELD]) + " " if counters.get(HELD) else "")
             + "Ask me about what was said here."
         )
     if state == "cancelled":
         return f"Stopped reading *{label}* after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}; what was read stays."
     return f"Reading *{label}* failed after {plural(read, 'thread or hour of chat', 'threads and hours of chat')}: {error or 'an unexpected error'}."
+
+
+def held_note(limit: int) -> str:
+    return (
+        f"This channel reached my limit (LORE_LEARN_MAX_MESSAGES): I keep the newest {limit:,} messages "
+        "of it, so as new ones arrive, the oldest are forgotten."
+    )
 
 
 def history_forgotten(label: str, documents: int) -> str:
@@ -372,8 +380,11 @@ def job_line(site: str, state: str, counters: Mapping[str, int], when: str) -> s
     )
 
 
-def source_line(site: str, schedule: str, refreshed: str) -> str:
-    return f"• *{e(site)}* refreshes {e(schedule)} ({refreshed})"
+def source_line(site: str, schedule: str, refreshed: str, held: int | None = None) -> str:
+    line = f"• *{e(site)}* refreshes {e(schedule)} ({refreshed})"
+    if held:
+        line += f"; it keeps the newest {held:,} messages (LORE_LEARN_MAX_MESSAGES), forgetting the oldest"
+    return line
 
 
 def no_site(reference: str) -> str:
@@ -435,6 +446,15 @@ _KINDS = {
         "https://HOST/api/v3` for Enterprise Server); then say “add the acme/payments repository to the "
         "eng index”",
     ),
+    "notion": _Kind(
+        "Notion",
+        "Pages and databases",
+        "“add our Notion to the <name> index” (everything shared with Lore's integration) or “add the notion "
+        "page <link> to the <name> index”",
+        "`lore source add notion --token-env NOTION_TOKEN` (an internal integration's secret, from "
+        "notion.so/profile/integrations; share the pages Lore should read with the integration); then say "
+        "“add our Notion to the handbook index”",
+    ),
 }
 
 
@@ -458,7 +478,7 @@ def connect_with_cli(kind: str) -> str:
 
 CONNECT_NOT_ALLOWED = (
     "Only workspace admins (and the people an admin lists in LORE_CONNECTOR_ADMINS) can connect "
-    "Confluence or GitHub or choose what they index, since everyone here can then read what it holds."
+    "Confluence, GitHub or Notion or choose what they index, since everyone here can then read what it holds."
 )
 NEEDS_KEY_SETUP = (
     "Before connecting a source, an admin needs to give Lore a key to encrypt credentials with: "
@@ -469,7 +489,10 @@ NEEDS_KEY_SETUP = (
 
 
 def unknown_connector(kind: str) -> str:
-    return f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”) and GitHub (“connect github”)."
+    return (
+        f"I can't connect {e(kind)} yet; I know Confluence (“connect confluence”), GitHub (“connect github”) "
+        "and Notion (“connect notion”)."
+    )
 
 
 def connected(site: str, account: str, hint: str, folders: Sequence[str], kind: str = "confluence") -> str:
@@ -483,6 +506,12 @@ def connected(site: str, account: str, hint: str, folders: Sequence[str], kind: 
         f"Connected {words.label} at *{e(site)}* as {e(account)} ({e(hint)}). {words.folders} this account can "
         f"read: {listed}. Say {words.attach} to index one."
     )
+
+
+def shown(folders: Sequence[Folder]) -> list[str]:
+    """How a connection's folders are named when it is connected: by key (a space, a
+    repository), or by name where the key is an id (a Notion page or database)."""
+    return [f.name if f.kind in ("page", "database") else f.key for f in folders]
 
 
 def connect_failed(reason: str, kind: str = "confluence") -> str:
@@ -502,11 +531,12 @@ def spaces(site: str, found: Sequence[tuple[str, str]], kind: str = "confluence"
 
 def space_queued(folder: str, index: str, created: bool, kind: str = "confluence") -> str:
     made = f"I created the shared *{e(index)}* index and enabled it here. " if created else ""
-    what = (
-        f"the Confluence space *{e(folder)}*"
-        if kind == "confluence"
-        else f"{_kind(kind).label} *{e(folder)}*"
-    )
+    if kind == "confluence":
+        what = f"the Confluence space *{e(folder)}*"
+    elif kind == "notion" and folder == "workspace":
+        what = "everything shared with Lore in *Notion*"
+    else:
+        what = f"{_kind(kind).label} *{e(folder)}*"
     return f"{made}Syncing {what} into the *{e(index)}* index. I'll show progress here."
 
 
@@ -710,7 +740,9 @@ HOME_CHANNELS = "Your channels with Lore"
 HOME_NO_CHANNELS = "None yet: invite me to a channel (`/invite @lore`) and mention me there."
 HOME_FEEDBACK = "Feedback on the indexes you look after"
 HOME_ADMIN = "For admins"
-HOME_CONNECTORS_NONE = "No connector yet. Say “connect confluence” or “connect github” in a DM with me."
+HOME_CONNECTORS_NONE = (
+    "No connector yet. Say “connect confluence”, “connect github” or “connect notion” in a DM with me."
+)
 HOME_ADD_PAGE = "Add a page"
 HOME_ADD_PAGE_LABEL = "Add a web page to one of your indexes"
 HOME_REFRESH = "Refresh"
@@ -774,6 +806,60 @@ def _and(items: Sequence[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+# -- document-level access from connected sources ----------------------------------------------
+
+ACCESS_ADMINS_ONLY = "Only workspace admins can ask why someone may or may not read a document."
+NO_CONNECTED_SOURCES = "No connected source syncs permissions here yet."
+
+
+def permissions_line(
+    restricted: int,
+    synced: str | None,
+    error: str | None,
+    groups_synced: str | None,
+    groups_error: str | None,
+) -> str:
+    """How up to date a connected source's access is: when permissions and groups were last
+    synced (`synced` already worded, like “5 minutes ago”), how many of its documents are
+    restricted, and a failure, which leaves documents unreadable (fail closed)."""
+    if error is not None:
+        said = f"permission sync failed: {e(error)}; its {plural(restricted, 'document')} can't be read until one succeeds"
+    elif synced is None:
+        said = f"permissions not synced yet ({plural(restricted, 'document')} waiting)"
+    else:
+        said = f"permissions synced {synced}, {plural(restricted, 'document')} restricted"
+    if groups_error is not None:
+        said += f"; group sync failed: {e(groups_error)} (its groups count as empty)"
+    elif groups_synced is not None:
+        said += f"; groups synced {groups_synced}"
+    else:
+        said += "; groups not synced yet"
+    return said
+
+
+def permissions_refreshed(
+    documents: int, restricted: int, changed: int, groups: int, failures: Sequence[str]
+) -> str:
+    said = (
+        f"Synced who may read {plural(documents, 'document')} ({restricted} restricted, "
+        f"{changed} changed) and the members of {plural(groups, 'group')}."
+    )
+    if failures:
+        said += " Failed, so what they cover can't be read until they succeed: " + "; ".join(
+            e(f) for f in failures
+        )
+    return said
+
+
+def access_verdict(user: str, document: str, readable: bool) -> str:
+    verb = "may read" if readable else "may not read"
+    return f"<@{user}> {verb} *{e(document)}*."
+
+
+def syncs_busy(count: int) -> str:
+    return f"{plural(count, 'sync')} already running elsewhere went on there."
 
 
 _NOTICES = {

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
+from bot.app.actions.access import Explanation, SourceStatus
 from bot.app.actions.feedback import IndexReview
 from bot.chat import messages
 from bot.chat.messages import notice as worded
@@ -14,6 +16,9 @@ from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, source, unescape
 from knowledge import Answer, IndexListing, distinct_names, document_names
 from storage.records import DocumentRef, IndexRef, ReviewItem, VerifiedRef
+
+if TYPE_CHECKING:
+    from knowledge import GroupReport, PermissionReport
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
@@ -176,3 +181,79 @@ def _reviewed(item: ReviewItem) -> str:
         said = escape(verdict.reason or "unhelpful")
         parts.append(f"{said}: “{escape(verdict.comment)}”" if verdict.comment else said)
     return " — ".join(parts)
+
+
+def render_principal(principal: str) -> str:
+    """`group finance`, `user 5b10ac8d…` (without the source's id)."""
+    _, _, rest = principal.partition(":")
+    kind, _, value = rest.partition(":")
+    return f"{kind} {value}" if value else principal
+
+
+def render_explanation(explanation: Explanation) -> str:
+    """Why someone may or may not read a document, for an admin (never its text)."""
+    x = explanation
+    lines = [messages.access_verdict(x.user.external_id, x.document.name, x.readable)]
+    where = f"document {x.document.id}, in the *{escape(x.index.name)}* index"
+    lines.append(
+        f"• {where}: they {'may' if x.may_search_index else 'may not'} search that index from a private place."
+    )
+    if x.access.unknown:
+        lines.append("• Its source's last permission sync failed (or never said), so no one may read it.")
+    elif not x.access.clauses:
+        lines.append("• Its source lets anyone read it (or it was added in Slack, by the CLI or the API).")
+    else:
+        clauses = " *and* ".join(
+            "(" + " or ".join(escape(render_principal(p)) for p in sorted(c)) + ")" for c in x.access.clauses
+        )
+        lines.append(f"• Its source lets read it whoever is {clauses}.")
+        held = ", ".join(escape(render_principal(p)) for p in sorted(x.principals)) or "nothing"
+        email = escape(x.user.email) if x.user.email else "no confirmed email"
+        lines.append(f"• They ({email}) are, in the connected sources: {held}.")
+        for clause in x.unmet:
+            lines.append(
+                "• They are none of: " + ", ".join(escape(render_principal(p)) for p in sorted(clause)) + "."
+            )
+    return "\n".join(lines)
+
+
+def render_access_status(statuses: Sequence[SourceStatus]) -> str:
+    """Each connector attachment's permission and group syncs, one line each."""
+    if not statuses:
+        return messages.NO_CONNECTED_SOURCES
+    lines = []
+    for status in statuses:
+        permissions, groups = status.permissions, status.groups
+        line = messages.permissions_line(
+            status.restricted,
+            age(permissions.synced_at) if permissions.synced_at else None,
+            permissions.error,
+            age(groups.synced_at) if groups.synced_at else None,
+            groups.error,
+        )
+        lines.append(
+            f"• {escape(status.source.kind.capitalize())} {escape(', '.join(status.source.folders))}: {line}"
+        )
+    return "\n".join(lines)
+
+
+def permissions_refreshed(reports: Sequence[PermissionReport | GroupReport]) -> str:
+    """What `refresh permissions` did."""
+    from knowledge import PermissionReport
+
+    permissions = [r for r in reports if isinstance(r, PermissionReport)]
+    groups = [r for r in reports if not isinstance(r, PermissionReport)]
+    if not reports:
+        return messages.NO_CONNECTED_SOURCES
+    failures = [
+        f"{r.source.kind.capitalize()} {', '.join(r.source.folders)}: {r.error}"
+        for r in permissions
+        if r.error
+    ] + [f"groups of {r.connection.name}: {r.error}" for r in groups if r.error]
+    return messages.permissions_refreshed(
+        sum(r.documents for r in permissions),
+        sum(r.restricted for r in permissions if not r.error),
+        sum(r.changed for r in permissions),
+        sum(r.groups for r in groups),
+        failures,
+    )

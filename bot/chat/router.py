@@ -8,6 +8,7 @@ errors become polite, specific messages in the thread.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
@@ -19,7 +20,14 @@ from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
 from bot.chat.grammar import asks_something
 from bot.chat.history import HistoryCommands
-from bot.chat.render import render_documents_md, render_listing_md, render_review_md, render_verified_md
+from bot.chat.render import (
+    permissions_refreshed,
+    render_documents_md,
+    render_explanation,
+    render_listing_md,
+    render_review_md,
+    render_verified_md,
+)
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Offers, Surface, Turn
 from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
@@ -59,6 +67,8 @@ class Router:
             c.ConnectSource: self._connect,
             c.ListSpaces: self._spaces,
             c.ListRepositories: self._repositories,
+            c.ListNotion: self._notion_pages,
+            c.AttachNotion: self._attach_notion,
             c.AttachSpace: self._attach_space,
             c.AttachRepository: self._attach_repository,
             c.ShowFeedback: self._show_feedback,
@@ -70,6 +80,8 @@ class Router:
             c.SetExperts: self._set_experts,
             c.Teach: self._teach,
             c.ListVerified: self._list_verified,
+            c.RefreshPermissions: self._refresh_permissions,
+            c.ExplainAccess: self._explain_access,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -121,6 +133,7 @@ class Router:
         if not command.text.strip():
             await surface.tell(messages.NOTHING_TO_ASK)
             return
+        started = time.monotonic()
         await surface.working()
         actor = turn.actor
         indexes = await self._actions.indexes.enabled(actor)
@@ -131,25 +144,28 @@ class Router:
         mode = actor.conversation.response_mode
         strategy = actor.conversation.rag_strategy or Strategy.ALWAYS
         chat = [*turn.history, {"role": "user", "content": command.text}]
-        request = Request(indexes, chat, mode=mode, strategy=strategy)
+        access = await self._actions.access.for_answer(actor, private=turn.private or turn.is_dm)
+        request = Request(indexes, chat, mode=mode, strategy=strategy, access=access)
         events = self._services.knowledge.ask_stream(request)
         offers = Offers(experts=bool(actor.conversation.experts) and not turn.is_dm)
         try:
-            await surface.answer(events, self._recorder(turn, command.text, indexes), offers)
+            await surface.answer(events, self._recorder(turn, command.text, indexes, started), offers)
         finally:
             if isinstance(events, AsyncGenerator):  # a surface that failed half way leaves it open
                 await events.aclose()
 
     def _recorder(
-        self, turn: Turn, question: str, indexes: Sequence[IndexRef]
+        self, turn: Turn, question: str, indexes: Sequence[IndexRef], started: float
     ) -> Callable[[Answer], Awaitable[int]]:
-        """Records an answer given to `question` (and tells the observers): its id."""
+        """Records an answer given to `question` (and tells the observers, with how long it
+        took since `started`, a `time.monotonic()`): its id."""
 
         async def record(answer: Answer) -> int:
             for observer in self._answered:
                 observer(answer)
+            took = round((time.monotonic() - started) * 1000)
             return await self._actions.answers.record(
-                turn.actor, question, answer, indexes, thread=turn.thread_id
+                turn.actor, question, answer, indexes, thread=turn.thread_id, latency_ms=took
             )
 
         return record
@@ -169,9 +185,12 @@ class Router:
         indexes = await self._actions.indexes.enabled(actor)
         if not indexes:
             return False
-        request = Request(indexes, [{"role": "user", "content": text}], unasked=True)
+        started = time.monotonic()
+        # Posted in the channel, for everyone there: only what everyone there may read.
+        access = await self._actions.access.for_answer(actor, private=False)
+        request = Request(indexes, [{"role": "user", "content": text}], unasked=True, access=access)
         answer = await self._services.knowledge.ask(request)
-        record = self._recorder(turn, text, indexes)
+        record = self._recorder(turn, text, indexes, started)
         experts = bool(actor.conversation.experts)
         if not sure(answer, self._actions.helping.threshold(actor.conversation)):
             if experts and (not answer.abstained or answer.verified is not None):
@@ -317,9 +336,24 @@ class Router:
     async def _attach_repository(self, command: c.AttachRepository, turn: Turn, surface: Surface) -> None:
         await self._connectors.attach("github", command.repository, command.index, turn, surface)
 
+    async def _notion_pages(self, command: c.ListNotion, turn: Turn, surface: Surface) -> None:
+        await self._connectors.folders("notion", turn, surface)
+
+    async def _attach_notion(self, command: c.AttachNotion, turn: Turn, surface: Surface) -> None:
+        await self._connectors.attach("notion", command.folder, command.index, turn, surface)
+
     async def _show_feedback(self, command: c.ShowFeedback, turn: Turn, surface: Surface) -> None:
         reviews = await self._actions.feedback.review(turn.actor.place, command.index)
         await surface.tell(render_review_md(reviews))
+
+    async def _refresh_permissions(self, command: c.RefreshPermissions, turn: Turn, surface: Surface) -> None:
+        await surface.working()
+        reports = await self._actions.access.refresh(turn.actor.place)
+        await surface.tell(permissions_refreshed(reports))
+
+    async def _explain_access(self, command: c.ExplainAccess, turn: Turn, surface: Surface) -> None:
+        explanation = await self._actions.access.explain(turn.actor.place, command.user, command.document)
+        await surface.tell(render_explanation(explanation))
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.tell(messages.help_text())

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from bot.app.actions.sources import folder_named
 from bot.app.actions.sources import label as source_label
+from bot.app.actions.threads import HELD_CAP
 from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.render import age
@@ -87,7 +88,9 @@ class SiteCommands:
                 if source.last_refresh_at
                 else "not yet refreshed"
             )
-            lines.append(messages.source_line(source_label(source), str(source.schedule), refreshed))
+            limit = self._services.settings.lore_learn_max_messages
+            held = limit if source.options.get(HELD_CAP) == limit else None
+            lines.append(messages.source_line(source_label(source), str(source.schedule), refreshed, held))
         await surface.tell("Indexing here:\n" + "\n".join(dict.fromkeys(lines)))
 
     async def stop(self, reference: str, turn: Turn, surface: Surface) -> None:

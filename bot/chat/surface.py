@@ -94,6 +94,9 @@ class Turn:
     """Whether people have begun answering this message already."""
     members_of: MembersOf = no_groups
     """The members of a user group (experts may be named by group)."""
+    private: bool = False
+    """Only the asker sees the replies (`/lore`), wherever they ask from: an answer may use
+    what the asker may read in connected sources, as in a DM."""
 
     @cached_property
     def command(self) -> Command:

@@ -52,10 +52,13 @@ def create(
     user: str | None = typer.Option(
         None, "--user", "-u", help="Act as this user (Slack user id), who may see their personal index."
     ),
+    audit: bool = typer.Option(
+        False, "--audit", help="It may read the workspace's audit log (GET /v1/audit), for a SIEM."
+    ),
 ) -> None:
     """Create a key; its secret is shown once and stored only as a hash."""
     with _keys(settings_or_exit()) as keys:
-        issued = keys.create(tenant, name, user=user)
+        issued = keys.create(tenant, name, user=user, reads_audit=audit)
     typer.echo(
         f"Created API key {issued.key.id} ({name}) for tenant {tenant}" + (f" as {user}" if user else "")
     )
@@ -90,14 +93,20 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     """Run the API until SIGINT or SIGTERM."""
     from aiohttp import web
 
+    from bot.app.audit import Origin, Surface, attribute_to
+
+    attribute_to(Origin(Surface.LORE))  # a server: each request says where it comes from
     from bot.api import build_api
     from bot.api.state import API_STATE
     from bot.chat.runtime import open_runtime
     from bot.cli.mcp import mount_mcp
+    from bot.cli.run import slack_signin
     from bot.slack.history import channel_syncs
+    from bot.web import install_console
 
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         web_app = build_api(runtime.services)
+        install_console(web_app, runtime.services, slack_signin(settings, runtime.services))
         mount_mcp(web_app, runtime, web_app[API_STATE])
         runner = web.AppRunner(web_app)
         await runner.setup()

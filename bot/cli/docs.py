@@ -22,6 +22,9 @@ import typer
 from bot.app.settings import Settings
 from bot.chat.commands import DECLARATIONS
 from storage.access import FEEDBACK, PERMISSIONS, Action, Role, Sight
+from storage.document_access import restricted_readers
+
+SOURCE_ACCESS = "read a document its source restricts"
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -46,9 +49,10 @@ def commands_table() -> str:
 
 def permissions_table() -> str:
     actions = list(Action)
-    rows = ["| index | " + " | ".join(a.value for a in actions) + " |", "|---" * (len(actions) + 1) + "|"]
+    heads = [a.value for a in actions] + [SOURCE_ACCESS]
+    rows = ["| index | " + " | ".join(heads) + " |", "|---" * (len(heads) + 1) + "|"]
     for kind, table in PERMISSIONS.items():
-        cells = [_roles(table[action]) for action in actions]
+        cells = [_roles(table[action]) for action in actions] + [_cell(restricted_readers(kind))]
         rows.append(f"| {kind.value} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

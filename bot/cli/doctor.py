@@ -59,9 +59,19 @@ async def _database(settings: Settings) -> str:
 
 
 async def _vector_store(settings: Settings) -> str:
-    store = await asyncio.to_thread(build_vector_store, settings)
-    await asyncio.to_thread(store.heartbeat)
-    return store.describe()
+    """The store answers, and on a Chroma server this database's namespace is its own."""
+    from storage.deployment import database_identity, deployment
+
+    db = await asyncio.to_thread(open_database, settings.effective_database_url)
+    try:
+        found = await asyncio.to_thread(deployment, db)
+        store = await asyncio.to_thread(build_vector_store, settings, found.id)
+        await asyncio.to_thread(store.heartbeat)
+        if settings.chroma_host:
+            await asyncio.to_thread(store.claim_namespace, await asyncio.to_thread(database_identity, db))
+        return f"{store.describe()}, deployment {found.id}"
+    finally:
+        db.dispose()
 
 
 async def _embedder(settings: Settings) -> str:

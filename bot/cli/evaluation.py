@@ -1,9 +1,17 @@
-"""`lore eval beir`: build a throw-away store, ingest the corpus, score the three retrievals."""
+"""`lore eval beir` / `lore eval qa`: build throw-away stores like the configured ones, ingest
+the corpus, score. SQLite and embedded Chroma in a temporary folder by default; with
+`DATABASE_URL`, a throw-away schema in that PostgreSQL database; with `CHROMA_HOST`, a
+deployment of its own on that Chroma server, whose collections are dropped at the end. So
+keyword search on PostgreSQL is measured by the product's own command."""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +34,41 @@ from knowledge import (
     load_questions,
     score_answers,
 )
+from storage.db import scratch_schema
 from storage.keyword import KeywordIndex
 from storage.records import IndexRef
+from storage.vectors import ChromaVectorStore
 
 EVAL_SPEC = RetrievalSpec(min_similarity=-1.0, max_per_document=1)
 """No threshold and one chunk per document: BEIR ranks documents."""
+
+
+@contextmanager
+def evaluation_stores(settings: Settings) -> Iterator[Settings]:
+    """Settings for throw-away stores of the kinds `settings` configure (see the module)."""
+    with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
+        scratch = settings.model_copy(update={"lore_home": Path(home)})
+        if settings.database_url is None:
+            yield scratch
+            return
+        with scratch_schema(settings.database_url) as url:
+            yield scratch.model_copy(update={"database_url": url})
+
+
+def describe_stores(services: Services) -> str:
+    url = services.db.engine.url
+    where = (
+        "SQLite"
+        if url.get_backend_name() == "sqlite"
+        else f"PostgreSQL {url.host}/{url.database} (a throw-away schema)"
+    )
+    return f"evaluating on {where} and {services.vectors.describe()}"
+
+
+async def discard(services: Services) -> None:
+    """Drop what the evaluation put on a Chroma server (its database goes with its schema)."""
+    if services.settings.chroma_host and isinstance(services.vectors, ChromaVectorStore):
+        await asyncio.to_thread(services.vectors.drop_namespace)
 
 
 async def run_beir(
@@ -47,6 +85,7 @@ async def run_beir(
         beir = type(beir)(beir.corpus, kept, {q: beir.qrels[q] for q in kept})
     services = build_services(settings)
     try:
+        print(describe_stores(services), file=sys.stderr)  # what was measured, even with --json
         index = await throwaway_index(services, "beir")
         started = time.perf_counter()
         failures = await ingest_corpus(services.ingestor, index, beir, None if quiet else _progress)
@@ -69,6 +108,7 @@ async def run_beir(
         ranker = Ranker(services.embedder, retriever.term_frequencies)
         return await evaluate_retrieval(retriever, services.indexes.get(index.id), beir, ranker=ranker)
     finally:
+        await discard(services)
         await services.aclose()
 
 
@@ -116,4 +156,5 @@ async def run_qa(
             "items": [r.as_json() for r in results],
         }
     finally:
+        await discard(services)
         await services.aclose()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -109,8 +108,9 @@ def ask(
             indexes = [await index_for_cli(services, actor, n, create=False) for n in index]
         else:
             indexes = await services.catalog.enabled(actor.conversation, actor.place)
+        access = await services.actions.access.for_answer(actor, private=True)  # only they see it
         answer = await services.knowledge.ask(
-            Request(indexes, [{"role": "user", "content": question}], mode=chosen_mode)
+            Request(indexes, [{"role": "user", "content": question}], mode=chosen_mode, access=access)
         )
         if as_json:
             return json.dumps(answer.as_json(), ensure_ascii=False)
@@ -174,13 +174,11 @@ def eval_beir(
     max_queries: int = typer.Option(0, help="Evaluate only the first N queries (0: all)."),
 ) -> None:
     """nDCG@10 and Recall@100 for keyword, dense and hybrid retrieval on a BEIR folder.
-    Runs in a temporary store, leaving your memory untouched."""
-    from bot.cli.evaluation import run_beir
+    Runs in throw-away stores of the configured kinds (a schema of its own in DATABASE_URL's
+    PostgreSQL, a namespace of its own on CHROMA_HOST's server), leaving your memory untouched."""
+    from bot.cli.evaluation import evaluation_stores, run_beir
 
-    with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
-        settings = settings_or_exit().model_copy(
-            update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
-        )
+    with evaluation_stores(settings_or_exit()) as settings:
         scores = asyncio.run(run_beir(settings, folder, split=split, max_queries=max_queries, quiet=as_json))
     if as_json:
         typer.echo(json.dumps(scores))
@@ -206,13 +204,11 @@ def eval_qa(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Answer quality: cited-source recall, Hit@k, facts present, abstention and latency
-    over a question set (JSON lines), asked as `lore ask` asks. Runs in a temporary store."""
-    from bot.cli.evaluation import run_qa
+    over a question set (JSON lines), asked as `lore ask` asks. Runs in throw-away stores of
+    the configured kinds, as `lore eval beir` does."""
+    from bot.cli.evaluation import evaluation_stores, run_qa
 
-    with tempfile.TemporaryDirectory(prefix="lore-eval-") as home:
-        settings = settings_or_exit().model_copy(
-            update={"lore_home": Path(home), "database_url": None, "chroma_host": None}
-        )
+    with evaluation_stores(settings_or_exit()) as settings:
         try:
             report = asyncio.run(run_qa(settings, folder, questions, split=split, quiet=as_json))
         except (OSError, ValueError) as exc:

@@ -11,6 +11,8 @@ import sys
 
 import typer
 
+from bot.app.audit import Origin, Surface, acting_from
+from bot.app.local import local_user_name
 from bot.app.logs import configure_logging
 from bot.app.settings import Settings
 from bot.cli.common import settings_or_exit
@@ -39,6 +41,42 @@ def db_upgrade() -> None:
     db = open_database(settings.effective_database_url)
     typer.echo(f"database at schema {current_revision(db.engine)}")
     db.dispose()
+
+
+@db_app.command("rebind")
+def db_rebind() -> None:
+    """After moving the database (dump and restore elsewhere): make this deployment's vectors
+    on the Chroma server this database's. Only when the old database is gone for good."""
+    from bot.app.services import build_vector_store
+    from storage.db import open_database
+    from storage.deployment import database_identity, deployment
+
+    settings = settings_or_exit()
+    db = open_database(settings.effective_database_url)
+    try:
+        found = deployment(db)
+        build_vector_store(settings, found.id).rebind(database_identity(db))
+        typer.echo(f"deployment {found.id}: its vectors are this database's now")
+    finally:
+        db.dispose()
+
+
+@db_app.command("fork")
+def db_fork() -> None:
+    """For a restored copy that is to run beside its original: give it a deployment of its
+    own and copy its indexes' vectors into it (the original's are left as they are)."""
+    from bot.app.services import build_vector_store
+    from storage.db import open_database
+    from storage.deployment import deployment, fork
+
+    settings = settings_or_exit()
+    db = open_database(settings.effective_database_url)
+    try:
+        old = deployment(db).id
+        new, copied = fork(db, build_vector_store(settings, old))
+        typer.echo(f"deployment {old} is now {new} in this database: {copied} vectors copied")
+    finally:
+        db.dispose()
 
 
 @app.command()
@@ -98,10 +136,11 @@ def run(
 
 
 def _add_commands() -> None:
-    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `api`, `mcp`)."""
-    from bot.cli import api, jobs, knowledge, mcp, sources
+    """The command groups, one module each (`bot.cli.knowledge`, `jobs`, `sources`, `access`,
+    `api`, `mcp`, `admin`)."""
+    from bot.cli import access, admin, api, jobs, knowledge, mcp, sources
 
-    for group in (knowledge.app, jobs.app, sources.app, api.app, mcp.app):
+    for group in (knowledge.app, jobs.app, sources.app, access.app, api.app, mcp.app, admin.app):
         app.registered_commands.extend(group.registered_commands)
         app.registered_groups.extend(group.registered_groups)
 
@@ -114,7 +153,8 @@ def main() -> None:
     stderr and a non-zero exit, never a traceback (the log at DEBUG keeps the details)."""
     configure_logging("WARNING")
     try:
-        app()
+        with acting_from(Origin(Surface.CLI, where=local_user_name(), actor=f"cli:{local_user_name()}")):
+            app()
     except KeyboardInterrupt:
         sys.exit(130)
     except (KnowledgeError, StorageError) as exc:

@@ -1,7 +1,8 @@
 """`lore run` with Slack: Socket Mode when SLACK_APP_TOKEN is set, otherwise HTTP mode on
-aiohttp at `/slack/events` (`bot.slack.http`), with the HTTP API (`bot.api`) served by the
-same application. In Socket Mode, which needs no public URL, the operations routes
-(`/healthz`, `/readyz`, `/metrics`) are served on PORT when it is set. Either way Slack's
+aiohttp at `/slack/events` (`bot.slack.http`), with the HTTP API (`bot.api`) and the admin
+console (`bot.web`, at `/console`) served by the same application. In Socket Mode, which
+needs no public URL, the operations routes (`/healthz`, `/readyz`, `/metrics`) and the
+console are served on PORT when it is set. Either way Slack's
 answers are counted in `/metrics` beside the API's. Composing the surfaces is the entry
 point's job, so neither imports the other."""
 
@@ -20,14 +21,17 @@ from bot.api import ops
 from bot.api.app import api_state, install_api
 from bot.api.metrics import Metrics
 from bot.api.state import ApiState
+from bot.app.audit import Origin, Surface, attribute_to
 from bot.app.services import Services
 from bot.app.settings import Settings
+from bot.app.signin import IdentityProvider
 from bot.chat.runtime import Runtime, open_runtime
 from bot.cli.mcp import mount_mcp
 from bot.slack.app import build_app
 from bot.slack.history import channel_syncs
 from bot.slack.http import SLACK_BODY_LIMIT, install_slack
 from bot.slack.installs import oauth_problem
+from bot.web import install_console
 
 log = logging.getLogger(__name__)
 HTTP_PORT = 3000
@@ -42,11 +46,13 @@ def http_app(
     *,
     api: ApiState | None = None,
     runtime: Runtime | None = None,
+    signin: IdentityProvider | None = None,
 ) -> web.Application:
     """An aiohttp application serving Slack's events and interactivity at /slack/events
     (checked with `signing_secret`), and, given the services (or the API's state), the HTTP
-    API beside them, and given the runtime, MCP at /mcp. Slack's route reads at most
-    `SLACK_BODY_LIMIT` whatever `client_max_size` allows."""
+    API and the console beside them (Sign in with Slack through `signin`), and given the
+    runtime, MCP at /mcp. Slack's route reads at most `SLACK_BODY_LIMIT` whatever
+    `client_max_size` allows."""
 
     async def health(_request: web.Request) -> web.Response:
         return web.json_response({"ok": True})
@@ -59,16 +65,31 @@ def http_app(
         web_app.router.add_get("/healthz", health)
     else:
         install_api(web_app, api)  # its own /healthz, /readyz, /metrics and /v1/…
+        install_console(web_app, api.services, signin)
         if runtime is not None:
             mount_mcp(web_app, runtime, api)
     return web_app
 
 
-def ops_app(api: ApiState) -> web.Application:
-    """`/healthz`, `/readyz` and `/metrics` alone (what probes and Prometheus ask for)."""
-    web_app = web.Application()
+def ops_app(api: ApiState, signin: IdentityProvider | None = None) -> web.Application:
+    """`/healthz`, `/readyz` and `/metrics` (what probes and Prometheus ask for), and the
+    console."""
+    web_app = web.Application(client_max_size=api.limits.upload_bytes)
     install_api(web_app, api, ops.ROUTES)
+    install_console(web_app, api.services, signin)
     return web_app
+
+
+def slack_signin(settings: Settings, services: Services) -> IdentityProvider | None:
+    """Sign in with Slack for the console, when the app's client credentials are set (OAuth
+    installs); the bot token of the person's workspace says who they are there."""
+    if not settings.slack_oauth:
+        return None
+    from bot.slack.installs import InstalledTokens
+    from bot.slack.signin import SlackSignIn
+
+    tokens = InstalledTokens(settings, services.db, services.removals)
+    return SlackSignIn(settings, tokens.client)
 
 
 def count_answers(runtime: Runtime, metrics: Metrics) -> None:
@@ -84,9 +105,11 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
     problem = oauth_problem(settings)
     if problem is not None:
         raise SystemExit(f"lore: {problem}")
+    attribute_to(Origin(Surface.LORE))  # a server: each request says where it comes from
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
         app, events = build_app(runtime, settings)
         api = api_state(runtime.services)
+        signin = slack_signin(settings, runtime.services)
         count_answers(runtime, api.metrics)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
@@ -94,7 +117,7 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
             loop.add_signal_handler(sig, stop.set)
         try:
             if settings.slack_app_token is not None:
-                async with serving(ops_app(api), host, port):
+                async with serving(ops_app(api, signin), host, port):
                     await _socket_mode(app, settings, stop)
             else:
                 if settings.slack_signing_secret is None:
@@ -102,8 +125,11 @@ async def run_slack(settings: Settings, *, host: str, port: int | None) -> None:
                         "lore: HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode)"
                     )
                 secret = settings.slack_signing_secret.get_secret_value()
-                async with serving(http_app(app, secret, api=api, runtime=runtime), host, port or HTTP_PORT):
-                    log.info("Lore listens for Slack at /slack/events, and serves its HTTP API and MCP there")
+                served = http_app(app, secret, api=api, runtime=runtime, signin=signin)
+                async with serving(served, host, port or HTTP_PORT):
+                    log.info(
+                        "Lore listens for Slack at /slack/events, and serves its HTTP API, MCP and console there"
+                    )
                     if settings.slack_oauth:
                         log.info("Lore installs into any workspace from /slack/install")
                     await stop.wait()

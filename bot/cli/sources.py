@@ -1,7 +1,7 @@
-"""CLI commands for connector sources (Confluence, GitHub): `lore source add KIND`,
+"""CLI commands for connector sources (Confluence, GitHub, Notion): `lore source add KIND`,
 `lore source list`, `lore source folders SOURCE` (or `spaces`), `lore source attach SOURCE
---index NAME --space KEY [--page ID]` or `--repo OWNER/NAME` (with what to index of it),
-`lore source remove SOURCE`.
+--index NAME --space KEY [--page ID]`, `--repo OWNER/NAME` (with what to index of it), or
+`--workspace` / `--page LINK` / `--database LINK` (Notion), `lore source remove SOURCE`.
 
 Secrets never come from the command line, where shell history and `ps` would keep them:
 `--token-env VAR` / `--pat-env VAR` name an environment variable that holds them, a GitHub
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,7 +39,7 @@ app = typer.Typer()
 """This module's commands; `bot.cli.main` adds them to `lore`."""
 
 source_app = typer.Typer(
-    help="Connected doc sources (Confluence, GitHub): add, list, folders, attach, remove.",
+    help="Connected doc sources (Confluence, GitHub, Notion): add, list, folders, attach, remove.",
     no_args_is_help=True,
 )
 MAX_KEY_BYTES = 64 * 1024
@@ -47,12 +48,13 @@ app.add_typer(source_app, name="source")
 
 @source_app.command("add")
 def add(
-    kind: str = typer.Argument(..., help="What to connect: confluence or github."),
+    kind: str = typer.Argument(..., help="What to connect: confluence, github or notion."),
     url: str | None = typer.Option(
         None,
         "--url",
         help="The site's address: https://acme.atlassian.net/wiki (Confluence, required); GitHub: "
-        "https://api.github.com by default, https://HOST/api/v3 for Enterprise Server.",
+        "https://api.github.com by default, https://HOST/api/v3 for Enterprise Server; Notion: "
+        "https://api.notion.com by default.",
     ),
     email: str | None = typer.Option(
         None, "--email", help="Confluence Cloud: the Atlassian account's email."
@@ -60,8 +62,9 @@ def add(
     token_env: str | None = typer.Option(
         None,
         "--token-env",
-        help="Confluence Cloud (with --email) or GitHub: the environment variable holding the API token (never "
-        "the token itself); for GitHub, a fine-grained personal access token.",
+        help="Confluence Cloud (with --email), GitHub or Notion: the environment variable holding the API "
+        "token (never the token itself); for GitHub, a fine-grained personal access token; for Notion, an "
+        "internal integration's secret.",
     ),
     pat_env: str | None = typer.Option(
         None,
@@ -78,7 +81,7 @@ def add(
     name: str | None = typer.Option(None, "--name", help="What to call it (default: the host)."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Connect Confluence or GitHub: the credentials are checked against it, then kept
+    """Connect Confluence, GitHub or Notion: the credentials are checked against it, then kept
     encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a GitHub App's key file)
     the token is asked for, unechoed."""
     kind = kind.lower()
@@ -99,7 +102,7 @@ def add(
         connection = done.connection
         return plain(
             messages.connected(
-                connection.name, done.account, connection.credentials_hint, [f.key for f in done.spaces], kind
+                connection.name, done.account, connection.credentials_hint, messages.shown(done.spaces), kind
             )
         )
 
@@ -125,7 +128,8 @@ def folders(
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
     """What the connected account can read: Confluence spaces (what `attach --space` takes),
-    GitHub repositories and their owners (what `attach --repo` takes)."""
+    GitHub repositories and their owners (what `attach --repo` takes), Notion pages and
+    databases shared with the integration (what `attach --page` and `--database` take)."""
 
     async def work(services: Services) -> str:
         connection = await services.connections.find(tenant, source)
@@ -153,7 +157,18 @@ def attach(
         ..., "--index", "-i", help="The index to fill (a shared one is created if new)."
     ),
     space: list[str] = typer.Option([], "--space", "-s", help="Confluence: a space key (repeatable)."),
-    page: str | None = typer.Option(None, "--page", help="Only this page and its descendants (one --space)."),
+    page: str | None = typer.Option(
+        None,
+        "--page",
+        help="Confluence: only this page and its descendants (one --space); Notion: a page (its link or id) "
+        "and the pages under it.",
+    ),
+    database: list[str] = typer.Option(
+        [], "--database", help="Notion: a database (its link or id), every row of it (repeatable)."
+    ),
+    workspace: bool = typer.Option(
+        False, "--workspace", help="Notion: everything shared with the integration, new pages included."
+    ),
     repo: list[str] = typer.Option(
         [],
         "--repo",
@@ -178,8 +193,8 @@ def attach(
     follow: bool = typer.Option(True, "--follow/--no-follow", help="Run the sync here with a progress bar."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
 ) -> None:
-    """Attach Confluence spaces (or a page tree) or GitHub repositories (or owners) to an
-    index and start syncing them."""
+    """Attach Confluence spaces (or a page tree), GitHub repositories (or owners), or Notion's
+    workspace, pages and databases to an index and start syncing them."""
     selection = _selection(only, include, exclude, skip_closed)
 
     async def work(services: Services) -> str:
@@ -190,7 +205,7 @@ def attach(
             raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
         place = await _place(services, tenant)
         connection = await services.connections.find(tenant, source)
-        chosen = _folders(connection.kind, space, page, repo)
+        chosen = _folders(connection.kind, space, page, repo, database, workspace=workspace)
         if selection is not None and connection.kind != "github":
             raise typer.BadParameter("--only, --include, --exclude and --skip-closed are for GitHub")
         done = await services.actions.connectors.attach(
@@ -228,10 +243,11 @@ def remove(
 
 def _credentials(kind: str, email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
     """Credentials from the environment variable named, or from an unechoed prompt."""
-    if kind == "github":
+    if kind in ("github", "notion"):
+        label = CONNECTORS[kind].label
         if email or (token_env and pat_env):
-            raise typer.BadParameter("GitHub takes one token: --token-env VAR (no --email)")
-        return _token(token_env or pat_env, "GitHub token", None)
+            raise typer.BadParameter(f"{label} takes one token: --token-env VAR (no --email)")
+        return _token(token_env or pat_env, f"{label} token", None)
     if pat_env and (email or token_env):
         raise typer.BadParameter("use --pat-env alone (Data Center), or --email with --token-env (Cloud)")
     if token_env and not email:
@@ -281,8 +297,25 @@ def _app_credentials(
         raise typer.BadParameter(str(exc)) from None
 
 
-def _folders(kind: str, spaces: list[str], page: str | None, repos: list[str]) -> list[FolderSpec]:
-    if kind == "github":
+def _folders(
+    kind: str,
+    spaces: list[str],
+    page: str | None,
+    repos: list[str],
+    databases: Sequence[str] = (),
+    *,
+    workspace: bool = False,
+) -> list[FolderSpec]:
+    if kind != "notion" and (databases or workspace):
+        raise typer.BadParameter("--workspace and --database are for Notion", param_hint="--database")
+    if kind == "notion":
+        if spaces or repos:
+            raise typer.BadParameter(
+                "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
+            )
+        wanted = (["workspace"] if workspace else []) + ([page] if page else []) + list(databases)
+        hint = "--workspace/--page/--database"
+    elif kind == "github":
         if spaces or page:
             raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
         wanted, hint = repos, "--repo"
@@ -333,8 +366,18 @@ def _describe(services: Services, connection: ConnectionRef) -> str:
         f"{connection.id:>4}  {connection.kind:<10} {connection.name:<24} {connection.base_url}",
         f"      credentials: {connection.credentials_hint}",
     ]
+    groups = services.source_access.groups_state(connection.id)
     for attached in services.connections.repository.attachments(connection.id):
         index = services.indexes.get(attached.index_id)
         synced = f"synced {age(attached.sync_cursor)}" if attached.sync_cursor else "not synced yet"
         lines.append(f"      → {index.name}: {', '.join(attached.folders)} ({attached.schedule}, {synced})")
+        permissions = services.source_access.permissions_state(attached.id)
+        access = messages.permissions_line(
+            services.source_access.restricted_count(attached.id),
+            age(permissions.synced_at) if permissions.synced_at else None,
+            permissions.error,
+            age(groups.synced_at) if groups.synced_at else None,
+            groups.error,
+        )
+        lines.append(f"        {plain(access)}")
     return "\n".join(lines)

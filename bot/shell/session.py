@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
+from bot.app.audit import Origin, Surface, acting_from
 from bot.app.conversations import enter_channel, enter_dm
 from bot.app.local import files_under, local_user
 from bot.app.services import Services
@@ -52,6 +53,10 @@ class Shell:
             return True
         if line.startswith("/"):
             return await self._meta(line)
+        with acting_from(Origin(Surface.SHELL, where=self._channel or "DM")):
+            return await self._handle(line)
+
+    async def _handle(self, line: str) -> bool:
         if await self._mistaken(line):
             return True
         turn = await self._turn(line)

@@ -326,7 +326,11 @@ def confirm_blocks(text: str, action: str, value: str) -> list[Block]:
     ]
 
 
-FORM_LABELS = {"connect_confluence": "Connect Confluence", "connect_github": "Connect GitHub"}
+FORM_LABELS = {
+    "connect_confluence": "Connect Confluence",
+    "connect_github": "Connect GitHub",
+    "connect_notion": "Connect Notion",
+}
 
 
 def form_button_blocks(text: str, form: str) -> list[Block]:

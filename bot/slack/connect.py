@@ -1,8 +1,9 @@
-"""Connecting Confluence or GitHub from Slack: the button Lore posts opens a modal (a modal
+"""Connecting Confluence, GitHub or Notion from Slack: the button Lore posts opens a modal (a modal
 needs the trigger_id that only an interaction brings, never a message), the credentials are
 typed there and nowhere else, and the outcome is posted in the thread the request came from.
 Each kind has its modal: Confluence's takes a URL, an email and a token; GitHub's an optional
-Enterprise Server URL and a token, or a GitHub App's id, installation id and private key.
+Enterprise Server URL and a token, or a GitHub App's id, installation id and private key;
+Notion's an internal integration's secret (and an API address, for tests and proxies).
 
 Who may: workspace admins (users.info `is_admin`/`is_owner`) and `LORE_CONNECTOR_ADMINS`,
 checked again at each step, since anyone in the channel can press the button. The
@@ -41,9 +42,16 @@ GITHUB_HELP = (
     "Discussions), or a GitHub App: its id, the installation's id and the app's private key (.pem). "
     "Leave the URL empty for github.com; GitHub Enterprise Server: https://HOST/api/v3."
 )
+NOTION_HELP = (
+    "An internal integration's secret (notion.so/profile/integrations: create one with “Read content” "
+    "and “Read user information”), then share the pages and databases Lore should read with it "
+    "(a page's ••• menu → Connections). Notion does not tell Lore who may open each page: whoever may "
+    "read the index you fill will read them."
+)
 FIELDS = {
     "confluence": ("url", "email", "token"),
     "github": ("url", "token", "app_id", "installation_id", "private_key"),
+    "notion": ("url", "token"),
 }
 
 
@@ -69,6 +77,17 @@ def connect_modal(metadata: Json, kind: str = "confluence") -> Json:
                     multiline=True,
                 ),
                 {"type": "context", "elements": [{"type": "mrkdwn", "text": GITHUB_HELP}]},
+            ],
+        )
+    elif kind == "notion":
+        title, blocks = (
+            "Connect Notion",
+            [
+                _input("token", "Internal integration secret", "ntn_…"),
+                _input(
+                    "url", "API address (leave empty for Notion)", "https://api.notion.com", optional=True
+                ),
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": NOTION_HELP}]},
             ],
         )
     else:
@@ -128,6 +147,8 @@ def field_errors(fields: dict[str, str], kind: str = "confluence") -> dict[str, 
     """What Slack shows under the fields before the modal may close."""
     if kind == "github":
         return _github_errors(fields)
+    if kind == "notion":
+        return _notion_errors(fields)
     errors = {}
     if not fields["url"].lower().startswith(("https://", "http://")):
         errors["url"] = "Enter the address of your Confluence, starting with https://"
@@ -153,6 +174,15 @@ def _github_errors(fields: dict[str, str]) -> dict[str, str]:
         for name, value in zip(("app_id", "installation_id", "private_key"), app, strict=True):
             if not value:
                 errors[name] = "A GitHub App needs its id, its installation id and its private key."
+    return errors
+
+
+def _notion_errors(fields: dict[str, str]) -> dict[str, str]:
+    errors = {}
+    if fields["url"] and not fields["url"].lower().startswith(("https://", "http://")):
+        errors["url"] = "Enter an https:// address, or leave it empty for Notion's API."
+    if not fields["token"]:
+        errors["token"] = "Paste the integration's secret (it starts with ntn_ or secret_)."  # noqa: S105 - a hint
     return errors
 
 
@@ -225,7 +255,7 @@ class ConnectFlow:
                     done.connection.name,
                     done.account,
                     done.connection.credentials_hint,
-                    [f.key for f in done.spaces],
+                    messages.shown(done.spaces),
                     kind,
                 )
             except (ConnectorError, ValueError) as exc:

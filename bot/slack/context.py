@@ -18,6 +18,7 @@ from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
 
+from bot.app.audit import Origin, Surface, attribute_to
 from bot.app.removals import WorkspaceRemovals
 from bot.slack.people import Who
 from bot.slack.workspaces import Workspaces
@@ -79,6 +80,8 @@ def people_middleware(workspaces: Workspaces, removals: WorkspaceRemovals) -> Ca
         context["who"] = who
         context["workspace"] = space
         context["people"] = space.people if space is not None else None
+        where = (who.channel or "") if who is not None and not who.is_dm else "DM"
+        attribute_to(Origin(Surface.SLACK, where=where if who is not None else ""))
         await next()
 
     return attach_who

@@ -14,8 +14,14 @@ own index (`ThreadActions.check_learnable`).
 The listing is streamed: each hour is kept as soon as the listing has passed it (it comes
 newest first), and each thread as it is met, so memory holds one hour and one thread at a
 time whatever the history's length. A sync reads at most `LORE_LEARN_MAX_MESSAGES`
-messages (replies included) and says so when it stops there; what is older is left as it
-was.
+messages (replies included) and says so when it stops there.
+
+The same setting bounds what a channel holds (`hold`): after each sync, and after a message
+event adds to it, a channel with more messages than that keeps only the newest (documents
+ordered by their newest message): the documents past the limit are removed through the
+ingestor, as `forget` removes them, and the one the limit falls in is read again and cut to
+its newest messages. The first time a channel reaches the limit, the sync's summary says
+so, and `status` says it from then on (the limit reached is kept in the attachment's options).
 """
 
 from __future__ import annotations
@@ -23,16 +29,24 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
 
-from bot.app.actions.threads import CAPPED, SLACK_CHANNEL, Learned, ThreadActions, ThreadText
+from bot.app.actions.threads import CAPPED, HELD, SLACK_CHANNEL, Learned, ThreadActions, ThreadText
 from bot.app.services import Services
 from bot.chat.commands import is_command
-from bot.slack.reader import ChannelReader, Message, build_client, hour_key, hour_of, thread_key
+from bot.slack.reader import (
+    ChannelReader,
+    Message,
+    build_client,
+    hour_key,
+    hour_of,
+    key_place,
+    thread_key,
+)
 from knowledge import Count, IngestError, JobContext, JobCounters, KnowledgeError, Outcome, SourceSync
 from storage.records import IndexRef, SourceConfigRef
 
@@ -132,6 +146,11 @@ class ChannelSync:
         if capped:
             context.counters[CAPPED] = self._max_messages
             await context.say(messages_capped(self._max_messages), "warning")
+        removed, first = await hold(listing.reader, self._threads, learned, self._max_messages)
+        context.count(Count.DOCUMENTS_REMOVED, removed)
+        if first:
+            context.counters[HELD] = self._max_messages
+            await context.say(messages_held(self._max_messages), "warning")
         await self._threads.synced(learned, f"{listing.latest:.6f}" if listing.latest else None)
         await context.say(_summary(context.counters))
 
@@ -195,6 +214,54 @@ class ChannelSync:
         await context.handled(key, result.outcome.value)
 
 
+async def hold(
+    reader: ChannelReader, threads: ThreadActions, learned: Learned, limit: int
+) -> tuple[int, bool]:
+    """Keep a learned channel at `limit` messages, the newest: forget the documents past the
+    limit and cut the one it falls in to its newest messages. The documents removed, and
+    whether the channel reached the limit for the first time."""
+    held = await threads.held(learned)
+    if sum(h.messages for h in held) <= limit:
+        return 0, False
+    room = limit
+    gone: list[str] = []
+    for document in held:
+        if room <= 0:
+            gone.append(document.key)
+        elif document.messages > room:
+            if not await _cut(reader, threads, learned, document.key, room):
+                gone.append(document.key)
+            room = 0
+        else:
+            room -= document.messages
+    removed = await threads.drop(learned, gone)
+    return removed, await threads.reached(learned, limit)
+
+
+async def _cut(reader: ChannelReader, threads: ThreadActions, learned: Learned, key: str, room: int) -> bool:
+    """Keep the newest `room` messages of the thread or hour `key`; False when it is gone."""
+    thread_ts, hour = key_place(key)
+    if hour is not None:
+        text: ThreadText | None = await reader.hour(learned.channel, hour)
+    else:
+        text = await _thread(reader, learned.channel, str(thread_ts))
+    if text is None or not text.messages:
+        return False
+    try:
+        await threads.keep(learned, replace(text, messages=text.messages[-room:]))
+    except IngestError as exc:
+        log.warning("could not cut %s to the message limit: %s", key, exc)
+        return False
+    return True
+
+
+def messages_held(limit: int) -> str:
+    return (
+        f"the channel reached {limit:,} messages (LORE_LEARN_MAX_MESSAGES): it keeps the newest {limit:,} "
+        "messages, and the oldest are forgotten as new ones arrive"
+    )
+
+
 def messages_capped(limit: int) -> str:
     return (
         f"stopped at {limit:,} messages (LORE_LEARN_MAX_MESSAGES): the channel's older history was not read"
@@ -234,8 +301,10 @@ class Freshener:
         gate: asyncio.Semaphore,
         *,
         delay: float,
+        max_messages: int = 50_000,
     ) -> None:
         self._reader = reader
+        self._max_messages = max_messages
         self._threads = threads
         self._spawn = spawn
         self._gate = gate
@@ -299,14 +368,17 @@ class Freshener:
         self, learned: Learned, key: str, text: ThreadText | None, *, thread: bool = False
     ) -> None:
         """Keep the text, or drop its document when nothing is left (a thread needs replies:
-        a lone message lives in its hour)."""
+        a lone message lives in its hour), and hold the channel to its message limit."""
         if text is None or not text.messages or (thread and len(text.messages) < 2):
             await self._threads.drop(learned, [key])
             return
         try:
-            await self._threads.keep(learned, text)
+            result = await self._threads.keep(learned, text)
         except IngestError as exc:
             log.warning("could not keep %s: %s", key, exc)
+            return
+        if result.outcome != Outcome.UNCHANGED:  # past the limit, the oldest are forgotten
+            await hold(self._reader, self._threads, learned, self._max_messages)
 
 
 def touched(event: Mapping[str, Any]) -> list[tuple[str | None, datetime | None]]:

@@ -11,7 +11,7 @@ from bot.app.actions import VerifiedListing
 from bot.app.actions.home import AddTarget, ChannelSummary, Home, JobSummary
 from bot.chat import messages
 from bot.chat.mrkdwn import escape, source
-from bot.chat.render import age
+from bot.chat.render import age, render_access_status
 from bot.slack.blocks import Block
 from knowledge import Count, JobCounters
 from storage.records import VerifiedRef
@@ -287,6 +287,8 @@ def _admin(home: Home) -> list[Block]:
             for c in admin.connections
         ]
         blocks.append(_section("*Connectors*\n" + ("\n".join(lines) or messages.HOME_CONNECTORS_NONE)))
+        if admin.access:
+            blocks.append(_section("*Who may read what*\n" + render_access_status(admin.access)))
     if admin.settings:
         fields = [{"type": "mrkdwn", "text": f"*{name}*\n{escape(value)}"} for name, value in admin.settings][
             :10

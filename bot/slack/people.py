@@ -63,6 +63,18 @@ class Who:
         return self.shared_externally
 
 
+def confirmed_email(info: Mapping[str, Any], *, partner: bool) -> str:
+    """The user's email as Slack gives it (`users:read.email`), when Slack says they
+    confirmed it; "" otherwise (a partner's never counts: another organisation's address
+    must not open this one's sources). What ties them to their accounts in connected
+    sources, so an unconfirmed or missing email reads public documents only."""
+    profile = info.get("profile") or {}
+    email = str(profile.get("email") or "").strip().lower() if isinstance(profile, Mapping) else ""
+    if partner or info.get("is_bot") or not info.get("is_email_confirmed") or "@" not in email:
+        return ""
+    return email
+
+
 def is_private(info: Mapping[str, Any]) -> bool:
     """The one rule for a conversation's privacy, from conversations.info."""
     return bool(info.get("is_private") or info.get("is_group") or info.get("is_mpim") or info.get("is_im"))
@@ -122,6 +134,7 @@ class People:
             is_admin=bool(info.get("is_admin") or info.get("is_owner")) if info else None,
             home_team=team,
             is_guest=guest if info else None,
+            email=confirmed_email(info, partner=who.partner) if info else None,
         )
 
     async def channel(self, who: Who) -> ChannelRef:

@@ -84,6 +84,16 @@ def hour_key(channel: str, hour: datetime) -> str:
     return f"slack:{channel}:hour:{hour:%Y-%m-%dT%H}"
 
 
+def key_place(key: str) -> tuple[str | None, datetime | None]:
+    """Where a learned document's key points: (thread ts, None) for a thread, (None, hour)
+    for an hour of top-level messages."""
+    _, _, rest = key.partition(":")
+    _, _, where = rest.partition(":")
+    if where.startswith("hour:"):
+        return None, datetime.strptime(where.removeprefix("hour:"), "%Y-%m-%dT%H").replace(tzinfo=UTC)
+    return where, None
+
+
 def hour_of(ts: str) -> datetime:
     """The start of the UTC hour a message was posted in."""
     return when(ts).replace(minute=0, second=0, microsecond=0)

@@ -21,7 +21,7 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "assistant.threads.setTitle": frozenset({"chat:write"}),
     "reactions.add": frozenset({"reactions:write"}),
     "reactions.remove": frozenset({"reactions:write"}),
-    "users.info": frozenset({"users:read"}),
+    "users.info": frozenset({"users:read", "users:read.email"}),
     "usergroups.users.list": frozenset({"usergroups:read"}),
     # Lore reads channels, private channels and group DMs it is in (never other DMs).
     "users.conversations": frozenset({"channels:read", "groups:read", "mpim:read"}),
@@ -32,6 +32,10 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "views.open": frozenset(),
     "views.update": frozenset(),
     "views.publish": frozenset(),
+    # Sign in with Slack (the console): the app's client credentials, then the person's own
+    # token with the user scopes `openid` and `profile`; nothing of the bot token's.
+    "openid.connect.token": frozenset(),
+    "openid.connect.userInfo": frozenset(),
 }
 """Every Web API method Lore may call, and the scopes it needs for the conversations Lore
 uses it on."""
@@ -74,6 +78,8 @@ BOT_SCOPES: dict[str, str] = {
     "reactions:write": "the “working on it” reaction",
     "usergroups:read": "who is in a user group named as a channel's experts",
     "users:read": "names, and who is a workspace admin or a guest",
+    "users:read.email": "a person's confirmed email: who they are in connected sources (Confluence), "
+    "so that private answers use what those sources let them read",
 }
 """What the bot token must be granted, and why."""
 

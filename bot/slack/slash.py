@@ -223,7 +223,8 @@ class SlashCommand:
         async with self._gate:
             try:
                 actor = await people.actor(who)
-                await self._runtime.router.handle(Turn(actor=actor, text=text, is_dm=who.is_dm), surface)
+                turn = Turn(actor=actor, text=text, is_dm=who.is_dm, private=True)
+                await self._runtime.router.handle(turn, surface)
             except Exception:
                 log.exception("failed to handle %s in %s", COMMAND, who.channel)
                 await surface.tell(messages.internal_error())
@@ -249,7 +250,7 @@ class SlashCommand:
         surface = ResponseSurface(respond, client, channel=who.channel, user_id=who.user, shareable=False)
         try:
             actor = await people.actor(who)
-            answer = await self._runtime.services.actions.answers.own(actor, int(value))
+            answer = await self._runtime.services.actions.answers.shareable(actor, int(value))
         except (KnowledgeError, ValueError) as exc:
             await surface.tell(
                 messages.failed_file(str(exc)) if isinstance(exc, KnowledgeError) else messages.NOT_SHAREABLE

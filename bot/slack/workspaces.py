@@ -99,6 +99,7 @@ class Workspaces:
                 self._spawn,
                 self._ingest_gate,
                 delay=settings.lore_slack_freshen_seconds,
+                max_messages=settings.lore_learn_max_messages,
             ),
         )
         self._built[key] = workspace

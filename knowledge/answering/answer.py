@@ -73,6 +73,8 @@ class Citation:
     section: str = ""
     """The heading the passage stands under in its document ("ASGI Transport"); "" when the
     document has none there, or it only repeats the document's name."""
+    restricted: bool = False
+    """Its source restricts who may read the document (`storage.document_access`)."""
 
     @classmethod
     def from_hit(cls, n: int, hit: Hit, text: str | None = None) -> Citation:
@@ -90,6 +92,7 @@ class Citation:
             index_id=hit.index.id,
             source=hit.document.source_key,
             section=_section(hit),
+            restricted=hit.document.restricted,
         )
 
 
@@ -138,6 +141,13 @@ class Answer:
         its passage stands under ("From deploy.md › Rollbacks: …"), else the answer's start."""
         brief = self.brief
         return "\n".join(g.shown for g in brief.quotes) if brief.quotes else brief.text
+
+    @property
+    def restricted_documents(self) -> list[int]:
+        """The documents restricted in their source that it quotes, cites, was written from
+        or points to: who may read it is who may read them all."""
+        every = [*self.citations, *self.context, *self.closest]
+        return sorted({c.document_id for c in every if c.restricted})
 
     @property
     def hedged(self) -> bool:

@@ -21,6 +21,7 @@ from knowledge.backends.llm import ChatModel, Completion
 from knowledge.search.context import Message, source_block
 from knowledge.search.notices import Notice, NoticeKind
 from knowledge.search.retrieval import Hit, Retriever
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import IndexRef
 
 MAX_ROUNDS = 4
@@ -79,6 +80,7 @@ class _Exchange:
     indexes: list[IndexRef]
     hits: list[Hit] = field(default_factory=list)
     searched: bool = False
+    access: AccessFilter = PUBLIC_ONLY
 
 
 async def answer_with_tools(
@@ -89,9 +91,11 @@ async def answer_with_tools(
     history: Sequence[Message],
     host: ToolHost | None,
     mode: ResponseMode,
+    access: AccessFilter = PUBLIC_ONLY,
 ) -> Answer:
-    """Let the model call the tools (a few rounds at most), then map its citations."""
-    exchange = _Exchange(list(indexes))
+    """Let the model call the tools (a few rounds at most), then map its citations; its
+    searches read only what `access` may read."""
+    exchange = _Exchange(list(indexes), access=access)
     messages: list[Message] = [
         {"role": "system", "content": SYSTEM},
         *history,
@@ -137,7 +141,9 @@ async def _run_tool(
         query = str(arguments.get("query") or "").strip()
         if not query:
             return "search_knowledge needs a query."
-        found = await retriever.search(exchange.indexes, query, top_k=PASSAGES_PER_SEARCH)
+        found = await retriever.search(
+            exchange.indexes, query, top_k=PASSAGES_PER_SEARCH, access=exchange.access
+        )
         exchange.searched = True
         if not found.hits:
             return "No passages found."

@@ -6,15 +6,18 @@ import asyncio
 import re
 from collections.abc import Sequence
 
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import DocumentRef, IndexRef
 from storage.repositories.documents import DocumentRepository
 
 
-async def find_documents(documents: DocumentRepository, index: IndexRef, reference: str) -> list[DocumentRef]:
-    """Documents of `index` whose id, URL, source or name matches `reference` exactly (case
-    aside); failing that, those whose name contains it."""
+async def find_documents(
+    documents: DocumentRepository, index: IndexRef, reference: str, access: AccessFilter = PUBLIC_ONLY
+) -> list[DocumentRef]:
+    """Documents of `index` that `access` may read whose id, URL, source or name matches
+    `reference` exactly (case aside); failing that, those whose name contains it."""
     wanted = reference.strip().strip("<>").lower()
-    every = await asyncio.to_thread(documents.list_ready, index.id, limit=100_000)
+    every = await asyncio.to_thread(documents.list_ready, index.id, limit=100_000, access=access)
     exact = [
         d for d in every if wanted in {str(d.id), (d.url or "").lower(), d.source_key.lower(), d.name.lower()}
     ]

@@ -3,7 +3,8 @@
 The order keeps SQL rows and vectors consistent: the document and its chunks are written
 as `pending` (never searched), then its vectors, then it is marked `ready` while the
 version it replaces is marked `deleting`; the old vectors and rows go last. Any failure
-removes what was written; `repair()` finishes what a killed process left half done.
+removes what was written; `repair()` finishes what a killed process left half done (only
+rows whose writer's lease expired: never what another live process is writing).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from knowledge.extraction.types import without_surrogates
 from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.indexing.metadata import SECTION_URLS, DocumentFacts
 from knowledge.indexing.tables import chunk_table
-from storage.records import DocumentRef, IndexRef, NewChunk, NewDocument
+from storage.document_access import DocumentAccess
+from storage.records import ClaimLost, DocumentRef, IndexRef, JobClaim, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
 from storage.values import SourceKind
 from storage.vectors import CollectionRef, VectorRecord, VectorStore
@@ -59,6 +61,12 @@ class Source:
     source_config_id: int | None = None
     added_by: int | None = None
     """The user who added it (they may forget it again from a shared index)."""
+    claim: JobClaim | None = None
+    """Added by that indexing job: its writes are refused (`ClaimLost`) once the job was
+    taken over by another worker."""
+    access: DocumentAccess = field(default_factory=DocumentAccess.public)
+    """Who may read it as its source says (`storage.document_access`): public unless a
+    connector that syncs permissions says otherwise."""
 
     @property
     def key(self) -> str:
@@ -143,12 +151,13 @@ class Ingestor:
         """`add`, with the outcome returned rather than raised: the result, the `IngestError`
         refusing the document, or `IngestFailed` for an unexpected error (logged with its
         traceback). Raises only the engine's own `KnowledgeError`s (the embedder is down, the
-        index was built with another model), which no other document would escape either."""
+        index was built with another model) and `ClaimLost` (the source's job was taken over),
+        which no other document would escape either."""
         try:
             return await self.add(index, source, progress)
         except IngestError as exc:
             return exc
-        except KnowledgeError:
+        except (KnowledgeError, ClaimLost):
             raise
         except Exception as exc:  # a bug or a library crash on this one document
             return _failed(source, exc)
@@ -200,20 +209,27 @@ class Ingestor:
             await asyncio.gather(producer, return_exceptions=True)
         return results
 
-    async def remove(self, index: IndexRef, document_ids: Sequence[int]) -> None:
-        """Remove documents: out of search first, then their vectors, then their rows."""
-        await asyncio.to_thread(self._documents.mark_deleting, document_ids)
+    async def remove(
+        self, index: IndexRef, document_ids: Sequence[int], *, claim: JobClaim | None = None
+    ) -> None:
+        """Remove documents: out of search first, then their vectors, then their rows
+        (`claim`: for that indexing job, refused once it was taken over)."""
+        await asyncio.to_thread(self._documents.mark_deleting, document_ids, claim=claim)
         await self._purge(index, document_ids)
 
     async def repair(self, indexes_by_id: dict[int, IndexRef], *, source_config_id: int | None = None) -> int:
-        """Finish ingests and removals a crash left half done (only those of one attached
-        source, with `source_config_id`: what a killed worker left of the job it ran);
-        returns documents cleaned."""
-        leftovers = await asyncio.to_thread(self._documents.unfinished, source_config_id=source_config_id)
+        """Finish ingests and removals a crash left half done: documents whose writer's lease
+        expired (only those of one attached source, with `source_config_id`: what a killed
+        worker left of the job it ran); returns documents cleaned."""
+        leftovers = await asyncio.to_thread(
+            self._documents.take_over_abandoned, source_config_id=source_config_id
+        )
         for document in leftovers:
             index = indexes_by_id.get(document.index_id)
             if index is not None:
                 await self._purge(index, [document.id])
+            else:  # not ours to finish here: left for a repair that knows its index
+                self._documents.let_go([document.id])
         if leftovers:
             log.warning("repaired %d half-written or half-removed documents", len(leftovers))
         return len(leftovers)
@@ -249,7 +265,11 @@ class Ingestor:
             raise TooLarge(source.name, f"it is {_mb(len(source.data))}; the limit is {_mb(self._max_bytes)}")
         extracted = await asyncio.to_thread(self._reader.extract, source.data, source.name, source.mime_type)
         digest = content_hash(extracted.text)
-        existing = await asyncio.to_thread(self._documents.find_ready_by_hash, index.id, digest)
+        # A restricted document is the same as no other: only its own earlier version counts.
+        same_source = None if source.access.is_public else without_surrogates(source.key)
+        existing = await asyncio.to_thread(
+            self._documents.find_ready_by_hash, index.id, digest, source_key=same_source
+        )
         if existing is not None:
             return IngestResult(Outcome.UNCHANGED, existing, existing.chunk_count, source=source)
         title = without_surrogates(source.facts.title or extracted.title or source.name)
@@ -283,7 +303,7 @@ class Ingestor:
             return
         try:
             results = await self._store(index, batch, None)
-        except KnowledgeError:
+        except (KnowledgeError, ClaimLost):
             raise
         except Exception as exc:
             if len(batch) == 1:
@@ -308,7 +328,9 @@ class Ingestor:
                 rows = [
                     NewChunk(c.position, c.prefix(prepared.title), c.text, c.start) for c in prepared.chunks
                 ]
-                document, ids = await asyncio.to_thread(self._documents.create_pending, prepared.new, rows)
+                document, ids = await asyncio.to_thread(
+                    self._documents.create_pending, prepared.new, rows, claim=prepared.source.claim
+                )
                 written.append((prepared, document, ids))
             texts = [c.embedding_text(p.title) for p in batch for c in p.chunks]
             loop = asyncio.get_running_loop()
@@ -318,7 +340,12 @@ class Ingestor:
             records = _with_vectors(written, vectors)
             await asyncio.to_thread(self._vectors.add, collection_for(index), records)
             ready = [
-                await asyncio.to_thread(self._documents.mark_ready, document.id, replaces=prepared.replaces)
+                await asyncio.to_thread(
+                    self._documents.mark_ready,
+                    document.id,
+                    replaces=prepared.replaces,
+                    claim=prepared.source.claim,
+                )
                 for prepared, document, _ in written
             ]
         except BaseException:
@@ -336,10 +363,16 @@ class Ingestor:
         return results
 
     async def _purge(self, index: IndexRef, document_ids: Sequence[int]) -> None:
+        """Delete documents' vectors, then their rows. If either fails (the vector store is
+        away), the rows stay out of search and their leases are left to expire, for a repair."""
         if not document_ids:
             return
-        await asyncio.to_thread(self._vectors.delete_documents, collection_for(index), document_ids)
-        await asyncio.to_thread(self._documents.delete, document_ids)
+        try:
+            await asyncio.to_thread(self._vectors.delete_documents, collection_for(index), document_ids)
+            await asyncio.to_thread(self._documents.delete, document_ids)
+        except BaseException:
+            self._documents.let_go(document_ids)
+            raise
 
 
 def _with_vectors(
@@ -434,6 +467,7 @@ def _new_document(
         source_config_id=source.source_config_id,
         meta={"title": title, **meta},
         added_by=source.added_by,
+        access=source.access,
     )
 
 

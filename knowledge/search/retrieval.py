@@ -21,10 +21,12 @@ from cachetools import LRUCache
 from knowledge.backends.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
 from knowledge.indexing.chunking import innermost
-from knowledge.indexing.ingest import check_model, collection_for
+from knowledge.indexing.ingest import check_model
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
 from knowledge.search.notices import Notice, NoticeKind
+from knowledge.search.readable import UnreadableDocuments, nearest_readable
 from knowledge.text.cuts import Before
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
 from storage.repositories.documents import DocumentRepository
@@ -113,6 +115,7 @@ class Retriever:
         self._embedder = embedder
         self._spec = spec or RetrievalSpec()
         self._query_cache = QueryEmbeddingCache()
+        self._unreadable = UnreadableDocuments(documents)
 
     @property
     def spec(self) -> RetrievalSpec:
@@ -121,6 +124,11 @@ class Retriever:
     @property
     def embedder(self) -> Embedder:
         return self._embedder
+
+    async def query_vector(self, query: str) -> Vectors:
+        """The query's embedding, as the dense search uses it: from the cache of recent
+        queries when it was searched for lately, so keeping it costs no second embedding."""
+        return await self._query_cache.embed(self._embedder, query)
 
     async def term_frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
         """How many chunks hold each word, and how many chunks there are (for idf)."""
@@ -174,14 +182,18 @@ class Retriever:
         query_type: QueryType = QueryType.HYBRID,
         where: Filter | None = None,
         context: Mapping[str, Any] | None = None,
+        access: AccessFilter = PUBLIC_ONLY,
     ) -> Retrieval:
-        """The best chunks for `query` across `indexes`, best first."""
+        """The best chunks for `query` across `indexes`, best first, of the documents `access`
+        may read: both searches leave the others out themselves (keyword search inside its
+        SQL; dense search by `knowledge.search.readable`: the nearest readable passages, never
+        fewer), so unreadable hits never take the places of readable ones."""
         spec = self._spec
         top_k = top_k or spec.top_k
         pool = max(candidates or spec.candidates, top_k)
         for index in indexes:
             check_model(index, self._embedder)
-        allowed, boosts = await self._allowed_documents(indexes, where, context)
+        allowed, boosts = await self._allowed_documents(indexes, where, context, access)
         if allowed is not None and not allowed:
             return Retrieval([], query, list(indexes), None)
         notices: list[Notice] = []
@@ -190,7 +202,7 @@ class Retriever:
             if query_type == QueryType.KEYWORD:
                 return []
             try:
-                return await self._dense(indexes, query, pool, allowed)
+                return await self._dense(indexes, query, pool, allowed, access)
             except EmbedderUnavailable as exc:
                 log.warning("dense retrieval failed, keyword only: %s", exc)
                 notices.append(Notice(NoticeKind.KEYWORD_ONLY))
@@ -199,21 +211,25 @@ class Retriever:
         async def keyword_hits() -> list[tuple[int, float]]:
             if query_type == QueryType.VECTOR:
                 return []
-            return await self._keywords(indexes, query, pool, allowed)
+            return await self._keywords(indexes, query, pool, allowed, access)
 
         # Side by side: the embedder and SQLite both leave the GIL while they work.
         dense, keyword = await asyncio.gather(dense_hits(), keyword_hits())
-        hits = await self._fuse(indexes, dense, keyword, boosts)
+        hits = await self._fuse(indexes, dense, keyword, boosts, access)
         best = max((h.similarity for _, h in dense), default=None)
         return Retrieval(self._cut(hits, top_k), query, list(indexes), best, notices)
 
     async def _allowed_documents(
-        self, indexes: Sequence[IndexRef], where: Filter | None, context: Mapping[str, Any] | None
+        self,
+        indexes: Sequence[IndexRef],
+        where: Filter | None,
+        context: Mapping[str, Any] | None,
+        access: AccessFilter,
     ) -> tuple[list[int] | None, dict[int, int]]:
         context_filter = ContextFilter.from_mapping(context or {})
         if not where and context_filter.empty:
             return None, {}
-        documents = await asyncio.to_thread(self._documents.ready_in, [i.id for i in indexes])
+        documents = await asyncio.to_thread(self._documents.ready_in, [i.id for i in indexes], access)
         if where:
             documents = [d for d in documents if matches(document_fields(d), where)]
         if context_filter.empty:
@@ -222,25 +238,43 @@ class Retriever:
         return list(boosts), boosts
 
     async def _dense(
-        self, indexes: Sequence[IndexRef], query: str, pool: int, allowed: list[int] | None
+        self,
+        indexes: Sequence[IndexRef],
+        query: str,
+        pool: int,
+        allowed: list[int] | None,
+        access: AccessFilter,
     ) -> list[tuple[IndexRef, VectorHit]]:
-        vector = await self._query_cache.embed(self._embedder, query)
-        where = {"document_id": {"$in": allowed}} if allowed is not None else None
-        results = await asyncio.gather(
-            *(
-                asyncio.to_thread(self._vectors.query, collection_for(i), vector.tolist(), pool, where)
-                for i in indexes
-            )
-        )
+        vector = (await self._query_cache.embed(self._embedder, query)).tolist()
+
+        async def one(index: IndexRef) -> list[VectorHit]:
+            unreadable = frozenset() if allowed is not None else await self._unreadable.of(index, access)
+            return await nearest_readable(self._vectors, index, vector, pool, unreadable, allowed)
+
+        results = await asyncio.gather(*(one(i) for i in indexes))
         merged = [(index, hit) for index, hits in zip(indexes, results, strict=True) for hit in hits]
         merged.sort(key=lambda pair: pair[1].similarity, reverse=True)
         return merged[:pool]
 
     async def _keywords(
-        self, indexes: Sequence[IndexRef], query: str, pool: int, allowed: list[int] | None
+        self,
+        indexes: Sequence[IndexRef],
+        query: str,
+        pool: int,
+        allowed: list[int] | None,
+        access: AccessFilter,
     ) -> list[tuple[int, float]]:
+        unreadable: frozenset[int] | None = None
+        if allowed is None and not access.public_only:  # the dense search's cached set, reused
+            unreadable = frozenset().union(*[await self._unreadable.of(i, access) for i in indexes])
         hits = await asyncio.to_thread(
-            self._keyword.search, [i.id for i in indexes], query, pool, document_ids=allowed
+            self._keyword.search,
+            [i.id for i in indexes],
+            query,
+            pool,
+            document_ids=allowed,
+            access=access,
+            unreadable=unreadable,
         )
         return [(h.chunk_id, h.score) for h in hits]
 
@@ -250,6 +284,7 @@ class Retriever:
         dense: list[tuple[IndexRef, VectorHit]],
         keyword: list[tuple[int, float]],
         boosts: dict[int, int],
+        access: AccessFilter,
     ) -> list[Hit]:
         spec = self._spec
         scores: dict[int, float] = {}
@@ -259,7 +294,8 @@ class Retriever:
             scores[hit.id] = scores.get(hit.id, 0.0) + spec.dense_weight / (spec.rrf_k + rank + 1)
         for rank, (chunk_id, _) in enumerate(keyword):
             scores[chunk_id] = scores.get(chunk_id, 0.0) + spec.keyword_weight / (spec.rrf_k + rank + 1)
-        chunks = await asyncio.to_thread(self._documents.chunks, list(scores))
+        # Read under the same access: a permission sync between the filter and here changes nothing.
+        chunks = await asyncio.to_thread(self._documents.chunks, list(scores), access)
         documents = await asyncio.to_thread(
             self._documents.documents, list({c.document_id for c in chunks.values()})
         )

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import overload
+from typing import Any, overload
+
+from sqlalchemy import literal_column
+from sqlmodel import Session, SQLModel
 
 from storage.models import Channel, Conversation, Document, KnowledgeIndex, User
 from storage.records import ChannelRef, ConversationRef, DocumentRef, IndexRef, UserRef
@@ -28,7 +31,14 @@ def _id(value: int | None) -> int:
 
 def user_ref(row: User) -> UserRef:
     return UserRef(
-        _id(row.id), row.tenant_id, row.external_id, row.name, row.is_admin, row.home_team, row.is_guest
+        _id(row.id),
+        row.tenant_id,
+        row.external_id,
+        row.name,
+        row.is_admin,
+        row.home_team,
+        row.is_guest,
+        row.email,
     )
 
 
@@ -94,4 +104,22 @@ def document_ref(row: Document) -> DocumentRef:
         meta=dict(row.meta),
         source_config_id=row.source_config_id,
         added_by=row.added_by,
+        access_clauses=row.access_clauses,
     )
+
+
+def insert_ignoring_conflict(session: Session, model: type[SQLModel], values: dict[str, Any]) -> bool:
+    """`INSERT … ON CONFLICT DO NOTHING` of one row (SQLite and PostgreSQL): a row another
+    process inserted first under the same unique key wins, with no error and no read before.
+    True if this insert wrote the row. `values` names every column without a SQL default
+    (SQLModel's Python-side defaults do not apply here)."""
+    if session.get_bind().dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+
+        statement: Any = postgresql_insert(model.__table__).values(**values).on_conflict_do_nothing()  # type: ignore[attr-defined]
+    else:
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        statement = sqlite_insert(model.__table__).values(**values).on_conflict_do_nothing()  # type: ignore[attr-defined]
+    # RETURNING says whether a row was written (the driver's rowcount does not, here).
+    return session.exec(statement.returning(literal_column("1"))).first() is not None

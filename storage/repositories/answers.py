@@ -8,11 +8,20 @@ from typing import Any
 
 from sqlmodel import Session, col, or_, select
 
-from storage.access import Given
+from storage.access import Given, given_now
 from storage.db import Database
-from storage.models import AnswerFeedback, AnswerIndex, AnswerLog, Channel, Conversation, utcnow
+from storage.models import (
+    AnswerCitation,
+    AnswerFeedback,
+    AnswerIndex,
+    AnswerLog,
+    Channel,
+    Conversation,
+    Document,
+    utcnow,
+)
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
-from storage.repositories._rows import aware
+from storage.repositories._rows import aware, insert_ignoring_conflict
 from storage.values import ConversationKind, FeedbackReason
 
 
@@ -32,8 +41,12 @@ class AnswerEntry:
     """The ids of the indexes the question searched."""
     brief: str | None = None
     thread: str | None = None
+    restricted: Sequence[int] = field(default_factory=tuple)
+    """Documents restricted in their source that the answer drew on."""
     given: Given | None = None
     """Where it was given (None: its conversation says, and without one, a DM)."""
+    latency_ms: int | None = None
+    """From the question's arrival to the answer."""
 
 
 class AnswerRepository:
@@ -42,6 +55,7 @@ class AnswerRepository:
 
     def record(self, entry: AnswerEntry) -> int:
         cited = {int(c["index_id"]) for c in entry.cited if c.get("index_id") is not None}
+        documents = _documents(entry.cited)
         with self._db.session() as session:
             row = AnswerLog(
                 tenant_id=entry.tenant_id,
@@ -55,13 +69,18 @@ class AnswerRepository:
                 cited=entry.cited,
                 brief=entry.brief,
                 thread=entry.thread,
+                restricted=sorted(set(entry.restricted)),
                 given_in=entry.given.name if entry.given else None,
+                latency_ms=entry.latency_ms,
+                verified=_quotes_verified(session, documents),
             )
             session.add(row)
             session.flush()
             assert row.id is not None
             for index_id in sorted({*entry.searched, *cited}):
                 session.add(AnswerIndex(answer_id=row.id, index_id=index_id, cited=index_id in cited))
+            for document_id, index_id in documents.items():
+                session.add(AnswerCitation(answer_id=row.id, document_id=document_id, index_id=index_id))
             return row.id
 
     def get(self, answer_id: int, tenant_id: str) -> AnswerRecord:
@@ -138,9 +157,11 @@ class AnswerRepository:
             query = select(AnswerFeedback).where(
                 AnswerFeedback.answer_id == answer_id, AnswerFeedback.user_id == user_id
             )
-            row = session.exec(query).first() or AnswerFeedback(
-                answer_id=answer_id, tenant_id=tenant_id, user_id=user_id, helpful=helpful
-            )
+            now = utcnow()
+            first = {"answer_id": answer_id, "tenant_id": tenant_id, "user_id": user_id, "helpful": helpful}
+            # Two presses at once (two replicas): one row, whichever verdict is written last.
+            insert_ignoring_conflict(session, AnswerFeedback, {**first, "created_at": now, "updated_at": now})
+            row = session.exec(query).one()
             row.helpful = helpful
             row.reason = None if helpful else (reason.value if reason else row.reason)
             row.comment = None if helpful else (comment if comment is not None else row.comment)
@@ -222,6 +243,24 @@ def forget_quotes(session: Session, *, index_id: int, document_ids: Sequence[int
     return changed
 
 
+def _documents(cited: Sequence[dict[str, Any]]) -> dict[int, int]:
+    """The documents an answer quoted, each once, with their index."""
+    return {
+        int(c["document_id"]): int(c["index_id"])
+        for c in cited
+        if c.get("document_id") is not None and c.get("index_id") is not None
+    }
+
+
+def _quotes_verified(session: Session, documents: dict[int, int]) -> bool:
+    """Whether one of these documents is a verified answer (written from a coverage gap):
+    decided once, when the answer is logged, so the overview counts it from its index."""
+    if not documents:
+        return False
+    metas = session.exec(select(Document.meta).where(col(Document.id).in_(list(documents)))).all()
+    return any(str((meta or {}).get("verified", "")).lower() == "true" for meta in metas)
+
+
 def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
     found: dict[int, list[int]] = {}
     if answer_ids:
@@ -232,16 +271,13 @@ def _index_ids(session: Session, answer_ids: Sequence[int]) -> dict[int, tuple[i
 
 
 def _given(session: Session, row: AnswerLog) -> tuple[Given, int | None]:
-    """Where an answer was given, and its channel: the stricter of what was recorded then
-    and what its conversation is now; a DM when neither says (fail closed)."""
-    recorded = Given.__members__.get(row.given_in or "")
+    """Where an answer was given (`given_now`), and its channel."""
     conversation = session.get(Conversation, row.conversation_id) if row.conversation_id else None
     if conversation is None or conversation.kind == ConversationKind.DM or conversation.channel_id is None:
         return Given.DM, None
     channel = session.get(Channel, conversation.channel_id)
-    now = Given.PUBLIC_CHANNEL if channel is not None and not channel.is_private else Given.PRIVATE_CHANNEL
-    given = max(now, recorded or now, key=lambda g: g.privacy)
-    return given, conversation.channel_id
+    private = None if channel is None else channel.is_private
+    return given_now(row.given_in, in_channel=True, channel_is_private=private), conversation.channel_id
 
 
 def _record(row: AnswerLog, index_ids: tuple[int, ...], given: tuple[Given, int | None]) -> AnswerRecord:
@@ -261,6 +297,7 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...], given: tuple[Given, int 
         brief=row.brief,
         thread=row.thread,
         escalated_at=aware(row.escalated_at),
+        restricted=tuple(int(i) for i in row.restricted or ()),
         given=given[0],
         channel_id=given[1] if given[0] != Given.DM else None,
     )

@@ -41,6 +41,8 @@ class ApiKeyRef:
     created_at: datetime
     revoked_at: datetime | None
     last_used_at: datetime | None
+    reads_audit: bool = False
+    """May read its workspace's audit log (a SIEM's key)."""
 
     @property
     def active(self) -> bool:
@@ -63,7 +65,9 @@ class ApiKeyRepository:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def create(self, tenant_id: str, name: str, *, user_id: int | None = None) -> IssuedKey:
+    def create(
+        self, tenant_id: str, name: str, *, user_id: int | None = None, reads_audit: bool = False
+    ) -> IssuedKey:
         """A new key; raises `NameTaken` if the tenant has an active key of that name."""
         secret = SECRET_PREFIX + secrets.token_urlsafe(32)
         with self._db.session() as session:
@@ -82,6 +86,7 @@ class ApiKeyRepository:
                 key_hash=hash_secret(secret),
                 prefix=secret[:SHOWN_CHARACTERS],
                 user_id=user_id,
+                reads_audit=reads_audit,
             )
             session.add(row)
             try:
@@ -158,4 +163,5 @@ def _ref(row: ApiKey) -> ApiKeyRef:
         created_at=aware(row.created_at),
         revoked_at=aware(row.revoked_at),
         last_used_at=aware(row.last_used_at),
+        reads_audit=row.reads_audit,
     )

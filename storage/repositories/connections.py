@@ -16,8 +16,9 @@ from sqlmodel import col, select
 
 from storage.db import Database
 from storage.models import DocSource, DocSourceConfig
-from storage.records import ConnectionRef, NotFound, SourceConfigRef
+from storage.records import ConnectionRef, JobClaim, NotFound, SourceConfigRef
 from storage.repositories._rows import aware
+from storage.repositories.jobs import hold
 from storage.repositories.sources import SITE, source_config_ref
 from storage.secrets import MissingSecretKey, SecretBox
 
@@ -84,6 +85,16 @@ class ConnectionRepository:
         if kind is not None:
             query = query.where(col(DocSource.kind) == kind)
         with self._db.session() as session:
+            return [_connection(row) for row in session.exec(query.order_by(col(DocSource.id))).all()]
+
+    def every(self, kinds: Sequence[str]) -> list[ConnectionRef]:
+        """Every workspace's connections of those kinds, oldest first."""
+        if not kinds:
+            return []
+        with self._db.session() as session:
+            query = select(DocSource).where(
+                col(DocSource.kind).in_(list(kinds)), col(DocSource.base_url).is_not(None)
+            )
             return [_connection(row) for row in session.exec(query.order_by(col(DocSource.id))).all()]
 
     def credentials(self, connection_id: int) -> dict[str, str]:
@@ -161,11 +172,15 @@ class ConnectionRepository:
         complete: bool,
         folders: Sequence[str],
         state: Mapping[str, Any] | None = None,
+        claim: JobClaim | None = None,
     ) -> None:
         """A sync that began at `started_at` succeeded: the next one asks for changes since
         then; a complete one also dates the listing and the folders it covered. `state` is
-        what the connector keeps until the next sync (validators of its listings)."""
+        what the connector keeps until the next sync (validators of its listings). `claim`:
+        written for that indexing job, refused (`ClaimLost`) once the job was taken over, so
+        a paused worker coming back does not move the cursor past what its successor saw."""
         with self._db.session() as session:
+            hold(session, claim)
             config = session.get(DocSourceConfig, config_id)
             if config is None:
                 return

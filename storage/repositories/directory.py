@@ -40,9 +40,11 @@ class Directory:
         is_admin: bool | None = None,
         home_team: str | None = None,
         is_guest: bool | None = None,
+        email: str | None = None,
     ) -> UserRef:
-        """The user, created on first sight; `name`, `is_admin` and `home_team` (a Slack
-        Connect partner's organisation) refreshed when given."""
+        """The user, created on first sight; `name`, `is_admin`, `home_team` (a Slack
+        Connect partner's organisation) and `email` (confirmed: "" forgets it) refreshed when
+        given."""
         self.ensure_tenant(tenant_id)
         updates: dict[str, Any] = {"name": name} if name else {}
         if is_admin is not None:
@@ -51,6 +53,8 @@ class Directory:
             updates["home_team"] = home_team or None
         if is_guest is not None:
             updates["is_guest"] = is_guest
+        if email is not None:
+            updates["email"] = email.strip().lower() or None
         row = self._upsert(User, tenant_id, external_id, updates)
         return user_ref(row)
 

@@ -1,31 +1,69 @@
 """Documents and their chunks, written in the order that keeps SQL and vectors consistent:
-the document as `pending` with its chunks, then (by the caller) the vectors, then `ready`."""
+the document as `pending` with its chunks, then (by the caller) the vectors, then `ready`.
+
+Rows `pending` or `deleting` carry this process's lease (`storage.leases`), renewed while it
+holds them; another process takes over only rows whose lease expired. Writes made for an
+indexing job take its claim (`JobClaim`) and are refused once the job was taken over.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, insert, or_, update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
-from storage.models import Chunk, Document, DocumentStatus
-from storage.records import ChunkRecord, DocumentRef, NewChunk, NewDocument, NotFound
+from storage.document_access import (
+    PUBLIC,
+    PUBLIC_ONLY,
+    AccessFilter,
+    DocumentAccess,
+    access_rows,
+    readable_sql,
+)
+from storage.leases import LeaseKeeper, Writer
+from storage.models import Chunk, Document, DocumentAccessEntry, DocumentStatus
+from storage.records import (
+    ChunkRecord,
+    DocumentRef,
+    JobClaim,
+    LeaseLost,
+    NewChunk,
+    NewDocument,
+    NotFound,
+)
 from storage.repositories._rows import document_ref
 from storage.repositories.answers import forget_quotes
 from storage.repositories.indexes import bump_content_version
+from storage.repositories.jobs import hold
+from storage.values import utcnow
+
+UNFINISHED = (DocumentStatus.PENDING, DocumentStatus.DELETING)
 
 
 class DocumentRepository:
-    def __init__(self, db: Database) -> None:
+    def __init__(
+        self, db: Database, *, writer: Writer | None = None, on_delete: Callable[[], None] | None = None
+    ) -> None:
+        """`writer`: the name and lease length this process writes under (one is drawn for
+        the process by default)."""
         self._db = db
+        self.writer = writer or Writer.of_this_process()
+        self._keeper = LeaseKeeper(self._renew, self.writer.lease_seconds)
+        self._on_delete = on_delete or (lambda: None)
+        """Called once deleted rows are committed (`storage.scrub.Scrubber.request`: the
+        keyword index keeps a deleted passage's terms until the scrub after it)."""
 
-    def create_pending(self, new: NewDocument, chunks: Sequence[NewChunk]) -> tuple[DocumentRef, list[int]]:
-        """Write the document as pending with its chunks; return it and the chunk ids
-        (in `chunks` order), which are also the ids of their vectors."""
+    def create_pending(
+        self, new: NewDocument, chunks: Sequence[NewChunk], *, claim: JobClaim | None = None
+    ) -> tuple[DocumentRef, list[int]]:
+        """Write the document as pending with its chunks, under this process's lease; return
+        it and the chunk ids (in `chunks` order), which are also the ids of their vectors.
+        `claim`: written for that indexing job, refused once the job was taken over."""
         with self._db.session() as session:
+            hold(session, claim)
             row = Document(
                 index_id=new.index_id,
                 source_kind=new.source_kind,
@@ -44,10 +82,14 @@ class DocumentRepository:
                 status=DocumentStatus.PENDING,
                 meta=dict(new.meta),
                 added_by=new.added_by,
+                writer=self.writer.name,
+                lease_expires_at=self.writer.expiry(),
+                access_clauses=new.access.count,
             )
             session.add(row)
             session.flush()
             assert row.id is not None
+            _write_access(session, row.id, new.access)
             rows = [
                 Chunk(
                     document_id=row.id,
@@ -61,27 +103,47 @@ class DocumentRepository:
             ]
             session.add_all(rows)
             session.flush()
-            return document_ref(row), [r.id for r in rows if r.id is not None]
+            document = document_ref(row)
+        self._keeper.hold([document.id])
+        return document, [r.id for r in rows if r.id is not None]
 
-    def mark_ready(self, document_id: int, *, replaces: Sequence[int] = ()) -> DocumentRef:
+    def mark_ready(
+        self, document_id: int, *, replaces: Sequence[int] = (), claim: JobClaim | None = None
+    ) -> DocumentRef:
         """Make the document searchable and, in the same transaction, take the documents it
-        replaces out of search (`deleting`; the caller deletes their vectors, then `delete`)."""
+        replaces out of search (`deleting`, under this process's lease; the caller deletes
+        their vectors, then `delete`). Raises `LeaseLost` if the document is no longer this
+        process's pending row (its lease expired and another process is removing it)."""
         with self._db.session() as session:
+            hold(session, claim)
+            done = session.exec(
+                update(Document)
+                .where(
+                    col(Document.id) == document_id,
+                    col(Document.status) == DocumentStatus.PENDING,
+                    col(Document.writer) == self.writer.name,
+                )
+                .values(status=DocumentStatus.READY, writer=None, lease_expires_at=None)
+            )
+            if done.rowcount != 1:
+                self._keeper.release([document_id])
+                raise LeaseLost(f"document {document_id} was taken over: its writer's lease expired")
             row = session.get(Document, document_id)
-            if row is None:
-                raise NotFound(f"document {document_id}")
-            row.status = DocumentStatus.READY
-            session.add(row)
-            _set_status(session, replaces, DocumentStatus.DELETING)
+            assert row is not None
+            self._lease(session, replaces, only=(DocumentStatus.READY,))
             bump_content_version(session, row.index_id)
-            return document_ref(row)
+            ready = document_ref(row)
+        self._keeper.release([document_id])
+        return ready
 
-    def mark_deleting(self, document_ids: Sequence[int]) -> None:
-        """Take documents out of search before their vectors are deleted."""
+    def mark_deleting(self, document_ids: Sequence[int], *, claim: JobClaim | None = None) -> None:
+        """Take documents out of search, under this process's lease, before their vectors
+        are deleted."""
         if not document_ids:
             return
         with self._db.session() as session:
-            _set_status(session, document_ids, DocumentStatus.DELETING)
+            hold(session, claim)
+            self._lease(session, document_ids)
             for index_id in _index_ids(session, document_ids):
                 bump_content_version(session, index_id)
 
@@ -97,10 +159,97 @@ class DocumentRepository:
             for index_id in index_ids:
                 bump_content_version(session, index_id)
                 forget_quotes(session, index_id=index_id, document_ids=document_ids)
+        self._keeper.release(document_ids)
+        self._on_delete()
 
-    def update_meta(self, document_id: int, updates: dict[str, Any]) -> None:
+    def let_go(self, document_ids: Sequence[int]) -> None:
+        """Stop renewing these rows' leases (their removal failed half-way): they expire, and
+        whichever process repairs next finishes them, instead of this one vouching for them
+        for as long as it lives."""
+        self._keeper.release(document_ids)
+
+    def take_over_abandoned(self, *, source_config_id: int | None = None) -> list[DocumentRef]:
+        """Documents left `pending` or `deleting` by a writer that stopped renewing their
+        lease (killed, or paused for longer than a lease), now `deleting` under this
+        process's lease, for it to remove (only those of one attached source, with
+        `source_config_id`). Each is taken by a conditional update, so a row whose writer
+        finished it meanwhile, or that another process took first, is left alone; rows
+        another live process is writing are never touched."""
+        now = utcnow()
+        abandoned = col(Document.status).in_(UNFINISHED) & (
+            (col(Document.lease_expires_at) < now)
+            | (
+                col(Document.lease_expires_at).is_(None)
+                & (col(Document.time_added) < self.writer.abandoned_before())
+            )
+        )
+        with self._db.session() as session:
+            query = select(Document.id).where(abandoned)
+            if source_config_id is not None:
+                query = query.where(Document.source_config_id == source_config_id)
+            candidates = list(session.exec(query).all())
+        taken = []
+        for document_id in candidates:
+            with self._db.session() as session:
+                done = session.exec(
+                    update(Document)
+                    .where(col(Document.id) == document_id, abandoned)
+                    .values(
+                        status=DocumentStatus.DELETING,
+                        writer=self.writer.name,
+                        lease_expires_at=self.writer.expiry(),
+                    )
+                )
+                if done.rowcount == 1:
+                    row = session.get(Document, document_id)
+                    assert row is not None
+                    taken.append(document_ref(row))
+        self._keeper.hold(d.id for d in taken)
+        return taken
+
+    def held(self) -> frozenset[int]:
+        """Ids of the documents this process holds a lease on now."""
+        return self._keeper.held
+
+    def close(self) -> None:
+        """Stop renewing leases: rows still held are left to expire, for another process to
+        finish (as if this one had been killed)."""
+        self._keeper.release_all()
+
+    def _lease(
+        self, session: Session, document_ids: Sequence[int], only: Sequence[DocumentStatus] | None = None
+    ) -> None:
+        """Mark documents `deleting` under this process's lease (those in `only` states)."""
+        if not document_ids:
+            return
+        statement = update(Document).where(col(Document.id).in_(document_ids))
+        if only is not None:
+            statement = statement.where(col(Document.status).in_(only))
+        session.exec(
+            statement.values(
+                status=DocumentStatus.DELETING, writer=self.writer.name, lease_expires_at=self.writer.expiry()
+            )
+        )
+        self._keeper.hold(document_ids)
+
+    def _renew(self, document_ids: list[int]) -> None:
+        with self._db.session() as session:
+            session.exec(
+                update(Document)
+                .where(
+                    col(Document.id).in_(document_ids),
+                    col(Document.writer) == self.writer.name,
+                    col(Document.status).in_(UNFINISHED),
+                )
+                .values(lease_expires_at=self.writer.expiry())
+            )
+
+    def update_meta(
+        self, document_id: int, updates: dict[str, Any], *, claim: JobClaim | None = None
+    ) -> None:
         """Merge `updates` into a document's metadata (keys set to None are removed)."""
         with self._db.session() as session:
+            hold(session, claim)
             row = session.get(Document, document_id)
             if row is None:
                 return
@@ -115,15 +264,23 @@ class DocumentRepository:
                 raise NotFound(f"document {document_id}")
             return document_ref(row)
 
-    def find_ready_by_hash(self, index_id: int, content_hash: str) -> DocumentRef | None:
+    def find_ready_by_hash(
+        self, index_id: int, content_hash: str, *, source_key: str | None = None
+    ) -> DocumentRef | None:
+        """A ready public document of the index with this content (only the one from
+        `source_key`, when given: a restricted document is the same as no other, and a public
+        one never stands in for, or names, a restricted one)."""
         with self._db.session() as session:
-            row = session.exec(
-                select(Document).where(
-                    Document.index_id == index_id,
-                    Document.content_hash == content_hash,
-                    Document.status == DocumentStatus.READY,
-                )
-            ).first()
+            query = select(Document).where(
+                Document.index_id == index_id,
+                Document.content_hash == content_hash,
+                Document.status == DocumentStatus.READY,
+            )
+            if source_key is None:
+                query = query.where(Document.access_clauses == PUBLIC)
+            else:
+                query = query.where(Document.source_key == source_key)
+            row = session.exec(query).first()
             return document_ref(row) if row else None
 
     def find_by_source(self, index_id: int, source_key: str) -> list[DocumentRef]:
@@ -138,57 +295,140 @@ class DocumentRepository:
             ).all()
             return [document_ref(r) for r in rows]
 
-    def list_ready(self, index_id: int, *, after_id: int | None = None, limit: int = 50) -> list[DocumentRef]:
-        """Ready documents of the index, oldest first, `limit` at a time after `after_id`."""
+    def list_ready(
+        self,
+        index_id: int,
+        *,
+        after_id: int | None = None,
+        limit: int = 50,
+        access: AccessFilter | None = PUBLIC_ONLY,
+    ) -> list[DocumentRef]:
+        """Ready documents of the index that `access` may read (every one with None, for
+        Lore's own housekeeping), oldest first, `limit` at a time after `after_id`."""
         with self._db.session() as session:
             query = select(Document).where(
                 Document.index_id == index_id, Document.status == DocumentStatus.READY
             )
+            if access is not None:
+                query = query.where(readable_sql(access))
             if after_id is not None:
                 query = query.where(col(Document.id) > after_id)
             rows = session.exec(query.order_by(col(Document.id)).limit(limit)).all()
             return [document_ref(r) for r in rows]
 
-    def ready_in(self, index_ids: Sequence[int]) -> list[DocumentRef]:
-        """Every ready document of the given indexes (for metadata filtering)."""
+    def ready_in(self, index_ids: Sequence[int], access: AccessFilter = PUBLIC_ONLY) -> list[DocumentRef]:
+        """Every ready document of the given indexes that `access` may read (for metadata
+        filtering)."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document).where(
-                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                readable_sql(access),
             )
             return [document_ref(r) for r in session.exec(query).all()]
 
-    def recent(self, index_ids: Sequence[int], *, limit: int = 10) -> list[DocumentRef]:
-        """The ready documents of those indexes added last, newest first."""
+    def unreadable_in(self, index_ids: Sequence[int], access: AccessFilter) -> list[int]:
+        """Ids of the ready documents of those indexes that `access` may not read: what the
+        dense search leaves out (none at all where no source restricts anything). One query,
+        which reads only the restricted documents (`ix_document_access_clauses`)."""
+        if not index_ids:
+            return []
+        with self._db.session() as session:
+            query = select(Document.id).where(
+                col(Document.index_id).in_(index_ids),
+                Document.access_clauses != PUBLIC,
+                Document.status == DocumentStatus.READY,
+                readable_sql(access, negate=True),
+            )
+            return [i for i in session.exec(query.order_by(col(Document.id))).all() if i is not None]
+
+    def set_access(self, changes: dict[int, DocumentAccess]) -> list[int]:
+        """Give documents the access their source now gives them; the ids whose access
+        changed. An index whose documents' access changed has new content as far as cached
+        answers are concerned. In bulk: a permission sync writes thousands at once."""
+        if not changes:
+            return []
+        with self._db.session() as session:
+            current: dict[int, tuple[int, int]] = {}
+            stored: dict[int, tuple[frozenset[str], ...]] = {}
+            for batch in _batches(list(changes)):
+                query = select(Document.id, Document.access_clauses, Document.index_id)
+                for document_id, count, index_id in session.exec(query.where(col(Document.id).in_(batch))):
+                    if document_id is not None:
+                        current[document_id] = (count, index_id)
+                stored.update(_access_of(session, batch))
+            changed = [
+                d
+                for d, (count, _) in current.items()
+                if count != changes[d].count or stored.get(d, ()) != changes[d].clauses
+            ]
+            for batch in _batches(changed):
+                session.exec(
+                    delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(batch))
+                )
+            by_count: dict[int, list[int]] = {}
+            for document_id in changed:
+                by_count.setdefault(changes[document_id].count, []).append(document_id)
+            for count, documents in by_count.items():
+                for batch in _batches(documents):
+                    session.exec(
+                        update(Document).where(col(Document.id).in_(batch)).values(access_clauses=count)
+                    )
+            rows = [row for d in changed for row in access_rows(d, changes[d])]
+            for start in range(0, len(rows), 5000):
+                session.exec(insert(DocumentAccessEntry).values(rows[start : start + 5000]))
+            for index_id in {current[d][1] for d in changed}:
+                bump_content_version(session, index_id)
+            return changed
+
+    def access(self, document_id: int) -> DocumentAccess:
+        """The access a document has now (`NotFound` if there is no such document)."""
+        with self._db.session() as session:
+            row = session.get(Document, document_id)
+            if row is None:
+                raise NotFound(f"document {document_id}")
+            if row.access_clauses < PUBLIC:
+                return DocumentAccess.nobody()
+            clauses = _access_of(session, [document_id]).get(document_id, ())
+            return DocumentAccess(clauses)
+
+    def readable(self, document_ids: Sequence[int], access: AccessFilter) -> set[int]:
+        """Those of the documents that `access` may read."""
+        if not document_ids:
+            return set()
+        with self._db.session() as session:
+            query = select(Document.id).where(col(Document.id).in_(document_ids), readable_sql(access))
+            return {i for i in session.exec(query).all() if i is not None}
+
+    def recent(
+        self, index_ids: Sequence[int], *, limit: int = 10, access: AccessFilter = PUBLIC_ONLY
+    ) -> list[DocumentRef]:
+        """The ready documents of those indexes that `access` may read, added last, newest first."""
         if not index_ids:
             return []
         with self._db.session() as session:
             query = select(Document).where(
-                col(Document.index_id).in_(index_ids), Document.status == DocumentStatus.READY
+                col(Document.index_id).in_(index_ids),
+                Document.status == DocumentStatus.READY,
+                readable_sql(access),
             )
             rows = session.exec(
                 query.order_by(col(Document.time_added).desc(), col(Document.id).desc()).limit(limit)
             )
             return [document_ref(r) for r in rows.all()]
 
-    def unfinished(
-        self, *, older_than: datetime | None = None, source_config_id: int | None = None
-    ) -> list[DocumentRef]:
-        """Documents left `pending` or `deleting` by an ingest or removal that failed or
-        was killed mid-way (only those of one attached source, with `source_config_id`)."""
+    def unfinished(self, *, source_config_id: int | None = None) -> list[DocumentRef]:
+        """Documents `pending` or `deleting`, whoever holds them (what is left half done)."""
         with self._db.session() as session:
-            query = select(Document).where(
-                col(Document.status).in_([DocumentStatus.PENDING, DocumentStatus.DELETING])
-            )
-            if older_than is not None:
-                query = query.where(col(Document.time_added) < older_than)
+            query = select(Document).where(col(Document.status).in_(UNFINISHED))
             if source_config_id is not None:
                 query = query.where(Document.source_config_id == source_config_id)
             return [document_ref(r) for r in session.exec(query).all()]
 
-    def chunks(self, chunk_ids: Sequence[int]) -> dict[int, ChunkRecord]:
-        """Chunks by id (those of ready documents only)."""
+    def chunks(self, chunk_ids: Sequence[int], access: AccessFilter = PUBLIC_ONLY) -> dict[int, ChunkRecord]:
+        """Chunks by id (those of ready documents that `access` may read only)."""
         if not chunk_ids:
             return {}
         with self._db.session() as session:
@@ -200,6 +440,7 @@ class DocumentRepository:
                     select(Document.id).where(
                         col(Document.id).in_({r.document_id for r in rows}),
                         Document.status == DocumentStatus.READY,
+                        readable_sql(access),
                     )
                 ).all()
             )
@@ -261,13 +502,39 @@ def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:
     return set(session.exec(query).all())
 
 
-def _set_status(session: Session, document_ids: Sequence[int], status: DocumentStatus) -> None:
-    if document_ids:
-        session.exec(update(Document).where(col(Document.id).in_(document_ids)).values(status=status))
-
-
 def _delete_rows(session: Session, document_ids: Sequence[int]) -> None:
     if not document_ids:
         return
+    session.exec(delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(document_ids)))
     session.exec(delete(Chunk).where(col(Chunk.document_id).in_(document_ids)))
     session.exec(delete(Document).where(col(Document.id).in_(document_ids)))
+
+
+def _batches(ids: Sequence[int], size: int = 500) -> list[Sequence[int]]:
+    """Ids a few hundred at a time: SQLite limits the parameters of one statement."""
+    return [ids[start : start + size] for start in range(0, len(ids), size)]
+
+
+def _write_access(session: Session, document_id: int, access: DocumentAccess) -> None:
+    rows = access_rows(document_id, access)
+    if rows:
+        session.exec(insert(DocumentAccessEntry).values(rows))
+
+
+def _access_of(session: Session, document_ids: Sequence[int]) -> dict[int, tuple[frozenset[str], ...]]:
+    """The clauses stored for each document, in clause order."""
+    if not document_ids:
+        return {}
+    found: dict[int, dict[int, set[str]]] = {}
+    rows = [
+        row
+        for batch in _batches(document_ids)
+        for row in session.exec(
+            select(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(batch))
+        ).all()
+    ]
+    for row in rows:
+        found.setdefault(row.document_id, {}).setdefault(row.clause, set()).add(row.principal)
+    return {
+        document: tuple(frozenset(clauses[n]) for n in sorted(clauses)) for document, clauses in found.items()
+    }

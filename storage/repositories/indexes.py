@@ -1,18 +1,27 @@
-"""Knowledge indexes and which of them each conversation has enabled."""
+"""Knowledge indexes and which of them each conversation has enabled.
+
+A channel's own index and a user's personal index are created on first need, possibly by
+two processes at once (two replicas receiving a new channel's first messages): both insert
+and the database keeps one (a unique index per owner, `INSERT … ON CONFLICT DO NOTHING`),
+then both read the one kept, so neither sees an error and there is one index, whatever
+name each process knew the channel by.
+"""
 
 from __future__ import annotations
 
-from sqlalchemy import func, update
+from sqlalchemy import and_, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
+from storage.document_access import PUBLIC_ONLY, AccessFilter, readable_sql
 from storage.models import (
     AnswerIndex,
     Channel,
     Chunk,
     DocSourceConfig,
     Document,
+    DocumentAccessEntry,
     DocumentStatus,
     EnabledIndex,
     IndexingJob,
@@ -22,8 +31,9 @@ from storage.models import (
     VerifiedAnswer,
 )
 from storage.records import ChannelRef, IndexRef, IndexStats, NameTaken, NotFound, UserRef
-from storage.repositories._rows import aware, index_ref
+from storage.repositories._rows import aware, index_ref, insert_ignoring_conflict
 from storage.repositories.answers import forget_quotes
+from storage.values import utcnow
 
 PERSONAL_INDEX_NAME = "personal"
 
@@ -129,9 +139,8 @@ class IndexRepository:
     def enable(self, conversation_id: int, index_id: int, *, as_default: bool = False) -> bool:
         """Enable the index for the conversation (last, or first if `as_default`).
         Returns False when it was already enabled (its position is then only changed
-        if `as_default`)."""
+        if `as_default`). Enabling it from two processes at once enables it once."""
         with self._db.session() as session:
-            existing = _enabled_row(session, conversation_id, index_id)
             positions = [
                 row.position
                 for row in session.exec(
@@ -139,13 +148,14 @@ class IndexRepository:
                 )
             ]
             position = min(positions, default=1) - 1 if as_default else max(positions, default=-1) + 1
-            if existing is not None:
-                if as_default:
-                    existing.position = position
-                    session.add(existing)
-                return False
-            session.add(EnabledIndex(conversation_id=conversation_id, index_id=index_id, position=position))
-            return True
+            values = {"conversation_id": conversation_id, "index_id": index_id, "position": position}
+            if insert_ignoring_conflict(session, EnabledIndex, values):
+                return True
+            existing = _enabled_row(session, conversation_id, index_id)
+            if as_default and existing is not None:
+                existing.position = position
+                session.add(existing)
+            return False
 
     def disable(self, conversation_id: int, index_id: int) -> bool:
         with self._db.session() as session:
@@ -163,6 +173,10 @@ class IndexRepository:
             session.exec(delete(IndexingJobLog).where(col(IndexingJobLog.job_id).in_(jobs)))
             session.exec(delete(IndexingJob).where(col(IndexingJob.index_id) == index_id))
             session.exec(delete(Chunk).where(col(Chunk.index_id) == index_id))
+            documents = select(Document.id).where(Document.index_id == index_id)
+            session.exec(
+                delete(DocumentAccessEntry).where(col(DocumentAccessEntry.document_id).in_(documents))
+            )
             session.exec(delete(Document).where(col(Document.index_id) == index_id))
             session.exec(delete(DocSourceConfig).where(col(DocSourceConfig.index_id) == index_id))
             session.exec(delete(EnabledIndex).where(col(EnabledIndex.index_id) == index_id))
@@ -186,9 +200,13 @@ class IndexRepository:
         with self._db.session() as session:
             bump_content_version(session, index_id)
 
-    def stats(self, index_id: int) -> IndexStats:
+    def stats(self, index_id: int, access: AccessFilter | None = PUBLIC_ONLY) -> IndexStats:
+        """How many documents and passages of the index `access` may read (all of them with
+        None), and the latest of them."""
         with self._db.session() as session:
-            ready = (Document.index_id == index_id) & (Document.status == DocumentStatus.READY)
+            ready = and_(col(Document.index_id) == index_id, col(Document.status) == DocumentStatus.READY)
+            if access is not None:
+                ready = and_(ready, readable_sql(access))
             documents, chunks = session.exec(
                 select(func.count(col(Document.id)), func.coalesce(func.sum(Document.chunk_count), 0)).where(
                     ready
@@ -215,37 +233,33 @@ class IndexRepository:
         owner_user_id: int | None = None,
         channel_id: int | None = None,
     ) -> IndexRef:
+        """The owner's one index of `scope`: found, or inserted (the insert of a process that
+        loses the race to another does nothing, and it reads the other's)."""
         key = owner_key(scope, owner_user_id, channel_id)
         with self._db.session() as session:
-            row = session.exec(
-                select(KnowledgeIndex).where(
-                    KnowledgeIndex.tenant_id == tenant_id,
-                    KnowledgeIndex.owner_key == key,
-                    KnowledgeIndex.scope == scope,
-                )
-            ).first()
-            if row is not None:
-                return _ref(session, row)
-        try:
-            return self.create(
-                tenant_id,
-                name,
-                scope,
-                embedding_model=model,
-                embedding_dimension=dimension,
-                owner_user_id=owner_user_id,
-                channel_id=channel_id,
+            query = select(KnowledgeIndex).where(
+                KnowledgeIndex.tenant_id == tenant_id,
+                KnowledgeIndex.owner_key == key,
+                KnowledgeIndex.scope == scope,
             )
-        except NameTaken:
-            return self._ensure(
-                tenant_id,
-                name,
-                scope,
-                model,
-                dimension,
-                owner_user_id=owner_user_id,
-                channel_id=channel_id,
-            )
+            row = session.exec(query).first()
+            if row is None:
+                values = {
+                    "tenant_id": tenant_id,
+                    "name": name,
+                    "scope": scope,
+                    "owner_key": key,
+                    "owner_user_id": owner_user_id,
+                    "channel_id": channel_id,
+                    "embedding_model": model,
+                    "embedding_dimension": dimension,
+                    "content_version": 0,
+                    "documents_only": False,
+                    "created_at": utcnow(),
+                }
+                insert_ignoring_conflict(session, KnowledgeIndex, values)
+                row = session.exec(query).one()
+            return _ref(session, row)
 
 
 def bump_content_version(session: Session, index_id: int) -> None:

@@ -169,23 +169,17 @@ class Removals:
         removed: dict[str, int] = {}
         with self._db.engine.connect() as connection:
             # SQLite's pragmas go straight to the driver's connection (autocommit), outside
-            # the transaction SQLAlchemy would otherwise begin for them.
+            # the transaction SQLAlchemy would otherwise begin for them; each connection
+            # already overwrites what it deletes (`secure_delete`, set in `storage.db`).
             raw = connection.connection.driver_connection if connection.dialect.name == "sqlite" else None
+            with connection.begin():
+                for table, owned in tables:
+                    count = connection.execute(table.delete().where(owned)).rowcount
+                    if count:
+                        removed[table.name] = int(count)
+                removed.update(_slack_rows(connection, tenant_id))
             if raw is not None:
-                raw.execute("PRAGMA secure_delete=ON")
-            try:
-                with connection.begin():
-                    for table, owned in tables:
-                        count = connection.execute(table.delete().where(owned)).rowcount
-                        if count:
-                            removed[table.name] = int(count)
-                    removed.update(_slack_rows(connection, tenant_id))
-                if raw is not None:
-                    KeywordIndex.merge(connection)
-            finally:
-                if raw is not None:
-                    raw.execute("PRAGMA secure_delete=OFF")
-            if raw is not None:
+                KeywordIndex.merge(connection)
                 raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return removed
 

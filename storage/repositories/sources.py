@@ -11,9 +11,10 @@ from typing import Any
 from sqlmodel import col, select
 
 from storage.db import Database
-from storage.models import DocSource, DocSourceConfig, Document, IndexingJob, utcnow
-from storage.records import DocumentRef, NotFound, SourceConfigRef
+from storage.models import DocSource, DocSourceConfig, Document, IndexingJob, KnowledgeIndex, utcnow
+from storage.records import DocumentRef, JobClaim, NotFound, SourceConfigRef
 from storage.repositories._rows import aware, document_ref
+from storage.repositories.jobs import hold
 
 SITE = "site"
 SLACK_CHANNEL = "slack-channel"
@@ -38,10 +39,7 @@ class SourceRepository:
         created_by: int | None = None,
     ) -> SourceConfigRef:
         """Attach a site to an index, or return the attachment it already has with the same
-        start URLs (asking twice does not attach twice)."""
-        for existing in self.for_index(index_id):
-            if existing.kind == SITE and existing.start_urls == list(start_urls):
-                return existing
+        start URLs (asking twice does not attach twice, even from two processes at once)."""
         source = DocSource(tenant_id=tenant_id, kind=SITE, name=name, created_by=created_by)
         return self._attach(source, index_id, start_urls, options, schedule)
 
@@ -59,9 +57,6 @@ class SourceRepository:
     ) -> SourceConfigRef:
         """Attach a source of `kind` that belongs to this attachment alone (a learned Slack
         channel), or return the one of that kind and folders the index already has."""
-        for existing in self.for_index(index_id):
-            if existing.kind == kind and existing.folders == list(folders):
-                return existing
         source = DocSource(
             tenant_id=tenant_id, kind=kind, name=name, created_by=created_by, config={OWNED: True}
         )
@@ -75,8 +70,21 @@ class SourceRepository:
         options: dict[str, Any] | None,
         schedule: str,
     ) -> SourceConfigRef:
-        """Write a new source and its attachment to `index_id`."""
+        """Write a new source and its attachment to `index_id`, unless the index already has
+        one of the same kind and folders (then that one). The index's row is locked first,
+        so two processes attaching the same thing at once take turns and attach it once."""
         with self._db.session() as session:
+            session.exec(select(KnowledgeIndex.id).where(KnowledgeIndex.id == index_id).with_for_update())
+            attached = session.exec(
+                select(DocSourceConfig, DocSource).where(
+                    DocSource.id == DocSourceConfig.source_id,
+                    DocSourceConfig.index_id == index_id,
+                    DocSource.kind == source.kind,
+                )
+            ).all()
+            for config, existing in attached:
+                if list(config.folders) == list(folders):
+                    return source_config_ref(config, existing)
             session.add(source)
             session.flush()
             assert source.id is not None
@@ -124,8 +132,12 @@ class SourceRepository:
             session.add(config)
         return self.get(config_id)
 
-    def mark_refreshed(self, config_id: int, at: datetime | None = None) -> None:
+    def mark_refreshed(
+        self, config_id: int, at: datetime | None = None, *, claim: JobClaim | None = None
+    ) -> None:
+        """Note the attachment's refresh (with `claim`: only while that job is held)."""
         with self._db.session() as session:
+            hold(session, claim)
             config = session.get(DocSourceConfig, config_id)
             if config is not None:
                 config.last_refresh_at = at or utcnow()

@@ -10,6 +10,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,16 @@ def test_lore_serve_answers_over_http_and_stops_on_sigterm(home: Path) -> None:
         status, answer = request(port, "POST", "/v1/chat/completions", secret, question)
         assert status == 200, answer
         assert "$PORT" in answer["choices"][0]["message"]["content"]
+        # The admin console is served beside the API: `lore admin link` signs in once.
+        linked = lore("admin", "link", "--port", str(port))
+        assert linked.exit_code == 0, linked.output
+        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()))
+        with browser.open(linked.stdout.strip(), timeout=60) as page:  # to the overview, signed in
+            assert page.url.endswith("/console/overview") and 'id="questions"' in page.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as used:
+            urllib.request.urlopen(linked.stdout.strip(), timeout=60)
+        used.value.close()
+        assert used.value.code in (400, 403, 404, 410)
     finally:
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)

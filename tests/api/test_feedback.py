@@ -113,3 +113,44 @@ async def test_the_route_is_in_the_openapi_document(api: LoreApi) -> None:
     operation = document["paths"]["/v1/feedback"]["get"]
     assert {p["name"] for p in operation["parameters"]} == {"index", "limit"}
     assert "200" in operation["responses"]
+
+
+async def test_a_review_never_shows_what_a_document_restricted_from_the_reviewer_said(api: LoreApi) -> None:
+    """An answer that drew on a page its source lets only finance read keeps its question and
+    verdicts in a review, not its text nor that page's citation, for a reviewer outside finance."""
+    from storage.document_access import DocumentAccess
+    from storage.records import NewChunk
+    from storage.repositories.documents import DocumentRepository
+    from tests.storage.test_repositories import new_doc
+
+    review = await api.create_index("fb-restricted")
+    index = api.services.indexes.get(review["id"])
+    api.indexes["fb-restricted"] = index
+    documents = DocumentRepository(api.services.db)
+    payroll, _ = documents.create_pending(
+        new_doc(index.id, key="payroll.md", access=DocumentAccess.restricted({"9:group:finance"})),
+        [NewChunk(0, "", "The payroll cutoff is the 23rd.")],
+    )
+    documents.mark_ready(payroll.id)
+    cited = [
+        {"n": 1, "name": "payroll.md", "url": "https://wiki/payroll", "index": "fb-restricted",
+         "index_id": index.id, "document_id": payroll.id},
+        {"n": 2, "name": "calendar.md", "url": None, "index": "fb-restricted", "index_id": index.id,
+         "document_id": payroll.id + 1000},
+    ]  # fmt: skip
+    said = answer(
+        api,
+        "when is the payroll cutoff?",
+        "fb-restricted",
+        text="The 23rd [1]",
+        cited=cited,
+        restricted=[payroll.id],
+    )
+    bea = api.services.directory.ensure_user(TENANT, "UBEA2", "bea")
+    AnswerRepository(api.services.db).set_feedback(said, TENANT, bea.id, False, comment="Check it")
+    status, body = await api.call("GET", "/v1/feedback", params={"index": "fb-restricted"})
+    assert status == 200
+    [item] = body["indexes"][0]["unhelpful"]
+    assert item["question"] == "when is the payroll cutoff?" and item["feedback"][0]["comment"] == "Check it"
+    assert item["answer"] is None and "23rd" not in str(body) and "payroll.md" not in str(body)
+    assert [c["name"] for c in item["cited"]] == ["calendar.md"]

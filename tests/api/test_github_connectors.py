@@ -53,6 +53,10 @@ async def test_connect_list_attach_with_options_and_disconnect(api: LoreApi, git
         ("acme/website", "public repository"),
         ("acme", "owner"),
     ]
+    # Made public: this key is mapped to no GitHub user, and who may read a private repository
+    # is tested beside the sync (tests/knowledge/sources/test_github_sync.py, tests/e2e/test_github.py).
+    repo = github.repo("acme/payments")
+    repo.private, repo.visibility = False, "public"
     attach = {"index": "code", "repositories": ["acme/payments"], "options": {"parts": ["docs", "issues"]}}
     status, attached = await api.call("POST", f"/v1/connectors/{connected['id']}/attach", json_body=attach)
     assert status == 202, attached

@@ -18,6 +18,7 @@ from aiohttp.test_utils import TestServer
 
 from knowledge import VISIBLE_LINES, display_lines
 from storage.repositories.answers import AnswerRepository
+from storage.repositories.history import AnswerHistory
 from tests.bot.conftest import BOT, TEAM, Reply, SlackBot, markdown_file, only_reply
 from tests.fakes.openai_server import Reply as LLMReply
 
@@ -421,6 +422,8 @@ async def test_feedback_is_stored_per_person_and_says_who_will_see_it(bot: Slack
         "admins will see it (“show feedback”)."
     )
     assert "do better" not in thanks.params["text"]
+    history, model = AnswerHistory(bot.runtime.services.db), bot.runtime.services.embedder.model_id
+    assert history.vectors([answer_id], model) == {}  # answered and helpful: no coverage gap
 
     bot.begin()
     assert await bot.press_feedback("UGUS", "CFEED", answer, helpful=False) == 200
@@ -430,6 +433,7 @@ async def test_feedback_is_stored_per_person_and_says_who_will_see_it(bot: Slack
     reasons = [o["value"] for o in form["blocks"][0]["element"]["options"]]
     assert reasons == ["wrong", "outdated", "missing source", "other"]
     assert [(v.user_id, v.helpful) for v in answers.verdicts(answer_id)][1][1] is False  # kept at once
+    assert set(history.vectors([answer_id], model)) == {answer_id}  # a gap now: kept for the job
     await bot.submit_view(
         "UGUS",
         form,

@@ -33,7 +33,10 @@ PEM = KEY.private_bytes(
 @pytest_asyncio.fixture
 async def github() -> AsyncIterator[tuple[FakeGitHub, Seeded]]:
     async with FakeGitHub(app_key=KEY.public_key()) as fake:
-        yield fake, seed(fake)
+        seeded = seed(fake)
+        fake.share(seeded.repo, users={"ada": "admin"})  # acme/payments is private
+        fake.verified_emails[("acme", "ada")] = ["ada@acme.example"]  # the admin, on GitHub
+        yield fake, seeded
 
 
 @pytest_asyncio.fixture
@@ -45,7 +48,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
         lore_progress_seconds=0.05,
     ) as running:
         running.slack.add_channel("CENG", "eng")
-        running.slack.add_user(ADMIN, "admin", is_admin=True)
+        running.slack.add_user(ADMIN, "admin", is_admin=True, email="ada@acme.example")
         running.slack.add_user(MEMBER, "member")
         running.begin()
         yield running
@@ -85,8 +88,14 @@ async def test_an_admin_connects_a_token_syncs_a_repository_and_gets_cited_answe
     assert summary.text.startswith("Done indexing *GitHub acme/payments* in ")
 
     question = await bot.mention("CENG", ADMIN, "what is the refund worker's timeout?")
+    assert "45 seconds" not in bot.said("CENG", question), "acme/payments is private: not in a channel"
+    # In private, the admin reads it: GitHub lets ada (their verified acme email) read it.
+    synced = await bot.dm(ADMIN, "refresh permissions")
+    assert "Synced who may read" in bot.said(f"D{ADMIN}", synced)
+    await bot.dm(ADMIN, "enable the code index")
+    asked = await bot.dm(ADMIN, "what is the refund worker's timeout?")
     comment = f"{fake.web_url}/acme/payments/issues/1#issuecomment-{seeded.timeout_comment}"
-    answer = bot.said("CENG", question)
+    answer = bot.said(f"D{ADMIN}", asked)
     assert "45 seconds" in answer and f"<{comment}|" in answer, answer
 
     for command in ("refresh acme/payments", "stop indexing acme/payments", "forget acme/payments"):

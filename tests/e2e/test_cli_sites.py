@@ -38,8 +38,8 @@ def test_sites_and_pages_from_the_command_line(tmp_path: Path, site: Site) -> No
     crawled = lore(home, "ingest", site.url("/docs/"), "--site", "--index", "docs")
     assert "Done indexing 127.0.0.1/docs" in crawled.stdout and "8 pages indexed (8 new" in crawled.stdout
     listed = lore(home, "jobs")
-    heading, row = listed.stdout.splitlines()[:2]
-    assert heading.split()[:3] == ["job", "state", "pages"]
+    header, row = listed.stdout.splitlines()[:2]
+    assert header.split()[:3] == ["job", "state", "pages"]
     job_id, state, progress = row.split()[:3]
     handled, found = progress.split("/")
     assert (job_id, state) == ("1", "succeeded") and int(handled) == int(found) >= 8

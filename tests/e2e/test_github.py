@@ -4,11 +4,14 @@ the token read from an environment variable, `lore source attach --repo` through
 rate limit and a 429, then a scripted shell session in which a fact from docs/deploy.md, one
 from an issue comment and one from a discussion's accepted answer are each answered with a
 citation linking to the right GitHub page; edits, a rename and deletions in the fake are
-reflected after "refresh"; and the chat commands (connect github, list github repositories,
+reflected after "refresh"; acme/payments being private, its facts reach the local user only
+once mapped to a collaborator (`lore access grant --user`), and only in private; and the chat commands (connect github, list github repositories,
 add … repository to … index, stop indexing, forget) go through the shell's router."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,17 +24,23 @@ from tests.fakes.github_server import TOKEN, FakeGitHub, Seeded, seed
 
 LORE = str(Path(sys.executable).with_name("lore"))
 REPO = "acme/payments"
-QUESTIONS = """\
-when do production deploys of the payments API go out?
+DEPLOY_Q = "when do production deploys of the payments API go out?\n"
+LOCAL = "localdev"
+QUESTIONS = (
+    DEPLOY_Q
+    + """\
 what is the refund worker's timeout?
 how do we rotate the webhook secret?
 """
+)
 
 
 @pytest.fixture
 def github() -> Iterator[tuple[FakeGitHub, Seeded]]:
     with FakeGitHub() as fake:
-        yield fake, seed(fake)
+        seeded = seed(fake)
+        fake.share(REPO, users={"ada": "admin", "grace": "read"})  # acme/payments is private
+        yield fake, seeded
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str:
@@ -53,7 +62,7 @@ def test_add_attach_answer_with_links_then_follow_edits(
     tmp_path: Path, github: tuple[FakeGitHub, Seeded]
 ) -> None:
     fake, seeded = github
-    env = {**lore_env(tmp_path), "GITHUB_TOKEN": TOKEN}
+    env = {**lore_env(tmp_path), "GITHUB_TOKEN": TOKEN, "LOGNAME": LOCAL, "USER": LOCAL}
     web = f"{fake.web_url}/{REPO}"
 
     added = run(
@@ -69,8 +78,17 @@ def test_add_attach_answer_with_links_then_follow_edits(
     limited = [r for r in fake.api_requests() if r.status in (403, 429)]
     assert [r.status for r in limited] == [403, 429], "both limits met, waited out, nothing lost"
 
-    said = run(["shell"], env, tmp_path, stdin="/in #eng\nenable the github index\n" + QUESTIONS)
-    deploy, timeout, rotate = answers(said)
+    # acme/payments is private: its facts reach someone GitHub lets read it, in private only.
+    unmapped = run(["shell"], env, tmp_path, stdin="enable the github index\n" + QUESTIONS)
+    assert all("every Tuesday" not in a and "45 seconds" not in a for a in answers(unmapped)), unmapped
+    connection = re.search(r"(\d+)\D+127\.0\.0\.1", run(["source", "list"], env, tmp_path))
+    assert connection is not None
+    mapped = run(["access", "grant", "--user", LOCAL, f"{connection[1]}:user:ada"], env, tmp_path)
+    assert f"Granted {connection[1]}:user:ada to {LOCAL}" in mapped, mapped
+    said = run(["shell"], env, tmp_path, stdin=QUESTIONS + "/in #eng\nenable the github index\n" + DEPLOY_Q)
+    channel = said.split("lore> …\n")[-1]
+    assert "every Tuesday" not in channel, channel  # an answer in a channel: public repositories only
+    deploy, timeout, rotate = said.split("lore> …\n")[1:4]
     assert (
         "every Tuesday" in deploy
         and f"docs/deploy.md › Deploying the payments API <{web}/blob/main/docs/deploy.md>" in deploy
@@ -91,7 +109,7 @@ def test_add_attach_answer_with_links_then_follow_edits(
     )
     fake.delete_discussion(REPO, seeded.discussion)
     fake.blobs_served.clear()
-    refreshed = run(["shell"], env, tmp_path, stdin="/in #eng\nrefresh acme/payments\n" + QUESTIONS)
+    refreshed = run(["shell"], env, tmp_path, stdin="refresh acme/payments\n" + QUESTIONS)
     assert (
         "Done indexing *GitHub acme/payments*" in refreshed
         or "Done indexing GitHub acme/payments" in refreshed
@@ -123,4 +141,8 @@ def test_add_attach_answer_with_links_then_follow_edits(
     assert "Syncing GitHub acme/website into the github index." in chat, chat
     assert "Forgetting acme/website: I'm syncing what stays (GitHub acme/payments)" in chat, chat
     assert "Done indexing GitHub acme/payments in" in chat.split("Forgetting acme/website")[1], chat
+    # Taking one repository out is in the audit log, as the shell's, with the repository.
+    audit = [json.loads(line) for line in run(["audit"], env, tmp_path).splitlines() if line.startswith("{")]
+    [forgot] = [e for e in audit if e["action"] == "source.forget_folder"]
+    assert (forgot["surface"], forgot["details"]["folder"]) == ("shell", "acme/website"), forgot
     print(added + attached + said + refreshed + chat)  # the sessions, for `pytest -s`

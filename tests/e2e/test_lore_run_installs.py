@@ -256,6 +256,12 @@ async def test_uninstalling_drops_tokens_at_once_and_the_data_after_the_grace_pe
             column = "id" if table == "tenant" else "tenant_id"
             assert query(data, f"SELECT COUNT(*) FROM {table} WHERE {column} = ?", SECOND) == [(0,)]
         assert query(data, "SELECT COUNT(*) FROM chunk WHERE text LIKE '%quokkazanzibar%'") == [(0,)]
+        # The workspace's audit log went with it; what remains is the record of its purge.
+        [(action, surface, details)] = query(
+            data, "SELECT action, surface, details FROM audit_log WHERE tenant_id = ?", SECOND
+        )
+        assert (action, surface) == ("workspace.purge", "lore")
+        assert json.loads(details)["removed"]["document"] == 1
         # The first workspace is untouched and still answers.
         assert "Ottoline" in await door.mention(FIRST, "C1", "U1", "who is the harbourmaster?")
 

@@ -13,6 +13,16 @@ Endpoints, in the real shapes: `/rest/api/user/current`, `/rest/api/space`,
 `/rest/api/content/{id}/child/attachment`, and attachment downloads. Listings are paginated
 with `_links.next` (relative to `_links.base`), at most `page_size` results a page.
 
+Permissions, in Cloud's shapes and Data Center's: a space's read permission (`/rest/api/space/
+{key}?expand=permissions` on Cloud, `/rest/api/space/{key}/permissions` on Data Center 9.1+),
+anonymous or for users and groups; a page's view restriction (`expand=restrictions.read.
+restrictions.user,…` on listings, `/rest/api/content/{id}/restriction/byOperation[/read]`);
+groups and their members (`/rest/api/group/by-name`, `/rest/api/group/{id}/membersByGroupId`
+on Cloud, `/rest/api/group/{name}/member` on Data Center); people by id (`/rest/api/user?
+accountId=` or `?key=`), with their email unless their profile hides it. `fail_permissions`
+answers 500 to every request about permissions or groups (listings still come, restrictions
+and all).
+
 Every request needs the account's email and API token (HTTP basic) or, when the fake has
 one, a personal access token (bearer); anything else is a 401. `rate_limit(n)` answers the
 next n requests 429 with Retry-After. With `media_host`, downloads redirect there (another
@@ -46,6 +56,44 @@ class FakeSpace:
     key: str
     name: str
     type: str = "global"
+    anonymous: bool = True
+    """Anonymous users may view it (then it is public)."""
+    viewers: list[str] = field(default_factory=list)
+    """Who else may view it: `user:ACCOUNT` and `group:NAME`."""
+
+
+@dataclass
+class FakeUser:
+    account_id: str
+    email: str
+    name: str
+    email_visible: bool = True
+    """Their profile shows their email (Cloud's privacy setting)."""
+
+    @property
+    def username(self) -> str:
+        return self.email.split("@")[0]
+
+    def cloud(self) -> Json:
+        return {
+            "type": "known", "accountId": self.account_id, "accountType": "atlassian",
+            "email": self.email if self.email_visible else "", "publicName": self.name,
+            "displayName": self.name,
+        }  # fmt: skip
+
+    def center(self) -> Json:
+        """Data Center's shape: a user key and a username (the account id is the user key)."""
+        return {
+            "type": "known", "username": self.username, "userKey": self.account_id,
+            "displayName": self.name, **({"email": self.email} if self.email_visible else {}),
+        }  # fmt: skip
+
+
+@dataclass
+class FakeGroup:
+    name: str
+    id: str
+    members: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -73,6 +121,8 @@ class FakePage:
     labels: list[str] = field(default_factory=list)
     author: str = "Ada Lovelace"
     editor: str = "Ada Lovelace"
+    readers: list[str] = field(default_factory=list)
+    """Its view restriction: `user:ACCOUNT` and `group:NAME` (empty: none)."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +163,9 @@ class FakeConfluence(LoopbackServer):
         self.bodies_served: list[str] = []
         """Ids of the pages whose body went out, in order (one entry per page per answer)."""
         self.downloads: list[str] = []
+        self.users: dict[str, FakeUser] = {}
+        self.groups: dict[str, FakeGroup] = {}
+        self.fail_permissions = False
         self._ids = itertools.count(1001)
         self._rate_limited = 0
         self._retry_after = "1"
@@ -126,8 +179,22 @@ class FakeConfluence(LoopbackServer):
     def base_url_at(self, host: str) -> str:
         return f"http://{host}:{self.port}{CONTEXT}"
 
-    def add_space(self, key: str, name: str) -> None:
-        self.spaces[key] = FakeSpace(key, name)
+    def add_space(self, key: str, name: str, *, anonymous: bool = True, viewers: Iterable[str] = ()) -> None:
+        self.spaces[key] = FakeSpace(key, name, anonymous=anonymous, viewers=list(viewers))
+
+    def add_user(self, account_id: str, email: str, name: str, *, email_visible: bool = True) -> FakeUser:
+        self.users[account_id] = FakeUser(account_id, email, name, email_visible)
+        return self.users[account_id]
+
+    def add_group(self, name: str, members: Iterable[str] = ()) -> FakeGroup:
+        group = FakeGroup(name, f"g-{len(self.groups) + 1:04d}-{name}", list(members))
+        self.groups[name] = group
+        return group
+
+    def restrict(self, page_id: str, *readers: str) -> None:
+        """Set the page's view restriction (`user:ACCOUNT`, `group:NAME`); none lifts it.
+        Like Confluence, changing restrictions does not change the page's version."""
+        self.pages[page_id].readers = list(readers)
 
     def add_page(
         self,
@@ -181,6 +248,16 @@ class FakeConfluence(LoopbackServer):
         api = f"{CONTEXT}/rest/api"
         app.router.add_get(f"{api}/user/current", self._current_user)
         app.router.add_get(f"{api}/space", self._spaces)
+        app.router.add_get(api + r"/space/{key}", self._space)
+        app.router.add_get(api + r"/space/{key}/permissions", self._space_permissions)
+        app.router.add_get(api + r"/content/{page_id:\d+}/restriction/byOperation", self._restrictions)
+        app.router.add_get(
+            api + r"/content/{page_id:\d+}/restriction/byOperation/{operation}", self._restriction
+        )
+        app.router.add_get(f"{api}/group/by-name", self._group_by_name)
+        app.router.add_get(api + r"/group/{group_id}/membersByGroupId", self._members_by_id)
+        app.router.add_get(api + r"/group/{name}/member", self._members_by_name)
+        app.router.add_get(f"{api}/user", self._user)
         app.router.add_get(f"{api}/content/search", self._search)
         app.router.add_get(api + r"/content/{page_id:\d+}/child/attachment", self._attachments)
         app.router.add_get(CONTEXT + r"/download/attachments/{page_id:\d+}/{name}", self._download)
@@ -212,6 +289,8 @@ class FakeConfluence(LoopbackServer):
             return _error(
                 401, "Basic authentication with passwords is deprecated or the credentials are wrong"
             )
+        if self.fail_permissions and _asks_permissions(request):
+            return _error(500, "Internal server error")
         try:
             result: web.StreamResponse = await handler(request)
         except CqlError as exc:
@@ -241,16 +320,18 @@ class FakeConfluence(LoopbackServer):
             links["next"] = f"{path}?{urlencode(query, quote_via=quote)}"
         return links
 
-    def _paged(self, request: web.Request, items: list[Json]) -> web.Response:
+    def _paged(self, request: web.Request, items: list[Json], total: int | None = None) -> web.Response:
+        """One page of results: `items` from `start` (or, with `total`, `items` is that page
+        already, of `total` results)."""
         start = int(request.query.get("start", "0"))
         limit = min(int(request.query.get("limit", "25")), self.page_size)
-        page = items[start : start + limit]
+        page = items[start : start + limit] if total is None else items
         body = {
             "results": page,
             "start": start,
             "limit": limit,
             "size": len(page),
-            "_links": self._links(request, start, limit, len(items)),
+            "_links": self._links(request, start, limit, len(items) if total is None else total),
         }
         return web.json_response(body)
 
@@ -278,10 +359,11 @@ class FakeConfluence(LoopbackServer):
         expand = set(filter(None, request.query.get("expand", "").split(",")))
         start = int(request.query.get("start", "0"))
         limit = min(int(request.query.get("limit", "25")), self.page_size)
-        for page in found[start : start + limit]:
+        shown = found[start : start + limit]
+        for page in shown:
             if "body.storage" in expand:
                 self.bodies_served.append(page.id)
-        return self._paged(request, [self._content(p, expand) for p in found])
+        return self._paged(request, [self._content(p, expand, request) for p in shown], total=len(found))
 
     def ancestors(self, page: FakePage) -> list[FakePage]:
         chain = []
@@ -291,7 +373,7 @@ class FakeConfluence(LoopbackServer):
             parent = self.pages[parent].parent
         return list(reversed(chain))
 
-    def _content(self, page: FakePage, expand: set[str]) -> Json:
+    def _content(self, page: FakePage, expand: set[str], request: web.Request) -> Json:
         content: Json = {
             "id": page.id,
             "type": "page",
@@ -315,12 +397,164 @@ class FakeConfluence(LoopbackServer):
             content["space"] = {"key": space.key, "name": space.name, "type": space.type}
         if "history" in expand:
             content["history"] = {"latest": True, "createdBy": {"type": "known", "displayName": page.author}}
+        if (
+            "restrictions.read.restrictions.user" in expand
+            or "restrictions.read.restrictions.group" in expand
+        ):
+            content["restrictions"] = {"read": self._read_restriction(page, 0, 200, request)}
         if "metadata.labels" in expand:
             labels = [{"prefix": "global", "name": n, "id": str(i)} for i, n in enumerate(page.labels)]
             content["metadata"] = {
                 "labels": {"results": labels, "start": 0, "limit": 200, "size": len(labels)}
             }
         return content
+
+    # -- permissions ---------------------------------------------------------------------
+
+    def _read_restriction(self, page: FakePage, start: int, limit: int, request: web.Request) -> Json:
+        users = [
+            self._person(r.removeprefix("user:"), request) for r in page.readers if r.startswith("user:")
+        ]
+        groups = [
+            self._group(r.removeprefix("group:"), request) for r in page.readers if r.startswith("group:")
+        ]
+        return {
+            "operation": "read",
+            "restrictions": {
+                "user": {
+                    "results": users[start : start + limit],
+                    "start": start,
+                    "limit": limit,
+                    "size": len(users),
+                },
+                "group": {
+                    "results": groups[start : start + limit],
+                    "start": start,
+                    "limit": limit,
+                    "size": len(groups),
+                },
+            },
+            "_expandable": {"content": f"/rest/api/content/{page.id}"},
+        }
+
+    def _person(self, account: str, request: web.Request) -> Json:
+        found = self.users.get(account) or FakeUser(account, f"{account}@unknown.example", account)
+        return found.center() if _center(request) else found.cloud()
+
+    def _group(self, name: str, request: web.Request) -> Json:
+        found = self.groups.get(name)
+        return {"type": "group", "name": name, **({"id": found.id} if found and not _center(request) else {})}
+
+    async def _space(self, request: web.Request) -> web.Response:
+        space = self.spaces.get(request.match_info["key"])
+        if space is None:
+            return _error(404, f"No space found with key : {request.match_info['key']}")
+        body: Json = {"id": 1, "key": space.key, "name": space.name, "type": space.type}
+        if "permissions" in request.query.get("expand", "").split(","):
+            body["permissions"] = self._cloud_permissions(space, request)
+        return web.json_response(body)
+
+    def _cloud_permissions(self, space: FakeSpace, request: web.Request) -> list[Json]:
+        read = {"operation": "read", "targetType": "space"}
+        found: list[Json] = []
+        if space.anonymous:
+            found.append({"id": 1, "operation": read, "anonymousAccess": True, "unlicensedAccess": False})
+        users = [
+            self._person(v.removeprefix("user:"), request) for v in space.viewers if v.startswith("user:")
+        ]
+        groups = [
+            self._group(v.removeprefix("group:"), request) for v in space.viewers if v.startswith("group:")
+        ]
+        if users or groups:
+            found.append(
+                {
+                    "id": 2,
+                    "operation": read,
+                    "subjects": {
+                        "user": {"results": users, "size": len(users)},
+                        "group": {"results": groups, "size": len(groups)},
+                    },
+                    "anonymousAccess": False,
+                    "unlicensedAccess": False,
+                }
+            )
+        # Permissions that do not let anyone view it, as Confluence lists them too.
+        found.append(
+            {
+                "id": 3,
+                "operation": {"operation": "administer", "targetType": "space"},
+                "subjects": {
+                    "group": {"results": [self._group("confluence-administrators", request)], "size": 1}
+                },
+                "anonymousAccess": False,
+                "unlicensedAccess": False,
+            }
+        )
+        return found
+
+    async def _space_permissions(self, request: web.Request) -> web.Response:
+        """Data Center's shape: one entry per (operation, subject)."""
+        space = self.spaces.get(request.match_info["key"])
+        if space is None:
+            return _error(404, f"No space found with key : {request.match_info['key']}")
+        read = {"targetType": "space", "operationKey": "read"}
+        found: list[Json] = [
+            {"operation": {"targetType": "space", "operationKey": "administer"},
+             "subject": {"type": "group", "name": "confluence-administrators"}, "spaceKey": space.key},
+        ]  # fmt: skip
+        if space.anonymous:
+            found.append({"operation": read, "subject": {"type": "anonymous"}, "spaceKey": space.key})
+        for viewer in space.viewers:
+            kind, _, value = viewer.partition(":")
+            subject = (
+                {"type": "user", "userKey": value} if kind == "user" else {"type": "group", "name": value}
+            )
+            found.append({"operation": read, "subject": subject, "spaceKey": space.key})
+        return web.json_response(found)
+
+    async def _restrictions(self, request: web.Request) -> web.Response:
+        page = self.pages.get(request.match_info["page_id"])
+        if page is None:
+            return _error(404, f"No content found with id: ContentId{{id={request.match_info['page_id']}}}")
+        update: Json = {
+            "operation": "update",
+            "restrictions": {"user": {"results": [], "size": 0}, "group": {"results": [], "size": 0}},
+        }
+        return web.json_response({"read": self._read_restriction(page, 0, 200, request), "update": update})
+
+    async def _restriction(self, request: web.Request) -> web.Response:
+        page = self.pages.get(request.match_info["page_id"])
+        if page is None:
+            return _error(404, f"No content found with id: ContentId{{id={request.match_info['page_id']}}}")
+        if request.match_info["operation"] != "read":
+            return web.json_response({"operation": request.match_info["operation"], "restrictions": {}})
+        start = int(request.query.get("start", "0"))
+        limit = min(int(request.query.get("limit", "100")), 100)
+        return web.json_response(self._read_restriction(page, start, limit, request))
+
+    async def _group_by_name(self, request: web.Request) -> web.Response:
+        group = self.groups.get(request.query.get("name", ""))
+        if group is None:
+            return _error(404, "Group not found")
+        return web.json_response({"type": "group", "name": group.name, "id": group.id})
+
+    async def _members_by_id(self, request: web.Request) -> web.Response:
+        group = next((g for g in self.groups.values() if g.id == request.match_info["group_id"]), None)
+        if group is None:
+            return _error(404, "Group not found")
+        return self._paged(request, [self._person(m, request) for m in group.members])
+
+    async def _members_by_name(self, request: web.Request) -> web.Response:
+        group = self.groups.get(request.match_info["name"])
+        if group is None:
+            return _error(404, "Group not found")
+        return self._paged(request, [self._person(m, request) for m in group.members])
+
+    async def _user(self, request: web.Request) -> web.Response:
+        account = request.query.get("accountId") or request.query.get("key") or ""
+        if account not in self.users:
+            return _error(404, "No user found")
+        return web.json_response(self._person(account, request))
 
     async def _attachments(self, request: web.Request) -> web.Response:
         page_id = request.match_info["page_id"]
@@ -363,6 +597,23 @@ class FakeConfluence(LoopbackServer):
             return _error(400, "media links are signed; they take no credentials")
         self.downloads.append(attachment.id)
         return web.Response(body=attachment.data, content_type=attachment.media_type)
+
+
+def _center(request: web.Request) -> bool:
+    """Answer in Data Center's shapes: the request signs in with a personal access token."""
+    return request.headers.get("Authorization", "").startswith("Bearer ")
+
+
+def _asks_permissions(request: web.Request) -> bool:
+    """A request about who may read what, or who is in a group (not a content listing,
+    even one that asks for restrictions on the side)."""
+    path = request.path
+    return (
+        "/restriction/" in path
+        or path.endswith("/permissions")
+        or "/group/" in path
+        or "permissions" in request.query.get("expand", "")
+    )
 
 
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> web.Response:

@@ -10,7 +10,9 @@ lays them out) on loopback, editable by tests.
 REST, in the real shapes: `/user`, `/user/repos`, `/repos/{o}/{r}`, git trees (by branch or
 SHA, `recursive`, `truncated` past `truncate_over` entries) and blobs (base64), issues with
 pull requests among them (`state`, `sort`, `direction`, `since`, `per_page`, `page`), an
-issue, its comments, a repository's comments (`since`), and a GitHub App's `/app`,
+issue, its comments, a repository's comments (`since`), who may read a repository
+(`/collaborators` by `affiliation`, `/teams`) and a team's members (`/orgs/{org}/teams/{slug}/members`),
+and a GitHub App's `/app`,
 `/app/installations/{id}`, `POST …/access_tokens` (the JWT checked with the app's public
 key, RS256) and `/installation/repositories`. Listings are paginated with `Link` headers.
 Every answer carries `X-RateLimit-*` headers and a weak ETag; `If-None-Match` that matches
@@ -135,6 +137,11 @@ class FakeRepo:
     """Issues, pull requests and discussions share one sequence of numbers."""
     issues: dict[int, FakeIssue] = field(default_factory=dict)
     discussions: dict[int, FakeDiscussion] = field(default_factory=dict)
+    collaborators: dict[str, str] = field(default_factory=dict)
+    """Direct collaborators (outside collaborators and members added to the repository), by
+    login: their role (`read`, `triage`, `write`, `maintain`, `admin`)."""
+    teams: dict[str, str] = field(default_factory=dict)
+    """The organisation's teams given access, by slug: their role."""
 
     @property
     def full_name(self) -> str:
@@ -175,6 +182,8 @@ class FakeGitHub(LoopbackServer):
         """Paths of the blobs whose content went out."""
         self.issue_bodies_served: list[int] = []
         """Numbers of the issues whose JSON (body included) went out, once per answer."""
+        self.teams: dict[tuple[str, str], list[str]] = {}
+        """Members of each team, by (organisation, team slug)."""
         self.verified_emails: dict[tuple[str, str], list[str]] = {}
         """A member's emails on an organisation's verified domains, by (organisation, login):
         what GraphQL's `organizationVerifiedDomainEmails` answers (for mapping Slack users)."""
@@ -211,6 +220,28 @@ class FakeGitHub(LoopbackServer):
         )
         self.repos[full_name.lower()] = repo
         return repo
+
+    def add_team(self, org: str, slug: str, members: Iterable[str]) -> None:
+        self.teams[(org, slug)] = list(members)
+
+    def share(
+        self,
+        full_name: str,
+        *,
+        users: Mapping[str, str] | None = None,
+        teams: Mapping[str, str] | None = None,
+    ) -> None:
+        """Give people (login → role) and the owner's teams (slug → role) access to a repository."""
+        repo = self.repo(full_name)
+        repo.collaborators.update(users or {})
+        repo.teams.update(teams or {})
+
+    def unshare(self, full_name: str, *, users: Iterable[str] = (), teams: Iterable[str] = ()) -> None:
+        repo = self.repo(full_name)
+        for login in users:
+            repo.collaborators.pop(login, None)
+        for slug in teams:
+            repo.teams.pop(slug, None)
 
     def repo(self, full_name: str) -> FakeRepo:
         return self.repos[full_name.lower()]
@@ -362,6 +393,9 @@ class FakeGitHub(LoopbackServer):
         get(repo + "/issues/comments", self._repo_comments)
         get(repo + r"/issues/{number:\d+}", self._issue)
         get(repo + r"/issues/{number:\d+}/comments", self._comments)
+        get(repo + "/collaborators", self._collaborators)
+        get(repo + "/teams", self._repo_teams)
+        get(API + r"/orgs/{org}/teams/{slug}/members", self._team_members)
         app.router.add_post(GRAPHQL, self._graphql)
         return app
 
@@ -756,6 +790,75 @@ class FakeGitHub(LoopbackServer):
             found.reverse()
         return self._paged(request, [self._comment_json(repo, i, c) for i, c in found])
 
+    def _member_roles(self, repo: FakeRepo) -> dict[str, str]:
+        """Everyone with access to the repository through its teams, with the best role."""
+        found: dict[str, str] = {}
+        for slug, role in repo.teams.items():
+            for login in self.teams.get((repo.owner, slug), []):
+                if login not in found or ROLES.index(role) > ROLES.index(found[login]):
+                    found[login] = role
+        return found
+
+    async def _collaborators(self, request: web.Request) -> web.Response:
+        """`affiliation`: `outside` (not members of the organisation), `direct` (given access to
+        the repository itself), `all` (the default: through teams too)."""
+        repo = self._found(request)
+        affiliation = request.query.get("affiliation", "all")
+        if affiliation not in ("outside", "direct", "all"):
+            return self._error(422, "Validation Failed", "core")
+        members = {login for (org, _), logins in self.teams.items() if org == repo.owner for login in logins}
+        people = dict(repo.collaborators)
+        if affiliation == "outside":
+            people = {login: role for login, role in people.items() if login not in members}
+        elif affiliation == "all":
+            for login, role in self._member_roles(repo).items():
+                if login not in people or ROLES.index(role) > ROLES.index(people[login]):
+                    people[login] = role
+        listed = [
+            {
+                **self._user_json(login),
+                "site_admin": False,
+                "permissions": _permissions(role),
+                "role_name": role,
+            }
+            for login, role in sorted(people.items())
+        ]
+        return self._paged(request, listed)
+
+    async def _repo_teams(self, request: web.Request) -> web.Response:
+        repo = self._found(request)
+        listed = []
+        for slug, role in sorted(repo.teams.items()):
+            url = f"{self.base_url}/orgs/{repo.owner}/teams/{slug}"
+            listed.append(
+                {
+                    "id": sum(map(ord, slug)),
+                    "node_id": f"T_{slug}",
+                    "url": url,
+                    "html_url": f"{self.web_url}/orgs/{repo.owner}/teams/{slug}",
+                    "name": slug.replace("-", " ").title(),
+                    "slug": slug,
+                    "description": None,
+                    "privacy": "closed",
+                    "notification_setting": "notifications_enabled",
+                    "permission": LEGACY_PERMISSION[role],
+                    "permissions": _permissions(role),
+                    "members_url": url + "/members{/member}",
+                    "repositories_url": url + "/repos",
+                    "parent": None,
+                }
+            )
+        return self._paged(request, listed)
+
+    async def _team_members(self, request: web.Request) -> web.Response:
+        members = self.teams.get((request.match_info["org"], request.match_info["slug"]))
+        if members is None:
+            raise web.HTTPNotFound(
+                text=json.dumps({"message": "Not Found", "documentation_url": DOCS, "status": "404"}),
+                content_type="application/json",
+            )
+        return self._paged(request, [{**self._user_json(m), "site_admin": False} for m in members])
+
     # -- GraphQL ---------------------------------------------------------------------------
 
     async def _graphql(self, request: web.Request) -> web.Response:
@@ -842,6 +945,22 @@ class FakeGitHub(LoopbackServer):
                 [self._gql_comment(url, r, discussion) for r in comment.replies], args
             ),
         }
+
+
+ROLES = ["read", "triage", "write", "maintain", "admin"]
+LEGACY_PERMISSION = {
+    "read": "pull",
+    "triage": "triage",
+    "write": "push",
+    "maintain": "maintain",
+    "admin": "admin",
+}
+
+
+def _permissions(role: str) -> dict[str, bool]:
+    """A role as the `permissions` object of a collaborator or team: each it includes."""
+    held = ROLES.index(role)
+    return {LEGACY_PERMISSION[r]: ROLES.index(r) <= held for r in ROLES}
 
 
 def _connection(nodes: list[Any], args: Mapping[str, Any]) -> Json:

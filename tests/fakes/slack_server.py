@@ -32,6 +32,7 @@ from aiohttp import web
 
 from . import LoopbackServer, Recorder, copy_headers
 from .slack_oauth import Grant, OAuthError, SlackInstalls
+from .slack_openid import SlackOpenID
 
 Json = dict[str, Any]
 Handler = Callable[[Json], Json]
@@ -198,6 +199,8 @@ class FakeSlack(LoopbackServer):
         self.installs = SlackInstalls(bot_token, team_id, bot_user_id, bot_id)
         """Tokens the fake accepts, and the OAuth flow that grants more."""
         self.installs.names[team_id] = team_name
+        self.openid = SlackOpenID(self.installs, self.installs.names)
+        """Sign in with Slack (OpenID Connect): who signs in next, and the tokens it grants."""
         self._grant: Grant = self.installs.grants[bot_token]
         """The grant of the call being answered (calls are answered one at a time)."""
         self.add_user(bot_user_id, bot_name, is_bot=True)
@@ -316,6 +319,8 @@ class FakeSlack(LoopbackServer):
         enterprise_teams: Sequence[str] | None = None,
         display_name: str | None = None,
         real_name: str | None = None,
+        email: str | None = None,
+        email_confirmed: bool = True,
     ) -> Json:
         """A user as users.info describes them. `team_id` another organisation's for a Slack
         Connect partner: Slack then shows a narrower object (their own team's id, a profile
@@ -323,7 +328,9 @@ class FakeSlack(LoopbackServer):
         belongs to another workspace; `enterprise_teams` the workspaces of an Enterprise
         Grid organisation they belong to (`enterprise_user.teams`); `is_restricted` for a
         guest. `display_name` and `real_name` default to `name` (\"\" leaves one unset, as
-        Slack leaves an empty display name)."""
+        Slack leaves an empty display name). `email` in their profile (as `users:read.email`
+        shows it, never to another organisation), `email_confirmed` what `is_email_confirmed`
+        says of it."""
         team = team_id or self.team_id
         shown = name if display_name is None else display_name
         real = name if real_name is None else real_name
@@ -335,7 +342,10 @@ class FakeSlack(LoopbackServer):
             user.update(
                 real_name=real, is_admin=is_admin, is_owner=False, is_primary_owner=False,
                 is_restricted=is_restricted, is_ultra_restricted=False, tz="UTC", tz_label="UTC", tz_offset=0,
+                is_email_confirmed=email_confirmed,
             )  # fmt: skip
+            if email is not None:
+                profile["email"] = email
         if is_stranger:
             user["is_stranger"] = True
         if enterprise_teams:
@@ -430,6 +440,7 @@ class FakeSlack(LoopbackServer):
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/oauth/v2/authorize", self.installs.authorize)
+        app.router.add_get("/openid/connect/authorize", self.openid.authorize)
         app.router.add_post("/response/{key}", self._respond)
         app.router.add_get("/files/{file_id}/{name}", self._download)
         app.router.add_get("/files/{file_id}/download/{name}", self._download)
@@ -443,6 +454,8 @@ class FakeSlack(LoopbackServer):
         auth = request.headers.get("Authorization", "")
         if method == "oauth.v2.access":
             status, body, headers = self._oauth(params, auth)
+        elif method.startswith("openid.connect."):
+            status, body, headers = self._openid(method, params, auth, token)
         else:
             status, body, headers = self._answer(method, params, auth.removeprefix("Bearer ") or token)
         if method == "auth.test" and status == 200 and self.granted_scopes is not None:
@@ -473,6 +486,23 @@ class FakeSlack(LoopbackServer):
             return 200, {"ok": False, "error": self._failures["oauth.v2.access"].pop(0)}, {}
         try:
             return 200, {"ok": True, **self.installs.access(params, authorization)}, {}
+        except OAuthError as err:
+            return 200, {"ok": False, "error": err.error}, {}
+
+    def _openid(
+        self, method: str, params: Json, authorization: str, token: str | None
+    ) -> tuple[int, Json, Json]:
+        """Sign in with Slack: the token method takes the app's credentials, userInfo a user
+        token it granted."""
+        try:
+            if method == "openid.connect.token":
+                return 200, {"ok": True, **self.openid.token(params, authorization)}, {}
+            if method == "openid.connect.userInfo":
+                bearer = (
+                    authorization.removeprefix("Bearer ") if authorization.startswith("Bearer ") else None
+                )
+                return 200, {"ok": True, **self.openid.user_info(bearer or token)}, {}
+            return 200, {"ok": False, "error": "unknown_method"}, {}
         except OAuthError as err:
             return 200, {"ok": False, "error": err.error}, {}
 

@@ -205,3 +205,40 @@ async def test_graphql_answers_verified_organisation_emails(github: Any) -> None
     assert answered["data"]["user"]["organizationVerifiedDomainEmails"] == ["grace@acme.example"]
     other = '{ user(login: "grace") { organizationVerifiedDomainEmails(login: "globex") } }'
     assert (await graphql(http, fake, other))["data"]["user"]["organizationVerifiedDomainEmails"] == []
+
+
+async def test_who_may_read_a_repository_by_affiliation_teams_and_their_members(github: Any) -> None:
+    fake, seeded, http = github
+    fake.add_team("acme", "payments-team", ["grace", "heidi"])
+    fake.add_team("acme", "ops", ["ivan"])
+    fake.share(
+        seeded.repo,
+        users={"ada": "admin", "mallory": "read", "grace": "read"},
+        teams={"payments-team": "write"},
+    )
+    base = f"{fake.base_url}/repos/{seeded.repo}"
+    _, everyone, _ = await get(http, f"{base}/collaborators?per_page=2")
+    status, rest, headers = await get(http, f"{base}/collaborators?per_page=2&page=2")
+    assert status == 200 and 'rel="prev"' in headers["Link"]
+    people = {p["login"]: p for p in everyone + rest}
+    assert set(people) == {"ada", "grace", "heidi", "mallory"}, "all: through teams too"
+    assert people["grace"]["role_name"] == "write", "the best of a direct and a team role"
+    assert people["mallory"]["permissions"] == {
+        "pull": True, "triage": False, "push": False, "maintain": False, "admin": False
+    }  # fmt: skip
+    assert people["ada"]["type"] == "User" and people["ada"]["site_admin"] is False
+    _, direct, _ = await get(http, f"{base}/collaborators?affiliation=direct")
+    assert {p["login"] for p in direct} == {"ada", "grace", "mallory"}
+    _, outside, _ = await get(http, f"{base}/collaborators?affiliation=outside")
+    assert {p["login"] for p in outside} == {"ada", "mallory"}, "grace is a member of acme"
+    status, refused, _ = await get(http, f"{base}/collaborators?affiliation=friends")
+    assert status == 422 and refused["message"] == "Validation Failed"
+    _, teams, _ = await get(http, f"{base}/teams")
+    assert [(t["slug"], t["permission"]) for t in teams] == [("payments-team", "push")]
+    _, members, _ = await get(http, f"{fake.base_url}/orgs/acme/teams/payments-team/members")
+    assert [m["login"] for m in members] == ["grace", "heidi"]
+    status, _, _ = await get(http, f"{fake.base_url}/orgs/acme/teams/nope/members")
+    assert status == 404
+    fake.unshare(seeded.repo, users=["mallory"], teams=["payments-team"])
+    _, after, _ = await get(http, f"{base}/collaborators")
+    assert {p["login"] for p in after} == {"ada", "grace"}

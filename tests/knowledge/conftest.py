@@ -81,6 +81,7 @@ def stack(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[Stack]:
         ingestor=Ingestor(documents, vectors, embedder, max_bytes=5 * MB),
         retriever=Retriever(documents, vectors, keyword, embedder),
     )
+    documents.close()
     db.dispose()
 
 

@@ -89,3 +89,31 @@ def test_keys_and_masks() -> None:
     assert not valid_key("not-a-key") and not valid_key("")
     assert mask(TOKEN) == "…9876"
     assert mask("short") == "…", "a short secret shows nothing at all"
+
+
+def test_a_sync_whose_job_was_taken_over_does_not_move_the_cursor(database: Database) -> None:
+    """A paused worker finishing its sync after another worker took the job over: the
+    cursor stays where the job's holder will put it (its write refused, `ClaimLost`)."""
+    from storage.records import ClaimLost
+    from storage.repositories.jobs import JobRepository
+
+    eng = _index(database, "eng")
+    repository = ConnectionRepository(database, SecretBox(Fernet.generate_key().decode()))
+    connection = repository.save(
+        "T1", "confluence", "acme", "https://acme.example/wiki", {"token": TOKEN}, "h"
+    )
+    attachment = repository.attach(connection.id, eng, ["ENG"])
+    jobs = JobRepository(database)
+    jobs.create(eng, attachment.id)
+    paused = jobs.claim("paused")
+    assert paused is not None
+    jobs.interrupt_stale(timedelta(seconds=-1))
+    taker = jobs.claim("taker")
+    assert taker is not None and taker.id == paused.id
+
+    with pytest.raises(ClaimLost):
+        repository.record_sync(attachment.id, utcnow(), complete=True, folders=["ENG"], claim=paused.claim)
+    assert SourceRepository(database).get(attachment.id).sync_cursor is None
+    began = utcnow() - timedelta(minutes=1)
+    repository.record_sync(attachment.id, began, complete=False, folders=["ENG"], claim=taker.claim)
+    assert SourceRepository(database).get(attachment.id).sync_cursor == began

@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 
 from storage.db import Database, open_database
-from storage.records import NewDocument, NotFound
+from storage.records import ClaimLost, JobClaim, NewChunk, NewDocument, NotFound
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
@@ -27,6 +27,10 @@ def an_index(database: Database) -> int:
         .create("T1", "docs", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM)
         .id
     )
+
+
+def new_document(index_id: int) -> NewDocument:
+    return NewDocument(index_id, SourceKind.FILE, "a.md", "a.md", "text/markdown", "h", 1, 1)
 
 
 def test_a_site_is_attached_once_and_detached_with_its_documents_unlinked(database: Database) -> None:
@@ -81,9 +85,10 @@ def test_a_job_is_claimed_once_beats_logs_and_finishes(database: Database) -> No
     taken = jobs.claim("w1")
     assert taken is not None and taken.id == first.id and taken.state == JobState.RUNNING
     assert taken.worker == "w1" and taken.started_at is not None
-    assert jobs.claim("w2") is not None  # the second job
+    other = jobs.claim("w2")  # the second job
+    assert other is not None and other.claim_token != taken.claim_token
     assert jobs.claim("w3") is None  # nothing left
-    assert jobs.heartbeat(first.id, "w1") and not jobs.heartbeat(first.id, "w2")
+    assert jobs.heartbeat(taken.claim) and not jobs.heartbeat(JobClaim(first.id, "forged"))
 
     jobs.log(first.id, "fetched /a")
     jobs.log(first.id, "fetched /b", "warning")
@@ -118,7 +123,8 @@ def test_a_job_whose_worker_stopped_beating_is_interrupted_and_taken_again(datab
     index_id = an_index(database)
     jobs = JobRepository(database)
     job = jobs.create(index_id, None)
-    assert jobs.claim("dead-worker") is not None
+    dead = jobs.claim("dead-worker")
+    assert dead is not None
     assert jobs.interrupt_stale(timedelta(minutes=5)) == []  # still beating recently
     [stale] = jobs.interrupt_stale(timedelta(seconds=-1))  # every beat is now "too old"
     assert stale.id == job.id and stale.state == JobState.INTERRUPTED
@@ -126,7 +132,75 @@ def test_a_job_whose_worker_stopped_beating_is_interrupted_and_taken_again(datab
     resumed = jobs.claim("new-worker")
     assert resumed is not None and resumed.id == job.id and resumed.worker == "new-worker"
     assert resumed.started_at == stale.started_at  # a resumption, not a new start
-    assert not jobs.heartbeat(job.id, "dead-worker")
+    assert not jobs.heartbeat(dead.claim) and jobs.heartbeat(resumed.claim)
+
+
+def test_a_worker_whose_job_was_taken_over_writes_nothing_more(database: Database) -> None:
+    """The paused worker's writes carry its old claim: each is refused in its own
+    transaction, and its `finish` leaves the job to the worker that holds it."""
+    index_id = an_index(database)
+    jobs, documents = JobRepository(database), DocumentRepository(database)
+    job = jobs.create(index_id, None)
+    paused = jobs.claim("paused")
+    assert paused is not None
+    jobs.log(job.id, "page 1", claim=paused.claim)
+    [_] = jobs.interrupt_stale(timedelta(seconds=-1))
+    with pytest.raises(ClaimLost):  # interrupted: the claim is gone before anyone takes it
+        jobs.log(job.id, "page 2", claim=paused.claim)
+    taker = jobs.claim("taker")
+    assert taker is not None and taker.id == job.id
+
+    refused = [
+        lambda: jobs.log(job.id, "cancelled", claim=paused.claim),
+        lambda: jobs.record_page(job.id, "https://x/p", "fetched", [], claim=paused.claim),
+        lambda: jobs.set_counters(job.id, {"pages_fetched": 99}, claim=paused.claim),
+        lambda: documents.create_pending(new_document(index_id), [NewChunk(0, "", "x")], claim=paused.claim),
+    ]
+    for write in refused:
+        with pytest.raises(ClaimLost):
+            write()
+    assert not jobs.heartbeat(paused.claim)
+    after = jobs.finish(job.id, JobState.CANCELLED, claim=paused.claim)
+    assert after.state == JobState.RUNNING and after.worker == "taker"
+    assert [
+        line.message for line in jobs.lines(job.id) if "page" in line.message or "cancel" in line.message
+    ] == ["page 1"]
+    assert jobs.pages(job.id) == {} and jobs.get(job.id).counters == {}
+    assert documents.unfinished() == []
+
+    jobs.log(job.id, "mine now", claim=taker.claim)  # the holder writes as before
+    assert jobs.finish(job.id, JobState.SUCCEEDED, claim=taker.claim).state == JobState.SUCCEEDED
+    with pytest.raises(ClaimLost):  # a finished job holds no claim
+        jobs.log(job.id, "late", claim=taker.claim)
+
+
+def test_interrupting_leaves_a_job_that_beat_meanwhile_alone(database: Database) -> None:
+    index_id = an_index(database)
+    jobs = JobRepository(database)
+    jobs.create(index_id, None)
+    running = jobs.claim("w1")
+    assert running is not None
+    # Another process saw the job stale a moment ago; by the time it interrupts, a beat landed.
+    assert jobs.interrupt_stale(timedelta(minutes=5)) == []
+    assert jobs.get(running.id).state == JobState.RUNNING and jobs.heartbeat(running.claim)
+    [first] = jobs.interrupt_stale(timedelta(seconds=-1))
+    assert jobs.interrupt_stale(timedelta(seconds=-1)) == []  # a second interrupter finds nothing
+    assert sum("interrupted" in line.message for line in jobs.lines(first.id)) == 1
+
+
+def test_one_job_under_way_per_source(database: Database) -> None:
+    index_id = an_index(database)
+    sources = SourceRepository(database)
+    site = sources.attach_site("T1", index_id, "docs", ["https://docs.example.com/"])
+    jobs = JobRepository(database)
+    first = jobs.create(index_id, site.id, trigger="schedule")
+    again = jobs.create(index_id, site.id, trigger="schedule")  # a second worker's scheduler
+    assert again.id == first.id
+    assert [j.id for j in jobs.recent(source_config_id=site.id)] == [first.id]
+    taken = jobs.claim("w1")
+    assert taken is not None and jobs.create(index_id, site.id).id == first.id
+    jobs.finish(first.id, JobState.SUCCEEDED, claim=taken.claim)
+    assert jobs.create(index_id, site.id).id != first.id  # once it ended, a new one may start
 
 
 @pytest.mark.postgres

@@ -3,7 +3,10 @@ fixture): function words in a question do not decide what it matches."""
 
 from __future__ import annotations
 
-from storage.db import Database
+import pytest
+from sqlalchemy import event
+
+from storage.db import Database, open_database
 from storage.keyword import KeywordIndex, query_terms, within_budget
 from storage.records import IndexRef, NewChunk
 from storage.repositories.directory import Directory
@@ -93,9 +96,87 @@ def test_a_common_term_beyond_the_budget_does_not_widen_the_matches(database: Da
 
     everything = KeywordIndex(database).search([index.id], question, 10)
     assert len(everything) == 7 and everything[0].chunk_id == ids[-1]
-    if database.dialect == "sqlite":  # PostgreSQL ranks every match
-        pruned = KeywordIndex(database, max_postings=3).search([index.id], question, 10)
-        assert [h.chunk_id for h in pruned] == [ids[-1]], "“service” (7 chunks) is left out"
+    pruned = KeywordIndex(database, max_postings=3).search([index.id], question, 10)
+    assert [h.chunk_id for h in pruned] == [ids[-1]], "“service” (7 chunks) is left out"
+
+
+def test_a_question_of_common_words_reads_a_bounded_number_of_chunks(database: Database) -> None:
+    """Every word of the question beyond the budget: on PostgreSQL the chunks holding the
+    most of them are read (no more than its cap), so the one holding all comes first.
+    (SQLite's FTS5 ranks the rarest word's matches, as `within_budget` says.)"""
+    if database.dialect == "sqlite":
+        pytest.skip("FTS5 keeps the rarest word, whatever its postings")
+    from storage import keyword_postgres
+
+    texts = [f"The deploy of service {n}." for n in range(30)] + [f"Service {n} finished." for n in range(10)]
+    index, ids = indexed(database, [*texts, "The service deploy finished."])
+    keyword = KeywordIndex(database, max_postings=5)
+    statements: list[str] = []
+    event.listen(database.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    hits = keyword.search([index.id], "did the service deploy finish?", 10)
+    assert hits[0].chunk_id == ids[-1] and len(hits) == 10
+    assert any("AS levels LIMIT" in s for s in statements), "the conjunctive reading ran"
+    assert keyword_postgres.CONJUNCTIVE_ROWS < 10_000
+
+
+def test_a_rare_word_outweighs_common_ones(database: Database) -> None:
+    """Ranked by rarity (bm25 on SQLite, BM25 computed in SQL on PostgreSQL): one rare word
+    matched beats two common ones, where `ts_rank_cd` weighed every word alike."""
+    texts = [f"Service {n} writes logs of every request it serves." for n in range(8)] + [
+        "An invoice is retried at night."
+    ]
+    index, ids = indexed(database, texts)
+    hits = KeywordIndex(database).search([index.id], "service logs for the failed invoice", 10)
+    assert hits[0].chunk_id == ids[-1] and len(hits) == 9
+    assert hits[0].score > 2 * hits[1].score
+
+
+def test_keyword_search_reads_only_the_indexes_asked_for(database: Database) -> None:
+    mine, mine_ids = indexed(database, ["The canary deploy is rolled back on errors."])
+    others = IndexRepository(database).create(
+        "T1", "other", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    documents = DocumentRepository(database)
+    doc, _ = documents.create_pending(
+        new_doc(others.id, key="o.md", digest="o"), [NewChunk(0, "", "The canary deploy of another team.")]
+    )
+    documents.mark_ready(doc.id)
+    keyword = KeywordIndex(database)
+    assert [h.chunk_id for h in keyword.search([mine.id], "canary deploy", 10)] == mine_ids
+    assert len(keyword.search([mine.id, others.id], "canary deploy", 10)) == 2
+    documents.create_pending(new_doc(mine.id, key="p.md", digest="p"), [NewChunk(0, "", "canary")])
+    assert [h.chunk_id for h in keyword.search([mine.id], "canary", 10)] == mine_ids  # never a pending one
+    documents.close()
+
+
+@pytest.mark.postgres
+def test_postgres_frequencies_come_from_statistics_not_from_counting_the_table(
+    postgres_admin_url: str,
+) -> None:
+    """Once the table is analysed, neither a search nor the second stage's frequencies
+    count the chunk table: common words' frequencies come from `pg_stats`, the others' from
+    the GIN index, counted no further than the rarest common word's."""
+    from tests.support.postgres import create_database, drop_database
+
+    url = create_database(postgres_admin_url)
+    database = open_database(url)
+    try:
+        texts = [f"The deploy {n} of service {n % 3} finished." for n in range(300)] + ["A rare zebra."]
+        index, ids = indexed(database, texts)
+        with database.engine.begin() as connection:
+            connection.exec_driver_sql("ANALYZE chunk")
+        statements: list[str] = []
+        event.listen(database.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+        keyword = KeywordIndex(database)
+        counts, total = keyword.frequencies(["deploy", "zebra", "finished", "unicorn", "the"])
+        assert counts[0] == pytest.approx(300, rel=0.1) and counts[1:4] == [1, 300, 0] and counts[4] == 0
+        assert total == pytest.approx(301, rel=0.1)
+        assert keyword.search([index.id], "zebra deploy", 10)[0].chunk_id == ids[-1]
+        unbounded = [s for s in statements if "count(*) FROM chunk" in s and "LIMIT" not in s]
+        assert statements and unbounded == []
+    finally:
+        database.dispose()
+        drop_database(postgres_admin_url, url)
 
 
 def test_frequencies_of_a_pasted_log_of_words_are_counted_in_batches(database: Database) -> None:

@@ -61,6 +61,68 @@ def test_a_database_one_migration_behind_is_brought_up_to_date(database_url: str
         engine.dispose()
 
 
+def test_the_upgrade_to_one_index_per_channel_and_one_job_per_source_keeps_what_races_made(
+    database_url: str,
+) -> None:
+    """A database at 0009 where two replicas gave a channel two indexes and two workers
+    queued two refreshes of one source: the upgrade keeps the oldest of each as it was, the
+    other index keeps its documents, scope and channel, the other job is cancelled."""
+    from sqlalchemy import text
+
+    engine = create_engine(database_url)
+    try:
+        command.upgrade(alembic_config(engine), "0009")
+        with engine.begin() as c:
+            c.execute(text("INSERT INTO tenant (id, name, created_at) VALUES ('T1', '', CURRENT_TIMESTAMP)"))
+            c.execute(
+                text(
+                    "INSERT INTO channel (tenant_id, external_id, name, is_private, is_shared_externally, created_at) "
+                    "VALUES ('T1', 'C1', 'eng', true, false, CURRENT_TIMESTAMP)"
+                )
+            )
+            for name in ("eng", "C1"):  # the same channel, known by two names
+                c.execute(
+                    text(
+                        "INSERT INTO knowledge_index (tenant_id, name, scope, owner_key, channel_id, "
+                        "embedding_model, embedding_dimension, content_version, documents_only, created_at) "
+                        "VALUES ('T1', :name, 'channel', 'channel:1', 1, 'm', 8, 0, false, CURRENT_TIMESTAMP)"
+                    ),
+                    {"name": name},
+                )
+            c.execute(
+                text(
+                    "INSERT INTO doc_source (tenant_id, kind, name, config, created_at) "
+                    "VALUES ('T1', 'site', 's', '{}', CURRENT_TIMESTAMP)"
+                )
+            )
+            c.execute(
+                text(
+                    "INSERT INTO doc_source_config (index_id, source_id, folders, options, schedule, created_at) "
+                    "VALUES (1, 1, '[]', '{}', 'daily', CURRENT_TIMESTAMP)"
+                )
+            )
+            for _ in range(2):
+                c.execute(
+                    text(
+                        "INSERT INTO indexing_job (index_id, source_config_id, trigger, cancel_requested, state, "
+                        "counters, created_at) VALUES (1, 1, 'schedule', false, 'queued', '{}', CURRENT_TIMESTAMP)"
+                    )
+                )
+        upgrade_to_head(engine)
+        with engine.connect() as c:
+            indexes = c.execute(
+                text("SELECT id, owner_key, scope, channel_id FROM knowledge_index ORDER BY id")
+            ).all()
+            jobs = c.execute(text("SELECT id, state FROM indexing_job ORDER BY id")).all()
+        assert [tuple(i) for i in indexes] == [
+            (1, "channel:1", "channel", 1),
+            (2, "channel:1:extra-2", "channel", 1),
+        ]
+        assert [tuple(j) for j in jobs] == [(1, "queued"), (2, "cancelled")]
+    finally:
+        engine.dispose()
+
+
 def test_chunks_written_before_their_offsets_get_those_the_overlap_gives(database: Database) -> None:
     """0012 records where each chunk starts; for chunks already stored it reads the overlap
     from their text once (as it was read at every question before), so they read the same."""

@@ -4,12 +4,13 @@ rows untouched."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import func, select
 from sqlmodel import SQLModel
 
-from storage.db import Database
+from storage.db import Database, open_database
 from storage.keyword import KeywordIndex
 from storage.records import NewChunk
 from storage.repositories.answers import AnswerEntry, AnswerRepository
@@ -18,12 +19,14 @@ from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.removals import Removals, owned_rows
+from storage.repositories.retention import Retention
 from storage.values import FeedbackReason
 from tests.storage.test_repositories import DIM, MODEL, new_doc
 
 NOW = timedelta(0)
-UNOWNED = {"processed_event", "tenant_removal"}
-"""Tables that hold nothing of a workspace: delivery ids, and the removals' own record."""
+UNOWNED = {"processed_event", "tenant_removal", "deployment"}
+"""Tables that hold nothing of a workspace: delivery ids, the removals' own record, the
+database's deployment id."""
 
 
 def fill(database: Database, tenant: str, word: str) -> int:
@@ -103,3 +106,17 @@ def test_the_workspaces_of_an_organisation_are_found(database: Database) -> None
     removals.note_enterprise("T1", "E1")
     removals.note_enterprise("T2", "E1")
     assert removals.tenants_of("E1") == ["T1", "T2"] and removals.enterprise_of("T3") is None
+
+
+def test_purges_leave_every_sqlite_connection_overwriting_what_it_deletes(tmp_path: Path) -> None:
+    # The workspace purge and retention once turned `secure_delete` off when they were done,
+    # on a connection the pool then lent to the next removal: a deleted message's text stayed
+    # in the file's free space.
+    database = open_database(f"sqlite:///{tmp_path / 'lore.db'}")
+    fill(database, "T2", "mango")
+    Removals(database).purge_rows("T2")
+    Retention(database).purge_before("T2", datetime.now(UTC))
+    with database.engine.connect() as connection:  # the pool lends the purges' connection again
+        flag = connection.exec_driver_sql("PRAGMA secure_delete").scalar()
+    database.dispose()
+    assert flag == 1

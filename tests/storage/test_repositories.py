@@ -229,3 +229,48 @@ def test_deleting_an_index_removes_everything_it_holds(database: Database) -> No
         indexes.get(index.id)
     assert docs.chunks(ids) == {}
     assert [i.id for i in indexes.enabled(dm.id)] == [keep.id]
+
+
+@pytest.mark.postgres
+def test_replicas_racing_on_a_new_channel_make_one_index_enabled_once(postgres_admin_url: str) -> None:
+    """Eight processes' worth of connections meet a new channel at once, some knowing its
+    name and some not: one channel index, enabled once, and nobody sees an error."""
+    import threading
+
+    from storage.db import open_database
+    from tests.support.postgres import create_database, drop_database
+
+    url = create_database(postgres_admin_url)
+    databases = [open_database(url) for _ in range(8)]
+    try:
+        directory = Directory(databases[0])
+        channel = directory.ensure_channel("T1", "CNEW")
+        conversation = directory.channel_conversation(channel)
+        barrier = threading.Barrier(len(databases))
+        made: list[int] = []
+        errors: list[BaseException] = []
+
+        def meet(n: int, db: Database) -> None:
+            named = channel if n % 2 else type(channel)(**{**channel.__dict__, "name": "launch"})
+            indexes = IndexRepository(db)
+            barrier.wait()
+            try:
+                index = indexes.ensure_channel(named, model=MODEL, dimension=DIM)
+                indexes.enable(conversation.id, index.id, as_default=True)
+                made.append(index.id)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=meet, args=(n, db)) for n, db in enumerate(databases)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [] and len(set(made)) == 1
+        indexes = IndexRepository(databases[0])
+        assert [i.id for i in indexes.enabled(conversation.id)] == made[:1]
+        assert [i.id for i in indexes.list_for_tenant("T1") if i.scope == Scope.CHANNEL] == made[:1]
+    finally:
+        for db in databases:
+            db.dispose()
+        drop_database(postgres_admin_url, url)

@@ -9,7 +9,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -31,12 +31,10 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-@asynccontextmanager
-async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterator[str]:
-    """`lore run --port P` talking to `slack`; its base URL once /healthz answers.
-    `settings` are more environment variables (`SLACK_BOT_TOKEN=""` unsets the bot token,
-    for OAuth installs; `LORE_HOME` another data folder than `home`, which keeps the log)."""
-    port = free_port()
+def run_env(home: Path, slack: FakeSlack, settings: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment `lore` runs with: this one without Lore's, Slack's, OpenAI's and the
+    database's settings, then Lore's home, the fake Slack, and `settings` (`SLACK_BOT_TOKEN=""`
+    unsets the bot token, for OAuth installs; `LORE_HOME` another data folder than `home`)."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
     }
@@ -47,8 +45,16 @@ async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterat
         SLACK_API_URL=slack.api_url,
         ANONYMIZED_TELEMETRY="False",
     )
-    env.update(settings)
-    env = {k: v for k, v in env.items() if v != ""}
+    env.update(settings or {})
+    return {k: v for k, v in env.items() if v != ""}
+
+
+@asynccontextmanager
+async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterator[str]:
+    """`lore run --port P` talking to `slack`; its base URL once /healthz answers.
+    `settings` are more environment variables (see `run_env`); `home` keeps the log."""
+    port = free_port()
+    env = run_env(home, slack, settings)
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(
@@ -120,14 +126,33 @@ class Door:
         async with self.http.post(f"{self.base}/slack/events", data=body, headers=headers) as response:
             assert response.status == 200
 
-    async def interact(self, payload: dict[str, Any]) -> str:
-        """A signed interactive payload (form-encoded), and what Lore said after it."""
+    async def interact(
+        self, payload: dict[str, Any], replies: tuple[str, ...] = ("chat.postMessage", "chat.postEphemeral")
+    ) -> str:
+        """A signed interactive payload (form-encoded), and what Lore said after it (once it
+        said one of `replies`)."""
         body = urlencode({"payload": json.dumps(payload)})
         headers = {"Content-Type": "application/x-www-form-urlencoded", **signed_headers(body, SECRET)}
         before = len(self.slack.calls)
         async with self.http.post(f"{self.base}/slack/events", data=body, headers=headers) as response:
             assert response.status == 200
-        return await self._replies_since(before, "")
+        return await self._replies_since(before, "", replies)
+
+    async def slash(self, channel: str, user: str, text: str) -> str:
+        """`/lore TEXT` from `channel`, and what Lore said back (through the response_url,
+        ephemerally or in public), once it has gone quiet for a second."""
+        body = urlencode(
+            {
+                "team_id": TEAM, "channel_id": channel, "channel_name": channel.lower(), "user_id": user,
+                "command": "/lore", "text": text, "response_url": self.slack.response_url(),
+                "trigger_id": f"1.{self.serial}", "api_app_id": "A0RUN",
+            }
+        )  # fmt: skip
+        headers = {"Content-Type": "application/x-www-form-urlencoded", **signed_headers(body, SECRET)}
+        before = len(self.slack.calls)
+        async with self.http.post(f"{self.base}/slack/events", data=body, headers=headers) as response:
+            assert response.status == 200
+        return await self._replies_since(before, "", replies=("response_url", "chat.postEphemeral"))
 
     async def message(self, channel: str, user: str, text: str, *, thread_ts: str) -> str:
         """A plain message (no mention) in a thread, and what Lore said after it."""
@@ -219,15 +244,19 @@ class Door:
 
         return await self._replies_since(before, ts)
 
-    async def _replies_since(self, before: int, ts: str) -> str:
-        """What Lore said since call `before`, once it has replied and gone quiet for a second."""
+    async def _replies_since(
+        self, before: int, ts: str, replies: tuple[str, ...] = ("chat.postMessage", "chat.postEphemeral")
+    ) -> str:
+        """What Lore said since call `before` (in chat, or through a response_url), once it
+        has replied (one of `replies`) and gone quiet for a second."""
         quiet, seen = 0.0, -1
         async with asyncio.timeout(60):
             while True:
                 calls = self.slack.calls[before:]
-                replied = any(c.method in ("chat.postMessage", "chat.postEphemeral") and c.ok for c in calls)
+                replied = any(c.method in replies and c.ok for c in calls)
                 quiet = quiet + 0.1 if len(calls) == seen else 0.0
                 seen = len(calls)
                 if replied and quiet >= 1.0:
-                    return "\n".join(json.dumps(c.params) for c in calls if c.method.startswith("chat."))
+                    said = [c for c in calls if c.method.startswith("chat.") or c.method == "response_url"]
+                    return "\n".join(json.dumps(c.params) for c in said)
                 await asyncio.sleep(0.1)

@@ -7,6 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from bot.app.actions.access import AccessActions
 from bot.app.conversations import Actor
 from knowledge import Answer, NotAllowed
 from storage.access import Given
@@ -19,11 +20,18 @@ if TYPE_CHECKING:
 
 NOT_YOURS = "only the person who asked can share that answer, in the conversation where they asked"
 NOT_HERE = "I can't show that answer here: it was given in another conversation."
+NOT_FOR_CHANNEL = (
+    "that answer draws on documents their source lets only some people read, so I can't post it "
+    "where everyone in the channel would see it; ask in the channel instead, and I'll answer from "
+    "what everyone here may read"
+)
 
 
 class AnswerActions:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, access: AccessActions) -> None:
+        self._services = services
         self._answers = services.answers
+        self._access = access
 
     async def record(
         self,
@@ -33,8 +41,11 @@ class AnswerActions:
         searched: Sequence[IndexRef] = (),
         *,
         thread: str | None = None,
+        latency_ms: int | None = None,
     ) -> int:
-        """Keep an answer (and the thread it was given in); its id is what its buttons carry."""
+        """Keep an answer (the thread it was given in, how long it took); its id is what its
+        buttons carry. A question Lore could not answer keeps its vector too, for the
+        coverage-gap job."""
         entry = AnswerEntry(
             tenant_id=actor.place.tenant_id,
             question=question,
@@ -59,9 +70,14 @@ class AnswerActions:
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
             searched=[index.id for index in searched],
+            restricted=answer.restricted_documents,
             given=given_in(actor),
+            latency_ms=latency_ms,
         )
-        return await asyncio.to_thread(self._answers.record, entry)
+        answer_id = await asyncio.to_thread(self._answers.record, entry)
+        if answer.abstained:  # a coverage gap: its vector is kept while the search has it at hand
+            await self._services.gaps.keep(answer_id, question)
+        return answer_id
 
     async def given_here(self, actor: Actor, answer_id: int) -> AnswerRecord:
         """An answer given in the conversation the actor is in (whoever asked it: everyone
@@ -83,6 +99,14 @@ class AnswerActions:
             raise NotAllowed(NOT_YOURS) from None
         if found.user_id != actor.user.id or found.conversation_id != actor.conversation.id:
             raise NotAllowed(NOT_YOURS)
+        return found
+
+    async def shareable(self, actor: Actor, answer_id: int) -> AnswerRecord:
+        """`own`, refused when the answer drew on a document its source does not let
+        everyone read: what a channel shows, everyone there reads."""
+        found = await self.own(actor, answer_id)
+        if not await self._access.may_share(found.restricted):
+            raise NotAllowed(NOT_FOR_CHANNEL)
         return found
 
 

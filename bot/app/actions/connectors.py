@@ -1,7 +1,8 @@
 """Use cases on connectors (Confluence, GitHub): connect with credentials, list folders
 (spaces, repositories), attach them to an index (a job starts), disconnect. Connector admins
-only (`may_manage_connectors`): a connector decides what the whole workspace can read, since
-its permissions are not synced."""
+only (`may_manage_connectors`): a connector decides what an index holds; who may read each of
+its documents is then its source's to say where it syncs permissions (Confluence:
+`bot.app.actions.access`), and the index's alone where it does not yet (GitHub)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app.actions.errors import CONNECTORS
 from bot.app.actions.indexes import IndexActions
-from bot.app.actions.sources import Attached, SourceActions
+from bot.app.actions.sources import Attached, SourceActions, label
+from bot.app.audit import AuditAction
 from knowledge import Credentials, Folder, FolderSpec, NotAllowed, Schedule
 from storage.access import Place, may_manage_connectors
 from storage.records import ConnectionRef, ConversationRef
@@ -68,6 +70,9 @@ class ConnectorActions:
         connection, account = await self._connections.connect(
             place.tenant_id, url, credentials, kind=kind, created_by=place.user_id, name=name
         )
+        await self._services.audit.record(
+            place, AuditAction.CONNECTOR_CONNECT, connection.name, kind=kind, url=connection.base_url
+        )
         return Connected(connection, account, await self._connections.folders(connection))
 
     async def listing(self, place: Place) -> list[ConnectionRef]:
@@ -111,6 +116,13 @@ class ConnectorActions:
         attached = await self._sources.start(
             found.index, source, conversation_id=conversation.id if conversation else None
         )
+        await self._services.audit.record(
+            place,
+            AuditAction.CONNECTOR_ATTACH,
+            label(source),
+            index=found.index.name,
+            connection=connection.name,
+        )
         return Attached(
             attached.source, attached.index, attached.job, attached.already_running, found.created
         )
@@ -124,5 +136,9 @@ class ConnectorActions:
         for attached in await asyncio.to_thread(repository.attachments, connection.id):
             index = await asyncio.to_thread(self._services.indexes.get, attached.index_id)
             removed += await self._services.jobs.detach_docsource_from_index(index, attached)
+        await asyncio.to_thread(self._services.source_access.forget_source, connection.id)
         await asyncio.to_thread(repository.remove, connection.id)
+        await self._services.audit.record(
+            place, AuditAction.CONNECTOR_DISCONNECT, connection.name, documents_removed=removed
+        )
         return removed

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from bot.app.actions.errors import Ambiguous, refused
 from bot.app.actions.indexes import IndexActions
+from bot.app.audit import AuditAction
 from knowledge import DocumentFacts, FetchError, IngestError, IngestResult, Outcome, Source, find_documents
 from storage.access import Action, Place, allowed
 from storage.records import DocumentRef, IndexRef
@@ -121,8 +122,9 @@ class DocumentActions:
         """The index's documents, oldest first, `limit` of them after the document `after`."""
         if not allowed(Action.SEARCH, index.facts, place):
             raise refused(Action.SEARCH, index)
+        access = await self._services.actions.access.for_place(place)
         return await asyncio.to_thread(
-            self._services.documents.list_ready, index.id, after_id=after, limit=limit
+            self._services.documents.list_ready, index.id, after_id=after, limit=limit, access=access
         )
 
     async def forget(self, place: Place, index: IndexRef, reference: str) -> list[DocumentRef]:
@@ -130,7 +132,8 @@ class DocumentActions:
         a name); the documents removed ([] when none matches). A reference that names several
         removes none (`Ambiguous` says which they are): "forget a" would forget every document
         whose name holds an "a", and "forget index.md" every project's."""
-        found = await find_documents(self._services.documents, index, reference)
+        access = await self._services.actions.access.for_place(place)
+        found = await find_documents(self._services.documents, index, reference, access)
         if len(found) > 1:
             if not allowed(Action.SEARCH, index.facts, place):
                 raise refused(Action.FORGET, index)
@@ -146,6 +149,14 @@ class DocumentActions:
                 raise refused(Action.FORGET, index)
         if documents:
             await self._services.ingestor.remove(index, [d.id for d in documents])
+            for document in documents:
+                await self._services.audit.record(
+                    place,
+                    AuditAction.DOCUMENT_FORGET,
+                    document.name,
+                    index=index.name,
+                    document_id=document.id,
+                )
         return list(documents)
 
     async def _add_one(self, index: IndexRef, source: Source) -> AddOutcome:

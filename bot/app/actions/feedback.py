@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from storage.access import Action, Given, IndexFacts, Place, Sight, sight
@@ -103,6 +103,8 @@ class FeedbackActions:
             answer = await asyncio.to_thread(self._answers.get, answer_id, place.tenant_id)
         except NotFound:
             return None
+        if not helpful:  # a coverage gap now (the job groups it with its kept vector)
+            await self._services.gaps.keep(answer_id, answer.question)
         indexes = [await asyncio.to_thread(self._services.indexes.get, i) for i in answer.index_ids]
         return Verdict(answer_id, helpful, tuple(sorted({i.name for i in indexes})), answer.given)
 
@@ -132,6 +134,7 @@ class FeedbackActions:
             return []
         ids = [i.id for i in indexes]
         items = await asyncio.to_thread(self._answers.review, place.tenant_id, ids, limit=limit)
+        items = await self._within_reach(place, items)
         seen = {item.answer.id: await self._sight(item, place) for item in items}
         escalated = await asyncio.to_thread(self._answers.escalated, place.tenant_id, ids, limit=limit)
         escalated = [a for a in escalated if await self._answer_sight(a, place) == Sight.TEXT]
@@ -158,6 +161,23 @@ class FeedbackActions:
             if not review.empty:
                 reviews.append(review)
         return reviews
+
+    async def _within_reach(self, place: Place, items: list[ReviewItem]) -> list[ReviewItem]:
+        """The items as the reviewer may see them: an answer that drew on documents its
+        source does not let them read keeps its question and verdicts, not its text, nor the
+        citations of those documents."""
+        restricted = sorted({d for item in items for d in item.answer.restricted})
+        if not restricted:
+            return items
+        readable = await self._services.actions.access.readable(place, restricted)
+        shown = []
+        for item in items:
+            hidden = set(item.answer.restricted) - readable
+            if hidden:
+                cited = [c for c in item.answer.cited if c.get("document_id") not in hidden]
+                item = replace(item, answer=replace(item.answer, text=None, cited=cited))
+            shown.append(item)
+        return shown
 
     async def _sight(self, item: ReviewItem, place: Place) -> Sight | None:
         """How much of the answer the reviewer at `place` may see, by where it was given

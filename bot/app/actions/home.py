@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.app.actions.access import SourceStatus
 from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview
 from bot.app.actions.indexes import IndexActions
@@ -23,6 +24,7 @@ from bot.app.actions.sources import Attached, SourceActions, label
 from bot.app.conversations import Actor, enter_channel, enter_dm, place_of
 from knowledge import KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_change_settings, may_manage_connectors
+from storage.document_access import AccessFilter
 from storage.records import (
     ChannelRef,
     ConnectionRef,
@@ -90,6 +92,8 @@ class AdminSummary:
     connections: tuple[ConnectionRef, ...] | None
     """None unless the viewer may manage connectors."""
     settings: tuple[tuple[str, str], ...]
+    access: tuple[SourceStatus, ...] = ()
+    """Each connector attachment's permission and group syncs (connector admins)."""
 
 
 @dataclass(frozen=True)
@@ -125,18 +129,19 @@ class HomeActions:
         """Everything the viewer's Home shows."""
         services = self._services
         private = place_of(services, user)
+        access = await services.actions.access.for_place(private)  # the Home is theirs alone
         personal = await services.catalog.personal_index(user)
         channels = await self._channels(user, member_of)
         visible = await services.catalog.visible(private)
         shown = _ordered(visible, personal, {c.channel.id for c in channels})
         reachable = {i.id: i for i in visible} | {i.id: i for c in channels for i in c.enabled}
-        summaries = [IndexSummary(i, await self._indexes.stats(i)) for i in shown[:SHOWN_INDEXES]]
+        summaries = [IndexSummary(i, await self._indexes.stats(i, access)) for i in shown[:SHOWN_INDEXES]]
         return Home(
             user=user,
-            personal=IndexSummary(personal, await self._indexes.stats(personal)),
+            personal=IndexSummary(personal, await self._indexes.stats(personal, access)),
             indexes=tuple(summaries),
             more_indexes=max(0, len(shown) - SHOWN_INDEXES),
-            documents=await self._documents_of(reachable),
+            documents=await self._documents_of(reachable, access),
             jobs=await self._jobs(user, reachable, channels),
             channels=tuple(channels),
             feedback=await self._reviews(user, channels),
@@ -211,9 +216,11 @@ class HomeActions:
             )
         return summaries
 
-    async def _documents_of(self, reachable: dict[int, IndexRef]) -> tuple[RecentDocument, ...]:
+    async def _documents_of(
+        self, reachable: dict[int, IndexRef], access: AccessFilter
+    ) -> tuple[RecentDocument, ...]:
         recent = await asyncio.to_thread(
-            self._services.documents.recent, list(reachable), limit=SHOWN_DOCUMENTS
+            self._services.documents.recent, list(reachable), limit=SHOWN_DOCUMENTS, access=access
         )
         return tuple(RecentDocument(d, reachable[d.index_id]) for d in recent)
 
@@ -273,9 +280,12 @@ class HomeActions:
         if not (place.user_is_admin or connectors):
             return None
         connections = None
+        access: tuple[SourceStatus, ...] = ()
         if connectors:
             connections = tuple(await self._services.connections.for_tenant(place.tenant_id))
-        return AdminSummary(connections, settings_summary(self._services) if place.user_is_admin else ())
+            access = tuple(await self._services.actions.access.status(place.tenant_id))
+        settings = settings_summary(self._services) if place.user_is_admin else ()
+        return AdminSummary(connections, settings, access)
 
     # -- where the viewer acts from ----------------------------------------------------------
 

@@ -16,6 +16,7 @@ from storage.records import ChunkRecord, DocumentRef, IndexRef, NotFound
 from storage.values import DocumentStatus
 
 if TYPE_CHECKING:
+    from bot.app.actions.access import AccessActions
     from bot.app.services import Services
 
 READ_CHUNKS = 16
@@ -34,8 +35,9 @@ class DocumentText:
 
 
 class SearchActions:
-    def __init__(self, services: Services) -> None:
+    def __init__(self, services: Services, access: AccessActions) -> None:
         self._services = services
+        self._access = access
 
     async def search(
         self,
@@ -47,10 +49,12 @@ class SearchActions:
         query_type: QueryType = QueryType.HYBRID,
         where: Mapping[str, Any] | None = None,
     ) -> Retrieval:
-        """The best passages for `query` across `indexes`, best first."""
+        """The best passages for `query` across `indexes`, best first, of the documents the
+        place may read (`AccessActions.for_place`)."""
         _check(place, indexes)
+        access = await self._access.for_place(place)
         return await self._services.retriever.search(
-            indexes, query, top_k=top_k, query_type=query_type, where=where or None
+            indexes, query, top_k=top_k, query_type=query_type, where=where or None, access=access
         )
 
     async def ask(
@@ -59,18 +63,26 @@ class SearchActions:
         """The answer to `question` from `indexes` (cited, or an abstention naming the closest
         documents), as `lore ask` gives it."""
         _check(place, indexes)
+        access = await self._access.for_place(place)
         return await self._services.knowledge.ask(
-            Request(indexes, [{"role": "user", "content": question}], mode=mode)
+            Request(indexes, [{"role": "user", "content": question}], mode=mode, access=access)
         )
 
     async def document(self, place: Place, index: IndexRef, document_id: int) -> DocumentRef:
-        """A ready document of `index` (`KnowledgeError` for any other id)."""
+        """A ready document of `index` the place may read (`KnowledgeError` for any other id:
+        one its source restricts from them is as unknown as one that does not exist)."""
         _check(place, [index])
         try:
             found = await asyncio.to_thread(self._services.documents.get, document_id)
         except NotFound:
             found = None
-        if found is None or found.index_id != index.id or found.status != DocumentStatus.READY:
+        readable = found is not None and await self._access.readable(place, [found.id])
+        if (
+            found is None
+            or not readable
+            or found.index_id != index.id
+            or found.status != DocumentStatus.READY
+        ):
             raise KnowledgeError(f"there is no document {document_id} in the {index.name} index")
         return found
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from bot.app.actions.errors import CONNECTORS, refused
+from bot.app.audit import AuditAction
 from bot.app.conversations import Actor
 from knowledge import CONNECTORS as CONNECTOR_KINDS
 from knowledge import KnowledgeError, NotAllowed, Refused, Schedule
@@ -40,6 +41,7 @@ class SourceActions:
     def __init__(self, services: Services) -> None:
         self._services = services
         self._jobs = services.jobs
+        self._audit = services.audit
 
     async def attach_site(
         self,
@@ -65,6 +67,9 @@ class SourceActions:
             )
         except Refused as exc:
             raise KnowledgeError(f"I can't crawl {urls[0]}: {exc}") from None
+        await self._audit.record(
+            place, AuditAction.SOURCE_ATTACH, label(source), index=index.name, urls=list(urls)
+        )
         return await self.start(index, source, conversation_id=conversation_id)
 
     async def start(
@@ -109,22 +114,36 @@ class SourceActions:
         self, place: Place, source: SourceConfigRef, *, conversation_id: int | None = None
     ) -> Attached:
         index = await self.check(place, source)
+        await self._audit.record(place, AuditAction.SOURCE_REFRESH, label(source), index=index.name)
         return await self.start(index, source, conversation_id=conversation_id, trigger="refresh")
 
     async def stop(self, place: Place, source: SourceConfigRef) -> JobRef | None:
         """Ask the source's running job to stop; None when nothing runs."""
-        await self.check(place, source)
+        index = await self.check(place, source)
         active = await asyncio.to_thread(self._jobs.repository.active_for_source, source.id)
-        return None if active is None else await self._jobs.cancel(active.id)
+        if active is None:
+            return None
+        await self._audit.record(
+            place, AuditAction.SOURCE_STOP, label(source), index=index.name, job=active.id
+        )
+        return await self._jobs.cancel(active.id)
 
     async def reschedule(self, place: Place, source: SourceConfigRef, schedule: Schedule) -> SourceConfigRef:
-        await self.check(place, source)
-        return await asyncio.to_thread(self._services.sources.set_schedule, source.id, schedule.text)
+        index = await self.check(place, source)
+        changed = await asyncio.to_thread(self._services.sources.set_schedule, source.id, schedule.text)
+        await self._audit.record(
+            place, AuditAction.SOURCE_RESCHEDULE, label(source), index=index.name, schedule=schedule.text
+        )
+        return changed
 
     async def detach(self, place: Place, source: SourceConfigRef) -> int:
         """Stop its job, remove its documents, detach it; the documents removed."""
         index = await self.check(place, source)
-        return await self._jobs.detach_docsource_from_index(index, source)
+        removed = await self._jobs.detach_docsource_from_index(index, source)
+        await self._audit.record(
+            place, AuditAction.SOURCE_DETACH, label(source), index=index.name, documents_removed=removed
+        )
+        return removed
 
     async def forget_folder(
         self, place: Place, source: SourceConfigRef, folder: str, *, conversation_id: int | None = None
@@ -134,6 +153,9 @@ class SourceActions:
         index = await self.check(place, source)
         repository = self._services.connections.repository
         kept = await asyncio.to_thread(repository.drop_folder, source.id, folder)
+        await self._audit.record(
+            place, AuditAction.SOURCE_FORGET_FOLDER, label(source), index=index.name, folder=folder
+        )
         return await self.start(index, kept, conversation_id=conversation_id, trigger="refresh")
 
     async def cancel_job(self, place: Place, job_id: int) -> JobRef:
@@ -144,6 +166,7 @@ class SourceActions:
             raise KnowledgeError(f"there is no indexing job {job_id}; `lore jobs` lists them") from None
         if job.source_config_id is not None:
             await self.check(place, await asyncio.to_thread(self._services.sources.get, job.source_config_id))
+        await self._audit.record(place, AuditAction.JOB_CANCEL, f"job {job_id}", job=job_id)
         return await self._jobs.cancel(job_id)
 
     async def check(self, place: Place, source: SourceConfigRef) -> IndexRef:

@@ -18,13 +18,14 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.app.actions.documents import UNEXPECTED, AddOutcome
 from bot.app.actions.errors import refused
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.sources import Attached, SourceActions
+from bot.app.audit import AuditAction
 from bot.app.conversations import Actor
 from knowledge import DocumentFacts, IngestError, IngestResult, KnowledgeError, NotAllowed, Source
 from storage.access import Action, Place, allowed
@@ -36,11 +37,18 @@ if TYPE_CHECKING:
     from bot.app.services import Services
 
 log = logging.getLogger(__name__)
-__all__ = ["SLACK_CHANNEL", "Learned", "ThreadActions", "ThreadMessage", "ThreadText"]
+__all__ = ["SLACK_CHANNEL", "Held", "Learned", "ThreadActions", "ThreadMessage", "ThreadText"]
 
 LEARNED_CACHE_SECONDS = 30.0
 CAPPED = "messages_capped"
 """A learned channel's job counter: the message limit its listing stopped at (absent: none)."""
+HELD = "messages_held_cap"
+"""A learned channel's job counter: the message limit the channel reached for the first time,
+so its oldest messages started to be forgotten (absent: not this time)."""
+HELD_CAP = "held_cap"
+"""A learned channel's option: the message limit it has reached (and was told about)."""
+MESSAGES = "messages"
+"""A learned document's metadata: how many messages it holds."""
 TITLE_WORDS = 60
 ONLY_IN_A_CHANNEL = "I can learn a channel's history only from that channel: say it there."
 ONLY_IN_SLACK = "I can learn a channel's history only in Slack, where I can read it."
@@ -93,6 +101,16 @@ class ThreadText:
         for message in self.messages:
             lines += [f"**{message.author}** · {message.at:%Y-%m-%d %H:%M} UTC", message.text.strip(), ""]
         return "\n".join(lines).strip() + "\n"
+
+
+@dataclass(frozen=True)
+class Held:
+    """One document of a learned channel as the message limit sees it: its key, how many
+    messages it holds, and when the newest of them was written."""
+
+    key: str
+    messages: int
+    newest: datetime | None
 
 
 @dataclass(frozen=True)
@@ -175,6 +193,9 @@ class ThreadActions:
             created_by=actor.place.user_id,
         )
         self._learned_at = 0.0
+        await self._services.audit.record(
+            actor.place, AuditAction.SOURCE_ATTACH, learned_label(source), index=index.name
+        )
         return await self._sources.start(index, source, conversation_id=actor.conversation.id)
 
     async def forget_history(self, actor: Actor) -> tuple[SourceConfigRef, int] | None:
@@ -189,6 +210,13 @@ class ThreadActions:
         if not allowed(Action.MANAGE_SOURCES, index.facts, actor.place, contributor=source.created_by):
             raise refused(Action.MANAGE_SOURCES, index)
         removed = await self._services.jobs.detach_docsource_from_index(index, source)
+        await self._services.audit.record(
+            actor.place,
+            AuditAction.SOURCE_DETACH,
+            learned_label(source),
+            index=index.name,
+            documents_removed=removed,
+        )
         self._learned_at = 0.0
         return source, removed
 
@@ -245,6 +273,24 @@ class ThreadActions:
         documents = await asyncio.to_thread(self._services.sources.documents, learned.source.id)
         return {d.source_key for d in documents}
 
+    async def held(self, learned: Learned) -> list[Held]:
+        """A learned channel's documents, newest first (by their newest message; a document
+        kept before messages were counted counts as one, and as the oldest)."""
+        documents = await asyncio.to_thread(self._services.sources.documents, learned.source.id)
+        held = [
+            Held(d.source_key, max(1, int(d.meta.get(MESSAGES) or 1)), d.doc_timestamp) for d in documents
+        ]
+        return sorted(held, key=lambda h: (_utc(h.newest), h.key), reverse=True)
+
+    async def reached(self, learned: Learned, limit: int) -> bool:
+        """The channel holds `limit` messages: True the first time (for this limit), so the
+        people who manage it are told once."""
+        source = await asyncio.to_thread(self._services.sources.get, learned.source.id)
+        if source.options.get(HELD_CAP) == limit:
+            return False
+        await asyncio.to_thread(self._services.sources.set_options, learned.source.id, {HELD_CAP: limit})
+        return True
+
     async def synced(self, learned: Learned, newest: str | None) -> None:
         """A sync finished: remember the newest message it read (the next one starts there)
         and when, so the schedule knows when the next is due."""
@@ -267,6 +313,7 @@ class ThreadActions:
             url=thread.url,
             external_id=thread.key[:255],
             timestamp=last,
+            extra={MESSAGES: len(thread.messages)},
         )
         document = Source(
             name=thread.title,
@@ -285,6 +332,13 @@ class ThreadActions:
         except Exception as exc:  # one thread's failure is reported for it; the others go on
             log.exception("saving %s into index %s failed", thread.key, index.id)
             raise IngestError(thread.title, UNEXPECTED) from exc
+
+
+def _utc(at: datetime | None) -> datetime:
+    """A stored time as UTC (SQLite gives it back without a zone); none: the oldest."""
+    if at is None:
+        return datetime.min.replace(tzinfo=UTC)
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 def _home_of(index: IndexRef, place: Place) -> bool:

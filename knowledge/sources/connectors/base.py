@@ -22,6 +22,7 @@ from knowledge.errors import KnowledgeError
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.credentials import Credentials
+    from knowledge.sources.connectors.permissions import SourceAccess
     from knowledge.sources.fetch import FetchSession
 
 Version = int | str
@@ -127,6 +128,9 @@ class Item:
     labels: tuple[str, ...] = ()
     path: tuple[str, ...] = ()
     """Titles of its ancestors, root first: where it sits, used as its heading path."""
+    access: SourceAccess | None = None
+    """Who may read it, from a connector that syncs permissions (None: one that does not,
+    whose documents the index alone governs)."""
     key: str = ""
     """Its document's identity in the index (what replaces it when it changes); the URL by
     default. Must survive what the item's URL does not (a Confluence page's rename)."""
@@ -160,6 +164,9 @@ class ApiOptions:
     max_wait: float
     sleep: Callable[[float], Awaitable[object]]
     note: Callable[[str], Awaitable[None]] | None = None
+    requests_per_second: float = 0.0
+    """The average rate the client keeps to (0: as fast as answers come; a 429 is honoured
+    either way)."""
 
 
 Listed = ItemRef | Complete
@@ -193,6 +200,25 @@ class ConnectorKind:
     check_options: Callable[[Mapping[str, Any]], dict[str, Any]] = lambda options: {}
     """An attachment's options as given (what to index of a folder), validated and with
     defaults; ValueError with a sentence for a user when they are not valid."""
+    syncs_permissions: bool = False
+    """Its clients are `AccessReader`s too (`knowledge.sources.connectors.permissions`): who
+    may read each item is synced (permission sync), and who is in each group (group sync)."""
+    access_key: Callable[[str, Mapping[str, Any]], str] = lambda external_id, meta: item_of(external_id, meta)
+    """What a permission sync's listing names a document by, given the document's external
+    id and facts: its item (Confluence: a page, an attachment its page), or what its access
+    comes from (GitHub: the repository)."""
+    credential_label: str = "personal access token"
+    """What a bare token of this kind is called where it is shown back, masked."""
+    requests_per_second: float = 0.0
+    """The average rate its API allows (Notion's three a second), kept to unless the
+    connections' limits say otherwise; 0: none published, 429s are honoured."""
+
+
+def item_of(external_id: str, meta: Mapping[str, Any]) -> str:
+    """The item a connector's document is of: its own, or an attachment's page's."""
+    if external_id.startswith("attachment:"):
+        return str(meta.get("page_id") or "")
+    return external_id
 
 
 class Connector(Protocol):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from knowledge.sources.connectors.base import (
     AttachmentRef,
     BadCredentials,
     Complete,
+    ConnectorError,
     ConnectorKind,
     Folder,
     FolderSpec,
@@ -28,7 +30,9 @@ from knowledge.sources.connectors.base import (
     Listed,
     State,
 )
+from knowledge.sources.connectors.confluence_access import RESTRICTION_EXPAND, ConfluenceAccess
 from knowledge.sources.connectors.credentials import Credentials
+from knowledge.sources.connectors.permissions import SourceAccess, SourceUser
 from knowledge.sources.connectors.storage_format import storage_to_markdown
 
 if TYPE_CHECKING:
@@ -39,7 +43,7 @@ KIND = "confluence"
 PAGE_SIZE = 50
 FETCH_BATCH = 25
 LISTING_EXPAND = "version"
-FETCH_EXPAND = "body.storage,version,ancestors,metadata.labels,space,history"
+FETCH_EXPAND = f"body.storage,version,ancestors,metadata.labels,space,history,{RESTRICTION_EXPAND}"
 CQL_TIME = "%Y-%m-%d %H:%M"
 TIME_ZONE_MARGIN = timedelta(hours=12)
 """CQL reads dates in the Confluence account's time zone, which Lore does not know: an
@@ -106,8 +110,13 @@ def _name(user: Any) -> str | None:
 
 
 class ConfluenceConnector:
-    def __init__(self, api: ConfluenceApi) -> None:
+    """A `Connector` and an `AccessReader` (`knowledge.sources.connectors.permissions`):
+    Cloud when it signs in with an email and API token, Data Center with a personal access
+    token; the two differ only in where they keep space permissions, groups and people."""
+
+    def __init__(self, api: ConfluenceApi, *, cloud: bool = True) -> None:
         self._api = api
+        self._access = ConfluenceAccess(api, cloud=cloud)
 
     @property
     def base_url(self) -> str:
@@ -168,8 +177,31 @@ class ConfluenceConnector:
                 "expand": FETCH_EXPAND,
             }
             async for content in self._api.results("/rest/api/content/search", params):
-                items.append(self._item(content))
+                self._access.remember(content)
+                item = self._item(content)
+                items.append(replace(item, access=await self._page_access(content)))
         return items
+
+    async def _page_access(self, content: Json) -> SourceAccess:
+        """Who may read the page; nobody when Confluence can't say (fail closed)."""
+        ancestors = [
+            str(a.get("id")) for a in content.get("ancestors") or [] if isinstance(a, dict) and a.get("id")
+        ]
+        try:
+            return await self._access.page_access(
+                str(_get(content, "space", "key") or ""), str(content.get("id")), ancestors
+            )
+        except ConnectorError:
+            return SourceAccess.nobody()
+
+    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+        return self._access.item_access(listing_cql(folders, None))
+
+    async def group_members(self, name: str) -> list[SourceUser]:
+        return await self._access.group_members(name)
+
+    async def people(self, account_ids: Sequence[str]) -> list[SourceUser]:
+        return await self._access.people(account_ids)
 
     def _item(self, content: Json) -> Item:
         page_id = str(content.get("id"))
@@ -247,7 +279,7 @@ def open_confluence(
         sleep=options.sleep,
         note=options.note,
     )
-    return ConfluenceConnector(api)
+    return ConfluenceConnector(api, cloud=credentials.email is not None)
 
 
 def _facts(**values: str | None) -> dict[str, str | int | bool]:
@@ -262,4 +294,5 @@ CONFLUENCE = ConnectorKind(
     parse_folder=parse_space,
     api_root=api_root,
     since_margin=TIME_ZONE_MARGIN,
+    syncs_permissions=True,
 )

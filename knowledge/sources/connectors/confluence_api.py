@@ -80,17 +80,27 @@ class ConfluenceApi:
         return target
 
     async def get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Json:
+        data = await self._json(path, params)
+        if not isinstance(data, dict):
+            raise ConnectorUnavailable(f"{self.base_url} answered JSON that is not an object")
+        return data
+
+    async def get_list(self, path: str, params: Mapping[str, str | int] | None = None) -> list[Json]:
+        """A resource that answers a JSON array (of objects; anything else in it is left out)."""
+        data = await self._json(path, params)
+        if not isinstance(data, list):
+            raise ConnectorUnavailable(f"{self.base_url} answered JSON that is not a list")
+        return [item for item in data if isinstance(item, dict)]
+
+    async def _json(self, path: str, params: Mapping[str, str | int] | None) -> object:
         page = await self._get(self.url(path, params))
         try:
-            data = json.loads(page.body)
+            return json.loads(page.body)
         except (ValueError, UnicodeDecodeError) as exc:
             raise ConnectorUnavailable(
                 f"{self.base_url} did not answer like Confluence's REST API (no JSON); check the "
                 "base URL (on Cloud it ends in /wiki)"
             ) from exc
-        if not isinstance(data, dict):
-            raise ConnectorUnavailable(f"{self.base_url} answered JSON that is not an object")
-        return data
 
     async def results(self, path: str, params: Mapping[str, str | int]) -> AsyncIterator[Json]:
         """Every result of a paginated listing, following `_links.next` to the end."""

@@ -70,13 +70,14 @@ class Credentials:
             return f"Basic {pair}"
         return f"Bearer {self.token}"
 
-    def hint(self) -> str:
-        """What may be shown back: the account and the token's last characters at most."""
+    def hint(self, credential_label: str = "personal access token") -> str:
+        """What may be shown back: the account and the token's last characters at most
+        (a bare token called what its kind calls it)."""
         if self.app_id:
             return f"GitHub App {self.app_id}, installation {self.installation_id} (private key sealed)"
         if self.email:
             return f"{self.email}, API token {mask(self.token)}"
-        return f"personal access token {mask(self.token)}"
+        return f"{credential_label} {mask(self.token)}"
 
     def as_mapping(self) -> dict[str, str]:
         """For sealing at rest."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -42,10 +43,12 @@ from knowledge.sources.connectors.base import (
     State,
 )
 from knowledge.sources.connectors.credentials import Credentials
+from knowledge.sources.connectors.github_access import GitHubAccess, repository_of
 from knowledge.sources.connectors.github_items import Reader
 from knowledge.sources.connectors.github_listing import Lister, Validators
 from knowledge.sources.connectors.github_repos import dig, login
 from knowledge.sources.connectors.github_text import check_options
+from knowledge.sources.connectors.permissions import SourceAccess, SourceUser
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.github_api import GitHubApi
@@ -82,10 +85,14 @@ def api_root(url: str) -> str:
 
 
 class GitHubConnector:
+    """A `Connector` and an `AccessReader` (`github_access.py`: a repository's items are read
+    by whoever may read the repository)."""
+
     def __init__(self, api: GitHubApi) -> None:
         self._api = api
         self._lister = Lister(api)
         self._reader = Reader(api, self._lister)
+        self._access = GitHubAccess(api, self._lister)
 
     @property
     def base_url(self) -> str:
@@ -134,7 +141,23 @@ class GitHubConnector:
         return self._lister.listing(folders, since, options=options, state=state)
 
     async def fetch(self, ids: Sequence[str]) -> list[Item | Skipped]:
-        return await self._reader.fetch(ids)
+        found: list[Item | Skipped] = []
+        for item in await self._reader.fetch(ids):
+            if isinstance(item, Item):
+                repository = str(item.facts.get("repository") or repository_of(item.id))
+                visibility = str(item.facts.get("visibility") or "private")
+                item = replace(item, access=await self._access.item(repository, visibility))
+            found.append(item)
+        return found
+
+    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+        return self._access.item_access(folders)
+
+    async def group_members(self, name: str) -> list[SourceUser]:
+        return await self._access.group_members(name)
+
+    async def people(self, account_ids: Sequence[str]) -> list[SourceUser]:
+        return await self._access.people(account_ids)
 
     async def attachments(self, item_id: str) -> list[AttachmentRef]:
         return []  # what a repository holds is listed by the tree, not attached to items
@@ -173,4 +196,6 @@ GITHUB = ConnectorKind(
     default_url=DEFAULT_URL,
     api_root=api_root,
     check_options=check_options,
+    syncs_permissions=True,
+    access_key=lambda external_id, meta: repository_of(external_id),
 )

@@ -114,7 +114,7 @@ class Lister:
             dict(state.get("edits") or {}),
             dict(state.get("checked") or {}),
         )
-        repos, missing = await self._resolve(folders, run.cache)
+        repos, missing = await self.resolve(folders, run.cache)
         for repo in repos:
             async for listed in self._repository(repo, run):
                 yield listed
@@ -125,9 +125,7 @@ class Lister:
         edits = {key: when for key, when in run.edits.items() if key in threads}  # of issues still there
         state.update(pages=run.cache.new, edits=edits, checked=run.now_checked, repos=sorted(names))
 
-    async def _resolve(
-        self, folders: Sequence[FolderSpec], cache: Validators
-    ) -> tuple[list[Repo], list[str]]:
+    async def resolve(self, folders: Sequence[FolderSpec], cache: Validators) -> tuple[list[Repo], list[str]]:
         """The repositories the folders name (an owner's: those the credentials can read), and
         the folders GitHub no longer shows (deleted, or access withdrawn)."""
         repos: dict[str, Repo] = {}

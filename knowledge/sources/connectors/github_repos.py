@@ -50,6 +50,8 @@ class Repo:
     has_issues: bool = True
     has_discussions: bool = False
     empty: bool = False
+    organization: bool = False
+    """Its owner is an organisation (its people may have verified emails there)."""
 
     @property
     def owner(self) -> str:
@@ -68,6 +70,7 @@ class Repo:
             has_issues=bool(dig(data, "has_issues") if "has_issues" in data else True),
             has_discussions=bool(dig(data, "has_discussions")),
             empty=dig(data, "size") == 0,
+            organization=dig(data, "owner", "type") == "Organization",
         )
 
     def as_mapping(self) -> dict[str, Any]:

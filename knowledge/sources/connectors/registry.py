@@ -7,8 +7,9 @@ from __future__ import annotations
 from knowledge.sources.connectors.base import ConnectorError, ConnectorKind
 from knowledge.sources.connectors.confluence import CONFLUENCE
 from knowledge.sources.connectors.github import GITHUB
+from knowledge.sources.connectors.notion import NOTION
 
-CONNECTORS: dict[str, ConnectorKind] = {kind.kind: kind for kind in (CONFLUENCE, GITHUB)}
+CONNECTORS: dict[str, ConnectorKind] = {kind.kind: kind for kind in (CONFLUENCE, GITHUB, NOTION)}
 
 
 def connector_kind(kind: str) -> ConnectorKind:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from yarl import URL
@@ -44,6 +44,9 @@ class ClientLimits:
     max_bytes: int = 50 * MB
     retries: int = 3
     max_wait: float = 60.0
+    requests_per_second: Mapping[str, float] = field(default_factory=dict)
+    """The average rate each kind's client keeps to, by kind (`LORE_NOTION_REQUESTS_PER_SECOND`);
+    a kind not named keeps to its own (`ConnectorKind.requests_per_second`)."""
 
 
 def normalise_base_url(text: str, allow: AllowList, kind: str = KIND) -> str:
@@ -110,13 +113,17 @@ class Connections:
             label,
             base,
             credentials.as_mapping(),
-            credentials.hint(),
+            credentials.hint(connector_kind(kind).credential_label),
             created_by=created_by,
         )
         return ref, account
 
     async def for_tenant(self, tenant_id: str) -> list[ConnectionRef]:
         return await asyncio.to_thread(self.repository.for_tenant, tenant_id)
+
+    async def every(self, kinds: Sequence[str]) -> list[ConnectionRef]:
+        """Every workspace's connections of those kinds (for the schedulers)."""
+        return await asyncio.to_thread(self.repository.every, kinds)
 
     async def find(
         self, tenant_id: str, reference: str | None = None, *, kind: str | None = None
@@ -225,6 +232,13 @@ class Connections:
         fetcher = Fetcher(
             self._allow, resolve=self._resolve, max_bytes=limits.max_bytes, timeout=limits.timeout
         )
-        options = ApiOptions(retries=limits.retries, max_wait=limits.max_wait, sleep=self._sleep, note=note)
+        rate = limits.requests_per_second.get(connector.kind, connector.requests_per_second)
+        options = ApiOptions(
+            retries=limits.retries,
+            max_wait=limits.max_wait,
+            sleep=self._sleep,
+            note=note,
+            requests_per_second=rate,
+        )
         async with fetcher.session(max_redirects=3) as session:
             yield connector.open(session, base_url, credentials, options)

@@ -50,6 +50,7 @@ from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
 from knowledge.sources.jobs.counters import Count, JobCounters
+from storage.document_access import DocumentAccess
 from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
@@ -169,6 +170,7 @@ class _SyncRun:
             complete=reason is not None,
             folders=source.folders,
             state=dict(self.state),
+            claim=context.job.claim,
         )
         await context.say(self._summary(what))
 
@@ -223,7 +225,10 @@ class _SyncRun:
         self.context.count(Count.DOCUMENTS_UNCHANGED)
         if complete:
             path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
-            await self._attachments(connector, ref.id, stored.name, stored.url or "", (*path, stored.name))
+            access = await asyncio.to_thread(self.s.documents.access, stored.id)
+            await self._attachments(
+                connector, ref.id, stored.name, stored.url or "", (*path, stored.name), access
+            )
         await self.context.handled(f"page:{ref.id}", "unchanged")
 
     async def _fetch(self, connector: Connector, batch: list[ItemRef]) -> None:
@@ -241,13 +246,24 @@ class _SyncRun:
                 await self.context.say(f"skipped: {item.title}: {item.reason}", "warning")
                 await self.context.handled(f"page:{ref.id}", "failed")
                 continue
+            access = self._access(item)
             await self._ingest_page(item)
-            await self._attachments(connector, item.id, item.title, item.url, (*item.path, item.title))
+            await self._attachments(
+                connector, item.id, item.title, item.url, (*item.path, item.title), access
+            )
             await self.context.handled(f"page:{item.id}", "fetched")
             if self.context.stopped():
                 return
 
+    def _access(self, item: Item) -> DocumentAccess:
+        """The item's access in Lore (what the index decides, for a connector that does not
+        sync permissions)."""
+        if item.access is None:
+            return DocumentAccess.public()
+        return item.access.document_access(self.connection.id)
+
     async def _ingest_page(self, item: Item, *, again: bool = False) -> None:
+        access = self._access(item)
         facts = DocumentFacts(
             title=item.title,
             author=item.author,
@@ -267,7 +283,15 @@ class _SyncRun:
             source_key=item.key or item.url,
             facts=facts,
             source_config_id=self.source.id,
+            claim=self.context.job.claim,
+            access=access,
         )
+        if access.unknown:
+            await self.context.say(
+                f"{item.title}: {self.kind.label} did not say who may read it, so no one can in "
+                "Lore until a permission sync can tell",
+                "warning",
+            )
         if not again:
             self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
@@ -277,7 +301,13 @@ class _SyncRun:
                 self.twins.append((item, result.document.id))
 
     async def _attachments(
-        self, connector: Connector, page_id: str, page_title: str, page_url: str, path: tuple[str, ...]
+        self,
+        connector: Connector,
+        page_id: str,
+        page_title: str,
+        page_url: str,
+        path: tuple[str, ...],
+        access: DocumentAccess,
     ) -> None:
         stored = self.attachments.pop(page_id, {})
         try:
@@ -299,10 +329,10 @@ class _SyncRun:
             if document is not None and document.meta.get("version") == attachment.version:
                 self.context.count(Count.ATTACHMENTS_UNCHANGED)
                 continue
-            await self._ingest_attachment(connector, attachment, page_id, page_url, path)
+            await self._ingest_attachment(connector, attachment, page_id, page_url, path, access)
         self.attachments[page_id] = kept
         for attachment_id, document in stored.items():
-            await self.s.ingestor.remove(self.index, [document.id])
+            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.context.count(Count.DOCUMENTS_REMOVED)
             await self.context.say(
                 f"removed: attachment {document.name} of {page_title} ({attachment_id} is gone)"
@@ -315,6 +345,7 @@ class _SyncRun:
         page_id: str,
         page_url: str,
         path: tuple[str, ...],
+        access: DocumentAccess,
     ) -> None:
         try:
             data = await connector.download(attachment, self.s.policy.max_attachment_bytes)
@@ -337,6 +368,8 @@ class _SyncRun:
             source_key=f"{self.connection.base_url}/attachments/{attachment.id}",
             facts=facts,
             source_config_id=self.source.id,
+            claim=self.context.job.claim,
+            access=access,
         )
         result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
@@ -359,7 +392,12 @@ class _SyncRun:
         """Content identical to what is indexed is not written again; its document still
         learns the new version, so the next sync does not fetch it again."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
-            await asyncio.to_thread(self.s.documents.update_meta, result.document.id, {"version": version})
+            await asyncio.to_thread(
+                self.s.documents.update_meta,
+                result.document.id,
+                {"version": version},
+                claim=self.context.job.claim,
+            )
 
     def _gone(self, item_id: str) -> bool:
         """Indexed before, not listed now, where the listing was complete."""
@@ -371,7 +409,7 @@ class _SyncRun:
         for page_id, document in list(self.pages.items()):
             if not self._gone(page_id):
                 continue
-            await self.s.ingestor.remove(self.index, [document.id])
+            await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.removed.add(document.id)
             del self.pages[page_id]
             self.context.count(Count.DOCUMENTS_REMOVED)
@@ -381,7 +419,9 @@ class _SyncRun:
         for page_id, attachments in list(self.attachments.items()):
             if not self._gone(page_id) or not attachments:
                 continue
-            await self.s.ingestor.remove(self.index, [d.id for d in attachments.values()])
+            await self.s.ingestor.remove(
+                self.index, [d.id for d in attachments.values()], claim=self.context.job.claim
+            )
             self.context.count(Count.DOCUMENTS_REMOVED, len(attachments))
 
     def _summary(self, what: str) -> str:

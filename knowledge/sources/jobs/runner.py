@@ -1,19 +1,22 @@
 """`JobRunner`: runs one taken job to its end (crawl or sync, ingest, prune, summarise),
-beating while it runs so that a job whose worker died is resumed elsewhere."""
+beating while it runs so that a job whose worker died is resumed elsewhere. Every write of
+the run carries the job's claim, so once another worker has taken the job over (this one
+was paused past the stale time) the database refuses them (`ClaimLost`) and the run stops
+without another word."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from knowledge.errors import IngestError, KnowledgeError
-from knowledge.indexing.ingest import Ingestor, Outcome, Source
+from knowledge.indexing.ingest import Ingestor, IngestResult, Outcome, Source
 from knowledge.indexing.metadata import DocumentFacts
 from knowledge.sources.jobs.context import MakeCrawler, SourceSync
 from knowledge.sources.jobs.counters import Count, JobCounters, skipped_key
-from storage.records import DocumentRef, JobRef, SourceConfigRef
+from storage.records import ClaimLost, DocumentRef, JobRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.jobs import JobRepository
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from knowledge.sources.crawl import CrawledPage, CrawlReport
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 MISSED_CRAWLS_BEFORE_REMOVAL = 2
 
 
@@ -56,28 +60,33 @@ class JobRunner:
 
     async def run(self, job: JobRef) -> JobRef:
         run = _Run(self, job)
-        beat = asyncio.create_task(self._beat(job.id, run))
+        beat = asyncio.create_task(self._beat(job, run))
         try:
-            state, error = await run.execute()
-        except KnowledgeError as exc:  # said on purpose (bad credentials …): no traceback
-            log.warning("indexing job %s failed: %s", job.id, exc)
-            state, error = JobState.FAILED, str(exc)
-            await asyncio.to_thread(self._jobs.log, job.id, f"failed: {error}", "error")
-        except Exception as exc:
-            log.exception("indexing job %s failed", job.id)
-            state, error = JobState.FAILED, f"{type(exc).__name__}: {exc}"
-            await asyncio.to_thread(self._jobs.log, job.id, f"failed: {error}", "error")
+            try:
+                state, error = await run.execute()
+            except ClaimLost:
+                raise
+            except KnowledgeError as exc:  # said on purpose (bad credentials …): no traceback
+                log.warning("indexing job %s failed: %s", job.id, exc)
+                state, error = JobState.FAILED, str(exc)
+                await run.say(f"failed: {error}", "error")
+            except Exception as exc:
+                log.exception("indexing job %s failed", job.id)
+                state, error = JobState.FAILED, f"{type(exc).__name__}: {exc}"
+                await run.say(f"failed: {error}", "error")
+            if not run.lost:
+                await asyncio.to_thread(self._jobs.set_counters, job.id, run.counters, claim=job.claim)
+                return await asyncio.to_thread(self._jobs.finish, job.id, state, error, claim=job.claim)
+        except ClaimLost:
+            log.warning("indexing job %s was taken over by another worker; this one stops", job.id)
         finally:
             beat.cancel()
-        if run.lost:
-            return await asyncio.to_thread(self._jobs.get, job.id)
-        await asyncio.to_thread(self._jobs.set_counters, job.id, run.counters)
-        return await asyncio.to_thread(self._jobs.finish, job.id, state, error)
+        return await asyncio.to_thread(self._jobs.get, job.id)
 
-    async def _beat(self, job_id: int, run: _Run) -> None:
+    async def _beat(self, job: JobRef, run: _Run) -> None:
         while True:
             await asyncio.sleep(self._heartbeat_seconds)
-            if not await asyncio.to_thread(self._jobs.heartbeat, job_id, self._worker):
+            if not await asyncio.to_thread(self._jobs.heartbeat, job.claim):
                 run.lost = True  # another worker took it over: stop quietly
 
 
@@ -105,7 +114,15 @@ class _Run:
         self.counters[key] = self.counters.get(key, 0) + 1
 
     async def say(self, message: str, level: str = "info") -> None:
-        await asyncio.to_thread(self.r._jobs.log, self.job.id, message, level)
+        await self.fenced(self.r._jobs.log, self.job.id, message, level, claim=self.job.claim)
+
+    async def fenced(self, write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a write that carries the job's claim; a refused one marks the run lost."""
+        try:
+            return await asyncio.to_thread(write, *args, **kwargs)
+        except ClaimLost:
+            self.lost = True
+            raise
 
     def stopped(self) -> bool:
         """The crawler's question between pages (answered from flags, not the database)."""
@@ -118,8 +135,8 @@ class _Run:
         return set(await asyncio.to_thread(self.r._jobs.pages, self.job.id))
 
     async def handled(self, key: str, outcome: str) -> None:
-        await asyncio.to_thread(self.r._jobs.record_page, self.job.id, key, outcome, [])
-        await asyncio.to_thread(self.r._jobs.set_counters, self.job.id, self.counters)
+        await self.fenced(self.r._jobs.record_page, self.job.id, key, outcome, [], claim=self.job.claim)
+        await self.fenced(self.r._jobs.set_counters, self.job.id, self.counters, claim=self.job.claim)
         await self.check_cancel()
 
     async def flush(self) -> None:
@@ -139,6 +156,8 @@ class _Run:
         # One job per source runs at a time: documents of this source still half written
         # are what a killed worker left of an earlier run of it.
         await self.r._ingestor.repair({self.index.id: self.index}, source_config_id=source.id)
+        if self.lost:
+            return JobState.INTERRUPTED, None
         if source.kind != SITE:
             return await self.sync(source)
         documents = await asyncio.to_thread(self.r._sources.documents, source.id)
@@ -176,7 +195,7 @@ class _Run:
             return JobState.CANCELLED, None
         if not report.limits_hit:
             await self.prune()
-        await asyncio.to_thread(self.r._sources.mark_refreshed, source.id)
+        await self.fenced(self.r._sources.mark_refreshed, source.id, claim=self.job.claim)
         await self.say(summary(self.counters, report))
         return JobState.SUCCEEDED, None
 
@@ -226,8 +245,11 @@ class _Run:
             await self.say(f"{page.outcome}: {page.url}: {reason}", "warning")
         if page.outcome in ("fetched", "unchanged"):
             self.seen.add(page.url)
-        await asyncio.to_thread(self.r._jobs.record_page, self.job.id, page.url, page.outcome, page.links)
-        await asyncio.to_thread(self.r._jobs.set_counters, self.job.id, self.counters)
+        claim = self.job.claim
+        await self.fenced(
+            self.r._jobs.record_page, self.job.id, page.url, page.outcome, page.links, claim=claim
+        )
+        await self.fenced(self.r._jobs.set_counters, self.job.id, self.counters, claim=claim)
         await self.flush()
         await self.check_cancel()
 
@@ -242,8 +264,9 @@ class _Run:
                 title=page.title, url=page.url, extra={k: v for k, v in extra.items() if v is not None}
             ),
             source_config_id=self.job.source_config_id,
+            claim=self.job.claim,
         )
-        result = await self.r._ingestor.attempt(self.index, source)  # one page's failure is its own
+        result = await self.fenced_ingest(source)  # one page's failure is its own
         if isinstance(result, IngestError):
             self.skip(result.reason)
             await self.say(f"skipped: {page.url}: {result.reason}", "warning")
@@ -254,6 +277,20 @@ class _Run:
         verb = {"added": "added", "updated": "updated", "unchanged": "unchanged"}[result.outcome.value]
         await self.say(f"{verb}: {page.url} ({result.chunks} chunk{'' if result.chunks == 1 else 's'})")
 
+    async def fenced_ingest(self, source: Source) -> IngestResult | IngestError:
+        try:
+            return await self.r._ingestor.attempt(self.index, source)
+        except ClaimLost:
+            self.lost = True
+            raise
+
+    async def remove(self, document: DocumentRef) -> None:
+        try:
+            await self.r._ingestor.remove(self.index, [document.id], claim=self.job.claim)
+        except ClaimLost:
+            self.lost = True
+            raise
+
     async def unmiss(self, url: str, validators: dict[str, str | None] | None = None) -> None:
         document = self.by_url.get(url)
         if document is None:
@@ -262,7 +299,7 @@ class _Run:
         if validators:
             updates.update(validators)
         if document.meta.get("missed_crawls") or validators:
-            await asyncio.to_thread(self.r._documents.update_meta, document.id, updates)
+            await self.fenced(self.r._documents.update_meta, document.id, updates, claim=self.job.claim)
 
     async def remove_gone(self, page: CrawledPage) -> None:
         document = self.by_url.pop(page.url, None)
@@ -270,7 +307,7 @@ class _Run:
             self.count(Count.LINKS_BROKEN)
             await self.say(f"not found: {page.url} ({page.reason or 'gone'})", "warning")
             return
-        await self.r._ingestor.remove(self.index, [document.id])
+        await self.remove(document)
         self.count(Count.DOCUMENTS_REMOVED)
         await self.say(f"removed: {page.url} ({page.reason or 'gone'})")
 
@@ -282,11 +319,16 @@ class _Run:
                 continue
             missed = int(document.meta.get("missed_crawls") or 0) + 1
             if missed >= MISSED_CRAWLS_BEFORE_REMOVAL:
-                await self.r._ingestor.remove(self.index, [document.id])
+                await self.remove(document)
                 self.count(Count.DOCUMENTS_REMOVED)
                 await self.say(f"removed: {url} (missing from {missed} crawls in a row)")
             else:
-                await asyncio.to_thread(self.r._documents.update_meta, document.id, {"missed_crawls": missed})
+                await self.fenced(
+                    self.r._documents.update_meta,
+                    document.id,
+                    {"missed_crawls": missed},
+                    claim=self.job.claim,
+                )
                 await self.say(f"missing this time: {url} (removed if missing again)")
 
 

@@ -83,13 +83,16 @@ class IndexingJobs:
         conversation_id: int | None = None,
         trigger: str = "manual",
     ) -> JobRef:
-        """Queue a crawl of `source` into `index`; the job already under way, if there is one."""
+        """Queue a crawl of `source` into `index`; the job already under way, if there is one
+        (the database keeps one per source, however many processes queue at once)."""
         active = await asyncio.to_thread(self.repository.active_for_source, source.id)
         if active is not None:
             return active
-        job = await asyncio.to_thread(
-            self.repository.create, index.id, source.id, conversation_id=conversation_id, trigger=trigger
+        job, queued = await asyncio.to_thread(
+            self.repository.queue, index.id, source.id, conversation_id=conversation_id, trigger=trigger
         )
+        if not queued:
+            return job
         what = (
             "crawl of" if source.kind == SITE else f"sync of {source.kind} {', '.join(source.folders)} from"
         )

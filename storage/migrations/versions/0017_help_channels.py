@@ -2,7 +2,7 @@
 experts; where an answer was given, its brief and its escalation; verified answers
 
 Revision ID: 0017
-Revises: 0009
+Revises: 0015
 Create Date: 2026-11-28
 """
 
@@ -14,7 +14,7 @@ from alembic import op
 
 
 revision = '0017'
-down_revision = '0010'
+down_revision = '0015'
 branch_labels = None
 depends_on = None
 

@@ -76,3 +76,53 @@ def test_eval_beir_scores_each_retrieval_and_leaves_the_home_untouched(tmp_path:
     assert all(0 < v["p50_ms"] <= v["p95_ms"] for v in scores.values())
     assert "ingested 4 documents" in run.stderr and "chunks/s" in run.stderr
     assert not home.exists()  # a throw-away store
+
+
+@pytest.mark.e2e
+@pytest.mark.postgres
+@pytest.mark.chroma_server
+def test_eval_beir_runs_on_the_configured_postgresql_and_chroma_server(
+    tmp_path: Path, postgres_admin_url: str, chroma_server: tuple[str, int]
+) -> None:
+    """With DATABASE_URL and CHROMA_HOST, the evaluation runs on them (keyword search on
+    PostgreSQL is what it measures), in a schema and a namespace of its own that it removes."""
+    import psycopg
+    from sqlalchemy import make_url
+
+    from storage.vectors import chroma_client
+    from tests.support.postgres import create_database, drop_database
+
+    url = create_database(postgres_admin_url)
+    client = chroma_client(host=chroma_server[0], port=chroma_server[1])
+    before = {c.name for c in client.list_collections()}
+    try:
+        run = subprocess.run(
+            [LORE, "eval", "beir", str(beir_folder(tmp_path / "beir")), "--json"],
+            env={
+                "PATH": "/usr/bin:/bin",
+                "LORE_HOME": str(tmp_path / "home"),
+                "HOME": str(tmp_path),
+                "DATABASE_URL": url,
+                "CHROMA_HOST": chroma_server[0],
+                "CHROMA_PORT": str(chroma_server[1]),
+            },
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert run.returncode == 0, run.stderr
+        assert "evaluating on PostgreSQL" in run.stderr and "Chroma server at" in run.stderr
+        scores = json.loads(run.stdout)
+        assert scores["keyword"]["ndcg@10"] == 1.0 and scores["hybrid"]["ndcg@10"] == 1.0
+        assert {c.name for c in client.list_collections()} == before  # its namespace is gone
+        parsed = make_url(url)
+        with psycopg.connect(
+            host=parsed.host, port=parsed.port, user=parsed.username, dbname=parsed.database
+        ) as db:
+            schemas = db.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'lore_scratch_%'"
+            ).fetchall()
+            tables = db.execute("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'").fetchone()
+        assert schemas == [] and tables == (0,)  # the schema went with it; nothing left in public
+    finally:
+        drop_database(postgres_admin_url, url)

@@ -3,6 +3,7 @@ next start removes its rows and vectors. The kill is a real SIGKILL of a real su
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -24,14 +25,16 @@ WORKER = textwrap.dedent(
     from knowledge.backends.embedding import LocalEmbedder
     from knowledge.indexing.ingest import Ingestor, Source
     from storage.db import open_database
+    from storage.leases import Writer
     from storage.repositories.documents import DocumentRepository
     from storage.repositories.indexes import IndexRepository
     from storage.vectors import ChromaVectorStore, chroma_client
 
     home, index_id, stage = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    LEASE = 1.0  # seconds: the test waits this long for the killed process's lease to run out
 
     class Documents(DocumentRepository):
-        def mark_ready(self, document_id, *, replaces=()):
+        def mark_ready(self, document_id, **_):
             print("VECTORS-WRITTEN", flush=True)  # the parent kills us here
             time.sleep(60)
 
@@ -44,7 +47,8 @@ WORKER = textwrap.dedent(
         db = open_database(f"sqlite:///{home / 'lore.db'}")
         index = IndexRepository(db).get(index_id)
         vectors = ChromaVectorStore(chroma_client(path=home / "chroma"))
-        ingestor = Ingestor(Documents(db), vectors, LocalEmbedder(), max_bytes=50_000_000)
+        documents = Documents(db, writer=Writer.of_this_process(lease_seconds=LEASE))
+        ingestor = Ingestor(documents, vectors, LocalEmbedder(), max_bytes=50_000_000)
         text = "# Big\\n\\n" + "\\n\\n".join(f"Paragraph {i} about the pager rotation and deploys." for i in range(400))
         await ingestor.add(index, Source(name="big.md", data=text.encode(), mime_type="text/markdown"), progress)
 
@@ -90,7 +94,13 @@ async def test_killed_ingest_is_repaired(stack: Stack, tmp_path: Path, stage: st
     assert (await stack.retriever.search([index], "pager rotation")).hits == []
     if stage == "vectors":
         assert stack.vectors.count(ref) > 0  # written, but their document never became ready
-    assert await stack.ingestor.repair({index.id: index}) == 1
+    repaired = 0
+    for _ in range(100):  # once the killed writer's lease (1 s) has run out
+        repaired = await stack.ingestor.repair({index.id: index})
+        if repaired:
+            break
+        await asyncio.sleep(0.1)
+    assert repaired == 1
     assert stack.documents.unfinished() == [] and stack.vectors.count(ref) == 0
     again = await stack.ingestor.add(
         index, md("big.md", "# Big\n\nThe pager rotation is weekly and deploys are on Tuesday.")

@@ -99,3 +99,54 @@ async def test_nothing_enabled_or_nothing_matching(stack: Stack) -> None:
     index = stack.index()
     assert (await stack.retriever.search([], "anything")).hits == []
     assert (await stack.retriever.search([index], "anything")).hits == []
+
+
+async def test_restricted_documents_never_crowd_out_what_the_reader_may_read(stack: Stack) -> None:
+    """Both searches leave unreadable documents out inside themselves: twenty restricted
+    passages closer to the question than the one public passage, and a pool of five
+    candidates, still find the public one for a reader who may read none of them."""
+    from dataclasses import replace
+
+    from storage.document_access import PUBLIC_ONLY, AccessFilter, DocumentAccess
+
+    index = stack.index()
+    finance = DocumentAccess.restricted({"7:group:finance"})
+    for n in range(20):
+        text = f"# Payroll run {n}\n\nThe payroll run {n} pays salaries on the last Friday of the month."
+        await stack.ingestor.add(index, replace(md(f"payroll-{n}.md", text), access=finance))
+    await stack.ingestor.add(
+        index, md("calendar.md", "# Calendar\n\nSalaries are paid at the end of each month.")
+    )
+    question = "when does the payroll run pay salaries?"
+    public = await stack.retriever.search([index], question, top_k=3, candidates=5, access=PUBLIC_ONLY)
+    assert [h.document.name for h in public.hits] == ["calendar.md"]
+    for query_type in (QueryType.VECTOR, QueryType.KEYWORD):
+        alone = await stack.retriever.search([index], question, candidates=5, query_type=query_type)
+        assert {h.document.name for h in alone.hits} <= {"calendar.md"}
+    finance_reader = AccessFilter(frozenset({"7:group:finance"}))
+    theirs = await stack.retriever.search([index], question, top_k=3, candidates=5, access=finance_reader)
+    assert all(h.document.name.startswith("payroll-") for h in theirs.hits) and len(theirs.hits) == 3
+    assert all(h.document.restricted for h in theirs.hits)
+
+
+async def test_an_answer_given_with_one_readers_access_is_never_served_from_cache_to_another(
+    stack: Stack,
+) -> None:
+    from dataclasses import replace
+
+    from knowledge.engine import Request
+    from storage.document_access import AccessFilter, DocumentAccess
+
+    index = stack.index()
+    secret = "# Payroll\n\nThe payroll run pays salaries on the last Friday of each month."
+    await stack.ingestor.add(
+        index, replace(md("payroll.md", secret), access=DocumentAccess.restricted({"7:group:finance"}))
+    )
+    knowledge = stack.knowledge()
+    question = [{"role": "user", "content": "when does the payroll run pay salaries?"}]
+    finance = await knowledge.ask(
+        Request([index], question, access=AccessFilter(frozenset({"7:group:finance"})))
+    )
+    assert [c.name for c in finance.citations] == ["payroll.md"] and finance.restricted_documents
+    anyone = await knowledge.ask(Request([index], question))
+    assert anyone.citations == [] and "Friday" not in anyone.text and anyone.restricted_documents == []

@@ -11,7 +11,7 @@ from datetime import timedelta
 from cryptography.fernet import Fernet
 
 from knowledge.sources.connectors.registry import CONNECTORS
-from knowledge.sources.connectors.service import Connections
+from knowledge.sources.connectors.service import ClientLimits, Connections
 from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
 from knowledge.sources.crawl import Crawler
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker
@@ -67,17 +67,20 @@ class Jobs:
             await task
 
     def documents(self, index: IndexRef) -> dict[str, DocumentRef]:
-        return {d.name: d for d in self.stack.documents.list_ready(index.id, limit=5000)}
+        """Every ready document, whoever may read it."""
+        return {d.name: d for d in self.stack.documents.list_ready(index.id, limit=5000, access=None)}
 
     def log(self, job: JobRef) -> str:
         return "\n".join(line.message for line in self.jobs.repository.lines(job.id))
 
 
-def connector_jobs(stack: Stack, *, policy: SyncPolicy | None = None) -> Jobs:
+def connector_jobs(
+    stack: Stack, *, policy: SyncPolicy | None = None, limits: ClientLimits | None = None
+) -> Jobs:
     waits = Waits()
     sources, repository = SourceRepository(stack.db), JobRepository(stack.db)
     box = SecretBox(Fernet.generate_key().decode())
-    connections = Connections(ConnectionRepository(stack.db, box), LOOPBACK, sleep=waits)
+    connections = Connections(ConnectionRepository(stack.db, box), LOOPBACK, sleep=waits, limits=limits)
     service = IndexingJobs(repository, sources, stack.indexes, stack.ingestor, LOOPBACK)
 
     def no_crawler(options: Mapping[str, object]) -> Crawler:

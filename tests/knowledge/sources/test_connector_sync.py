@@ -5,117 +5,18 @@ that prune deleted and moved-out pages, rate limits, and credentials that never 
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
-from cryptography.fernet import Fernet
 
-from knowledge.sources.connectors import Credentials
-from knowledge.sources.connectors.confluence import parse_space
-from knowledge.sources.connectors.service import Connections
-from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy, complete_listing_reason
-from knowledge.sources.crawl import Crawler
-from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker
-from knowledge.sources.web import AllowList
-from storage.records import ConnectionRef, DocumentRef, IndexRef, JobRef, SourceConfigRef
-from storage.repositories.connections import ConnectionRepository
-from storage.repositories.jobs import JobRepository
+from knowledge.sources.connectors.sync import SyncPolicy, complete_listing_reason
+from storage.records import SourceConfigRef
 from storage.repositories.sources import SourceRepository
-from storage.secrets import SecretBox
 from storage.values import JobState, utcnow
-from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
-from tests.knowledge.conftest import Stack
-
-LOOPBACK = AllowList.parse("127.0.0.1")
-
-
-@dataclass
-class Sync:
-    stack: Stack
-    fake: FakeConfluence
-    pages: Seeded
-    connections: Connections
-    jobs: IndexingJobs
-    worker: JobWorker
-    index: IndexRef
-    connection: ConnectionRef
-    waits: list[float]
-    on_wait: list[Callable[[], Awaitable[object]]]
-    """Called (once each) when the connector waits out a rate limit."""
-
-    async def attach(self, *folders: str) -> SourceConfigRef:
-        return await self.connections.attach(self.connection, self.index, [parse_space(f) for f in folders])
-
-    async def run(self, source: SourceConfigRef, trigger: str = "schedule") -> JobRef:
-        source = self.stack_source(source.id)
-        return await self.run_job(await self.jobs.start_indexing_job(self.index, source, trigger=trigger))
-
-    async def run_job(self, job: JobRef) -> JobRef:
-        """Run the worker until `job` ends."""
-        stop = asyncio.Event()
-        task = asyncio.create_task(self.worker.run(stop, "test-worker"))
-        try:
-            for _ in range(3000):
-                job = await self.jobs.get_indexing_job_status(job.id)
-                if job.finished:
-                    return job
-                await asyncio.sleep(0.02)
-            raise AssertionError(f"job {job.id} never finished")
-        finally:
-            stop.set()
-            await task
-
-    def stack_source(self, config_id: int) -> SourceConfigRef:
-        return SourceRepository(self.stack.db).get(config_id)
-
-    def documents(self) -> dict[str, DocumentRef]:
-        return {d.name: d for d in self.stack.documents.list_ready(self.index.id, limit=1000)}
-
-    def log(self, job: JobRef) -> str:
-        return "\n".join(line.message for line in self.jobs.repository.lines(job.id))
-
-
-@pytest.fixture
-async def sync(stack: Stack) -> AsyncIterator[Sync]:
-    waits: list[float] = []
-    on_wait: list[Callable[[], Awaitable[object]]] = []
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        while on_wait:
-            await on_wait.pop(0)()
-
-    sources, repository = SourceRepository(stack.db), JobRepository(stack.db)
-    box = SecretBox(Fernet.generate_key().decode())
-    connections = Connections(ConnectionRepository(stack.db, box), LOOPBACK, sleep=sleep)
-    service = IndexingJobs(repository, sources, stack.indexes, stack.ingestor, LOOPBACK)
-
-    def no_crawler(options: Mapping[str, object]) -> Crawler:
-        raise AssertionError("a connector's job never crawls")
-
-    runner = JobRunner(
-        repository,
-        sources,
-        stack.indexes,
-        stack.documents,
-        stack.ingestor,
-        no_crawler,
-        worker="test-worker",
-        syncs={
-            "confluence": ConnectorSync(connections, sources, stack.documents, stack.ingestor, SyncPolicy())
-        },
-    )
-    worker = JobWorker(service, runner, poll_seconds=0.05, stale_after=timedelta(minutes=5))
-    index = stack.index("confluence")
-    async with FakeConfluence() as fake:
-        pages = seed(fake)
-        connection, _ = await connections.connect("T1", fake.base_url, Credentials(TOKEN, EMAIL))
-        yield Sync(stack, fake, pages, connections, service, worker, index, connection, waits, on_wait)
+from tests.fakes.confluence_server import EMAIL, TOKEN
+from tests.knowledge.sources.conftest import Sync
 
 
 async def test_a_first_sync_indexes_every_page_with_its_facts(sync: Sync) -> None:

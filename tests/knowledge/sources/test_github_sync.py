@@ -2,7 +2,8 @@
 the offline embedder) against the fake GitHub: what a first sync indexes and with which
 facts and links, an unchanged re-sync that fetches no blob and no issue body, edits, renames
 and deletions reflected at the next sync, rate limits that delay without losing anything,
-one failing item skipped, a GitHub App's tokens renewed, and no secret in any log."""
+one failing item skipped, a GitHub App's tokens renewed, no secret in any log; and who may
+read a private repository (collaborators, teams, verified emails) following GitHub."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 
 from knowledge.answering.answer import Citation
 from knowledge.sources.connectors import Credentials, FolderSpec
+from knowledge.sources.connectors.access_sync import AccessSync
+from storage.document_access import AccessFilter
 from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef
+from storage.repositories.source_access import SourceAccessRepository
+from storage.repositories.sources import SourceRepository
 from storage.values import JobState
 from tests.fakes.github_server import APP_ID, INSTALLATION_ID, TOKEN, FakeGitHub, Seeded, blob_sha, seed
 from tests.knowledge.conftest import Stack
@@ -55,6 +60,11 @@ class GitHubSync:
         assert job.state == JobState.SUCCEEDED, self.jobs.log(job) + str(job.error)
         return job
 
+    @property
+    def reader(self) -> AccessFilter:
+        """A collaborator of acme/payments (private), as a search on their behalf reads."""
+        return AccessFilter(frozenset({f"{self.connection.id}:user:ada"}))
+
     def names(self) -> list[str]:
         return sorted(self.jobs.documents(self.index))
 
@@ -65,6 +75,7 @@ async def github(stack: Stack) -> AsyncIterator[GitHubSync]:
     index = stack.index("eng")
     async with FakeGitHub(app_key=KEY.public_key()) as fake:
         seeded = seed(fake)
+        fake.share(REPO, users={"ada": "admin"})
         connection, account = await jobs.connections.connect(
             "T1", fake.base_url, Credentials(TOKEN), kind="github"
         )
@@ -96,13 +107,19 @@ async def test_a_first_sync_indexes_docs_issues_and_discussions_with_their_links
     assert job.counters["pages_found"] == 8 and job.counters["documents_added"] == 8
 
     retriever = github.jobs.stack.retriever
-    comment = (await retriever.search([github.index], "refund worker timeout raised in March")).hits[0]
+    comment = (
+        await retriever.search([github.index], "refund worker timeout raised in March", access=github.reader)
+    ).hits[0]
     assert comment.document.name == ISSUE and "45 seconds" in comment.text
     assert Citation.from_hit(1, comment).url == f"{web}/issues/1#issuecomment-{github.seeded.timeout_comment}"
-    answer = (await retriever.search([github.index], "rotate the webhook secret command")).hits[0]
+    answer = (
+        await retriever.search([github.index], "rotate the webhook secret command", access=github.reader)
+    ).hits[0]
     assert answer.document.name == DISCUSSION and "payments-cli secrets rotate" in answer.text
     assert Citation.from_hit(1, answer).url == f"{web}/discussions/4#discussioncomment-{github.seeded.answer}"
-    fact = (await retriever.search([github.index], "when do production deploys go out")).hits[0]
+    fact = (
+        await retriever.search([github.index], "when do production deploys go out", access=github.reader)
+    ).hits[0]
     assert fact.document.name == "docs/deploy.md" and Citation.from_hit(1, fact).url == deploy.url
 
 
@@ -151,12 +168,23 @@ async def test_edits_renames_and_deletions_are_reflected_at_the_next_sync(github
     )
     assert sorted(fake.blobs_served) == ["docs/deploy.md", "docs/design.rst"]
     retriever = github.jobs.stack.retriever
-    assert "Thursdays" in (await retriever.search([github.index], "which day do deploys go out")).hits[0].text
-    timeout = (await retriever.search([github.index], "refund worker's timeout is now 90 seconds")).hits
+    assert (
+        "Thursdays"
+        in (await retriever.search([github.index], "which day do deploys go out", access=github.reader))
+        .hits[0]
+        .text
+    )
+    timeout = (
+        await retriever.search(
+            [github.index], "refund worker's timeout is now 90 seconds", access=github.reader
+        )
+    ).hits
     assert any(h.document.name == ISSUE and "90 seconds" in h.text for h in timeout[:3]), github.jobs.log(
         job
     ) + str([h.text for h in timeout])
-    vault = (await retriever.search([github.index], "rotate the webhook secret")).hits[0]
+    vault = (await retriever.search([github.index], "rotate the webhook secret", access=github.reader)).hits[
+        0
+    ]
     assert "vault UI" in vault.text
     assert job.counters["documents_removed"] == 3, "README.md, the old name of design.rst, the deleted issue"
     assert "removed: Old currency table (#3)" in github.jobs.log(job)
@@ -245,3 +273,84 @@ async def test_no_secret_reaches_a_log(github: GitHubSync, caplog: pytest.LogCap
     assert "403" in logged and "401" in logged
     for secret in (TOKEN, TOKEN[-8:]):
         assert secret not in logged
+
+
+DEPLOY, WEBSITE = f"{REPO}:docs/deploy.md", "acme/website:README.md"
+
+
+def access_sync(github: GitHubSync) -> AccessSync:
+    db = github.jobs.stack.db
+    return AccessSync(
+        github.jobs.connections, SourceAccessRepository(db), SourceRepository(db), github.jobs.stack.documents
+    )
+
+
+async def test_a_private_repository_is_read_by_its_collaborators_and_teams_and_follows_them(
+    github: GitHubSync,
+) -> None:
+    """acme/payments (private): Ada a direct collaborator, the payments team (Grace) given
+    read; acme/website public. People are tied to Slack by their verified acme emails."""
+    fake, stack = github.fake, github.jobs.stack
+    fake.add_team("acme", "payments-team", ["grace"])
+    fake.share(REPO, teams={"payments-team": "read"})
+    for login in ("ada", "grace", "heidi"):
+        fake.verified_emails[("acme", login)] = [f"{login}@acme.example"]
+    fake.verified_emails[("acme", "ada")] = ["Ada@ACME.example"]
+    source = await github.attach(REPO, "acme/website")
+    await github.run(source, trigger="manual")
+    every = stack.documents.list_ready(github.index.id, limit=100, access=None)
+    named = {f"{d.meta['repository']}:{d.name}": d for d in every}
+    deploy, website = named[DEPLOY], named[WEBSITE]
+    assert deploy.restricted and not website.restricted, "access is set as items are fetched"
+    assert stack.documents.access(named[f"{REPO}:{ISSUE}"].id) == stack.documents.access(deploy.id)
+    syncer, people = access_sync(github), SourceAccessRepository(stack.db)
+    blobs, bodies = len(fake.blobs_served), len(fake.issue_bodies_served)
+    synced = await syncer.permissions(SourceRepository(stack.db).get(source.id))
+    assert synced.error is None and synced.restricted == len(every) - 1
+    assert (len(fake.blobs_served), len(fake.issue_bodies_served)) == (blobs, bodies), "nothing fetched again"
+    grouped = await syncer.groups(github.connection)
+    assert grouped.error is None and grouped.groups == 1
+
+    async def reads(email: str | None) -> set[str]:
+        access = AccessFilter(people.principals("T1", None, email))
+        hits = (
+            await stack.retriever.search([github.index], "when do production deploys go out", access=access)
+        ).hits
+        return {f"{h.document.meta['repository']}:{h.document.name}" for h in hits} & {DEPLOY, WEBSITE}
+
+    assert await reads("ada@acme.example") == {DEPLOY, WEBSITE}, "a collaborator, mapped by email"
+    assert await reads("grace@acme.example") == {DEPLOY, WEBSITE}, "through the team"
+    assert await reads("heidi@acme.example") == {WEBSITE}, "no access: the public repository only"
+    assert await reads("mallory@elsewhere.example") == {WEBSITE}, "unmapped: public only"
+    assert people.principals("T1", None, "grace@acme.example") >= {
+        f"{github.connection.id}:user:grace", f"{github.connection.id}:group:acme/payments-team"
+    }  # fmt: skip
+
+    fake.teams[("acme", "payments-team")].append("heidi")  # a group sync is enough
+    await syncer.groups(github.connection)
+    assert DEPLOY in await reads("heidi@acme.example")
+
+    fake.teams[("acme", "payments-team")].remove("grace")  # revoked: at the next syncs
+    fake.unshare(REPO, users=["ada"])
+    await syncer.refresh("T1")
+    assert await reads("grace@acme.example") == {WEBSITE}
+    assert await reads("ada@acme.example") == {WEBSITE}
+
+    fake.fail(f"/repos/{REPO}/collaborators")  # GitHub won't say: nobody reads it
+    failed = await syncer.permissions(SourceRepository(stack.db).get(source.id))
+    assert failed.error is not None and "500" in failed.error
+    assert await reads("heidi@acme.example") == set(), "fail closed: the whole attachment"
+
+
+async def test_items_whose_repository_access_github_wont_give_are_indexed_unreadable(
+    github: GitHubSync,
+) -> None:
+    github.fake.fail(f"/repos/{REPO}/teams")
+    source = await github.attach(REPO, "acme/website")
+    await github.run(source, trigger="manual")
+    stack = github.jobs.stack
+    every = stack.documents.list_ready(github.index.id, limit=100, access=None)
+    payments = [d for d in every if d.meta["repository"] == REPO]
+    assert len(payments) == 8 and all(stack.documents.access(d.id).unknown for d in payments)
+    assert [d.meta["repository"] for d in every if not d.restricted] == ["acme/website"]
+    assert stack.documents.readable([d.id for d in payments], github.reader) == set(), "not even Ada"

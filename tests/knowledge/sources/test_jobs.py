@@ -16,7 +16,9 @@ from knowledge.sources.crawl import Crawler, CrawlLimits
 from knowledge.sources.fetch import Fetcher
 from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker, Schedule
 from knowledge.sources.web import AllowList
+from storage.leases import Writer
 from storage.records import IndexRef, JobRef, NewChunk, NewDocument, SourceConfigRef
+from storage.repositories.documents import DocumentRepository
 from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
 from storage.values import JobState, SourceKind, utcnow
@@ -111,9 +113,15 @@ async def test_a_site_is_crawled_into_the_index_with_counters_and_a_log(jobs: Jo
     assert info.sources[0].last_refresh_at is not None
 
 
-def half_written(stack: Stack, index: IndexRef, url: str, source_config_id: int | None) -> int:
+def half_written(
+    stack: Stack, index: IndexRef, url: str, source_config_id: int | None, *, killed: bool = True
+) -> int:
     """What a worker killed between writing a document's vectors and marking it ready leaves:
-    a pending document whose vectors are in the store."""
+    a pending document whose vectors are in the store, its writer's lease run out (or, not
+    `killed`, what a live process is writing now)."""
+    documents = stack.documents
+    if killed:
+        documents = DocumentRepository(stack.db, writer=Writer("killed", lease_seconds=-1.0))
     new = NewDocument(
         index.id,
         SourceKind.URL,
@@ -126,7 +134,9 @@ def half_written(stack: Stack, index: IndexRef, url: str, source_config_id: int 
         url=url,
         source_config_id=source_config_id,
     )
-    document, ids = stack.documents.create_pending(new, [NewChunk(0, "", "half written words")])
+    document, ids = documents.create_pending(new, [NewChunk(0, "", "half written words")])
+    if killed:
+        documents.close()
     vector = stack.embedder.embed_sync(["half written words"])[0].tolist()
     stack.vectors.add(
         collection_for(index),
@@ -138,14 +148,15 @@ def half_written(stack: Stack, index: IndexRef, url: str, source_config_id: int 
 async def test_a_job_clears_what_a_killed_run_of_it_left_half_written(jobs: Jobs) -> None:
     source = await jobs.service.attach_site(jobs.index, [jobs.site.url("/docs/")])
     mine = half_written(jobs.stack, jobs.index, jobs.site.url("/docs/page-3"), source.id)
-    upload = half_written(jobs.stack, jobs.index, "notes.txt", None)  # another ingest, maybe live
+    live = half_written(jobs.stack, jobs.index, jobs.site.url("/docs/page-9"), source.id, killed=False)
+    upload = half_written(jobs.stack, jobs.index, "notes.txt", None)  # another ingest's
     job = await jobs.crawl(source)
     assert job.state == JobState.SUCCEEDED, job.error
     left = {d.id for d in jobs.stack.documents.unfinished()}
-    assert mine not in left and upload in left
+    assert mine not in left and upload in left and live in left  # a live writer's is never touched
     ready = jobs.stack.documents.list_ready(jobs.index.id, limit=1000)
     chunks = sum(d.chunk_count for d in ready)
-    assert jobs.stack.vectors.count(collection_for(jobs.index)) == chunks + 1  # and the upload's
+    assert jobs.stack.vectors.count(collection_for(jobs.index)) == chunks + 2  # and the others'
 
 
 async def test_a_refresh_of_an_unchanged_site_downloads_and_embeds_nothing(jobs: Jobs) -> None:

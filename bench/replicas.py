@@ -1,0 +1,114 @@
+"""The Slack path with more processes: one `lore run` against two behind a round robin, both
+on PostgreSQL and a Chroma server, with two `lore worker` processes running beside them.
+
+The channel's three enabled indexes are filled once (`bench.slack_path.prepare_channel`,
+into the shared stores); then, for one replica and for two, the Slack bench's burst (50
+mentions in flight) is sent through the real Events API endpoint, alternately to each
+replica, and the acknowledgement and answer times are what Slack would see
+(`bench.slack_path.Driver`). Extractive answers (no model), so the figures are Lore's own.
+
+`python -m bench.replicas [--quick]` prints the JSON; `python -m bench --only replicas`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from bench import run_alone
+from bench.slack_path import BOT, CHANNEL, TEAM, USER, Driver, Plan, lore_run, prepare_channel, report
+from bot.app.settings import Settings
+from tests.fakes.slack_server import FakeSlack
+from tests.support.ports import free_port
+
+CHUNKS, QUICK_CHUNKS = 10_000, 300
+PLAN, QUICK_PLAN = Plan(50, 150), Plan(50, 50)
+WORKERS = 2
+
+
+async def run(workdir: Path, quick: bool) -> dict[str, Any]:
+    from tests.support.chroma_server import serve_chroma
+    from tests.support.postgres import create_database, serve_postgres
+
+    chunks, plan = (QUICK_CHUNKS, QUICK_PLAN) if quick else (CHUNKS, PLAN)
+    with serve_postgres() as admin_url, serve_chroma() as (host, port):
+        stores = {"DATABASE_URL": create_database(admin_url), "CHROMA_HOST": host, "CHROMA_PORT": str(port)}
+        settings = Settings(
+            _env_file=None,
+            lore_home=workdir / "prepare",
+            database_url=stores["DATABASE_URL"],
+            chroma_host=host,
+            chroma_port=port,
+            slack_bot_token=None,
+        )
+        questions, filled = await prepare_channel(workdir / "prepare", chunks, settings=settings)
+        results: dict[str, Any] = {"chunks": filled["chunks"], "fill_seconds": filled["fill_seconds"]}
+        with workers(workdir, stores):
+            for replicas in (1, 2):
+                results[f"replicas_{replicas}"] = await burst(workdir, stores, replicas, questions, plan)
+    results["workers"] = WORKERS
+    results["load_average_1m"] = round(os.getloadavg()[0], 2)
+    return results
+
+
+async def burst(
+    workdir: Path, stores: dict[str, str], replicas: int, questions: list[str], plan: Plan
+) -> dict[str, Any]:
+    run = f"{os.getpid()}{int(time.time())}{replicas}"
+    async with AsyncExitStack() as stack:
+        slack = await stack.enter_async_context(FakeSlack("xoxb-bench", TEAM, BOT))
+        slack.add_channel(CHANNEL, "bench")
+        slack.add_user(USER, "bench")
+        sessions = []
+        for n in range(replicas):
+            home = workdir / f"replica-{replicas}-{n}"
+            home.mkdir()
+            port = free_port()
+            await stack.enter_async_context(lore_run(home, port, slack.api_url, None, stores=stores))
+            sessions.append(
+                await stack.enter_async_context(aiohttp.ClientSession(f"http://127.0.0.1:{port}"))
+            )
+        driver = Driver(slack, sessions, run)
+        for question in questions[:replicas]:  # warm each replica
+            await driver.mention(question)
+        asked = list(itertools.islice(itertools.cycle(questions), plan.mentions))
+        timings = await driver.many(asked, plan.concurrency)
+        return {"concurrency": plan.concurrency, **report(timings)}
+
+
+@contextmanager
+def workers(workdir: Path, stores: dict[str, str]) -> Iterator[None]:
+    """`WORKERS` `lore worker` processes on the shared stores, for the duration."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
+    env.update(stores, LORE_HOME=str(workdir / "workers"), ANONYMIZED_TELEMETRY="False")
+    lore = str(Path(sys.executable).with_name("lore"))
+    started = [
+        subprocess.Popen([lore, "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(WORKERS)
+    ]
+    try:
+        yield
+    finally:
+        for process in started:
+            process.terminate()
+        for process in started:
+            process.wait(timeout=60)
+
+
+def main() -> None:
+    run_alone("replicas", run, "a minutes-long run (300 chunks, 50 mentions)")
+
+
+if __name__ == "__main__":
+    main()

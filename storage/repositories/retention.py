@@ -1,0 +1,153 @@
+"""Removing people's questions: those older than a workspace keeps them (retention), and
+everything one person asked or said about answers (forgetting a user).
+
+An answer goes with what hangs on it: the indexes it searched, the documents it cited, the
+verdicts on it. On SQLite the deleted rows are overwritten (`secure_delete`) and the
+write-ahead log is truncated afterwards, so the removed text is not left in the database's
+files; PostgreSQL's own storage is the production guide's subject (VACUUM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, Connection, delete, update
+from sqlalchemy import select as sa_select
+from sqlmodel import col
+
+from storage.db import Database
+from storage.keyword import KeywordIndex
+from storage.models import (
+    AnswerCitation,
+    AnswerFeedback,
+    AnswerIndex,
+    AnswerLog,
+    ConsoleGrant,
+    ConsoleSession,
+    QuestionVector,
+    User,
+    VerifiedAnswer,
+    utcnow,
+)
+
+Removed = dict[str, int]
+
+
+class Retention:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def purge_before(self, tenant_id: str, cutoff: datetime) -> Removed:
+        """Remove the workspace's questions asked before `cutoff`, with their answers,
+        verdicts and citations; the rows removed per table."""
+        return self._remove_answers(
+            (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.created_at) < cutoff)
+        )
+
+    def forget_user(self, tenant_id: str, user_id: int) -> Removed:
+        """Remove what one person asked and said: their questions (and the answers to them),
+        their verdicts and comments on anyone's answers, their console sessions and sign-in
+        links; their name is blanked. The rows removed per table."""
+        removed = self._remove_answers(
+            (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.user_id) == user_id)
+        )
+
+        def more(connection: Connection) -> Removed:
+            found: Removed = {}
+            verdicts = connection.execute(
+                delete(AnswerFeedback).where(col(AnswerFeedback.user_id) == user_id)
+            )
+            sessions = connection.execute(
+                delete(ConsoleSession).where(col(ConsoleSession.user_id) == user_id)
+            )
+            external = connection.execute(
+                sa_select(col(User.external_id)).where(col(User.id) == user_id)
+            ).scalar()
+            grants = connection.execute(
+                delete(ConsoleGrant).where(
+                    col(ConsoleGrant.tenant_id) == tenant_id, col(ConsoleGrant.user_external_id) == external
+                )
+            )
+            connection.execute(update(User).where(col(User.id) == user_id).values(name=""))
+            for table, result in (
+                (AnswerFeedback.__tablename__, verdicts),
+                (ConsoleSession.__tablename__, sessions),
+                (ConsoleGrant.__tablename__, grants),
+            ):
+                if result.rowcount:
+                    found[str(table)] = int(result.rowcount)
+            return found
+
+        with self._scrubbing() as run:
+            for table, count in run(more).items():
+                removed[table] = removed.get(table, 0) + count
+        return removed
+
+    def scrub(self) -> None:
+        """SQLite: leave nothing of what was deleted elsewhere (a forgotten person's personal
+        index) in the database's files: merge the keyword index (deleted passages' words stay
+        in its older segments), rebuild the file without its free pages, truncate the log."""
+        with self._db.engine.connect() as connection:
+            if connection.dialect.name != "sqlite":
+                return
+            KeywordIndex.merge(connection)
+            raw = connection.connection.driver_connection
+            assert raw is not None
+            raw.execute("VACUUM")
+            raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def end_stale_sessions(self) -> int:
+        """Console sessions and sign-in links past their time go (how many)."""
+        now = utcnow()
+        with self._db.session() as session:
+            ended = session.exec(delete(ConsoleSession).where(col(ConsoleSession.expires_at) < now))
+            links = session.exec(delete(ConsoleGrant).where(col(ConsoleGrant.expires_at) < now))
+            return int(ended.rowcount or 0) + int(links.rowcount or 0)
+
+    def _remove_answers(self, which: ColumnElement[bool]) -> Removed:
+        answers = sa_select(col(AnswerLog.id)).where(which)
+
+        def remove(connection: Connection) -> Removed:
+            found: Removed = {}
+            for table, link in (
+                (AnswerFeedback, col(AnswerFeedback.answer_id)),
+                (AnswerIndex, col(AnswerIndex.answer_id)),
+                (AnswerCitation, col(AnswerCitation.answer_id)),
+                (QuestionVector, col(QuestionVector.answer_id)),
+            ):
+                result = connection.execute(delete(table).where(link.in_(answers)))
+                if result.rowcount:
+                    found[str(table.__tablename__)] = int(result.rowcount)
+            # a verified answer saved from one of them stays the channel's (its own copy of
+            # the text); it only stops pointing at the answer removed
+            connection.execute(
+                update(VerifiedAnswer)
+                .where(col(VerifiedAnswer.answer_id).in_(answers))
+                .values(answer_id=None)
+            )
+            result = connection.execute(delete(AnswerLog).where(which))
+            if result.rowcount:
+                found[str(AnswerLog.__tablename__)] = int(result.rowcount)
+            return found
+
+        with self._scrubbing() as run:
+            return run(remove)
+
+    @contextmanager
+    def _scrubbing(self) -> Iterator[Callable[[Callable[[Connection], Removed]], Removed]]:
+        """Run deletions in one transaction that, on SQLite, overwrites what it deletes and
+        then truncates the write-ahead log (which would otherwise keep the old pages)."""
+        with self._db.engine.connect() as connection:
+            raw = connection.connection.driver_connection if connection.dialect.name == "sqlite" else None
+
+            def run(work: Callable[[Connection], Removed]) -> Removed:
+                # every SQLite connection overwrites what it deletes (`storage.db`); never
+                # turn that off here, or the pooled connection would keep it off
+                with connection.begin():
+                    return work(connection)
+
+            yield run
+            if raw is not None:
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,296 @@
+"""What connected sources say about people: their accounts with emails and their groups'
+members (group sync), the principals an admin granted a Lore user, who a Lore user is in
+each source of their workspace (`principals`), and when each permission and group sync
+last ran, failed, or is running (a claim, so that two processes never run the same one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, update
+from sqlmodel import col, delete, select
+
+from storage.db import Database
+from storage.models import (
+    AccessGrant,
+    DocSource,
+    DocSourceConfig,
+    Document,
+    DocumentAccessEntry,
+    SourceAccount,
+    SourceGroupMember,
+    utcnow,
+)
+from storage.repositories._rows import aware
+
+
+@dataclass(frozen=True)
+class Person:
+    """One of a source's people: its id for them, their email (lower-cased) if known."""
+
+    account_id: str
+    email: str | None = None
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class SyncState:
+    """When a permission (or group) sync of one attachment (or connection) last succeeded,
+    and why the last one failed, if it did."""
+
+    synced_at: datetime | None
+    error: str | None
+
+
+class SourceAccessRepository:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    # -- people and groups (group sync) -------------------------------------------------
+
+    def known_accounts(self, source_id: int) -> set[str]:
+        with self._db.session() as session:
+            query = select(SourceAccount.account_id).where(SourceAccount.source_id == source_id)
+            return set(session.exec(query).all())
+
+    def save_people(self, source_id: int, people: Iterable[Person]) -> None:
+        """Add or update people (an email or name already known is kept when none is given)."""
+        with self._db.session() as session:
+            for found in {p.account_id: p for p in people}.values():
+                row = session.get(SourceAccount, (source_id, found.account_id))
+                if row is None:
+                    row = SourceAccount(source_id=source_id, account_id=found.account_id)
+                row.email = (found.email or "").strip().lower() or row.email
+                row.name = found.name or row.name
+                session.add(row)
+
+    def replace_members(
+        self, source_id: int, members: Mapping[str, Iterable[str]], *, read: Iterable[str] | None = None
+    ) -> None:
+        """The groups' members, as a group sync found them (every group of the source that is
+        not in `members` has none); the groups it read (`read`, or those of `members`) are
+        remembered (`groups_read`)."""
+        with self._db.session() as session:
+            session.exec(delete(SourceGroupMember).where(col(SourceGroupMember.source_id) == source_id))
+            session.flush()
+            for group, accounts in members.items():
+                for account in sorted(set(accounts)):
+                    session.add(SourceGroupMember(source_id=source_id, group_name=group, account_id=account))
+            source = session.get(DocSource, source_id)
+            if source is not None:
+                source.config = {
+                    **source.config,
+                    "groups_read": sorted(members if read is None else set(read)),
+                }
+                session.add(source)
+
+    def groups_read(self, source_id: int) -> set[str]:
+        """The groups the source's last group sync read (empty ones too)."""
+        with self._db.session() as session:
+            source = session.get(DocSource, source_id)
+            return set(source.config.get("groups_read") or ()) if source is not None else set()
+
+    def referenced(self, source_id: int) -> set[str]:
+        """The principals of the source that documents' access names (`7:group:finance` …)."""
+        with self._db.session() as session:
+            query = select(DocumentAccessEntry.principal).where(
+                col(DocumentAccessEntry.principal).startswith(f"{source_id}:", autoescape=True)
+            )
+            return set(session.exec(query.distinct()).all())
+
+    def forget_source(self, source_id: int) -> None:
+        """Everything known of the source's people (it is being disconnected)."""
+        with self._db.session() as session:
+            session.exec(delete(SourceGroupMember).where(col(SourceGroupMember.source_id) == source_id))
+            session.exec(delete(SourceAccount).where(col(SourceAccount.source_id) == source_id))
+
+    # -- who someone is in the sources ------------------------------------------------------
+
+    def principals(self, tenant_id: str, user_id: int | None, email: str | None) -> frozenset[str]:
+        """Every principal a Lore user holds: in each connected source of their workspace,
+        the account with their email and the accounts an admin mapped them to (granted), with
+        those accounts' groups; and whatever else admins granted them."""
+        found: set[str] = set()
+        with self._db.session() as session:
+            accounts: list[tuple[int, str]] = []
+            if email:
+                accounts += session.exec(
+                    select(SourceAccount.source_id, SourceAccount.account_id)
+                    .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
+                    .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
+                ).all()
+            if user_id is not None:
+                grants = session.exec(
+                    select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
+                ).all()
+                found.update(grants)
+                for granted in grants:
+                    source, _, rest = granted.partition(":")
+                    kind, _, account = rest.partition(":")
+                    if source.isdigit() and kind == "user" and account:
+                        accounts.append((int(source), account))
+            found.update(f"{source_id}:user:{account}" for source_id, account in accounts)
+            if accounts:
+                memberships = session.exec(
+                    select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
+                        or_(
+                            *(
+                                and_(
+                                    col(SourceGroupMember.source_id) == source_id,
+                                    col(SourceGroupMember.account_id) == account,
+                                )
+                                for source_id, account in accounts
+                            )
+                        )
+                    )
+                ).all()
+                found.update(f"{source_id}:group:{group}" for source_id, group in memberships)
+        return frozenset(found)
+
+    def accounts_with_email(self, tenant_id: str, email: str) -> list[tuple[int, str]]:
+        """(source id, account id) of the people of the workspace's sources with this email."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(SourceAccount.source_id, SourceAccount.account_id)
+                .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
+                .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
+            ).all()
+            return [(int(s), str(a)) for s, a in rows]
+
+    # -- grants -----------------------------------------------------------------------------
+
+    def grant(self, user_id: int, principal: str, *, granted_by: int | None = None) -> bool:
+        """Grant a principal; False when it was already granted."""
+        with self._db.session() as session:
+            if session.get(AccessGrant, (user_id, principal)) is not None:
+                return False
+            session.add(AccessGrant(user_id=user_id, principal=principal, granted_by=granted_by))
+            return True
+
+    def revoke(self, user_id: int, principal: str) -> bool:
+        with self._db.session() as session:
+            row = session.get(AccessGrant, (user_id, principal))
+            if row is None:
+                return False
+            session.delete(row)
+            return True
+
+    def grants(self, user_id: int) -> list[str]:
+        with self._db.session() as session:
+            query = select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
+            return sorted(session.exec(query).all())
+
+    # -- when syncs ran -----------------------------------------------------------------------
+
+    def claim_permissions(self, config_id: int, *, stale_after: timedelta) -> bool:
+        """Take the attachment's permission sync for this process; False when another
+        process holds it (and has not gone silent for `stale_after`)."""
+        return self._claim(DocSourceConfig, DocSourceConfig.id, config_id, "access_claimed_at", stale_after)
+
+    def claim_groups(self, source_id: int, *, stale_after: timedelta) -> bool:
+        return self._claim(DocSource, DocSource.id, source_id, "groups_claimed_at", stale_after)
+
+    def _claim(self, table: type, key: Any, row_id: int, column: str, stale_after: timedelta) -> bool:
+        """One UPDATE that sets the claim only where it is free (or stale): of two processes
+        racing for it, the database lets one win."""
+        now = utcnow()
+        claimed = col(getattr(table, column))
+        with self._db.session() as session:
+            result = session.exec(
+                update(table)
+                .where(col(key) == row_id)
+                .where(or_(claimed.is_(None), claimed < now - stale_after))
+                .values({column: now})
+            )
+            return bool(result.rowcount)
+
+    def record_permissions(self, config_id: int, error: str | None) -> None:
+        """A permission sync of the attachment ended (failed with `error`), and is released."""
+        with self._db.session() as session:
+            row = session.get(DocSourceConfig, config_id)
+            if row is None:
+                return
+            now = utcnow()
+            if error is None:
+                row.access_synced_at = now
+            row.access_error, row.access_failed_at = error, (now if error else None)
+            row.access_claimed_at = None
+            session.add(row)
+
+    def record_groups(self, source_id: int, error: str | None) -> None:
+        with self._db.session() as session:
+            row = session.get(DocSource, source_id)
+            if row is None:
+                return
+            now = utcnow()
+            if error is None:
+                row.groups_synced_at = now
+            row.groups_error, row.groups_failed_at = error, (now if error else None)
+            row.groups_claimed_at = None
+            session.add(row)
+
+    def permissions_state(self, config_id: int) -> SyncState:
+        with self._db.session() as session:
+            row = session.get(DocSourceConfig, config_id)
+            if row is None:
+                return SyncState(None, None)
+            return SyncState(aware(row.access_synced_at), row.access_error)
+
+    def groups_state(self, source_id: int) -> SyncState:
+        with self._db.session() as session:
+            row = session.get(DocSource, source_id)
+            if row is None:
+                return SyncState(None, None)
+            return SyncState(aware(row.groups_synced_at), row.groups_error)
+
+    def permissions_due(self, kinds: Iterable[str], every: timedelta, retry_after: timedelta) -> list[int]:
+        """Attachments of those connector kinds whose permissions were not synced within
+        `every` (never synced first); one whose last sync failed, once `retry_after` passed."""
+        table = DocSourceConfig
+        return self._due(
+            table, table.id, table.access_synced_at, table.access_failed_at, kinds, every, retry_after
+        )
+
+    def groups_due(self, kinds: Iterable[str], every: timedelta, retry_after: timedelta) -> list[int]:
+        table = DocSource
+        return self._due(
+            table, table.id, table.groups_synced_at, table.groups_failed_at, kinds, every, retry_after
+        )
+
+    def _due(
+        self,
+        table: type,
+        key: Any,
+        synced: Any,
+        failed: Any,
+        kinds: Iterable[str],
+        every: timedelta,
+        retry_after: timedelta,
+    ) -> list[int]:
+        wanted = list(kinds)
+        if not wanted:
+            return []
+        at, failure = col(synced), col(failed)
+        now = utcnow()
+        with self._db.session() as session:
+            query = select(col(key))
+            if table is DocSourceConfig:
+                query = query.join(DocSource, col(DocSource.id) == DocSourceConfig.source_id)
+            query = query.where(
+                col(DocSource.kind).in_(wanted),
+                or_(at.is_(None), at < now - every),
+                or_(failure.is_(None), failure < now - retry_after),
+            )
+            return [int(i) for i in session.exec(query.order_by(at.is_not(None), at)).all()]
+
+    def restricted_count(self, config_id: int) -> int:
+        """How many documents of the attachment its source restricts (or whose access is unknown)."""
+        with self._db.session() as session:
+            query = select(func.count(col(Document.id))).where(
+                Document.source_config_id == config_id, Document.access_clauses != 0
+            )
+            return int(session.exec(query).one())

@@ -1,0 +1,104 @@
+"""Notion from Slack, through signed requests into the real Bolt app against the fake Notion:
+"connect notion" posts a button that opens Notion's modal (the integration's secret); "add
+our Notion to the handbook index" syncs with progress in the thread; an answer cites the
+Notion page of the toggle it quotes; "list notion pages" names what is shared; members may
+not connect or attach; the modal checks its fields; no secret reaches Slack or a log."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from cryptography.fernet import Fernet
+
+from tests.bot.conftest import TEAM, SlackBot, running_bot
+from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from tests.fakes.notion_server import TOKEN, FakeNotion, Seeded, seed
+
+Json = dict[str, Any]
+ADMIN, MEMBER = "UADMIN", "UMEMBER"
+
+
+@pytest_asyncio.fixture
+async def notion() -> AsyncIterator[tuple[FakeNotion, Seeded]]:
+    async with FakeNotion() as fake:
+        yield fake, seed(fake)
+
+
+@pytest_asyncio.fixture
+async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
+    async with running_bot(
+        tmp_path / "home",
+        lore_crawl_allow="127.0.0.1",
+        lore_secret_key=Fernet.generate_key().decode(),
+        lore_progress_seconds=0.05,
+        lore_notion_requests_per_second=0,
+    ) as running:
+        running.slack.add_channel("CENG", "eng")
+        running.slack.add_user(ADMIN, "admin", is_admin=True)
+        running.slack.add_user(MEMBER, "member")
+        running.begin()
+        yield running
+
+
+async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
+    asked = await bot.mention("CENG", user, "connect notion")
+    [offer] = bot.replies("CENG", asked)
+    assert offer.text.startswith("Press the button to connect Notion.")
+    assert await bot.press(user, "CENG", offer, "connect_notion") == 200
+    view = bot.calls("views.open")[-1].response["view"]
+    assert view["callback_id"] == "connect_notion" and view["title"]["text"] == "Connect Notion"
+    return asked, view
+
+
+async def test_an_admin_connects_notion_syncs_the_workspace_and_gets_cited_answers(
+    bot: SlackBot, notion: tuple[FakeNotion, Seeded], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    fake, seeded = notion
+    asked, view = await open_modal(bot, ADMIN)
+    await submit(bot, ADMIN, view, url=fake.base_url, token=TOKEN)
+    connected = bot.replies("CENG", asked)[-1].text
+    assert connected.startswith("Connected Notion at *127.0.0.1* as Lore in Acme (")
+    assert "(integration token …wxyz)" in connected and "“add our Notion to the <name> index”" in connected
+    assert "Scratchpad, Engineering Handbook, " in connected and "Ledger database" not in connected, "no rows"
+    listed = await bot.mention("CENG", ADMIN, "list notion pages")
+    assert f"• *{seeded.handbook.id}* — Engineering Handbook" in bot.said("CENG", listed)
+
+    refused = await bot.mention("CENG", MEMBER, "add our Notion to the handbook index")
+    assert bot.said("CENG", refused).startswith("Only workspace admins")
+    added = await bot.mention("CENG", ADMIN, "add our Notion to the handbook index")
+    queued, *_, summary = bot.replies("CENG", added)
+    assert queued.text == (
+        "I created the shared *handbook* index and enabled it here. "
+        "Syncing everything shared with Lore in *Notion* into the *handbook* index. I'll show progress here."
+    )
+    assert summary.text.startswith("Done indexing *Notion workspace* in "), summary.text
+
+    question = await bot.mention("CENG", ADMIN, "when does the payments on-call rotation hand over?")
+    answer = bot.said("CENG", question)
+    assert "09:30" in answer and f"<{fake.page_url(seeded.payments_runbook)}|" in answer, answer
+    for secret in (TOKEN, TOKEN[-10:]):
+        assert secret not in everything_slack_saw(bot) and secret not in caplog.text
+
+
+async def test_the_notion_modal_checks_its_fields(bot: SlackBot, notion: tuple[FakeNotion, Seeded]) -> None:
+    fake, _ = notion
+    asked, view = await open_modal(bot, ADMIN)
+    _, body = await submit(bot, ADMIN, view, url="notion.example.com", token="")
+    assert json.loads(body)["errors"] == {
+        "url": "Enter an https:// address, or leave it empty for Notion's API.",
+        "token": "Paste the integration's secret (it starts with ntn_ or secret_).",
+    }
+    _, body = await submit(bot, ADMIN, view, url=fake.base_url, token="ntn_wrong")
+    assert "errors" not in body, "the modal closes; what Notion said is in the thread"
+    failed = bot.replies("CENG", asked)[-1].text
+    assert failed.startswith(
+        "I couldn't connect Notion: Notion at 127.0.0.1 refused the integration token"
+    ), failed
+    assert await bot.runtime.services.connections.for_tenant(TEAM) == []

@@ -1,0 +1,89 @@
+"""Retention and forgetting a person through the real CLI: what `lore retention run` and
+`lore forget-user` say they removed is gone from SQL, and their text from every file of the
+data folder (the SQLite database and its write-ahead log, embedded Chroma)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.e2e]
+
+LORE = str(Path(sys.executable).with_name("lore"))
+
+
+def lore(home: Path, *args: str, stdin: str | None = None, **settings: str) -> str:
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
+    env.update(LORE_HOME=str(home / "data"), ANONYMIZED_TELEMETRY="False", **settings)
+    done = subprocess.run(
+        [LORE, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def rows(home: Path, sql: str, *args: object) -> list[tuple[object, ...]]:
+    with closing(sqlite3.connect(home / "data" / "lore.db", timeout=30)) as db:
+        return list(db.execute(sql, args))
+
+
+def files_holding(folder: Path, needle: bytes) -> list[str]:
+    return [str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_retention_removes_old_questions_from_sql_and_the_disk(tmp_path: Path) -> None:
+    (tmp_path / "vpn.md").write_text("# VPN\n\nThe VPN password is reset at the IT desk.\n")
+    lore(tmp_path, "ingest", "vpn.md", "--index", "handbook")
+    lore(
+        tmp_path, "shell", stdin="where does the zebracorn protocol live?\nhow do I reset the VPN password?\n"
+    )
+    assert rows(tmp_path, "SELECT COUNT(*) FROM answer_log") == [(2,)]
+    with closing(sqlite3.connect(tmp_path / "data" / "lore.db")) as db, db:
+        long_ago = (datetime.now(UTC) - timedelta(days=40)).strftime("%Y-%m-%d %H:%M:%S.%f")
+        db.execute("UPDATE answer_log SET created_at = ? WHERE question LIKE '%zebracorn%'", (long_ago,))
+    assert files_holding(tmp_path / "data", b"zebracorn")  # it is there before
+
+    said = lore(tmp_path, "retention", "run", LORE_RETENTION_DAYS="30")
+    assert "Retention 30 days in local: removed" in said and "answer_log 1" in said
+    assert rows(tmp_path, "SELECT question FROM answer_log") == [("how do I reset the VPN password?",)]
+    assert files_holding(tmp_path / "data", b"zebracorn") == []
+    audit = lore(tmp_path, "audit", "--action", "retention")
+    assert '"action": "retention.purge"' in audit and '"answer_log": 1' in audit
+    # retention 0 keeps everything
+    assert "keeps questions for good" in lore(tmp_path, "retention", "run", LORE_RETENTION_DAYS="0")
+
+
+def test_forgetting_a_person_removes_their_questions_and_personal_index(tmp_path: Path) -> None:
+    (tmp_path / "notes.md").write_text("# Carol's notes\n\nThe platypunk budget is approved for March.\n")
+    lore(
+        tmp_path,
+        "shell",
+        stdin="/as carol\nadd ./notes.md to your memory\nwhat is the wombatron schedule?\n/as dave\nwho owns billing?\n",
+    )
+    assert rows(tmp_path, "SELECT COUNT(*) FROM answer_log") == [(2,)]
+    data = tmp_path / "data"
+    assert files_holding(data, b"platypunk") and files_holding(data, b"wombatron")
+
+    said = lore(tmp_path, "forget-user", "carol")
+    assert "Forgot carol:" in said and "answer_log 1" in said and "personal index documents 1" in said
+    assert rows(tmp_path, "SELECT question FROM answer_log") == [("who owns billing?",)]
+    assert files_holding(data, b"wombatron") == []
+    assert files_holding(data, b"platypunk") == []
+    audit = lore(tmp_path, "audit", "--action", "user.forget")
+    assert '"target": "carol"' in audit and '"surface": "cli"' in audit
