@@ -177,7 +177,7 @@ class Knowledge:
         if self.verified is None or not request.indexes:
             return None
         question = split_conversation(request.messages).question
-        return await self.verified.match(request.indexes, question)
+        return await self.verified.match(request.indexes, question, access=request.access)
 
     async def _answer(self, request: Request, *, stream: bool) -> AsyncIterator[Delta | Answer]:
         key = self._cache_key(request)

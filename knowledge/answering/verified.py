@@ -30,6 +30,7 @@ import numpy as np
 
 from knowledge.answering.opposites import contradicts, statements_of
 from knowledge.backends.embedding import Embedder
+from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import IndexRef, VerifiedRef
 from storage.repositories.verified import VerifiedRepository
 
@@ -87,10 +88,17 @@ class VerifiedAnswers:
         return await asyncio.to_thread(self._repository.documents, list(document_ids))
 
     async def match(
-        self, indexes: Sequence[IndexRef], question: str, *, now: datetime | None = None
+        self,
+        indexes: Sequence[IndexRef],
+        question: str,
+        *,
+        access: AccessFilter = PUBLIC_ONLY,
+        now: datetime | None = None,
     ) -> VerifiedMatch | None:
         """The closest live verified answer of `indexes` whose question `question` means, if
-        any (set aside for review, along the way, the ones found expired or stale)."""
+        any (set aside for review, along the way, the ones found expired or stale). One that
+        rests on a document `access` may not read (its source restricts it) is never given:
+        its text may quote it."""
         searched = {i.id for i in indexes}
         kept = await asyncio.to_thread(self._repository.of_indexes, sorted(searched), live_only=True)
         if not kept or not question.strip():
@@ -106,7 +114,7 @@ class VerifiedAnswers:
                 break
             if contradicts(question, statements_of(verified.question)):
                 continue
-            if await self._usable(verified, searched, now or datetime.now(UTC)):
+            if await self._usable(verified, searched, access, now or datetime.now(UTC)):
                 return VerifiedMatch(
                     verified.id,
                     verified.question,
@@ -131,11 +139,14 @@ class VerifiedAnswers:
                 return CHANGED
         return None
 
-    async def _usable(self, verified: VerifiedRef, searched: set[int], now: datetime) -> bool:
+    async def _usable(
+        self, verified: VerifiedRef, searched: set[int], access: AccessFilter, now: datetime
+    ) -> bool:
         reason = await self.stale(verified, now)
         if reason is not None:
             log.info("verified answer %s set aside for review: %s", verified.id, reason)
             await asyncio.to_thread(self._repository.flag, verified.id, reason)
             return False
         ids = [int(c["document_id"]) for c in verified.cited if c.get("document_id") is not None]
-        return all(index in searched for index, _ in (await self.cited(ids)).values())
+        readable = await asyncio.to_thread(self._repository.documents, ids, access)
+        return len(readable) == len(set(ids)) and all(index in searched for index, _ in readable.values())

@@ -10,6 +10,7 @@ from typing import Any
 from sqlmodel import col, select
 
 from storage.db import Database
+from storage.document_access import AccessFilter, readable_sql
 from storage.models import Document, DocumentStatus, User, VerifiedAnswer, utcnow
 from storage.records import NotFound, VerifiedRef
 from storage.repositories._rows import aware
@@ -125,16 +126,20 @@ class VerifiedRepository:
         with self._db.session() as session:
             session.delete(_row(session, verified_id))
 
-    def documents(self, document_ids: Sequence[int]) -> dict[int, tuple[int, str]]:
-        """The ready documents among `document_ids`: their index and content hash, by id."""
+    def documents(
+        self, document_ids: Sequence[int], access: AccessFilter | None = None
+    ) -> dict[int, tuple[int, str]]:
+        """The ready documents among `document_ids` (those `access` may read, when given):
+        their index and content hash, by id."""
         if not document_ids:
             return {}
         with self._db.session() as session:
-            rows = session.exec(
-                select(Document.id, Document.index_id, Document.content_hash).where(
-                    col(Document.id).in_(list(document_ids)), Document.status == DocumentStatus.READY
-                )
-            ).all()
+            query = select(Document.id, Document.index_id, Document.content_hash).where(
+                col(Document.id).in_(list(document_ids)), Document.status == DocumentStatus.READY
+            )
+            if access is not None:
+                query = query.where(readable_sql(access))
+            rows = session.exec(query).all()
             return {int(i): (int(index), str(digest)) for i, index, digest in rows if i is not None}
 
     def _ref(self, session: Any, row: VerifiedAnswer) -> VerifiedRef:

@@ -12,7 +12,10 @@ from urllib.parse import urlencode
 
 import pytest
 import pytest_asyncio
+from sqlmodel import col, select
 
+from storage.document_access import DocumentAccess
+from storage.models import AnswerLog, Document
 from tests.bot.conftest import BOT, TEAM, SlackBot, markdown_file, only_reply, running_bot
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -283,3 +286,49 @@ async def test_experts_edit_review_and_remove_verified_answers_from_the_home(bot
 
     await home_press(bot, "UDAN", f"remove:{verified_id}")
     assert "staging database" not in await listed(bot)
+
+
+PAYROLL = "# Payroll\n\nThe payroll cutoff day is the 23rd of each month.\n"
+
+
+async def test_a_private_answer_quoting_a_restricted_document_stays_its_askers(bot: SlackBot) -> None:
+    """Issue 38's rule on this issue's surfaces: an answer that drew on a document its source
+    lets only some people read (a `/lore` answer, private to its asker) is never shown to
+    another member through "Show more", never becomes a verified answer (given to whoever asks
+    again), and another member cannot take its question to the experts; its asker still gets
+    "Show more". The buttons carry the answer's id, so a forged press is the attacker's way."""
+    services = bot.runtime.services
+    await bot.mention(HELP, "UADM", "add this doc", files=[markdown_file(bot, "FPAY", "payroll.md", PAYROLL)])
+    bot.begin()
+    asked = await bot.mention(HELP, "UANA", "what is the payroll cutoff day?")
+    [answer] = answers_in(bot, HELP, asked)
+    assert "23rd" in json.dumps(answer["blocks"])
+    with services.db.session() as session:
+        [payroll] = session.exec(select(Document).where(Document.name == "payroll.md")).all()
+        row = session.exec(select(AnswerLog).order_by(col(AnswerLog.id).desc())).first()
+        assert row is not None and row.question.endswith("payroll cutoff day?") and payroll.id is not None
+        # as `/lore` records an answer that drew on a document restricted in its source
+        row.restricted = [payroll.id]
+        session.add(row)
+        answer_id = row.id
+    services.documents.set_access({payroll.id: DocumentAccess.restricted({f"{TEAM}:group:finance"})})
+    buttons = [{"type": "button", "action_id": a, "value": str(answer_id)}
+               for a in ("answer_more", "answer_verify", "answer_escalate")]  # fmt: skip
+    forged = {**answer, "blocks": [{"type": "actions", "elements": buttons}]}
+
+    bot.begin()
+    await press(bot, "UBEN", HELP, forged, "answer_more")
+    await press(bot, "UDAN", HELP, forged, "answer_verify")  # an expert, not the asker
+    await press(bot, "UBEN", HELP, forged, "answer_escalate")
+    said = json.dumps([c.params for c in bot.calls() if c.method.startswith("chat.")])
+    assert "23rd" not in said and "payroll" not in said.lower()
+    refusals = [c.params for c in bot.calls("chat.postEphemeral")]
+    assert [r["user"] for r in refusals] == ["UBEN", "UDAN", "UBEN"]
+    assert "only some people read" in refusals[1]["text"]
+    kept = services.verified_answers.of_indexes([i.id for i in services.indexes.list_for_tenant(TEAM)])
+    assert not [v for v in kept if "payroll" in v.question]
+    bot.begin()
+    await press(bot, "UANA", HELP, forged, "answer_more")
+    [shown] = [c.params for c in bot.calls("chat.postEphemeral")]
+    assert shown["user"] == "UANA" and "23rd" in json.dumps(shown["blocks"])
+    services.documents.set_access({payroll.id: DocumentAccess.public()})

@@ -81,12 +81,16 @@ class AnswerActions:
 
     async def given_here(self, actor: Actor, answer_id: int) -> AnswerRecord:
         """An answer given in the conversation the actor is in (whoever asked it: everyone
-        there saw it), for "Show more"; `NotAllowed` for one given anywhere else."""
+        there saw it), for "Show more"; `NotAllowed` for one given anywhere else, and for
+        someone else's private answer (`/lore`) that drew on documents their source lets
+        only some people read."""
         try:
             found = await asyncio.to_thread(self._answers.get, answer_id, actor.place.tenant_id)
         except NotFound:
             raise NotAllowed(NOT_HERE) from None
         if found.conversation_id != actor.conversation.id:
+            raise NotAllowed(NOT_HERE)
+        if found.user_id != actor.user.id and not await self._access.may_share(found.restricted):
             raise NotAllowed(NOT_HERE)
         return found
 

@@ -138,6 +138,7 @@ class FeedbackActions:
         seen = {item.answer.id: await self._sight(item, place) for item in items}
         escalated = await asyncio.to_thread(self._answers.escalated, place.tenant_id, ids, limit=limit)
         escalated = [a for a in escalated if await self._answer_sight(a, place) == Sight.TEXT]
+        escalated = await self._reach(place, escalated)
         verified = await asyncio.to_thread(self._services.verified_answers.of_indexes, ids)
         reviews = []
         for reviewed in indexes:
@@ -163,20 +164,25 @@ class FeedbackActions:
         return reviews
 
     async def _within_reach(self, place: Place, items: list[ReviewItem]) -> list[ReviewItem]:
-        """The items as the reviewer may see them: an answer that drew on documents its
-        source does not let them read keeps its question and verdicts, not its text, nor the
-        citations of those documents."""
-        restricted = sorted({d for item in items for d in item.answer.restricted})
+        """The items as the reviewer may see them (`_reach`)."""
+        answers = await self._reach(place, [item.answer for item in items])
+        return [replace(item, answer=answer) for item, answer in zip(items, answers, strict=True)]
+
+    async def _reach(self, place: Place, answers: list[AnswerRecord]) -> list[AnswerRecord]:
+        """The answers as the reviewer may see them: one that drew on documents its source
+        does not let them read keeps its question, not its text or glance, nor the citations
+        of those documents."""
+        restricted = sorted({d for answer in answers for d in answer.restricted})
         if not restricted:
-            return items
+            return answers
         readable = await self._services.actions.access.readable(place, restricted)
         shown = []
-        for item in items:
-            hidden = set(item.answer.restricted) - readable
+        for answer in answers:
+            hidden = set(answer.restricted) - readable
             if hidden:
-                cited = [c for c in item.answer.cited if c.get("document_id") not in hidden]
-                item = replace(item, answer=replace(item.answer, text=None, cited=cited))
-            shown.append(item)
+                cited = [c for c in answer.cited if c.get("document_id") not in hidden]
+                answer = replace(answer, text=None, brief=None, cited=cited)
+            shown.append(answer)
         return shown
 
     async def _sight(self, item: ReviewItem, place: Place) -> Sight | None:

@@ -55,6 +55,10 @@ NOT_AN_EXPERT = (
 NOT_THE_ASKER = "Only the person who asked (or an expert) can mark the answer with ✅."
 NO_EXPERTS = "This channel has no experts yet; an admin names them with “experts here are @someone”."
 NOT_HERE = "That answer was given in another conversation."
+NOT_SHAREABLE = (
+    "That answer draws on documents their source lets only some people read, so it can't be a "
+    "verified answer: I give verified answers to whoever asks here."
+)
 NOT_A_MEMBER = "You can manage a channel's verified answers from Home only for channels you are in."
 QUESTION_LIMIT = 2_000
 ANSWER_LIMIT = 4_000
@@ -168,6 +172,9 @@ class HelpActions:
         record = await self._answer_here(actor, answer_id)
         if record.abstained:
             raise KnowledgeError("There is no answer to verify there: I couldn't answer that question.")
+        if not await self._services.actions.access.may_share(record.restricted):
+            # a verified answer is given to whoever asks again: only from what everyone may read
+            raise NotAllowed(NOT_SHAREABLE)
         index = await self._channel_index(actor)
         cited = await self._cited([int(c["document_id"]) for c in record.cited if c.get("document_id")])
         return await self._save(
@@ -207,6 +214,10 @@ class HelpActions:
         if not actor.conversation.experts:
             raise KnowledgeError(NO_EXPERTS)
         record = await self._answer_here(actor, answer_id)
+        if record.user_id != actor.user.id and not await self._services.actions.access.may_share(
+            record.restricted
+        ):  # someone else's private answer (`/lore`): its question is theirs to take further
+            raise NotAllowed(NOT_HERE)
         return await asyncio.to_thread(self._services.answers.escalate, record.id, actor.place.tenant_id)
 
     async def escalated_in(self, actor: Actor, thread: str) -> AnswerRecord | None:

@@ -9,8 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 from knowledge.answering.verified import CHANGED, EXPIRED, VerifiedAnswers
 from knowledge.engine import Knowledge, Request
+from storage.document_access import AccessFilter, DocumentAccess
 from storage.records import IndexRef
 from storage.repositories.directory import Directory
+from storage.repositories.documents import DocumentRepository
 from storage.repositories.verified import VerifiedEntry, VerifiedRepository
 from tests.knowledge.conftest import HANDBOOK, Stack, md
 
@@ -86,3 +88,29 @@ async def test_the_answer_carries_a_verified_answer_kept_after_it_was_cached(sta
     assert answer.verified is not None and answer.verified.answer == "Two minutes, by the runbook."
     assert answer.citations, "the documents' answer follows"
     assert answer.as_json()["verified"]["answer"] == "Two minutes, by the runbook."
+
+
+async def test_a_verified_answer_resting_on_a_restricted_document_is_given_only_to_its_readers(
+    stack: Stack,
+) -> None:
+    """Issue 38's rule for verified answers: one that rests on a document its source lets
+    only some people read is never given where that document may not be read (a channel, or
+    a reader outside the group), and is not set aside for review for it either."""
+    repository = VerifiedRepository(stack.db)
+    verified = VerifiedAnswers(repository, stack.embedder)
+    index = stack.index()
+    document = (await stack.ingestor.add(index, md("handbook.md", HANDBOOK))).document
+    cited = [{"document_id": document.id, "content_hash": document.content_hash}]
+    rollback = "How long does a rollback take?"
+    kept = await keep(stack, verified, index, rollback, "About two minutes.", cited=cited)
+    assert await verified.match([stack.fresh(index)], rollback) is not None, "public: anyone"
+
+    finance = f"{index.tenant_id}:group:finance"
+    DocumentRepository(stack.db).set_access({document.id: DocumentAccess.restricted({finance})})
+    assert await verified.match([stack.fresh(index)], rollback) is None, "a channel reads public only"
+    outsider = AccessFilter(frozenset({f"{index.tenant_id}:user:bob"}))
+    assert await verified.match([stack.fresh(index)], rollback, access=outsider) is None
+    member = AccessFilter(frozenset({finance}))
+    found = await verified.match([stack.fresh(index)], rollback, access=member)
+    assert found is not None and found.answer == "About two minutes."
+    assert repository.get(kept, index.tenant_id).flagged is None, "withheld, not stale"
