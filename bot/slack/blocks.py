@@ -132,7 +132,8 @@ def not_sure_blocks(text: str, answer_id: int) -> list[Block]:
 
 def brief_blocks(answer: Answer) -> list[Block]:
     """The answer at a glance (`Answer.brief`): quotes from the documents after their names
-    ("From *deploy.md* › Rollbacks: …"), escaped; else the start of the answer's words, defused."""
+    ("From *deploy.md* › Rollbacks: …"), escaped, in Slack's bold; else the start of the answer's words,
+    defused."""
     brief = answer.brief
     if not brief.quotes:
         return markdown_blocks(brief.text) if brief.text else []
@@ -144,7 +145,7 @@ def brief_blocks(answer: Answer) -> list[Block]:
         title = source(names[glimpse.n], cited.url)
         if cited.section:
             title += f" › {escape(cited.section)}"
-        text = messages.quoted_from(title, escape(glimpse.text))
+        text = messages.quoted_from(title, bold(escape(glimpse.text)))
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
     return blocks
 
