@@ -10,6 +10,7 @@ import pytest
 import knowledge
 
 PUBLIC = [
+    "AccessPolicy", "AccessSync", "GroupReport", "PermissionReport", "grantee_of", "group_similar",
     "AllowList", "Answer", "AnswerSpec", "BudgetError", "CONNECTORS", "CONTEXT_LIST_FIELDS",
     "Catalog", "Citation", "ClientLimits", "Connections", "ConnectorError", "ConnectorSync",
     "ConnectorUnavailable", "Count", "CrawlLimits", "Crawler", "Credentials", "DEFAULT_RATIO",
