@@ -12,7 +12,8 @@ re-sync through the change feed), notion (a fake Notion workspace of 300 pages w
 blocks: first sync, unchanged re-sync), slack
 (mentions through `lore run`'s real Bolt endpoint at three index sizes, one and fifty at a
 time; memory), quality (SciFact for keyword, dense and hybrid; answers over a generated
-handbook), console (the admin console's overview over 100k questions, the coverage-gap job
+handbook), help (a help channel through `lore run`: 60 messages to nobody; verified answers
+found for reworded questions), console (the admin console's overview over 100k questions, the coverage-gap job
 over 10k); on request only (`--only`): servers (retrieval on PostgreSQL and a Chroma server
 up to 1M chunks) and replicas (the Slack burst on one and two `lore run` replicas). Writes
 bench/results/latest.json, latest.md (the table `docs/performance.md` shows) and the charts.
@@ -41,6 +42,7 @@ from bench import (
     extraction,
     github,
     google_drive,
+    help_channel,
     ingest,
     ingest_memory,
     mcp,
@@ -89,6 +91,7 @@ def sections(corpus: Path) -> dict[str, Section]:
         "notion": notion.run,
         "slack": slack,
         "quality": quality.run,
+        "help": help_channel.run,
         "console": console.run,
         "servers": servers.run,
         "replicas": replicas.run,

@@ -422,6 +422,8 @@ def _docs_qa(qa: Json) -> str:
             f"{scores['hit@1']:.3f} / {scores['hit@5']:.3f}",
             f"{scores['facts']:.3f}",
             f"{scores['lead_facts']:.3f}" if "lead_facts" in scores else "—",
+            f"{scores['visible_facts']:.3f}" if "visible_facts" in scores else "—",
+            _lines_cell(scores),
             f"{scores['abstention']:.3f}" if scores["unanswerable"] else "—",
             f"{scores['wrong_abstention']:.3f}",
             f"{scores.get('flagged', 0.0):.3f} / {scores.get('hedged', 0.0):.3f}",
@@ -435,6 +437,8 @@ def _docs_qa(qa: Json) -> str:
         "Hit@1 / Hit@5",
         "facts",
         "first line",
+        "facts at a glance",
+        "lines at a glance / whole (p50, p90)",
         "abstention",
     ]
     cli = qa.get("lore_ask")
@@ -449,6 +453,41 @@ def _docs_qa(qa: Json) -> str:
             else ""
         )
     )
+
+
+def _lines_cell(scores: Json) -> str:
+    lines = scores.get("lines")
+    if not lines:
+        return "—"
+    glance, whole = lines["visible"], lines["whole"]
+    return f"{glance['p50']:g}, {glance['p90']:g} / {whole['p50']:g}, {whole['p90']:g}"
+
+
+def _help(section: Json) -> str:
+    """The help-channel simulation and the verified answers' measure."""
+    kinds = section["by_kind"]
+    rows = [
+        [kind, str(kinds[kind]["messages"]), str(kinds[kind]["answered"]), str(kinds[kind]["unsure_offers"])]
+        for kind in ("answerable", "unanswerable", "chatter")
+    ]
+    text = (
+        f"**Help channel** ({section['messages']} top-level messages to nobody through `lore run`, over the "
+        f"docs corpus): {section['answered']} answered; precision {section['precision']:g} at a glance "
+        f"({section['precision_whole']:g} with “Show more”; goal ≥ 0.9); unanswerable or chatter "
+        f"answered {section['false_answers']} ({section['false_answer_rate']:g}; goal ≤ 0.05); recall "
+        f"{section['recall']:g}; lines shown p50 {section['lines']['p50']}, at most {section['lines']['max']}.\n\n"
+        + _table(["messages", "posted", "answered", "told privately Lore was not sure"], rows)
+    )
+    verified = section.get("verified")
+    if verified:
+        parts = [
+            f"{half}: {verified[half]['reworded_first']}/{verified[half]['verified']} rewordings find their "
+            f"verified answer first, {verified[half]['near_matched']} neighbouring questions match "
+            f"({verified[half]['near_confident']} closely enough to answer unasked)"
+            for half in ("tune", "heldout")
+        ]
+        text += "\n\nVerified answers: " + "; ".join(parts) + "."
+    return text
 
 
 def _console(section: Json) -> str:
@@ -504,6 +543,7 @@ SECTIONS: dict[str, Callable[[Json], str]] = {
     "google_drive": _google_drive,
     "notion": _notion,
     "quality": _quality,
+    "help": _help,
     "console": _console,
 }
 

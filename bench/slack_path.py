@@ -186,7 +186,11 @@ async def lore_run(
         finally:
             if process.returncode is None:
                 process.terminate()
-                await asyncio.wait_for(process.wait(), 60)
+                try:
+                    await asyncio.wait_for(process.wait(), 60)
+                except TimeoutError:  # a loaded machine: the figures are in, the process goes
+                    process.kill()
+                    await process.wait()
 
 
 async def _serving(port: int, process: asyncio.subprocess.Process) -> None:

@@ -53,6 +53,8 @@ _MODULES = {
         "ResponseMode",
         "distinct_names",
     ),
+    "knowledge.answering.brief": ("VISIBLE_LINES", "Brief", "cut", "display_lines"),
+    "knowledge.answering.verified": ("VerifiedAnswers", "VerifiedMatch"),
     "knowledge.judging.ranking": ("Ranker",),
     "knowledge.search.notices": ("HEDGED", "Notice", "NoticeKind"),
     "knowledge.search.context": ("DEFAULT_RATIO", "MAX_RATIO", "MIN_RATIO", "Message"),
@@ -117,11 +119,13 @@ __all__ = [
     "MAX_RATIO",
     "MIN_RATIO",
     "REDIRECTS",
+    "VISIBLE_LINES",
     "AccessPolicy",
     "AccessSync",
     "AllowList",
     "Answer",
     "AnswerSpec",
+    "Brief",
     "BudgetError",
     "Catalog",
     "Citation",
@@ -196,11 +200,15 @@ __all__ = [
     "TooLarge",
     "UnreadableContent",
     "UnsupportedContent",
+    "VerifiedAnswers",
+    "VerifiedMatch",
     "ask_all",
     "beir_sources",
     "build_embedder",
     "collection_for",
     "connector_kind",
+    "cut",
+    "display_lines",
     "distinct_names",
     "document_fields",
     "document_names",
@@ -230,6 +238,8 @@ if TYPE_CHECKING:
         ResponseMode,
         distinct_names,
     )
+    from knowledge.answering.brief import VISIBLE_LINES, Brief, cut, display_lines
+    from knowledge.answering.verified import VerifiedAnswers, VerifiedMatch
     from knowledge.backends.embedding import Embedder, build_embedder
     from knowledge.backends.llm import Delta, OpenAIChatModel, PassThrough
     from knowledge.backends.tokens import TiktokenCounter, message_text

@@ -16,14 +16,16 @@ from typing import Any
 from cachetools import TTLCache
 
 from knowledge.answering.answer import Answer, Fallback, FallbackStrategy, ResponseMode, Rule
-from knowledge.answering.extractive import abstention, quote
+from knowledge.answering.extractive import MOST_QUOTED, abstention, quote
 from knowledge.answering.generation import Plan, Writer
 from knowledge.answering.tools import ToolHost, answer_with_tools
+from knowledge.answering.verified import VerifiedAnswers, VerifiedMatch
 from knowledge.backends.llm import ChatModel, Delta
 from knowledge.judging.abstain import Calibration
 from knowledge.judging.judge import Judge, Verdict
 from knowledge.judging.ranking import Ranker
 from knowledge.judging.rerank import rerank
+from knowledge.judging.triage import triage
 from knowledge.search.context import DEFAULT_RATIO, Budget, Message, plan_budget, split_conversation
 from knowledge.search.filters import Filter
 from knowledge.search.followup import rewrite, standalone_question
@@ -100,13 +102,19 @@ class Request:
     min_confidence: float | None = None
     """Overrides `AnswerSpec.min_confidence` (SMART_FALLBACK) for this request."""
     fallback: FallbackStrategy = FallbackStrategy.LLM_KNOWLEDGE
+    unasked: bool = False
+    """Lore speaks without being asked (a help channel): the documents alone (RAG_ONLY, never
+    general knowledge), every claim a model writes verified by it too, and the model (when
+    there is one) judges first whether the message asks something the passages answer
+    (`knowledge.judging.triage`)."""
     access: AccessFilter = PUBLIC_ONLY
     """Which documents restricted by their source the answer may use: the asker's, for a
     private answer; none (public documents only) for one a channel reads."""
 
     def __post_init__(self) -> None:
-        # An index locked to its documents answers from them alone, whoever asks and however.
-        if any(index.documents_only for index in self.indexes):
+        # An index locked to its documents answers from them alone, whoever asks and however;
+        # so does Lore wherever it speaks unasked.
+        if self.unasked or any(index.documents_only for index in self.indexes):
             object.__setattr__(self, "mode", ResponseMode.RAG_ONLY)
 
 
@@ -122,8 +130,10 @@ class Knowledge:
         spec: AnswerSpec | None = None,
         ranker: Ranker | None = None,
         calibration: Calibration | None = None,
+        verified: VerifiedAnswers | None = None,
     ) -> None:
         self._retriever = retriever
+        self.verified = verified
         self._chat = chat
         self._window = window
         self._spec = spec or AnswerSpec()
@@ -156,7 +166,20 @@ class Knowledge:
         return answer
 
     async def ask_stream(self, request: Request, *, stream: bool = True) -> AsyncIterator[Delta | Answer]:
-        """Yield answer text as the model writes it (when it does), then the `Answer`."""
+        """Yield answer text as the model writes it (when it does), then the `Answer`; a
+        verified answer the question matches (`knowledge.answering.verified`) comes with it,
+        to be shown first (the answer is then not streamed)."""
+        match = await self._verified_match(request)
+        async for event in self._answer(request, stream=stream and match is None):
+            yield replace(event, verified=match) if isinstance(event, Answer) and match is not None else event
+
+    async def _verified_match(self, request: Request) -> VerifiedMatch | None:
+        if self.verified is None or not request.indexes:
+            return None
+        question = split_conversation(request.messages).question
+        return await self.verified.match(request.indexes, question, access=request.access)
+
+    async def _answer(self, request: Request, *, stream: bool) -> AsyncIterator[Delta | Answer]:
         key = self._cache_key(request)
         cached = self._answers.get(key)
         if cached is not None:
@@ -218,6 +241,8 @@ class Knowledge:
         if self._chat is None:
             return self._offline(verdict, retrieval, mode, fallback)
         rule = self._rule(mode, verdict, request)
+        if rule is not None and request.unasked and not await self._speaks(conversation.question, verdict):
+            rule = None
         if rule is None:
             return abstention(retrieval, mode, verdict, fallback=fallback)
         if rule == Rule.GENERAL:
@@ -237,7 +262,15 @@ class Knowledge:
             fallback,
             notices,
             instructions=request.instructions,
+            verify=request.unasked,
         )
+
+    async def _speaks(self, message: str, verdict: Verdict) -> bool:
+        """Where Lore speaks unasked: whether the model judges that the message asks
+        something the passages answer (`knowledge.judging.triage`); yes when it cannot say."""
+        assert self._chat is not None
+        judged = await triage(self._chat, message, verdict.ranking.hits[:MOST_QUOTED])
+        return judged is None or judged.speak
 
     async def _standalone(self, question: str, history: list[Message]) -> str:
         """The question as a search query of its own (`knowledge.search.followup`)."""
@@ -318,6 +351,7 @@ class Knowledge:
             request.instructions,
             request.min_confidence,
             request.fallback.value,
+            request.unasked,
             sorted(request.access.principals),
         )
         # JSON of the parts: dict order and whitespace in the text do not matter

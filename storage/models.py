@@ -134,6 +134,17 @@ class Conversation(SQLModel, table=True):
     require_mention: bool = Field(
         default=False, description="Lore answers only when mentioned, not follow-ups in its threads."
     )
+    help_channel: bool = Field(
+        default=False, description="Lore answers questions posted here without a mention, when confident."
+    )
+    help_confidence: float | None = Field(
+        default=None, description="How confident Lore must be to answer unasked here (None: the default)."
+    )
+    experts: list[str] = Field(
+        default_factory=list,
+        sa_column=Column(JSON, nullable=False),
+        description="Slack user ids (U…) and user group ids (S…) Lore asks when it cannot answer.",
+    )
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
@@ -447,6 +458,12 @@ class AnswerLog(SQLModel, table=True):
     verified: bool = Field(default=False, sa_column_kwargs={"server_default": false()})
     """It quoted a verified answer (a document written from a coverage gap, `meta.verified`)."""
     created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    brief: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """The answer at a glance, as chat showed it first (None before it was kept)."""
+    thread: str | None = Field(default=None, max_length=64)
+    """The Slack thread it was given in (its parent's ts), where there is one."""
+    escalated_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    """When someone asked the conversation's experts about it ("Ask an expert")."""
 
 
 class AnswerIndex(SQLModel, table=True):
@@ -522,6 +539,38 @@ class ApiKey(SQLModel, table=True):
         sa_column_kwargs={"server_default": false()},
         description="May read its workspace's audit log (`GET /v1/audit`), for a SIEM.",
     )
+
+
+class VerifiedAnswer(SQLModel, table=True):
+    """A question and the answer a person marked as right, kept in an index (a channel's
+    own): answered first when a question asked later means the same (`question_vector`).
+    Saving the same message (or Lore's same answer) again updates it (`source_key`)."""
+
+    __tablename__ = "verified_answer"
+    __table_args__ = (UniqueConstraint("index_id", "source_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", max_length=64)
+    index_id: int = Field(foreign_key="knowledge_index.id", index=True)
+    source_key: str = Field(
+        max_length=255, description="What it was saved from: a message, or Lore's answer."
+    )
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    answer: str = Field(sa_column=Column(Text, nullable=False))
+    question_vector: list[float] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    embedding_model: str = Field(max_length=120)
+    answered_by: str = Field(default="", max_length=255, description="Who wrote the answer (a name).")
+    verified_by: int = Field(foreign_key="user.id")
+    verified_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    link: str | None = Field(default=None, max_length=2048, description="The thread it was given in.")
+    cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """The documents it rests on: id, content hash when verified, name, url."""
+    answer_id: int | None = Field(default=None, foreign_key="answer_log.id")
+    review_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    """After this it awaits review (flagged `expired`)."""
+    flagged: str | None = Field(default=None, max_length=32)
+    """Why it awaits review (expired, document changed, marked); not answered while flagged."""
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class TenantRemoval(SQLModel, table=True):

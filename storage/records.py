@@ -86,6 +86,12 @@ class ConversationRef:
     settings_locked: bool = False
     require_mention: bool = False
     """Lore answers only when mentioned (not follow-ups in threads it answered in)."""
+    help_channel: bool = False
+    """Lore answers questions posted here without a mention, when it is confident."""
+    help_confidence: float | None = None
+    """How confident Lore must be to answer unasked here; None: the default."""
+    experts: tuple[str, ...] = ()
+    """Who Lore asks when it cannot answer: Slack user ids (U…) and user group ids (S…)."""
 
 
 @dataclass(frozen=True)
@@ -308,6 +314,12 @@ class AnswerRecord:
     is now (a channel made private since makes its answers private too)."""
     channel_id: int | None = None
     """The channel it was given in (None in a DM)."""
+    brief: str | None = None
+    """The answer at a glance, as chat showed it first."""
+    thread: str | None = None
+    """The Slack thread it was given in, where there is one."""
+    escalated_at: datetime | None = None
+    """When someone asked the conversation's experts about it."""
 
     @property
     def facts(self) -> AnswerFacts:
@@ -317,6 +329,35 @@ class AnswerRecord:
     @property
     def cited_index_ids(self) -> tuple[int, ...]:
         return tuple(sorted({int(c["index_id"]) for c in self.cited if c.get("index_id") is not None}))
+
+
+@dataclass(frozen=True)
+class VerifiedRef:
+    """A verified answer: the question and the answer a person marked as right, in an index."""
+
+    id: int
+    tenant_id: str
+    index_id: int
+    source_key: str
+    question: str
+    answer: str
+    question_vector: tuple[float, ...]
+    embedding_model: str
+    answered_by: str
+    verified_by: int
+    verified_by_name: str
+    verified_at: datetime
+    link: str | None
+    cited: tuple[dict[str, Any], ...]
+    answer_id: int | None
+    review_at: datetime | None
+    flagged: str | None
+    updated_at: datetime
+
+    @property
+    def live(self) -> bool:
+        """Answered with, as opposed to awaiting review."""
+        return self.flagged is None
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
         "notion",
         "slack",
         "quality",
+        "help",
         "console",
     }
 
@@ -90,12 +91,20 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert memory["lore_ingest"]["generated"]["exit_code"] == 0 and memory["lore_ingest"]["peak_mb"] > 0
     assert memory["lore_run"]["tree_peak_mb"] > 0 and memory["lore_run"]["questions_answered"] > 0
 
+    help_ = report["help"]  # a help channel through lore run, and verified answers reworded
+    assert (
+        help_["messages"] == 9
+        and 0 <= help_["precision"] <= 1
+        and help_["by_kind"]["chatter"]["messages"] == 3
+    )
+    assert help_["verified"]["heldout"]["verified"] == 3
     console = report["console"]  # the admin console: its overview page and the coverage-gap job
     assert 0 < console["overview"]["p50_ms"] <= console["overview"]["p95_ms"]
     assert console["gaps"]["embedded_first"] > 0 and console["gaps"]["embedded_again"] == 0
 
     table = (tmp_path / "latest.md").read_text()
-    assert "| seen-once projects (" in table and "| facts | first line | abstention |" in table
+    assert "**Help channel**" in table and "facts at a glance" in table
+    assert "| seen-once projects (" in table and "| facts | first line | facts at a glance |" in table
     assert "| Ack p99 at 50 concurrent mentions, ms |" in table and "not measured" not in table
     assert "**Slack path**" in table and "**Quality**" in table and "**Memory**" in table
     assert "**Real-world files**" in table and "**MCP**" in table and "**GitHub sync**" in table

@@ -24,6 +24,7 @@ from knowledge import (
     Knowledge,
     OpenAIChatModel,
     Retriever,
+    VerifiedAnswers,
     build_embedder,
 )
 from storage.db import Database, open_database
@@ -36,6 +37,7 @@ from storage.repositories.events import EventLog
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.source_access import SourceAccessRepository
 from storage.repositories.sources import SourceRepository
+from storage.repositories.verified import VerifiedRepository
 from storage.scrub import Scrubber
 from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 
@@ -69,6 +71,10 @@ class Services:
     answers: AnswerRepository
     deliveries: EventLog
     """Slack deliveries already handled (each event is acted on once, across restarts)."""
+    verified: VerifiedAnswers
+    """Verified answers, matched first (`knowledge`)."""
+    verified_answers: VerifiedRepository
+    """Where verified answers are kept, per index."""
     source_access: SourceAccessRepository
     """What connected sources say about people and groups, grants, and when each permission
     and group sync last ran."""
@@ -196,6 +202,8 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
     embedder = build_embedder(settings, llm)
     retriever = Retriever(documents, vectors, KeywordIndex(db), embedder)
     chat = OpenAIChatModel(llm, settings.llm_model) if llm is not None else None
+    verified_answers = VerifiedRepository(db)
+    verified = VerifiedAnswers(verified_answers, embedder)
     ingestor = Ingestor(
         documents,
         vectors,
@@ -221,10 +229,13 @@ def build_services(settings: Settings, *, migrate: bool = True, resolve: Resolve
             chat,
             window=settings.llm_context_window,
             spec=AnswerSpec(llm_rerank=settings.llm_rerank, llm_verify=settings.llm_verify),
+            verified=verified,
         ),
         sources=SourceRepository(db),
         answers=AnswerRepository(db),
         deliveries=EventLog(db),
+        verified=verified,
+        verified_answers=verified_answers,
         source_access=SourceAccessRepository(db),
         scrubber=scrubber,
         resolve=resolve,

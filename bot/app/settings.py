@@ -103,6 +103,22 @@ class Settings(KnowledgeSettings):
     lore_progress_seconds: float = Field(
         default=3.0, gt=0, description="How often a job's progress message is updated in the thread."
     )
+    lore_help_confidence: float = Field(
+        default=0.75,
+        ge=0,
+        le=1,
+        description="How confident Lore must be to answer a question in a help channel, where nobody "
+        "asked it (0 to 1; stricter than a mention, which answers above the calibrated threshold, "
+        "about 0.44). A channel's admin may set its own (`answer questions here when 80% sure`).",
+    )
+    lore_verified_review_days: int = Field(
+        default=90,
+        ge=0,
+        le=3650,
+        description="Days after which a verified answer is set aside for review (no longer answered "
+        "with until an expert verifies it again); 0: never. A change to a document it cites does "
+        "the same at once.",
+    )
     lore_mcp_max_chars: int = Field(
         default=40_000,
         ge=2_000,

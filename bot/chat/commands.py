@@ -36,6 +36,7 @@ from bot.chat.intents import (
     Forget,
     ForgetChannelHistory,
     Help,
+    HelpChannel,
     LearnChannel,
     ListDocs,
     ListDriveFolders,
@@ -43,6 +44,7 @@ from bot.chat.intents import (
     ListNotion,
     ListRepositories,
     ListSpaces,
+    ListVerified,
     LockSettings,
     MakeDefault,
     Question,
@@ -50,11 +52,13 @@ from bot.chat.intents import (
     RefreshPermissions,
     RequireMentions,
     SaveThread,
+    SetExperts,
     SetMode,
     SetStrategy,
     ShowFeedback,
     Status,
     StopIndexing,
+    Teach,
 )
 
 __all__ = [
@@ -77,6 +81,7 @@ __all__ = [
     "Forget",
     "ForgetChannelHistory",
     "Help",
+    "HelpChannel",
     "LearnChannel",
     "ListDocs",
     "ListDriveFolders",
@@ -84,6 +89,7 @@ __all__ = [
     "ListNotion",
     "ListRepositories",
     "ListSpaces",
+    "ListVerified",
     "LockSettings",
     "MakeDefault",
     "Question",
@@ -93,11 +99,13 @@ __all__ = [
     "Said",
     "SaveThread",
     "Section",
+    "SetExperts",
     "SetMode",
     "SetStrategy",
     "ShowFeedback",
     "Status",
     "StopIndexing",
+    "Teach",
     "is_command",
     "parse",
 ]
@@ -108,6 +116,7 @@ class Section(enum.StrEnum):
     SITES = "Sites"
     INDEXES = "Indexes"
     HISTORY = "Slack threads and channels"
+    HELP = "Help channels and verified answers"
     ANSWERS = "Answers"
     CONFLUENCE = "Confluence"
     GITHUB = "GitHub"
@@ -135,6 +144,8 @@ KEEPERS = "channel indexes: their channel's members; shared indexes: their creat
 CONNECTOR_ADMINS = "workspace admins and LORE_CONNECTOR_ADMINS"
 LEARNERS = "the channel's members, from the channel (never partners); only into the channel's own index"
 
+MEMBERS = "the channel's members (never partners), in the channel"
+
 DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
     Declaration(  # before AddUrls: a Notion link names a page to sync, not one to fetch
         AttachNotion,
@@ -147,6 +158,16 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         CONNECTOR_ADMINS,
         Section.NOTION,
         g.attach_notion,
+    ),
+    Declaration(
+        Teach,
+        "Keep your answer to a question as this channel's verified answer: I answer with it first "
+        "when someone asks that again (a reply in a thread can be marked with the message shortcut "
+        "“Save as the answer”, or ✅ from the asker or an expert)",
+        ("the answer to “how do I roll back?” is: switch the load balancer back",),
+        MEMBERS,
+        Section.HELP,
+        g.teach,
     ),
     Declaration(
         AddUrls,
@@ -270,6 +291,32 @@ DECLARATIONS: tuple[Declaration, ...] = (  # tried in this order
         ADMINS,
         Section.ANSWERS,
         g.require_mentions,
+    ),
+    Declaration(
+        HelpChannel,
+        "Make this a help channel: I answer questions posted here without a mention when I'm sure "
+        "enough (the default, or the share you say), and stay quiet otherwise; or stop",
+        ("answer questions here", "answer questions here when 80% sure", "stop answering questions here"),
+        ADMINS,
+        Section.HELP,
+        g.help_channel,
+    ),
+    Declaration(
+        SetExperts,
+        "The people (or user groups) I ask when I can't answer here (“Ask an expert”), who can also "
+        "verify my answers",
+        ("experts here are @ana @ben", "no experts here"),
+        ADMINS,
+        Section.HELP,
+        g.experts,
+    ),
+    Declaration(
+        ListVerified,
+        "The verified answers this channel keeps (experts edit them from my Home tab)",
+        ("list verified answers",),
+        ANYONE,
+        Section.HELP,
+        g.fixed(g.LIST_VERIFIED, ListVerified),
     ),
     Declaration(
         LockSettings,

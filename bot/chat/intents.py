@@ -219,6 +219,34 @@ class LockSettings:
     locked: bool
 
 
+@dataclass(frozen=True)
+class HelpChannel:
+    """“answer questions here” (optionally “… when 80% sure”) / “stop answering questions here”."""
+
+    on: bool
+    confidence: float | None = None
+
+
+@dataclass(frozen=True)
+class SetExperts:
+    """“experts here are @a @b” (people or user groups, by Slack id) / “no experts here”."""
+
+    experts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Teach:
+    """“the answer to “how do I roll back?” is: switch the load balancer back”."""
+
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class ListVerified:
+    """“list verified answers”: the verified answers this channel keeps."""
+
+
 Command = (
     Question
     | RefreshPermissions
@@ -255,4 +283,8 @@ Command = (
     | RequireMentions
     | LearnChannel
     | ForgetChannelHistory
+    | HelpChannel
+    | SetExperts
+    | Teach
+    | ListVerified
 )

@@ -15,7 +15,7 @@ from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, source, unescape
 from knowledge import Answer, IndexListing, distinct_names, document_names
-from storage.records import DocumentRef, IndexRef, ReviewItem
+from storage.records import DocumentRef, IndexRef, ReviewItem, VerifiedRef
 
 if TYPE_CHECKING:
     from knowledge import GroupReport, PermissionReport
@@ -24,10 +24,14 @@ _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
 
 
+_MENTION = re.compile(r"<(?:@|!subteam\^)([^>|]+)(?:\|[^>]*)?>")
+
+
 def plain(mrkdwn: str) -> str:
-    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `*bold*` and `_it_`
-    unmarked, `&lt;` `&gt;` `&amp;` shown as the characters they stand for."""
-    return unescape(_EMPHASIS.sub(r"\2", _LINK.sub(r"\2 <\1>", mrkdwn)))
+    """Slack mrkdwn as terminal text: `<url|name>` → `name <url>`, `<@bob>` → `@bob`,
+    `*bold*` and `_it_` unmarked, `&lt;` `&gt;` `&amp;` shown as the characters they stand for."""
+    text = _MENTION.sub(r"@\1", _LINK.sub(r"\2 <\1>", mrkdwn))
+    return unescape(_EMPHASIS.sub(r"\2", text))
 
 
 def age(when: datetime, now: datetime | None = None) -> str:
@@ -47,7 +51,13 @@ def age(when: datetime, now: datetime | None = None) -> str:
 
 
 def render_answer(answer: Answer) -> str:
-    lines = [f"_{worded(said)}_" for said in answer.notices]
+    """The whole answer, as the shell and the command line show it: a verified answer it
+    matched first, then the notices, the answer and its sources."""
+    lines = []
+    if (found := answer.verified) is not None:
+        mark = messages.verified_mark(found.question, found.verified_by, found.verified_at, None)
+        lines += [found.answer, mark + (f" <{found.link}>" if found.link else ""), ""]
+    lines += [f"_{worded(said)}_" for said in answer.notices]
     lines.append(answer.text)
     if answer.citations:
         lines.append("")
@@ -126,14 +136,33 @@ def render_review_md(reviews: Sequence[IndexReview]) -> str:
         counts = [
             plural(review.total_unhelpful, "unhelpful answer"),
             plural(review.total_unanswered, "unanswered question"),
+            plural(len(review.escalated), "question asked of the experts", "questions asked of the experts"),
+            plural(len(review.verified), "verified answer"),
         ]
         lines.append(f"*{escape(review.index.name)}* — {', '.join(counts)}")
         lines.extend(f"• 👎 {_reviewed(item)}" for item in review.unhelpful)
         lines.extend(f"• ❓ {_reviewed(item)}" for item in review.unanswered)
+        lines.extend(
+            f"• 🙋 {messages.escalated_line(a.question, age(a.escalated_at or a.created_at))}"
+            for a in review.escalated
+        )
+        lines.extend(
+            f"• ✅ {messages.verified_review_line(v.question, v.verified_by_name, age(v.verified_at), v.flagged)}"
+            for v in review.verified
+        )
         withheld = review.withheld_unhelpful + review.withheld_unanswered
         if withheld:
             lines.append(f"• 🔒 {messages.feedback_withheld(withheld)}")
     return "\n".join(lines)
+
+
+def render_verified_md(kept: Sequence[VerifiedRef]) -> str:
+    """`list verified answers`: each question, its answer (cut), who verified it; those
+    awaiting review say so."""
+    if not kept:
+        return messages.NO_VERIFIED
+    lines = [messages.verified_line(v.question, v.answer, v.verified_by_name, v.flagged) for v in kept]
+    return "\n\n".join(lines)
 
 
 def _reviewed(item: ReviewItem) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
 from bot.app.actions.indexes import describe
@@ -18,6 +18,7 @@ from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
 from bot.chat.connectors import ConnectorCommands
+from bot.chat.grammar import asks_something
 from bot.chat.history import HistoryCommands
 from bot.chat.render import (
     permissions_refreshed,
@@ -25,9 +26,10 @@ from bot.chat.render import (
     render_explanation,
     render_listing_md,
     render_review_md,
+    render_verified_md,
 )
 from bot.chat.sources import SiteCommands
-from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Surface, Turn
+from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Offers, Surface, Turn
 from knowledge import Answer, Fetcher, KnowledgeError, Outcome, Request, ResponseMode, Source, Strategy
 from storage.records import IndexRef
 
@@ -76,6 +78,10 @@ class Router:
             c.RequireMentions: self._require_mentions,
             c.LearnChannel: self._learn_channel,
             c.ForgetChannelHistory: self._forget_history,
+            c.HelpChannel: self._help_channel,
+            c.SetExperts: self._set_experts,
+            c.Teach: self._teach,
+            c.ListVerified: self._list_verified,
             c.RefreshPermissions: self._refresh_permissions,
             c.ExplainAccess: self._explain_access,
         }
@@ -142,19 +148,60 @@ class Router:
         chat = [*turn.history, {"role": "user", "content": command.text}]
         access = await self._actions.access.for_answer(actor, private=turn.private or turn.is_dm)
         request = Request(indexes, chat, mode=mode, strategy=strategy, access=access)
+        events = self._services.knowledge.ask_stream(request)
+        offers = Offers(experts=bool(actor.conversation.experts) and not turn.is_dm)
+        try:
+            await surface.answer(events, self._recorder(turn, command.text, indexes, started), offers)
+        finally:
+            if isinstance(events, AsyncGenerator):  # a surface that failed half way leaves it open
+                await events.aclose()
+
+    def _recorder(
+        self, turn: Turn, question: str, indexes: Sequence[IndexRef], started: float
+    ) -> Callable[[Answer], Awaitable[int]]:
+        """Records an answer given to `question` (and tells the observers, with how long it
+        took since `started`, a `time.monotonic()`): its id."""
 
         async def record(answer: Answer) -> int:
             for observer in self._answered:
                 observer(answer)
             took = round((time.monotonic() - started) * 1000)
-            return await self._actions.answers.record(actor, command.text, answer, indexes, latency_ms=took)
+            return await self._actions.answers.record(
+                turn.actor, question, answer, indexes, thread=turn.thread_id, latency_ms=took
+            )
 
-        events = self._services.knowledge.ask_stream(request)
-        try:
-            await surface.answer(events, record)
-        finally:
-            if isinstance(events, AsyncGenerator):  # a surface that failed half way leaves it open
-                await events.aclose()
+        return record
+
+    async def unasked(self, turn: Turn, surface: Surface) -> bool:
+        """A message posted to nobody in a help channel: answered when it asks something and
+        Lore is sure enough (the channel's threshold; a verified answer close enough counts),
+        and nobody has begun answering it; else left alone (where there are experts and Lore
+        found something, the asker alone is offered "Ask an expert").
+        Whether Lore answered."""
+        actor, command = turn.actor, turn.command
+        if not actor.conversation.help_channel or not isinstance(command, c.Question):
+            return False
+        text = command.text
+        if not asks_something(text):
+            return False
+        indexes = await self._actions.indexes.enabled(actor)
+        if not indexes:
+            return False
+        started = time.monotonic()
+        # Posted in the channel, for everyone there: only what everyone there may read.
+        access = await self._actions.access.for_answer(actor, private=False)
+        request = Request(indexes, [{"role": "user", "content": text}], unasked=True, access=access)
+        answer = await self._services.knowledge.ask(request)
+        record = self._recorder(turn, text, indexes, started)
+        experts = bool(actor.conversation.experts)
+        if not sure(answer, self._actions.helping.threshold(actor.conversation)):
+            if experts and (not answer.abstained or answer.verified is not None):
+                await surface.not_sure(messages.NOT_SURE_OFFER, await record(answer))
+            return False
+        if await turn.answered_by_people():
+            return False
+        await surface.answer(_events(answer), record, Offers(experts=experts))
+        return True
 
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
         if command.thread_too and turn.thread is not None:
@@ -342,6 +389,23 @@ class Router:
     async def _forget_history(self, command: c.ForgetChannelHistory, turn: Turn, surface: Surface) -> None:
         await self._history.forget(turn, surface)
 
+    async def _help_channel(self, command: c.HelpChannel, turn: Turn, surface: Surface) -> None:
+        helping = self._actions.helping
+        conversation = await helping.help_mode(turn.actor, command.on, command.confidence)
+        await surface.say(messages.help_mode(command.on, helping.threshold(conversation)))
+
+    async def _set_experts(self, command: c.SetExperts, turn: Turn, surface: Surface) -> None:
+        conversation = await self._actions.helping.set_experts(turn.actor, command.experts)
+        await surface.say(messages.experts_set(conversation.experts))
+
+    async def _teach(self, command: c.Teach, turn: Turn, surface: Surface) -> None:
+        saved = await self._actions.helping.teach(turn.actor, command.question, command.answer)
+        await surface.say(messages.verified_saved(saved.question))
+
+    async def _list_verified(self, command: c.ListVerified, turn: Turn, surface: Surface) -> None:
+        kept = await self._actions.helping.here(turn.actor)
+        await surface.tell(render_verified_md(kept))
+
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
@@ -349,6 +413,20 @@ class Router:
     async def _documents_only(self, command: c.DocumentsOnly, turn: Turn, surface: Surface) -> None:
         index = await self._actions.indexes.set_documents_only(turn.actor.place, command.name, command.on)
         await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
+
+
+def sure(answer: Answer, threshold: float) -> bool:
+    """Whether an answer may be given where nobody asked Lore: the documents' answer at
+    `threshold` or more, or a verified answer close enough to stand on its own
+    (`VerifiedMatch.confident`)."""
+    documents = not answer.abstained and (answer.confidence or 0.0) >= threshold
+    if answer.verified is not None:
+        return answer.verified.confident or documents
+    return documents
+
+
+async def _events(answer: Answer) -> AsyncIterator[Answer]:
+    yield answer
 
 
 def _thread_line(outcome: AddOutcome, thread: ThreadText, target: IndexRef) -> str:

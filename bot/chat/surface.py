@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
 
+from bot.app.actions import MembersOf, no_groups
 from bot.app.actions.threads import ThreadText
 from bot.app.conversations import Actor
 from bot.chat.commands import Command, parse
@@ -49,6 +50,29 @@ ReadThread = Callable[[], Awaitable[ThreadRead]]
 
 
 @dataclass(frozen=True)
+class Offers:
+    """What an answer offers besides feedback, from what the conversation has: with experts,
+    "Verify" (for them) on an answer, and "Ask an expert" when Lore is not sure."""
+
+    experts: bool = False
+
+    def verify(self, answer: Answer) -> bool:
+        return self.experts and not answer.abstained and answer.verified is None
+
+    def escalate(self, answer: Answer) -> bool:
+        return self.experts and answer.verified is None and (answer.abstained or answer.hedged)
+
+
+AnsweredByPeople = Callable[[], Awaitable[bool]]
+"""Whether people have begun answering the message in its thread (asked just before Lore
+would answer unasked)."""
+
+
+async def nobody_yet() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
 class Turn:
     """One message to Lore: who, where, what they wrote, their files, the thread so far."""
 
@@ -64,6 +88,12 @@ class Turn:
     viewing: ChannelRef | None = None
     """The channel the person is looking at while they ask in a DM (Slack's agent view):
     its index is searched too, when they may search it from there."""
+    thread_id: str | None = None
+    """The thread Lore replies in (Slack's thread ts), kept with the answer."""
+    answered_by_people: AnsweredByPeople = nobody_yet
+    """Whether people have begun answering this message already."""
+    members_of: MembersOf = no_groups
+    """The members of a user group (experts may be named by group)."""
     private: bool = False
     """Only the asker sees the replies (`/lore`), wherever they ask from: an answer may use
     what the asker may read in connected sources, as in a DM."""
@@ -87,10 +117,14 @@ class Surface(Protocol):
         public sign for the thread, where others wait for something (a failed question)."""
 
     async def answer(
-        self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
+        self,
+        events: AsyncIterator[Delta | Answer],
+        answer_id: Callable[[Answer], Awaitable[int]],
+        offers: Offers = Offers(),
     ) -> Answer | None:
-        """Render (streaming where possible) an answer; `answer_id` records it and gives the
-        id its feedback buttons carry."""
+        """Render (streaming where possible) an answer at a glance, with "Show more" for the
+        rest; `answer_id` records it and gives the id its buttons carry; `offers` says which
+        buttons besides feedback it carries."""
 
     async def confirm(self, text: str, action: Confirmation, value: str) -> None:
         """Ask a yes/no question whose yes calls the router's `confirmed(action, value)`."""
@@ -102,6 +136,10 @@ class Surface(Protocol):
         """Post `text` with a button that opens the private form `form` (a Slack modal, for
         credentials that must not be typed into a conversation); False where there are no
         forms (the shell), so the caller explains another way."""
+
+    async def not_sure(self, text: str, answer_id: int | None) -> None:
+        """Tell the asker alone that Lore is not sure enough to answer here, with "Ask an
+        expert" for the answer `answer_id` when there is one to escalate."""
 
 
 def history_from(pairs: Sequence[tuple[str, str]]) -> list[Message]:

@@ -231,12 +231,14 @@ def _mode(mode: str | None) -> ResponseMode | None:
 
 def _qa_table(report: dict[str, object]) -> str:
     names = [
-        "cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "lead_facts", "abstention", "wrong_abstention",
-        "flagged", "hedged",
+        "cited_recall@5", "hit@1", "hit@5", "facts", "facts_share", "lead_facts", "visible_facts",
+        "visible_facts_share", "abstention", "wrong_abstention", "flagged", "hedged",
     ]  # fmt: skip
-    latency = report["latency_ms"]
-    assert isinstance(latency, dict)
+    latency, lines = report["latency_ms"], report["lines"]
+    assert isinstance(latency, dict) and isinstance(lines, dict)
     rows = [(name, f"{report[name]:.3f}") for name in names]
+    for shown in ("visible", "whole"):
+        rows.append((f"{shown} lines p50/p90", f"{lines[shown]['p50']:.0f} / {lines[shown]['p90']:.0f}"))
     rows.append(("latency p50/p95", f"{latency['p50']:.0f} / {latency['p95']:.0f} ms"))
     title = f"{report['split']} split, {report['questions']} questions ({report['model']})"
     return title + "\n" + table(["", ">"], rows, header=False)

@@ -19,12 +19,14 @@ from bot.app.conversations import enter_channel, enter_dm
 from bot.app.local import files_under, local_user
 from bot.app.services import Services
 from bot.chat import messages
-from bot.chat.commands import near_misses
+from bot.chat.commands import Question, near_misses
 from bot.chat.router import Router
 from bot.chat.surface import IncomingFile, Turn
 from bot.shell.surface import ShellSurface
 from storage.values import LOCAL_TENANT
 
+MENTION = re.compile(r"^\s*@lore\b", re.I)
+QUIET = "(Lore stayed quiet: in a help channel it answers only what it is sure of; say “@lore …” to ask it.)"
 PATH = re.compile(r"(?<!\S)((?:~|\.{1,2})?/[^\s]*|\.{1,2})(?!\S)")
 PROMPT = "you> "
 ADDING = re.compile(r"^(?:@lore\s+)?(?:please\s+)?(add|remember|save|ingest)\b", re.I)
@@ -66,8 +68,21 @@ class Shell:
             else:
                 await self.surface.say("Cancelled.")
             return True
+        if self._unasked(turn, line):
+            if not await self._router.unasked(turn, self.surface):
+                self.surface.write(QUIET)
+            return True
         await self._router.handle(turn, self.surface)
         return True
+
+    def _unasked(self, turn: Turn, line: str) -> bool:
+        """A question posted in a help channel without “@lore”, as to the channel: Lore
+        answers it only when sure (`Router.unasked`). Commands are Lore's whatever the room."""
+        return (
+            turn.actor.conversation.help_channel
+            and not MENTION.match(line)
+            and isinstance(turn.command, Question)
+        )
 
     async def _mistaken(self, line: str) -> bool:
         """Say so, rather than answer it as a question, when a line adds files none of which

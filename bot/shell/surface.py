@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TextIO
 
 from bot.chat.render import plain, render_answer
-from bot.chat.surface import Confirmation
+from bot.chat.surface import Confirmation, Offers
 from knowledge import Answer, Delta
 
 
@@ -49,9 +49,16 @@ class ShellSurface:
     async def offer_form(self, text: str, form: str) -> bool:
         return False  # a terminal has no private form; the CLI reads secrets from the environment
 
+    async def not_sure(self, text: str, answer_id: int | None) -> None:
+        await self.say(text)
+
     async def answer(
-        self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
+        self,
+        events: AsyncIterator[Delta | Answer],
+        answer_id: Callable[[Answer], Awaitable[int]],
+        offers: Offers = Offers(),
     ) -> Answer | None:
+        """The whole answer (a terminal has room), a verified answer it matched first."""
         streamed = False
         final: Answer | None = None
         async for event in events:

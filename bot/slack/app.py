@@ -25,6 +25,7 @@ from bot.slack.connect import ConnectFlow
 from bot.slack.context import people_middleware
 from bot.slack.events import SlackEvents
 from bot.slack.feedback import FeedbackFlow
+from bot.slack.helping import HelpFlows
 from bot.slack.home import AppHome
 from bot.slack.installs import oauth_settings, register_removals
 from bot.slack.people import People, Who
@@ -78,6 +79,7 @@ def register_listeners(app: AsyncApp, runtime: Runtime, events: SlackEvents) -> 
     app.event("member_joined_channel")(events.on_member_joined)
     register_assistant(app, events.viewing)
     MemoryShortcut(runtime, events).register(app)
+    HelpFlows(runtime, events.spawn, events.workspaces).register(app)
     ConnectFlow(runtime, events).register(app)
 
     FeedbackFlow(runtime).register(app)

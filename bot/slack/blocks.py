@@ -8,20 +8,24 @@ anyone, and names, authors, quotes and links are escaped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from bot.chat import messages
 from bot.chat.messages import notice as worded
-from bot.chat.mrkdwn import bold, defuse, escape, source
-from bot.chat.render import age
-from knowledge import Answer, Citation, distinct_names
+from bot.chat.mrkdwn import bold, defuse, escape, safe_url, source
+from bot.chat.surface import Offers
+from knowledge import VISIBLE_LINES, Answer, cut, distinct_names
 
 Block = dict[str, Any]
 MARKDOWN_LIMIT = 12_000
 SECTION_LIMIT = 3_000
 BLOCKS_PER_MESSAGE = 50
-QUOTE_LIMIT = 600
 FEEDBACK_ACTION = "answer_feedback"
+MORE_ACTION = "answer_more"
+VERIFY_ACTION = "answer_verify"
+ESCALATE_ACTION = "answer_escalate"
 HELPFUL, NOT_HELPFUL = "helpful", "not_helpful"
 
 
@@ -44,25 +48,6 @@ def split_text(text: str, limit: int) -> list[str]:
 def markdown_blocks(text: str) -> list[Block]:
     """The model's (or Lore's) markdown, defused, in blocks that fit."""
     return [{"type": "markdown", "text": piece} for piece in split_text(defuse(text), MARKDOWN_LIMIT)]
-
-
-def source_block(citation: Citation, *, quote: bool, name: str | None = None) -> Block:
-    """A source, numbered, under the name it is shown by (`distinct_names`; its own name
-    without one) and the heading its passage stands under, with its quote."""
-    name = name or citation.name
-    title = source(name, citation.url)
-    if citation.section:
-        title += f" › {escape(citation.section)}"
-    facts = [f"added {age(citation.time_added)}", f"in {escape(citation.index_name)}"]
-    if citation.author:
-        facts.insert(0, f"by {escape(citation.author)}")
-    text = f"[{citation.n}] {title} — {', '.join(facts)}"
-    if quote and citation.text:
-        snippet = (
-            citation.text if len(citation.text) <= QUOTE_LIMIT else citation.text[: QUOTE_LIMIT - 1] + "…"
-        )
-        text += "\n>" + bold(escape(snippet)).replace("\n", "\n>")
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}}
 
 
 def feedback_block(answer_id: int) -> Block:
@@ -98,16 +83,10 @@ def read_feedback(value: str) -> tuple[bool, int] | None:
     return verdict == HELPFUL, int(answer)
 
 
-def tail_blocks(answer: Answer, answer_id: int | None) -> list[Block]:
-    """What follows the answer text: notices, sources and the feedback buttons."""
-    blocks: list[Block] = []
-    if answer.citations:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "*Sources*"}]})
-        names = distinct_names(answer.citations)
-        blocks.extend(
-            source_block(c, quote=is_extractive(answer), name=name)
-            for c, name in zip(answer.citations, names, strict=True)
-        )
+def tail_blocks(answer: Answer, answer_id: int | None, offers: Buttons | None = None) -> list[Block]:
+    """What follows the answer's words: its sources in a line, the buttons ("Show more",
+    "Verify", "Ask an expert") and 👍/👎."""
+    blocks = [*sources_line(answer), *offer_blocks(answer, answer_id, offers or Buttons())]
     if answer_id is not None and not answer.abstained:
         blocks.append(feedback_block(answer_id))
     return blocks
@@ -124,12 +103,140 @@ def is_extractive(answer: Answer) -> bool:
     return answer.model is None and bool(answer.citations)
 
 
-def answer_messages(answer: Answer, answer_id: int | None) -> list[list[Block]]:
-    """The answer as one or more messages' blocks, in order. An extractive answer shows its
-    lead line, then each source with its quote."""
-    text = answer.text.split("\n", 1)[0] if is_extractive(answer) else answer.text
-    blocks = [*notice_blocks(answer), *markdown_blocks(text), *tail_blocks(answer, answer_id)]
+@dataclass(frozen=True)
+class Buttons:
+    """The buttons an answer carries besides 👍/👎 and "Show more"."""
+
+    verify: bool = False
+    """"Verify": for the conversation's experts, who may mark the answer as the right one."""
+    escalate: bool = False
+    """"Ask an expert": Lore was not sure, and there are experts to ask."""
+
+
+def offers_for(offers: Offers, answer: Answer) -> Buttons:
+    """What the conversation offers (`bot.chat.surface.Offers`), for this answer."""
+    return Buttons(verify=offers.verify(answer), escalate=offers.escalate(answer))
+
+
+def not_sure_blocks(text: str, answer_id: int) -> list[Block]:
+    """Lore is not sure enough to answer, said privately, with "Ask an expert"."""
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}},
+        {
+            "type": "actions",
+            "block_id": f"unsure:{answer_id}",
+            "elements": [_button(messages.ASK_EXPERT, ESCALATE_ACTION, answer_id, messages.ASK_EXPERT_LABEL)],
+        },
+    ]
+
+
+def brief_blocks(answer: Answer) -> list[Block]:
+    """The answer at a glance (`Answer.brief`): quotes from the documents after their names
+    ("From *deploy.md* › Rollbacks: …"), escaped, in Slack's bold; else the start of the answer's words,
+    defused."""
+    brief = answer.brief
+    if not brief.quotes:
+        return markdown_blocks(brief.text) if brief.text else []
+    names = dict(zip((c.n for c in answer.citations), distinct_names(answer.citations), strict=True))
+    by_n = {c.n: c for c in answer.citations}
+    blocks = []
+    for glimpse in brief.quotes:
+        cited = by_n[glimpse.n]
+        title = source(names[glimpse.n], cited.url)
+        if cited.section:
+            title += f" › {escape(cited.section)}"
+        text = messages.quoted_from(title, bold(escape(glimpse.text)))
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:SECTION_LIMIT]}})
+    return blocks
+
+
+def sources_line(answer: Answer) -> list[Block]:
+    """The sources as compact links: "Sources: [1] deploy.md › Rollbacks · [2] runbook.md",
+    in as many context lines as they need."""
+    if not answer.citations:
+        return []
+    names = distinct_names(answer.citations)
+    shown = []
+    for c, name in zip(answer.citations, names, strict=True):
+        title = f"[{c.n}] {source(name, c.url)}"
+        shown.append(title + (f" › {escape(c.section)}" if c.section else ""))
+    lines: list[list[str]] = [[]]
+    for item in shown:
+        if lines[-1] and len(messages.sources_line([*lines[-1], item])) > SECTION_LIMIT:
+            lines.append([])
+        lines[-1].append(item[: SECTION_LIMIT // 2])
+    return [_context(messages.sources_line(line)) for line in lines]
+
+
+def offer_blocks(answer: Answer, answer_id: int | None, offers: Buttons) -> list[Block]:
+    """ "Show more" when the brief leaves something out, "Verify" and "Ask an expert" as
+    `offers` says; each button's value is the answer's id."""
+    if answer_id is None:
+        return []
+    buttons = []
+    if not answer.brief.complete:
+        buttons.append(_button(messages.SHOW_MORE, MORE_ACTION, answer_id, messages.SHOW_MORE_LABEL))
+    if offers.verify:
+        buttons.append(_button(messages.VERIFY, VERIFY_ACTION, answer_id, messages.VERIFY_LABEL))
+    if offers.escalate:
+        buttons.append(_button(messages.ASK_EXPERT, ESCALATE_ACTION, answer_id, messages.ASK_EXPERT_LABEL))
+    return [{"type": "actions", "block_id": f"answer:{answer_id}", "elements": buttons}] if buttons else []
+
+
+def verified_blocks(answer: Answer) -> list[Block]:
+    """A verified answer that matched the question, first: its words (escaped, cut to the
+    glance), then "✅ Verified by Carol on 3 Nov" with the link to its thread."""
+    found = answer.verified
+    if found is None:
+        return []
+    words = cut(found.answer, VISIBLE_LINES - 2).text
+    mark = messages.verified_mark(
+        escape(found.question), escape(found.verified_by), found.verified_at, safe_url(found.link)
+    )
+    return [
+        {"type": "section", "text": {"type": "mrkdwn", "text": escape(words)[:SECTION_LIMIT]}},
+        _context(mark),
+    ]
+
+
+def answer_messages(
+    answer: Answer, answer_id: int | None, offers: Buttons | None = None
+) -> list[list[Block]]:
+    """The answer at a glance, as one or more messages' blocks, in order: notices, a
+    verified answer that matched, the brief (at most about 8 lines), the sources in a line,
+    the buttons; "Show more" (`whole_messages`) gives the rest. With a verified answer, the
+    documents' own answer waits behind "Show more"."""
+    shown = verified_blocks(answer) or brief_blocks(answer)
+    blocks = [*notice_blocks(answer), *shown, *tail_blocks(answer, answer_id, offers)]
     return paginate(blocks)
+
+
+def whole_messages(text: str, cited: Sequence[Mapping[str, object]]) -> list[list[Block]]:
+    """An answer whole, as "Show more" gives it: its text (defused) and every source, named
+    and linked, with the heading its passage stands under."""
+    lines = []
+    for source_ in cited:
+        name, url = str(source_.get("name") or ""), source_.get("url")
+        title = source(name, url if isinstance(url, str) else None)
+        if section := source_.get("section"):
+            title += f" › {escape(str(section))}"
+        lines.append(f"[{source_.get('n')}] {title}")
+    tail = [_context("*Sources*\n" + "\n".join(lines))] if lines else []
+    return paginate([*markdown_blocks(text), *tail])
+
+
+def _button(text: str, action: str, answer_id: int, label: str) -> Block:
+    return {
+        "type": "button",
+        "action_id": action,
+        "value": str(answer_id),
+        "text": {"type": "plain_text", "text": text},
+        "accessibility_label": label,
+    }
+
+
+def _context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text[:SECTION_LIMIT]}]}
 
 
 def paginate(blocks: Sequence[Block]) -> list[list[Block]]:
@@ -152,12 +259,12 @@ SOURCE_NAMES = 5
 
 def answer_text(answer: Answer) -> str:
     """The answer as plain text for notifications, screen readers and clients without Block
-    Kit: the answer itself (an extractive answer's quotes, not its lead-in), then the names
-    of its sources."""
-    if is_extractive(answer):
-        body = "\n".join(bold(escape(" ".join(c.text.split()))) for c in answer.citations[:2])
+    Kit: the answer itself at a glance (a verified answer that matched, else the brief: an
+    extractive answer's quotes, not a lead-in), then the names of its sources."""
+    if answer.verified is not None:
+        body = bold(escape(answer.verified.answer.strip()))
     else:
-        body = bold(escape(answer.text.strip()))
+        body = bold(escape(answer.short().strip()))
     if len(body) > NOTIFICATION_LIMIT:
         body = body[: NOTIFICATION_LIMIT - 1].rsplit(" ", 1)[0] + "…"
     names = list(dict.fromkeys(escape(name) for name in distinct_names(answer.citations)))

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -25,13 +26,15 @@ from cachetools import FIFOCache
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.app.conversations import Actor
 from bot.chat import commands, messages
 from bot.chat.runtime import Runtime
-from bot.chat.surface import IncomingFile, ReadThread, ThreadRead, Turn
+from bot.chat.surface import AnsweredByPeople, IncomingFile, ReadThread, ThreadRead, Turn
 from bot.slack.assistant import Viewing
 from bot.slack.context import installation_team
 from bot.slack.files import FileHosts, SlackFiles
-from bot.slack.followups import is_follow_up
+from bot.slack.followups import is_follow_up, is_open_post
+from bot.slack.helping import offer_to_save
 from bot.slack.people import Who
 from bot.slack.surface import SlackSurface
 from bot.slack.workspaces import Workspace, Workspaces
@@ -115,6 +118,8 @@ class SlackEvents:
         if event.get("type") == "message" and event.get("channel_type") != "im":
             if is_follow_up(event, bot_user_id):
                 self.spawn(self._follow_up(space, body, event, who, bot_user_id))
+            elif is_open_post(event, bot_user_id):
+                self.spawn(self._open_post(space, body, event, who, bot_user_id))
             return  # other channel messages reach Lore as app_mention
         self.spawn(self._handle(space, body, event, who, bot_user_id))
 
@@ -165,9 +170,82 @@ class SlackEvents:
         except Exception:
             log.exception("could not look at a reply in thread %s of %s", thread_ts, channel)
             return
+        if actor.conversation.experts and await self._expert_replied(space, actor, event, thread_ts):
+            return  # the experts took the thread over
         if actor.conversation.require_mention:
             return
         await self._handle(space, body, event, who, bot_user_id)
+
+    async def _expert_replied(
+        self, space: Workspace, actor: Actor, event: Mapping[str, Any], thread_ts: str
+    ) -> bool:
+        """In a thread whose question was taken to the experts: Lore answers no follow-up
+        there, and offers an expert who replies to save their reply as the answer. Whether
+        the thread was taken to the experts."""
+        helping = self._services.actions.helping
+        escalated = await helping.escalated_in(actor, thread_ts)
+        if escalated is None:
+            return False
+        if await helping.is_expert(actor, space.people.group_members):
+            where = {"channel": str(event["channel"]), "thread_ts": thread_ts, "ts": str(event["ts"])}
+            await offer_to_save(space.client, actor.user.external_id, where, escalated.question)
+        return True
+
+    async def _open_post(
+        self, space: Workspace, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
+    ) -> None:
+        """A top-level post to nobody: in a help channel, answered in its thread when Lore is
+        sure enough (`Router.unasked`); nothing is shown while Lore makes up its mind."""
+        channel, ts = str(event["channel"]), str(event["ts"])
+        keys = [f"event:{body.get('event_id')}" if body.get("event_id") else "", f"message:{channel}:{ts}"]
+        if not self._first_here(keys):
+            return
+        try:
+            actor = await space.people.actor(who)
+            if not actor.conversation.help_channel:
+                return
+            if who.partner and self._services.settings.lore_slack_connect == PartnerPolicy.OFF:
+                return
+            if not await asyncio.to_thread(self._events.first_sighting, keys):
+                return
+            surface = SlackSurface(
+                space.client,
+                channel=channel,
+                thread_ts=ts,
+                message_ts=ts,
+                team_id=who.tenant,
+                user_id=who.user,
+            )
+            turn = Turn(
+                actor=actor,
+                text=" ".join(_addressed_text(event, bot_user_id).split()),
+                thread_id=ts,
+                answered_by_people=self._answered_by_people(space, channel, ts, who.user, bot_user_id),
+                members_of=space.people.group_members,
+            )
+            async with self._gate:
+                if await self._runtime.router.unasked(turn, surface):
+                    space.threads.joined(channel, ts)
+        except Exception:
+            log.exception("failed to look at a post in %s", channel)
+
+    def _answered_by_people(
+        self, space: Workspace, channel: str, ts: str, asker: str, bot_user_id: str
+    ) -> AnsweredByPeople:
+        """Whether someone other than the asker (and Lore) replied to the post already."""
+
+        async def answered() -> bool:
+            try:
+                found = await space.reader.replies(channel, ts, pages=1)
+            except SlackApiError as exc:
+                log.info("could not read the replies to %s: %s", ts, exc.response.get("error"))
+                return True  # unknown: stay quiet rather than talk over people
+            return any(
+                m.get("ts") != ts and not m.get("bot_id") and m.get("user") not in (asker, bot_user_id)
+                for m in found
+            )
+
+        return answered
 
     async def _handle(
         self, space: Workspace, body: Mapping[str, Any], event: Mapping[str, Any], who: Who, bot_user_id: str
@@ -206,7 +284,7 @@ class SlackEvents:
         gate = self._ingest_gate if _ingests(event, command, who) else self._gate
         async with gate:
             try:
-                turn = await self._turn(space, who, event, bot_user_id)
+                turn = replace(await self._turn(space, who, event, bot_user_id), thread_id=thread_ts)
                 await self._dispatch(turn, event, surface)
             except Exception:
                 log.exception("failed to handle a Slack message in %s", channel)
@@ -268,6 +346,7 @@ class SlackEvents:
             thread_files=thread_files,
             thread=self._thread_reader(space, channel, str(event["thread_ts"]), ts) if in_thread else None,
             viewing=await self._viewing(space, who),
+            members_of=space.people.group_members,
         )
 
     def _thread_reader(self, space: Workspace, channel: str, thread_ts: str, asking_ts: str) -> ReadThread:

@@ -1,7 +1,8 @@
 """Feedback on answers from Slack: Slack's own 👍/👎 under each answer; 👎 opens a small
 form (what was wrong: wrong, outdated, a missing source, something else; and a comment).
 The verdict is stored at the press (so closing the form loses nothing); the form adds the
-reason. The reply, to the presser alone, says who will read it.
+reason. The reply, to the presser alone, says who will read it; where the channel has
+experts, it offers "Ask an expert" too (`bot.slack.helping` mentions them in the thread).
 
 The answer id travels in the buttons' values and the form's private metadata; the use case
 only accepts an answer the presser could see (one given in their own DM, or in a channel
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -23,7 +25,7 @@ from bot.app.actions.feedback import Reads
 from bot.app.conversations import place_of
 from bot.chat import messages
 from bot.chat.runtime import Runtime
-from bot.slack.blocks import FEEDBACK_ACTION, read_feedback
+from bot.slack.blocks import FEEDBACK_ACTION, not_sure_blocks, read_feedback
 from bot.slack.people import People, Who
 from storage.records import ChannelRef
 from storage.values import FeedbackReason
@@ -129,7 +131,20 @@ class FeedbackFlow:
             place, answer_id, False, reads=_reads(people, who), reason=reason, comment=comment
         )
         if verdict is not None:
-            await _thank(client, who, metadata, verdict)
+            experts = await _has_experts(people, who, str(metadata.get("channel") or ""))
+            await _thank(client, who, metadata, verdict, answer_id if experts else None)
+
+
+async def _has_experts(people: People, who: Who, channel: str) -> bool:
+    """Whether the channel the answer was given in has experts to ask (a DM has none)."""
+    if not channel or channel.startswith("D"):
+        return False
+    try:
+        actor = await people.actor(replace(who, channel=channel, is_dm=False))
+    except Exception:
+        log.exception("could not tell whether %s has experts", channel)
+        return False
+    return bool(actor.conversation.experts)
 
 
 def _reads(people: People, who: Who) -> Reads:
@@ -149,14 +164,22 @@ def _where(body: Json, who: Who) -> Json:
     return {"channel": who.channel or "", "thread_ts": str(thread)}
 
 
-async def _thank(client: AsyncWebClient, who: Who, where: Json, verdict: Verdict) -> None:
-    """To the presser alone, beside the answer; in their DM with Lore if that fails."""
+async def _thank(
+    client: AsyncWebClient, who: Who, where: Json, verdict: Verdict, escalate: int | None = None
+) -> None:
+    """To the presser alone, beside the answer; in their DM with Lore if that fails. With
+    `escalate` (the answer's id, where there are experts): "Ask an expert" under it."""
     text = messages.feedback_thanks(verdict.helpful, verdict.indexes, verdict.given)
     channel = str(where.get("channel") or "")
     try:
         if channel:
+            offer = f"{text} {messages.ASK_EXPERTS_INSTEAD}" if escalate is not None else text
             await client.chat_postEphemeral(
-                channel=channel, user=who.user, thread_ts=where.get("thread_ts") or None, text=text
+                channel=channel,
+                user=who.user,
+                thread_ts=where.get("thread_ts") or None,
+                text=offer,
+                blocks=not_sure_blocks(offer, escalate) if escalate is not None else None,
             )
             return
     except SlackApiError as exc:

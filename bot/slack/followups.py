@@ -1,5 +1,6 @@
 """Follow-ups without a mention: which channel messages Lore answers although nobody
-mentioned it, and which threads it takes part in.
+mentioned it, and which threads it takes part in. In a help channel, top-level posts to nobody
+(`is_open_post`) are questions Lore may answer unasked.
 
 A reply in a thread is a follow-up when Lore has answered in that thread, it comes from a
 person, it does not mention Lore (that is an `app_mention`, answered as such), it is not
@@ -45,6 +46,26 @@ def is_follow_up(event: Mapping[str, Any], bot_user_id: str) -> bool:
     if (leading := _LEADING_MENTION.match(text)) and leading.group(1) != bot_user_id:
         return False  # addressed to someone else
     return bool(event.get("files")) or not _ACKNOWLEDGEMENT.match(text)
+
+
+_ADDRESSED = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>|<!subteam\^[A-Z0-9]+(?:\|[^>]*)?>")
+_ANNOUNCEMENT = re.compile(r"<!(?:channel|here|everyone)(?:\|[^>]*)?>")
+
+
+def is_open_post(event: Mapping[str, Any], bot_user_id: str) -> bool:
+    """Whether a channel `message` event is a person's top-level post to nobody in particular,
+    which Lore may answer in a help channel: not a reply in a thread, not an edit or a join,
+    not addressed to a person or a group (a mention anywhere), not an announcement
+    (@channel, @here, @everyone); one mentioning Lore is an `app_mention`, answered as one."""
+    if event.get("channel_type") not in CHANNEL_TYPES or event.get("subtype") is not None:
+        return False
+    thread_ts, ts = event.get("thread_ts"), event.get("ts")
+    if thread_ts and thread_ts != ts:
+        return False
+    text = str(event.get("text") or "")
+    if f"<@{bot_user_id}" in text:
+        return False
+    return not (_ADDRESSED.search(text) or _ANNOUNCEMENT.search(text))
 
 
 class Threads:

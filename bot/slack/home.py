@@ -29,11 +29,15 @@ from bot.slack.home_view import (
     REFRESH_JOB,
     SITE,
     STOP_JOB,
+    VERIFIED_FORM,
+    VERIFIED_MENU,
     add_url_modal,
     channel_choice,
     home_view,
     partner_view,
     target_of,
+    verified_choice,
+    verified_modal,
 )
 from bot.slack.people import People, Who
 from knowledge import KnowledgeError
@@ -51,6 +55,7 @@ class AppHome:
     def __init__(self, runtime: Runtime, events: SlackEvents) -> None:
         self._runtime = runtime
         self._home = runtime.services.actions.home
+        self._helping = runtime.services.actions.helping
         self._events = events
 
     def register(self, app: AsyncApp) -> None:
@@ -61,6 +66,8 @@ class AppHome:
         app.action(DISABLE)(self.disable)
         app.action(REFRESH_JOB)(self.refresh_job)
         app.action(STOP_JOB)(self.stop_job)
+        app.action(VERIFIED_MENU)(self.verified_menu)
+        app.view(VERIFIED_FORM)(self.verified_edited)
 
     async def opened(self, client: AsyncWebClient, who: Who | None, people: People) -> None:
         if who is not None:
@@ -75,8 +82,10 @@ class AppHome:
             if place_of(self._runtime.services, user).partner:
                 await client.views_publish(user_id=who.user, view=partner_view())
                 return
-            home = await self._home.home(user, await people.member_of(who))
-            await client.views_publish(user_id=who.user, view=home_view(home, notice))
+            member_of = await people.member_of(who)
+            home = await self._home.home(user, member_of)
+            verified = await self._helping.listing(user, member_of, people.group_members)
+            await client.views_publish(user_id=who.user, view=home_view(home, notice, verified))
         except SlackApiError as exc:
             log.warning("could not publish the Home of %s: %s", who.user, exc.response.get("error"))
         except Exception:
@@ -202,6 +211,66 @@ class AppHome:
         async def act() -> str:
             job = await self._home.stop_job(await people.user(who), job_id, await people.member_of(who))
             return messages.stop_requested(f"job {job.id}")
+
+        self._events.spawn(self._act(client, who, people, act))
+
+    # -- verified answers -----------------------------------------------------------------
+
+    async def verified_menu(
+        self, ack: Any, body: Json, action: Json, client: AsyncWebClient, who: Who | None, people: People
+    ) -> None:
+        """Edit (a form), set aside for review, verify again or remove a verified answer."""
+        await ack()
+        choice = verified_choice(str((action.get("selected_option") or {}).get("value") or ""))
+        if who is None or choice is None:
+            return
+        what, verified_id = choice
+        helping = self._helping
+        if what == "edit":
+            await self._open_edit(client, body, who, people, verified_id)
+            return
+
+        async def act() -> str:
+            user, member_of = await people.user(who), await people.member_of(who)
+            if what == "expire":
+                done = await helping.expire(user, verified_id, member_of, people.group_members)
+                return messages.verified_expired(done.question)
+            if what == "renew":
+                done = await helping.renew(user, verified_id, member_of, people.group_members)
+                return messages.verified_renewed(done.question)
+            done = await helping.remove(user, verified_id, member_of, people.group_members)
+            return messages.verified_removed(done.question)
+
+        self._events.spawn(self._act(client, who, people, act))
+
+    async def _open_edit(
+        self, client: AsyncWebClient, body: Json, who: Who, people: People, verified_id: int
+    ) -> None:
+        """The form, for someone who may edit it (checked again when it is sent)."""
+        try:
+            user = await people.user(who)
+            listed = await self._helping.listing(user, await people.member_of(who), people.group_members)
+            found = next((v for v in listed if v.verified.id == verified_id and v.manageable), None)
+            if found is None:
+                raise KnowledgeError(messages.NOT_SHOWN_HERE)
+            await client.views_open(trigger_id=body["trigger_id"], view=verified_modal(found.verified))
+        except KnowledgeError as exc:
+            await self.publish(client, who, people, messages.failed_file(str(exc)))
+
+    async def verified_edited(
+        self, ack: Any, view: Json, client: AsyncWebClient, who: Who | None, people: People
+    ) -> None:
+        await ack()
+        verified_id = str(view.get("private_metadata") or "")
+        values = (view.get("state") or {}).get("values") or {}
+        text = str(((values.get("answer") or {}).get("value") or {}).get("value") or "")
+        if who is None or not verified_id.isdigit():
+            return
+
+        async def act() -> str:
+            user, member_of = await people.user(who), await people.member_of(who)
+            done = await self._helping.edit(user, int(verified_id), text, member_of, people.group_members)
+            return messages.verified_edited(done.question)
 
         self._events.spawn(self._act(client, who, people, act))
 

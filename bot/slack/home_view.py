@@ -7,12 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from bot.app.actions import VerifiedListing
 from bot.app.actions.home import AddTarget, ChannelSummary, Home, JobSummary
 from bot.chat import messages
 from bot.chat.mrkdwn import escape, source
 from bot.chat.render import age, render_access_status
 from bot.slack.blocks import Block
 from knowledge import Count, JobCounters
+from storage.records import VerifiedRef
 from storage.values import Scope
 
 VIEW_BLOCKS = 100
@@ -25,6 +27,10 @@ DISABLE = "home_disable"
 REFRESH_JOB = "home_job_refresh"
 STOP_JOB = "home_job_stop"
 SITE = "site"
+VERIFIED_MENU = "home_verified"
+VERIFIED_FORM = "home_verified_edit"
+VERIFIED_DOINGS = frozenset({"edit", "expire", "renew", "remove"})
+SHOWN_VERIFIED = 15
 
 
 def partner_view() -> dict[str, Any]:
@@ -33,7 +39,9 @@ def partner_view() -> dict[str, Any]:
     return {"type": "home", "blocks": [_header(messages.HOME_TITLE), _section(messages.HOME_PARTNER)]}
 
 
-def home_view(home: Home, notice: str | None = None) -> dict[str, Any]:
+def home_view(
+    home: Home, notice: str | None = None, verified: Sequence[VerifiedListing] = ()
+) -> dict[str, Any]:
     blocks: list[Block] = [_header(messages.HOME_TITLE)]
     if notice:
         blocks.append(_context(notice))
@@ -49,11 +57,47 @@ def home_view(home: Home, notice: str | None = None) -> dict[str, Any]:
         blocks.append(_section(messages.HOME_NO_CHANNELS))
     for summary in home.channels[:SHOWN_CHANNELS]:
         blocks += _channel(summary)
+    if verified:
+        blocks.append(_header(messages.HOME_VERIFIED))
+        blocks += [_verified(v) for v in verified[:SHOWN_VERIFIED]]
     if home.feedback:
         blocks += [_header(messages.HOME_FEEDBACK), _section(_feedback_lines(home))]
     if home.admin is not None:
         blocks += _admin(home)
     return {"type": "home", "blocks": _fit(blocks)}
+
+
+def verified_modal(verified: VerifiedRef) -> dict[str, Any]:
+    """The form an expert edits a verified answer's words in."""
+    return {
+        "type": "modal",
+        "callback_id": VERIFIED_FORM,
+        "private_metadata": str(verified.id),
+        "title": {"type": "plain_text", "text": messages.VERIFIED_FORM_TITLE},
+        "submit": {"type": "plain_text", "text": "Save"},
+        "close": {"type": "plain_text", "text": "Cancel"},
+        "blocks": [
+            {"type": "context", "elements": [{"type": "plain_text", "text": verified.question[:2000]}]},
+            {
+                "type": "input",
+                "block_id": "answer",
+                "label": {"type": "plain_text", "text": messages.VERIFIED_FORM_LABEL},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "value",
+                    "multiline": True,
+                    "max_length": 3000,
+                    "initial_value": verified.answer[:3000],
+                },
+            },
+        ],
+    }
+
+
+def verified_choice(value: str) -> tuple[str, int] | None:
+    """(what to do, verified answer id) from a verified answer's menu option."""
+    what, _, verified = value.partition(":")
+    return (what, int(verified)) if what in VERIFIED_DOINGS and verified.isdigit() else None
 
 
 def add_url_modal(targets: Sequence[AddTarget]) -> dict[str, Any]:
@@ -193,6 +237,28 @@ def _channel(summary: ChannelSummary) -> list[Block]:
     if elements:
         blocks.append({"type": "actions", "block_id": f"channel:{channel.external_id}", "elements": elements})
     return blocks
+
+
+def _verified(listed: VerifiedListing) -> Block:
+    """A verified answer: its question, its words, who verified it (and whether it awaits
+    review); for its channel's experts and admins, a menu to edit, review or remove it."""
+    v = listed.verified
+    text = messages.verified_line(v.question, v.answer, v.verified_by_name, v.flagged)
+    block = _section(f"#{escape(listed.channel.name or listed.channel.external_id)} · {text}")
+    if listed.manageable:
+        doings = [("edit", messages.HOME_VERIFIED_EDIT)]
+        doings.append(
+            ("renew", messages.HOME_VERIFIED_RENEW)
+            if v.flagged
+            else ("expire", messages.HOME_VERIFIED_EXPIRE)
+        )
+        doings.append(("remove", messages.HOME_VERIFIED_REMOVE))
+        block["accessory"] = {
+            "type": "overflow",
+            "action_id": VERIFIED_MENU,
+            "options": [_option(label, f"{what}:{v.id}") for what, label in doings],
+        }
+    return block
 
 
 def _feedback_lines(home: Home) -> str:

@@ -193,6 +193,20 @@ class People:
         self._cache[(types, who.user)] = (time.monotonic(), {"ids": tuple(found)})
         return found
 
+    async def group_members(self, group: str) -> frozenset[str]:
+        """The people in a user group (usergroups.users.list), cached a few minutes; nobody
+        when Slack says no (fail closed: no one is an expert by a group Lore cannot read)."""
+        cached = self._cache.get(("group", group))
+        if cached and time.monotonic() - cached[0] < CACHE_SECONDS:
+            return frozenset(cached[1]["users"])
+        try:
+            found = (await self._client.usergroups_users_list(usergroup=group)).get("users") or []
+        except SlackApiError as exc:
+            log.warning("usergroups.users.list %s failed: %s", group, exc.response.get("error"))
+            return frozenset()
+        self._cache[("group", group)] = (time.monotonic(), {"users": tuple(str(u) for u in found)})
+        return frozenset(str(u) for u in found)
+
     async def lookup(self, kind: str, key: str) -> Mapping[str, Any]:
         """users.info / conversations.info, cached for a few minutes; {} when Slack says no
         (not cached: the next message asks again)."""

@@ -22,6 +22,7 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     "reactions.add": frozenset({"reactions:write"}),
     "reactions.remove": frozenset({"reactions:write"}),
     "users.info": frozenset({"users:read", "users:read.email"}),
+    "usergroups.users.list": frozenset({"usergroups:read"}),
     # Lore reads channels, private channels and group DMs it is in (never other DMs).
     "users.conversations": frozenset({"channels:read", "groups:read", "mpim:read"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "mpim:read"}),
@@ -47,6 +48,7 @@ EVENT_SCOPES: dict[str, frozenset[str]] = {
     "message.mpim": frozenset({"mpim:history"}),
     "member_joined_channel": frozenset({"channels:read", "groups:read"}),
     "app_home_opened": frozenset(),
+    "reaction_added": frozenset({"reactions:read"}),
     "assistant_thread_started": frozenset({"assistant:write"}),
     "assistant_thread_context_changed": frozenset({"assistant:write"}),
     "app_uninstalled": frozenset(),
@@ -56,7 +58,7 @@ EVENT_SCOPES: dict[str, frozenset[str]] = {
 
 FEATURE_SCOPES: dict[str, str] = {
     "files:read": "download the files people ask Lore to remember (url_private)",
-    "commands": "the /lore slash command and the “Add to Lore's memory” shortcut",
+    "commands": "the /lore slash command and the “Add to Lore's memory” and “Save as the answer” shortcuts",
 }
 
 BOT_SCOPES: dict[str, str] = {
@@ -72,7 +74,9 @@ BOT_SCOPES: dict[str, str] = {
     "im:history": "direct messages to Lore",
     "mpim:history": "group DMs Lore is in",
     "mpim:read": "whether a conversation is a group DM (private)",
+    "reactions:read": "✅ on a reply in a help channel's thread marks it as the verified answer",
     "reactions:write": "the “working on it” reaction",
+    "usergroups:read": "who is in a user group named as a channel's experts",
     "users:read": "names, and who is a workspace admin or a guest",
     "users:read.email": "a person's confirmed email: who they are in connected sources (Confluence), "
     "so that private answers use what those sources let them read",

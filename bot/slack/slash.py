@@ -26,7 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.chat import commands, messages
 from bot.chat.mrkdwn import escape, source
 from bot.chat.runtime import Runtime
-from bot.chat.surface import Turn
+from bot.chat.surface import Offers, Turn
 from bot.slack.blocks import (
     BLOCKS_PER_MESSAGE,
     Block,
@@ -93,8 +93,14 @@ class ResponseSurface:
 
         return unchanged
 
+    async def not_sure(self, text: str, answer_id: int | None) -> None:
+        await self.send(text)
+
     async def answer(
-        self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
+        self,
+        events: AsyncIterator[Delta | Answer],
+        answer_id: Callable[[Answer], Awaitable[int]],
+        offers: Offers = Offers(),
     ) -> Answer | None:
         """A private message can't be streamed into: the whole answer, when it is ready."""
         final: Answer | None = None

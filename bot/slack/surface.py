@@ -27,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.chat import messages
 from bot.chat.mrkdwn import StreamDefuser, escape
-from bot.chat.surface import Confirmation
+from bot.chat.surface import Confirmation, Offers
 from bot.slack.blocks import (
     BLOCKS_PER_MESSAGE,
     Block,
@@ -36,7 +36,9 @@ from bot.slack.blocks import (
     confirm_blocks,
     fallback_text,
     form_button_blocks,
+    not_sure_blocks,
     notice_blocks,
+    offers_for,
     page_text,
     paginate,
     split_text,
@@ -170,9 +172,26 @@ class SlackSurface:
         self._posted = True
         return str(response.get("ts"))
 
+    async def not_sure(self, text: str, answer_id: int | None) -> None:
+        """Privately, beside the message: Lore is not sure enough to answer here (with "Ask an
+        expert" when there are experts)."""
+        blocks = not_sure_blocks(text, answer_id) if answer_id is not None else None
+        try:
+            await self._client.chat_postEphemeral(
+                channel=self._channel, user=self._user_id, text=text, blocks=blocks
+            )
+        except SlackApiError as exc:  # the asker left: nothing to say unasked elsewhere
+            log.info("could not tell the asker privately (%s)", exc.response.get("error"))
+
     async def answer(
-        self, events: AsyncIterator[Delta | Answer], answer_id: Callable[[Answer], Awaitable[int]]
+        self,
+        events: AsyncIterator[Delta | Answer],
+        answer_id: Callable[[Answer], Awaitable[int]],
+        offers: Offers = Offers(),
     ) -> Answer | None:
+        """The answer at a glance (`answer_messages`); a model's answer streams in, then is
+        cut to its glance when it ran longer."""
+        self._offers = offers
         first = await anext(events, None)
         if first is None:
             return None
@@ -184,12 +203,16 @@ class SlackSurface:
             await self._finish_stream(final, await answer_id(final))
         return final
 
+    def _messages(self, answer: Answer, answer_id: int | None) -> list[list[Block]]:
+        offers = getattr(self, "_offers", Offers())
+        return answer_messages(answer, answer_id, offers_for(offers, answer))
+
     async def _post_answer(self, answer: Answer, answer_id: int) -> None:
         """The whole answer as new messages, each as plain text if Slack refuses its blocks.
         Rate limits are waited out by the client's retry handler; should Slack still refuse,
         the loss is logged with the answer's opening, never dropped in silence."""
         try:
-            for n, blocks in enumerate(answer_messages(answer, answer_id)):
+            for n, blocks in enumerate(self._messages(answer, answer_id)):
                 await self._deliver(blocks, answer_text(answer) if n == 0 else None)
         except SlackApiError as exc:
             log.error(
@@ -279,6 +302,20 @@ class SlackSurface:
         self._streamer = None
         return started
 
+    async def _glance(self, answer: Answer, answer_id: int) -> None:
+        """A streamed answer longer than a glance is cut to it once complete ("Show more"
+        gives it whole)."""
+        ts = self._streamer.ts if self._streamer is not None else None
+        if answer.brief.complete or ts is None:
+            return
+        [blocks, *_] = self._messages(answer, answer_id)
+        try:
+            await self._client.chat_update(
+                channel=self._channel, ts=ts, text=answer_text(answer), blocks=blocks
+            )
+        except SlackApiError as exc:  # it stays whole: too long, never lost
+            log.info("could not cut the streamed answer to its glance: %s", exc.response.get("error"))
+
     async def _update(self, text: str, blocks: list[dict[str, Any]] | None) -> None:
         assert self._placeholder is not None
         await self._client.chat_update(channel=self._channel, ts=self._placeholder, text=text, blocks=blocks)
@@ -288,7 +325,8 @@ class SlackSurface:
         """Close the stream (or the placeholder) with the final text, sources and buttons;
         what does not fit in one message (50 blocks) follows in more; if either broke, post
         the answer whole instead."""
-        tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id)]
+        offers = offers_for(getattr(self, "_offers", Offers()), answer)
+        tail = [*notice_blocks(answer), *tail_blocks(answer, answer_id, offers)]
         first, rest = tail[:BLOCKS_PER_MESSAGE], tail[BLOCKS_PER_MESSAGE:]
         if self._streamer is not None and not self._lost:
             try:
@@ -297,10 +335,11 @@ class SlackSurface:
                 self._stream_broke(exc)
                 self._lost = True
             else:
+                await self._glance(answer, answer_id)
                 for blocks in paginate(rest):
                     await self._deliver(blocks)
         elif self._placeholder is not None and not self._lost:
-            messages = answer_messages(answer, answer_id)
+            messages = self._messages(answer, answer_id)
             try:
                 await self._update(answer_text(answer), messages[0])
             except SlackApiError as exc:

@@ -12,7 +12,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
+from knowledge.answering.brief import Brief, cut
 from knowledge.indexing.chunking import section
 from knowledge.indexing.documents import names_apart
 from knowledge.indexing.metadata import section_url
@@ -20,6 +22,9 @@ from knowledge.search.context import Message, source_blocks
 from knowledge.search.notices import HEDGED, Notice
 from knowledge.search.retrieval import Hit
 from storage.values import ResponseMode as ResponseMode  # the engine's modes, stored as chosen
+
+if TYPE_CHECKING:
+    from knowledge.answering.verified import VerifiedMatch
 
 
 class FallbackStrategy(enum.StrEnum):
@@ -119,6 +124,23 @@ class Answer:
     """How sure Lore is that the documents answer the question, in [0, 1] (None: not judged)."""
     closest: list[Citation] = field(default_factory=list)
     """For an abstention: the documents closest to the question, as places to look."""
+    glance: Brief | None = None
+    """What a chat surface shows first, as its writer chose it (`knowledge.answering.brief`);
+    None: the start of `text`."""
+    verified: VerifiedMatch | None = None
+    """A verified answer the question matched (`knowledge.answering.verified`): shown first,
+    before anything else."""
+
+    @property
+    def brief(self) -> Brief:
+        """The answer at a glance: at most `brief.VISIBLE_LINES` lines before "Show more"."""
+        return self.glance if self.glance is not None else cut(self.text)
+
+    def short(self) -> str:
+        """The brief as plain text: each quote after the name of its document and the heading
+        its passage stands under ("From deploy.md › Rollbacks: …"), else the answer's start."""
+        brief = self.brief
+        return "\n".join(g.shown for g in brief.quotes) if brief.quotes else brief.text
 
     @property
     def restricted_documents(self) -> list[int]:
@@ -163,6 +185,22 @@ class Answer:
                 else {}
             ),
             **({"hedged": True} if self.hedged else {}),
+            "short": self.short(),
+            **(
+                {
+                    "verified": {
+                        "id": self.verified.id,
+                        "question": self.verified.question,
+                        "answer": self.verified.answer,
+                        "verified_by": self.verified.verified_by,
+                        "verified_at": self.verified.verified_at.isoformat(),
+                        "link": self.verified.link,
+                        "similarity": self.verified.similarity,
+                    }
+                }
+                if self.verified is not None
+                else {}
+            ),
         }
 
 

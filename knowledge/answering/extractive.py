@@ -29,8 +29,9 @@ from knowledge.answering.answer import (
     closed_fences,
     distinct_names,
 )
+from knowledge.answering.brief import Brief, Candidate, pick
 from knowledge.judging.judge import READ_ON, Verdict
-from knowledge.judging.ranking import Ranking, Scored
+from knowledge.judging.ranking import Ranking, Scored, ScoredUnit
 from knowledge.search.notices import HEDGED, Notice
 from knowledge.search.retrieval import Hit, Retrieval
 from knowledge.text.quotes import Kind, Unit, without_marker
@@ -118,14 +119,22 @@ def extractive_answer(
     shown: set[str] = set()  # the units quoted so far, from any document: docs repeat paragraphs
     citations: list[Citation] = []
     quoted_passages: list[Scored] = []
+    candidates: list[Candidate] = []  # what the brief may show: the units quoted
     for passage, budget in zip(chosen, budgets, strict=True):
-        quoted = excerpt(passage, budget, shown)
+        units = excerpt_units(passage, budget, shown)
+        quoted = _labelled([u.unit for u in units]) if units else [passage.hit.text.strip()]
         body = _unfenced("\n".join(quoted))
         if body and any(body in _unfenced(c.text) for c in citations):
             continue  # words a quote shows already (docs repeat paragraphs, examples): cited, not quoted twice
         shown.update(quoted)
         quoted_passages.append(passage)
         citations.append(Citation.from_hit(len(citations) + 1, passage.hit, "\n".join(quoted)))
+        candidates += [
+            Candidate(
+                len(citations), i, u.unit.block, _labelled([u.unit])[0], u.score, u.unit.kind != Kind.CODE
+            )
+            for i, u in enumerate(units)
+        ]
     lines = [first_line(quoted_passages), ""] + [_quoted(c) for c in citations]
     also = _see_also(relevant, quoted_passages)
     for passage in also:
@@ -140,7 +149,17 @@ def extractive_answer(
         notices=[*([HEDGED] if hedged else []), *retrieval.notices, *notices],
         searched=[i.name for i in retrieval.searched],
         confidence=confidence,
+        glance=Brief(quotes=pick(candidates, _sources(citations)), complete=False),
     )
+
+
+def _sources(citations: Sequence[Citation]) -> dict[int, str]:
+    """Each citation as a quote names it: its document (told apart from namesakes) and the
+    heading its passage stands under ("deploy.md › Rollbacks")."""
+    names = distinct_names(citations)
+    return {
+        c.n: name + (f" › {c.section}" if c.section else "") for c, name in zip(citations, names, strict=True)
+    }
 
 
 def lead(passage: Scored) -> str:
@@ -188,7 +207,18 @@ def _states(sentence: str) -> bool:
 
 def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str] = ()) -> list[str]:
     """The passage's best unit grown to its best-scoring neighbours, within `budget`
-    characters (the best unit alone may exceed it), as the units are shown. A unit of a reST
+    characters (the best unit alone may exceed it), as the units are shown
+    (`excerpt_units`)."""
+    units = excerpt_units(passage, budget, shown)
+    if not units:
+        return [passage.hit.text.strip()]
+    return _labelled([u.unit for u in units])
+
+
+def excerpt_units(
+    passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str] = ()
+) -> list[ScoredUnit]:
+    """The units `excerpt` quotes, with their scores ([] for a passage with no unit). A unit of a reST
     directive's body ("SECRET_KEY: …") does not grow into text of no known directive: a
     passage may begin inside the body of one whose name it does not show. Units at either
     end that are in `shown`, or part of a unit there, are left out: passages overlap, so a
@@ -197,7 +227,7 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
     units = passage.units
     start = passage.best_unit
     if start is None:
-        return [passage.hit.text.strip()]
+        return []
     first, last = 0, len(units) - 1  # what the quote may grow to: not what was shown
     while first < start and _within(units[first].unit, shown):
         first += 1
@@ -241,8 +271,8 @@ def excerpt(passage: Scored, budget: int = EXCERPT_CHARS, shown: Collection[str]
         low += 1
     while high > low and _within(units[high].unit, shown):
         high -= 1
-    quoted = [u.unit for u in units[low : high + 1]]
-    return _labelled([_unrepeated(quoted[0], shown), *quoted[1:]])
+    quoted = units[low : high + 1]
+    return [replace(quoted[0], unit=_unrepeated(quoted[0].unit, shown)), *quoted[1:]]
 
 
 def _introduces(unit: Unit, following: Unit) -> bool:

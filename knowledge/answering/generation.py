@@ -61,6 +61,9 @@ class Plan:
     notices: list[Notice] = field(default_factory=list)
     """Said above the model's answer (whose project the passages found are for)."""
     instructions: str = ""
+    verify: bool = False
+    """The model also judges each claim (`knowledge.answering.verification`), whatever the
+    writer's default: where Lore speaks unasked."""
 
 
 class Writer:
@@ -104,7 +107,7 @@ class Writer:
             general = plan.rule == Rule.FILL_GAPS
             reply = attribute(reply, hits, general_allowed=general, asked=plan.question)
             problems = check_answer(reply, hits, general_allowed=general, asked=plan.question).problems
-            if not problems and self._verify:
+            if not problems and (self._verify or plan.verify):
                 problems = await verify(self._chat, reply, hits, general_allowed=general)
             if problems:
                 log.info("generated answer failed the check: %s", "; ".join(problems))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from knowledge.answering.answer import Answer
+from knowledge.answering.brief import display_lines
 from knowledge.engine import Knowledge, Request
 from knowledge.indexing.ingest import Source
 from knowledge.search.context import Message
@@ -105,6 +106,28 @@ def shown_text(answer: Answer) -> str:
     return "\n".join([answer.text, *(c.text for c in answer.citations)])
 
 
+def visible_text(answer: Answer) -> str:
+    """What a chat reader sees before "Show more" that may hold a fact: the brief
+    (`knowledge.answering.brief`); the notices above it and the sources' names aside."""
+    return answer.short()
+
+
+def visible_lines(answer: Answer) -> int:
+    """Display lines of the chat form before "Show more": a line a notice, the brief, and a
+    line naming the sources (when there are any)."""
+    return len(answer.notices) + answer.brief.lines() + (1 if answer.citations else 0)
+
+
+def whole_lines(answer: Answer) -> int:
+    """Display lines of the whole answer as the command line shows it: its text, then a line
+    a source."""
+    return (
+        display_lines(answer.text)
+        + len(answer.notices)
+        + (1 + len(answer.citations) if answer.citations else 0)
+    )
+
+
 def lead_line(answer: Answer) -> str:
     """The answer's first line that is not blank."""
     return next((line for line in answer.text.splitlines() if line.strip()), "")
@@ -139,6 +162,12 @@ class QaResult:
         return [holds(fact, text) for fact in self.item.facts]
 
     @property
+    def visible_facts_held(self) -> list[bool]:
+        """The required facts a chat reader sees before "Show more" (`visible_text`)."""
+        text = visible_text(self.answer)
+        return [holds(fact, text) for fact in self.item.facts]
+
+    @property
     def lead_holds_fact(self) -> bool:
         """Whether the answer's first line (what a reader takes for the answer before the
         quotes) holds at least one required fact; never for an abstention."""
@@ -159,6 +188,12 @@ class QaResult:
             "gold": list(self.item.gold),
             "cited": self.cited,
             "missing_facts": [list(f) for f, ok in zip(self.item.facts, held, strict=True) if not ok],
+            "hidden_facts": [
+                list(f)
+                for f, ok, seen in zip(self.item.facts, held, self.visible_facts_held, strict=True)
+                if ok and not seen
+            ],
+            "lines": {"visible": visible_lines(self.answer), "whole": whole_lines(self.answer)},
             "lead_holds_fact": self.lead_holds_fact,
             "ms": round(self.seconds * 1000, 1),
         }
@@ -201,12 +236,15 @@ def _measures(results: Sequence[QaResult]) -> dict[str, Any]:
         "facts": _mean(float(all(r.facts_held)) for r in answerable),
         "facts_share": _mean(_share(r.facts_held) for r in answerable),
         "lead_facts": _mean(float(r.lead_holds_fact) for r in answerable),
+        "visible_facts": _mean(float(all(r.visible_facts_held)) for r in answerable),
+        "visible_facts_share": _mean(_share(r.visible_facts_held) for r in answerable),
         "abstention": _mean(float(r.answer.abstained) for r in unanswerable),
         "wrong_abstention": _mean(float(r.answer.abstained) for r in answerable),
         "flagged": _mean(float(r.answer.abstained or r.answer.hedged) for r in unanswerable),
         "hedged": _mean(float(r.answer.hedged) for r in answerable),
         "mean_citations": _mean(float(len(r.cited)) for r in answerable),
         "latency_ms": _latency([r.seconds * 1000 for r in results]),
+        "lines": _lines([r.answer for r in results if not r.answer.abstained]),
     }
     fallbacks = Counter(str(r.answer.fallback) for r in results if r.answer.fallback is not None)
     if fallbacks:  # with a model: answers it did not write, by why (`Fallback`)
@@ -228,6 +266,19 @@ def _by_kind(results: Sequence[QaResult]) -> dict[str, dict[str, Any]]:
                 "facts": _mean(float(all(r.facts_held)) for r in chosen),
                 "wrong_abstention": _mean(float(r.answer.abstained) for r in chosen),
             }
+    return out
+
+
+def _lines(answers: Sequence[Answer]) -> dict[str, dict[str, float]]:
+    """Median and 90th percentile of the answers' lines, in chat before "Show more" and whole."""
+    out = {}
+    for name, measure in (("visible", visible_lines), ("whole", whole_lines)):
+        counts = sorted(measure(a) for a in answers)
+        out[name] = (
+            {"p50": float(statistics.median(counts)), "p90": float(counts[round(0.9 * (len(counts) - 1))])}
+            if counts
+            else {"p50": 0.0, "p90": 0.0}
+        )
     return out
 
 

@@ -60,6 +60,9 @@ def conversation_ref(row: Conversation) -> ConversationRef:
         rag_strategy=choice(Strategy, row.rag_strategy),
         settings_locked=row.settings_locked,
         require_mention=row.require_mention,
+        help_channel=row.help_channel,
+        help_confidence=row.help_confidence,
+        experts=tuple(row.experts or ()),
     )
 
 

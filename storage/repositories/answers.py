@@ -39,6 +39,8 @@ class AnswerEntry:
     text: str | None = None
     searched: Sequence[int] = field(default_factory=tuple)
     """The ids of the indexes the question searched."""
+    brief: str | None = None
+    thread: str | None = None
     restricted: Sequence[int] = field(default_factory=tuple)
     """Documents restricted in their source that the answer drew on."""
     given: Given | None = None
@@ -65,6 +67,8 @@ class AnswerRepository:
                 fallback=entry.fallback,
                 abstained=entry.abstained,
                 cited=entry.cited,
+                brief=entry.brief,
+                thread=entry.thread,
                 restricted=sorted(set(entry.restricted)),
                 given_in=entry.given.name if entry.given else None,
                 latency_ms=entry.latency_ms,
@@ -86,6 +90,53 @@ class AnswerRepository:
             if row is None or row.tenant_id != tenant_id:
                 raise NotFound(f"answer {answer_id}")
             return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()), _given(session, row))
+
+    def escalate(self, answer_id: int, tenant_id: str) -> AnswerRecord:
+        """Mark the answer as escalated to the experts (the first time counts)."""
+        with self._db.session() as session:
+            row = session.get(AnswerLog, answer_id)
+            if row is None or row.tenant_id != tenant_id:
+                raise NotFound(f"answer {answer_id}")
+            if row.escalated_at is None:
+                row.escalated_at = utcnow()
+                session.add(row)
+                session.flush()
+            return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()), _given(session, row))
+
+    def escalated_in(self, conversation_id: int, thread: str) -> AnswerRecord | None:
+        """The latest answer of that thread that was escalated to the experts, if any."""
+        with self._db.session() as session:
+            row = session.exec(
+                select(AnswerLog)
+                .where(
+                    AnswerLog.conversation_id == conversation_id,
+                    AnswerLog.thread == thread,
+                    col(AnswerLog.escalated_at).is_not(None),
+                )
+                .order_by(col(AnswerLog.id).desc())
+            ).first()
+            if row is None or row.id is None:
+                return None
+            return _record(row, _index_ids(session, [row.id]).get(row.id, ()), _given(session, row))
+
+    def escalated(self, tenant_id: str, index_ids: Sequence[int], *, limit: int = 50) -> list[AnswerRecord]:
+        """Answers that searched one of `index_ids` and were escalated to experts, newest first."""
+        if not index_ids:
+            return []
+        with self._db.session() as session:
+            used = select(AnswerIndex.answer_id).where(col(AnswerIndex.index_id).in_(index_ids))
+            rows = session.exec(
+                select(AnswerLog)
+                .where(
+                    AnswerLog.tenant_id == tenant_id,
+                    col(AnswerLog.id).in_(used),
+                    col(AnswerLog.escalated_at).is_not(None),
+                )
+                .order_by(col(AnswerLog.escalated_at).desc(), col(AnswerLog.id).desc())
+                .limit(limit)
+            ).all()
+            indexes = _index_ids(session, [r.id for r in rows if r.id is not None])
+            return [_record(r, indexes.get(r.id or 0, ()), _given(session, r)) for r in rows]
 
     def set_feedback(
         self,
@@ -183,6 +234,7 @@ def forget_quotes(session: Session, *, index_id: int, document_ids: Sequence[int
         if not hit:
             continue
         row.text = None
+        row.brief = None  # the glance quotes the same documents
         row.cited = [
             {**c, "name": FORGOTTEN, "url": None, "document_id": None} if c in hit else c for c in row.cited
         ]
@@ -242,6 +294,9 @@ def _record(row: AnswerLog, index_ids: tuple[int, ...], given: tuple[Given, int 
         cited=list(row.cited),
         created_at=aware(row.created_at),
         index_ids=index_ids,
+        brief=row.brief,
+        thread=row.thread,
+        escalated_at=aware(row.escalated_at),
         restricted=tuple(int(i) for i in row.restricted or ()),
         given=given[0],
         channel_id=given[1] if given[0] != Given.DM else None,

@@ -110,9 +110,15 @@ class Directory:
         rag_strategy: Strategy | None = None,
         settings_locked: bool | None = None,
         require_mention: bool | None = None,
+        help_channel: bool | None = None,
+        help_confidence: float | None = None,
+        default_confidence: bool = False,
+        experts: Sequence[str] | None = None,
     ) -> ConversationRef:
-        """Change a conversation's response mode, retrieval strategy, settings lock or whether
-        Lore needs a mention there."""
+        """Change a conversation's response mode, retrieval strategy, settings lock, whether
+        Lore needs a mention there, whether it is a help channel (and how confident Lore
+        must be to answer there unasked; `default_confidence` goes back to the default), or
+        its experts."""
         with self._db.session() as session:
             row = session.get(Conversation, conversation_id)
             if row is None:
@@ -125,6 +131,12 @@ class Directory:
                 row.settings_locked = settings_locked
             if require_mention is not None:
                 row.require_mention = require_mention
+            if help_channel is not None:
+                row.help_channel = help_channel
+            if help_confidence is not None or default_confidence:
+                row.help_confidence = help_confidence
+            if experts is not None:
+                row.experts = list(dict.fromkeys(experts))
             session.add(row)
             return conversation_ref(row)
 

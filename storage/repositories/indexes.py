@@ -28,6 +28,7 @@ from storage.models import (
     IndexingJobLog,
     KnowledgeIndex,
     Scope,
+    VerifiedAnswer,
 )
 from storage.records import ChannelRef, IndexRef, IndexStats, NameTaken, NotFound, UserRef
 from storage.repositories._rows import aware, index_ref, insert_ignoring_conflict
@@ -180,6 +181,7 @@ class IndexRepository:
             session.exec(delete(DocSourceConfig).where(col(DocSourceConfig.index_id) == index_id))
             session.exec(delete(EnabledIndex).where(col(EnabledIndex.index_id) == index_id))
             session.exec(delete(AnswerIndex).where(col(AnswerIndex.index_id) == index_id))
+            session.exec(delete(VerifiedAnswer).where(col(VerifiedAnswer.index_id) == index_id))
             session.exec(delete(KnowledgeIndex).where(col(KnowledgeIndex.id) == index_id))
 
     def set_documents_only(self, index_id: int, documents_only: bool) -> IndexRef:

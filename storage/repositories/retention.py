@@ -28,6 +28,7 @@ from storage.models import (
     ConsoleSession,
     QuestionVector,
     User,
+    VerifiedAnswer,
     utcnow,
 )
 
@@ -119,6 +120,13 @@ class Retention:
                 result = connection.execute(delete(table).where(link.in_(answers)))
                 if result.rowcount:
                     found[str(table.__tablename__)] = int(result.rowcount)
+            # a verified answer saved from one of them stays the channel's (its own copy of
+            # the text); it only stops pointing at the answer removed
+            connection.execute(
+                update(VerifiedAnswer)
+                .where(col(VerifiedAnswer.answer_id).in_(answers))
+                .values(answer_id=None)
+            )
             result = connection.execute(delete(AnswerLog).where(which))
             if result.rowcount:
                 found[str(AnswerLog.__tablename__)] = int(result.rowcount)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import html
 import random
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -12,7 +12,6 @@ from bot.slack.blocks import (
     BLOCKS_PER_MESSAGE,
     MARKDOWN_LIMIT,
     NOTIFICATION_LIMIT,
-    QUOTE_LIMIT,
     SECTION_LIMIT,
     Block,
     answer_messages,
@@ -22,10 +21,11 @@ from bot.slack.blocks import (
     form_button_blocks,
     markdown_blocks,
     paginate,
-    source_block,
     split_text,
+    whole_messages,
 )
 from knowledge.answering.answer import Answer, Citation, ResponseMode
+from knowledge.answering.brief import VISIBLE_LINES, Brief, Glimpse, display_lines
 from knowledge.search.notices import Notice, NoticeKind
 
 WORDS = ["deploy", "billing", "on-call", "pager", "Tuesday", "rollback", "🚀", "naïve", "`code`", "*bold*"]
@@ -140,7 +140,7 @@ def test_paginate_keeps_order_and_fits_messages() -> None:
     assert paginate([]) == []
 
 
-def test_a_long_generated_answer_is_split_into_messages_with_nothing_lost() -> None:
+def test_a_long_generated_answer_shows_a_glance_and_show_more_gives_it_whole() -> None:
     text = words(12_000, seed=3, newline_every=40)
     assert len(text) > 3 * MARKDOWN_LIMIT
     answer = Answer(
@@ -150,48 +150,74 @@ def test_a_long_generated_answer_is_split_into_messages_with_nothing_lost() -> N
         notices=[Notice(NoticeKind.KEYWORD_ONLY)],
         model="gpt-fake",
     )
-    messages = answer_messages(answer, answer_id=7)
-    assert len(messages) >= 4
-    assert_fits_slack(messages)
-    markdown = "".join(b["text"] for m in messages for b in m if b["type"] == "markdown")
+    [glance] = answer_messages(answer, answer_id=7)
+    assert glance[0]["type"] == "context" and "searched by keyword only" in block_texts(glance)
+    shown = "".join(b["text"] for b in glance if b["type"] == "markdown")
+    assert display_lines(shown) <= VISIBLE_LINES and text.startswith(shown.removesuffix("…").strip())
+    [buttons] = [b for b in glance if b["type"] == "actions"]
+    assert [(e["text"]["text"], e["value"]) for e in buttons["elements"]] == [("Show more", "7")]
+    assert glance[-1]["type"] == "context_actions" and glance[-1]["elements"][0]["type"] == "feedback_buttons"
+    assert glance[-1]["elements"][0]["negative_button"]["value"] == "not_helpful:7"
+    assert "Sources: [1] *handbook.md* · [2] *oncall.md*" in block_texts(glance)
+
+    whole = whole_messages(
+        text, [{"n": 1, "name": "handbook.md", "url": None}, {"n": 2, "name": "oncall.md"}]
+    )
+    assert len(whole) >= 4
+    assert_fits_slack(whole)
+    markdown = "".join(b["text"] for m in whole for b in m if b["type"] == "markdown")
     assert visible(markdown) == visible(text)
-    assert messages[0][0]["type"] == "context" and "searched by keyword only" in block_texts(messages[0])
-    last = messages[-1]
-    assert last[-1]["type"] == "context_actions" and last[-1]["elements"][0]["type"] == "feedback_buttons"
-    assert last[-1]["elements"][0]["negative_button"]["value"] == "not_helpful:7"
-    assert "[1] *handbook.md*" in block_texts(last) and "[2] *oncall.md*" in block_texts(last)
-    assert ">" not in block_texts(last).split("*Sources*")[1]  # a generated answer shows no quotes
+    assert "[1] *handbook.md*" in block_texts(whole[-1]) and "[2] *oncall.md*" in block_texts(whole[-1])
+    assert ">" not in block_texts(whole[-1]).split("*Sources*")[1]  # a generated answer shows no quotes
 
 
-def test_many_sources_spill_over_into_another_message() -> None:
+def test_many_sources_fit_their_line() -> None:
     answer = Answer(
         text="See the sources.",
-        citations=[citation(n, f"doc-{n}.md") for n in range(1, 80)],
+        citations=[citation(n, f"doc-{n}-" + "x" * 60 + ".md") for n in range(1, 80)],
         mode=ResponseMode.HYBRID,
         model="gpt-fake",
     )
     messages = answer_messages(answer, answer_id=1)
-    assert len(messages) == 2
     assert_fits_slack(messages)
     shown = "\n".join(block_texts(m) for m in messages)
-    assert all(f"doc-{n}.md" in shown for n in range(1, 80))
+    assert all(f"doc-{n}-" in shown for n in range(1, 80))
+    contexts = [e["text"] for m in messages for b in m if b["type"] == "context" for e in b["elements"]]
+    assert len(contexts) >= 2 and all(len(t) <= SECTION_LIMIT for t in contexts)
 
 
-def test_an_extractive_answer_shows_its_lead_and_each_source_with_its_quote() -> None:
+def test_an_extractive_answer_shows_quotes_from_their_documents_not_a_lead() -> None:
     answer = Answer(
-        text="Here is what I found:\n> We deploy every Tuesday. [1]\n> The pager rotates on Monday. [2]",
+        text="We deploy every Tuesday. [1]\n\n> We deploy every Tuesday. [1]\n> The pager rotates on Monday. [2]",
         citations=[
-            citation(1, "deploy.md", "We deploy every Tuesday."),
-            citation(2, "oncall.md", "The pager rotates on Monday.\nEscalate within 15 minutes."),
+            citation(1, "deploy.md", "We deploy every Tuesday.", section="Schedule"),
+            citation(
+                2,
+                "oncall.md",
+                "The pager rotates on Monday.\nEscalate within 15 minutes.",
+                url="https://wiki.example.com/oncall",
+            ),
         ],
         mode=ResponseMode.SMART_FALLBACK,
+        glance=Brief(
+            quotes=(
+                Glimpse(1, "We deploy every Tuesday.", "deploy.md › Schedule"),
+                Glimpse(2, "The pager rotates on Monday.\n… Escalate within 15 minutes.", "oncall.md"),
+            ),
+            complete=False,
+        ),
     )
     [blocks] = answer_messages(answer, answer_id=3)
-    assert blocks[0] == {"type": "markdown", "text": "Here is what I found:"}
-    texts = block_texts(blocks)
-    assert "[1] *deploy.md* — added" in texts and "\n>We deploy every Tuesday." in texts
-    assert "\n>The pager rotates on Monday.\n>Escalate within 15 minutes." in texts
-    assert texts.count("We deploy every Tuesday.") == 1  # quoted once, under its source
+    assert blocks[0]["text"]["text"] == "From *deploy.md* › Schedule: We deploy every Tuesday."
+    assert blocks[1]["text"]["text"] == (
+        "From <https://wiki.example.com/oncall|oncall.md>: The pager rotates on Monday.\n… Escalate within 15 minutes."
+    )
+    assert not [b for b in blocks if b["type"] == "markdown"], "no sentence Lore seems to have written"
+    assert any(b["type"] == "actions" and b["elements"][0]["action_id"] == "answer_more" for b in blocks)
+    assert answer.short() == (
+        "From deploy.md › Schedule: We deploy every Tuesday.\n"
+        "From oncall.md: The pager rotates on Monday.\n… Escalate within 15 minutes."
+    )
 
 
 def test_an_abstention_has_no_feedback_buttons() -> None:
@@ -200,27 +226,6 @@ def test_an_abstention_has_no_feedback_buttons() -> None:
     )
     [blocks] = answer_messages(answer, answer_id=5)
     assert [b["type"] for b in blocks] == ["markdown"]
-
-
-def test_a_source_block_fits_a_section_and_escapes_what_it_quotes() -> None:
-    huge = citation(
-        1,
-        name="<script>&" + "n" * 4_000,
-        text="q" * 10_000,
-        url="https://example.com/" + "u" * 5_000,
-        author="a" * 3_000,
-    )
-    for quote in (True, False):
-        block = source_block(huge, quote=quote)
-        assert block["type"] == "section" and len(block["text"]["text"]) <= SECTION_LIMIT
-    quoted = source_block(citation(1, "a<b>.md", "x < y & z > w " * 100, author="Ada"), quote=True)
-    text = quoted["text"]["text"]
-    assert "*a&lt;b&gt;.md*" in text and "by Ada" in text and "in eng" in text
-    assert "x &lt; y &amp; z &gt; w" in text and "<b>" not in text
-    assert len(html.unescape(text.split("\n>", 1)[1])) == QUOTE_LIMIT  # trimmed, with an ellipsis
-    assert text.endswith("…")
-    linked = source_block(citation(2, "Runbook", url="https://wiki.example.com/runbook"), quote=False)
-    assert linked["text"]["text"].startswith("[2] <https://wiki.example.com/runbook|Runbook> — added")
 
 
 def test_sources_of_one_name_show_their_folders_and_each_its_section_escaped() -> None:
@@ -241,16 +246,18 @@ def test_sources_of_one_name_show_their_folders_and_each_its_section_escaped() -
     )
     [blocks] = answer_messages(answer, answer_id=7)
     texts = block_texts(blocks)
-    assert "[1] *httpx/docs/index.md* › Logging — added" in texts
-    assert "[2] *uvicorn/docs/index.md* › &lt;!channel&gt; &amp; co — added" in texts
-    assert "[3] *httpx/docs/index.md* — added" in texts, "one document cited twice needs no folders"
+    assert "[1] *httpx/docs/index.md* › Logging" in texts
+    assert "[2] *uvicorn/docs/index.md* › &lt;!channel&gt; &amp; co" in texts
+    assert "[3] *httpx/docs/index.md* ·" not in texts and texts.endswith("[3] *httpx/docs/index.md*"), (
+        "one document cited twice needs no folders"
+    )
     assert "<!channel>" not in texts
     assert answer_text(answer).endswith("\nSources: httpx/docs/index.md, uvicorn/docs/index.md")
-    linked = source_block(
-        citation(4, "Runbook", url="https://wiki.example.com/runbook", section="Paging"), quote=False
+    linked = replace(
+        answer, citations=[citation(4, "Runbook", url="https://wiki.example.com/runbook", section="Paging")]
     )
-    assert linked["text"]["text"].startswith(
-        "[4] <https://wiki.example.com/runbook|Runbook> › Paging — added"
+    assert "[4] <https://wiki.example.com/runbook|Runbook> › Paging" in block_texts(
+        answer_messages(linked, 1)[0]
     )
 
 
@@ -271,9 +278,11 @@ def test_the_notification_text_is_the_answer_itself_with_its_source_names() -> N
         ],
         mode=ResponseMode.SMART_FALLBACK,
     )
-    assert answer_text(extractive) == (
-        "We deploy every Tuesday.\nThe pager rotates on Monday.\nSources: deploy.md, oncall.md"
+    glanced = replace(
+        extractive,
+        glance=Brief(quotes=(Glimpse(1, "We deploy\nevery Tuesday.", "deploy.md"),), complete=False),
     )
+    assert answer_text(glanced) == "From deploy.md: We deploy\nevery Tuesday.\nSources: deploy.md, oncall.md"
     generated = Answer(
         text=words(3_000, seed=4),
         citations=[citation(n, f"doc-{n}.md") for n in range(1, 9)],
@@ -282,13 +291,13 @@ def test_the_notification_text_is_the_answer_itself_with_its_source_names() -> N
     )
     text = answer_text(generated)
     lead, sources = text.rsplit("\n", 1)
-    assert generated.text.startswith(lead.removesuffix("…")) and len(lead) <= NOTIFICATION_LIMIT
+    assert generated.text.startswith(lead.removesuffix("…").rstrip()) and len(lead) <= NOTIFICATION_LIMIT
     assert sources == "Sources: doc-1.md, doc-2.md, doc-3.md, doc-4.md, doc-5.md and 3 more"
     abstained = Answer(
         text="I couldn't find anything.", citations=[], mode=ResponseMode.RAG_ONLY, abstained=True
     )
     assert answer_text(abstained) == "I couldn't find anything."
-    assert "Here is what I found" not in answer_text(extractive)
+    assert "Here is what I found" not in answer_text(glanced)
 
 
 def test_every_button_has_an_accessibility_label() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from bot.chat import commands as c
 from bot.chat.commands import parse
+from bot.chat.grammar import asks_something
 
 
 def variants(text: str) -> list[str]:
@@ -118,6 +119,13 @@ COMMANDS: list[tuple[str, c.Command]] = [
     ("use function retrieval here", c.SetStrategy("function")),
     ("stop indexing https://docs.example.com", c.StopIndexing("https://docs.example.com")),
     ("refresh https://docs.example.com", c.Refresh("https://docs.example.com")),
+    ("answer questions here", c.HelpChannel(True)),
+    ("answer questions in this channel when 80% sure", c.HelpChannel(True, 0.8)),
+    ("make this a help channel", c.HelpChannel(True)),
+    ("stop answering questions here", c.HelpChannel(False)),
+    ("don't answer questions here", c.HelpChannel(False)),
+    ("no experts here", c.SetExperts(())),
+    ("list verified answers", c.ListVerified()),
 ]
 
 
@@ -192,6 +200,42 @@ QUESTIONS = [
     "stop",
     "thanks",
 ]
+
+
+def test_an_answer_taught_keeps_the_question_and_the_answer_as_said() -> None:
+    assert parse("the answer to “how do I roll back?” is: switch the load balancer back.") == c.Teach(
+        "how do I roll back?", "switch the load balancer back."
+    )
+    assert parse("<@UBOT> answer to how do we deploy? is every Tuesday") == c.Teach(
+        "how do we deploy?", "every Tuesday"
+    )
+    assert parse("what is the answer to the ultimate question?") == c.Question(
+        "what is the answer to the ultimate question?"
+    )
+
+
+def test_experts_are_named_as_slack_writes_them() -> None:
+    said = "experts here are <@U1> <@U2|bob> and <!subteam^S9|@eng-oncall>"
+    assert parse(said) == c.SetExperts(("U1", "U2", "S9"))
+    assert parse("@lore experts here are @ana @ben") == c.SetExperts(("ana", "ben"))
+    assert parse("who are the experts here?") == c.Question("who are the experts here?")
+
+
+@pytest.mark.parametrize(
+    ("message", "asks"),
+    [
+        ("how do I roll back a release?", True),
+        ("Does anyone know where the staging keys live", True),
+        ("the deploy is stuck, any idea why", True),
+        ("is the build farm down?", True),
+        ("deploy finished, thanks all", False),
+        ("why?", False),
+        ("lunch at noon", False),
+        ("<@U1> <@U2>", False),
+    ],
+)
+def test_what_asks_something_in_a_help_channel(message: str, asks: bool) -> None:
+    assert asks_something(message) is asks
 
 
 @pytest.mark.parametrize("text", QUESTIONS)

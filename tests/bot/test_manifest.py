@@ -26,7 +26,7 @@ from tests.bot.conftest import TEAM, SlackBot
 ASYNC = pytest.mark.asyncio(loop_scope="module")
 
 ROOT = Path(__file__).parents[2]
-NOT_SUBSCRIBED = ("reaction_added", "channel_created", "team_join", "file_shared")
+NOT_SUBSCRIBED = ("reaction_removed", "channel_created", "team_join", "file_shared")
 """Events Lore does not handle: the probe must find them unhandled, or it proves nothing."""
 
 
@@ -138,13 +138,20 @@ async def test_the_manifest_declares_the_slash_command_and_the_shortcut(bot: Sla
     [command] = features["slash_commands"]
     assert command["command"] == COMMAND and command["should_escape"] is False
     assert (await bot.slash("UPROBE", "CPROBE", "help")).status == 200
-    [shortcut] = features["shortcuts"]
-    assert shortcut == shortcut | {
+    memory, answer = features["shortcuts"]
+    assert memory == memory | {
         "type": "message",
         "callback_id": "add_to_memory",
         "name": "Add to Lore's memory",
     }
+    assert answer == answer | {
+        "type": "message",
+        "callback_id": "save_as_answer",
+        "name": "Save as the answer",
+    }
     assert await handled_shortcut(bot, "add_to_memory")
+    assert await handled_shortcut(bot, "save_as_answer")
+    assert not await handled_shortcut(bot, "no_such_shortcut"), "the probe can tell"
     assert (
         features["app_home"]["home_tab_enabled"] is True
         and features["app_home"]["messages_tab_enabled"] is True

@@ -152,6 +152,25 @@ async def test_slack_only_commands_say_so_in_the_shell(terminal: Terminal) -> No
     assert "lore> I haven't learned this channel's history" in printed
 
 
+async def test_a_channel_made_a_help_channel_in_the_shell_answers_only_what_it_is_sure_of(
+    terminal: Terminal,
+) -> None:
+    await terminal.type("/as alice", "/in #eng", "@lore add ./notes to your memory")
+    made = await terminal.type("@lore answer questions here", "@lore experts here are @bob")
+    assert "I answer questions posted here without a mention" in made and "Experts here: @bob" in made
+    answered = await terminal.type("when do we deploy the billing service?")
+    assert "We deploy the billing service every Tuesday" in answered
+    quiet = await terminal.type("lunch at noon, anyone?", "what is the capital of the moon colony?")
+    assert quiet.count("Lore stayed quiet") == 2 and "couldn't find" not in quiet
+    taught = await terminal.type("@lore the answer to “who keeps the spare key?” is: Priya at the front desk")
+    assert "Saved as the verified answer" in taught
+    verified = await terminal.type("@lore who keeps the spare key?")
+    assert verified.index("Priya at the front desk") < verified.index("✅ Verified by alice")
+    assert "Priya" in await terminal.type("@lore list verified answers")
+    assert "no longer answer" in await terminal.type("@lore stop answering questions here")
+    assert "Lore stayed quiet" not in await terminal.type("lunch at noon, anyone?")
+
+
 async def test_mistakes_get_a_did_you_mean_or_a_missing_path_not_an_answer(terminal: Terminal) -> None:
     await terminal.type("add ./notes to your memory")  # something any question could quote
 

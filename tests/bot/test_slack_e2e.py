@@ -16,6 +16,7 @@ import pytest_asyncio
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from knowledge import VISIBLE_LINES, display_lines
 from storage.repositories.answers import AnswerRepository
 from storage.repositories.history import AnswerHistory
 from tests.bot.conftest import BOT, TEAM, Reply, SlackBot, markdown_file, only_reply
@@ -93,14 +94,18 @@ async def test_a_mention_adds_the_attached_doc_then_answers_in_the_thread_citing
     asked = await bot.mention("CDOCS", "UADA", "When do we deploy the billing service?")
     answer = only_reply(bot, "CDOCS", asked)
     assert answer.method == "chat.postMessage" and answer.thread_ts == asked
-    assert answer.markdown == "We deploy the billing service every Tuesday with the blue-green pipeline. [1]"
-    assert "[1] *deploy.md* — added just now, in docs" in answer.text
-    assert ">We deploy the billing service every Tuesday with the blue-green pipeline." in answer.text
+    assert answer.markdown == "", "quotes, not a sentence Lore seems to have written"
+    assert (
+        "From *deploy.md*: We deploy the billing service every Tuesday with the blue-green pipeline."
+        in answer.text
+    )
+    assert "Sources: [1] *deploy.md*" in answer.text
     assert answer.button("answer_feedback")["positive_button"]["value"].startswith("helpful:")
     [post] = bot.calls("chat.postMessage")
     assert post.params["unfurl_links"] is False and post.params["unfurl_media"] is False
     assert post.params["text"] == (  # what a notification and a screen reader say: the answer
-        "We deploy the billing service every Tuesday with the blue-green pipeline.\nSources: deploy.md"
+        "From deploy.md: We deploy the billing service every Tuesday with the blue-green pipeline."
+        "\nSources: deploy.md"
     )
 
     methods = bot.methods()
@@ -147,7 +152,7 @@ async def test_a_file_dropped_in_a_dm_goes_into_the_personal_index_without_a_com
 
     asked = await bot.dm("UCARL", "who carries the pager, and for how long?")
     answer = only_reply(bot, "DUCARL", asked)
-    assert "[1] *oncall.md* — added just now, in personal" in answer.text
+    assert "Sources: [1] *oncall.md*" in answer.text and "From *oncall.md*:" in answer.text
 
 
 async def test_a_sign_in_page_instead_of_the_file_gets_a_polite_answer(bot: SlackBot) -> None:
@@ -593,7 +598,7 @@ def long_text(paragraphs: int = 60) -> str:
     return "\n\n".join(f"Step {n}: " + sentence * 3 for n in range(paragraphs))
 
 
-async def test_a_long_answer_is_streamed_whole(gpt: SlackBot) -> None:
+async def test_a_long_answer_is_streamed_whole_then_cut_to_a_glance(gpt: SlackBot) -> None:
     assert gpt.llm is not None
     gpt.slack.add_channel("CLONG", "long")
     gpt.slack.add_user("ULEN", "len")
@@ -602,14 +607,28 @@ async def test_a_long_answer_is_streamed_whole(gpt: SlackBot) -> None:
     gpt.llm.enqueue(LLMReply(text))
     asked = await gpt.mention("CLONG", "ULEN", "walk me through every deploy step")
     answer = only_reply(gpt, "CLONG", asked)
-    assert answer.method == "chat.startStream" and answer.markdown == text
-    for call in gpt.calls():
-        if call.method in ("chat.startStream", "chat.appendStream", "chat.stopStream"):
-            assert sum(len(c["text"]) for c in call.params.get("chunks", [])) <= 12_000
-    assert answer.button("answer_feedback")
+    streamed = [
+        c for c in gpt.calls() if c.method in ("chat.startStream", "chat.appendStream", "chat.stopStream")
+    ]
+    assert answer.method == "chat.startStream"
+    pieces = [
+        str(c.params.get("markdown_text") or "")
+        + "".join(
+            chunk["text"] for chunk in c.params.get("chunks", []) if chunk.get("type") == "markdown_text"
+        )
+        for c in streamed
+    ]
+    assert "".join(pieces) == text
+    for call in streamed:
+        assert sum(len(c["text"]) for c in call.params.get("chunks", [])) <= 12_000
+    # once complete, it is cut to a glance; "Show more" gives it whole
+    [cut] = gpt.calls("chat.update")
+    glance = "".join(b["text"] for b in cut.params["blocks"] if b["type"] == "markdown")
+    assert display_lines(glance) <= VISIBLE_LINES and text.startswith(glance.removesuffix("…").strip())
+    assert answer.button("answer_feedback") and answer.button("answer_more")
 
 
-async def test_without_streaming_a_long_answer_is_split_over_messages_with_nothing_lost(
+async def test_without_streaming_a_long_answer_is_a_glance_and_show_more_gives_it_whole(
     gpt: SlackBot,
 ) -> None:
     assert gpt.llm is not None
@@ -619,14 +638,19 @@ async def test_without_streaming_a_long_answer_is_split_over_messages_with_nothi
     gpt.llm.enqueue(LLMReply(text))
     gpt.slack.fail("chat.startStream", "not_allowed_token_type")
     asked = await gpt.mention("CSPLIT", "USPLIT", "list every deploy step in detail")
-    answers = gpt.replies("CSPLIT", asked)
-    assert len(answers) >= 2 and all(a.method == "chat.postMessage" for a in answers)
-    assert "".join("".join(a.markdown.split()) for a in answers) == "".join(text.split())
+    [answer] = gpt.replies("CSPLIT", asked)
+    assert answer.method == "chat.postMessage" and display_lines(answer.markdown) <= VISIBLE_LINES
+    assert answer.button("answer_feedback")
+    gpt.begin()
+    await gpt.press("USPLIT", "CSPLIT", answer, "answer_more")
+    pages = [c for c in gpt.calls("chat.postEphemeral") if c.params.get("user") == "USPLIT"]
+    assert len(pages) >= 2 and all(c.params["thread_ts"] == asked for c in pages)
+    shown = "".join(b["text"] for c in pages for b in c.params["blocks"] if b["type"] == "markdown")
+    assert "".join(shown.split()) == "".join(text.split()), "Show more gives the whole answer"
     for call in gpt.calls():
         blocks = call.params.get("blocks") or []
         assert len(blocks) <= 50
         assert sum(len(b["text"]) for b in blocks if b["type"] == "markdown") <= 12_000
-    assert answers[-1].button("answer_feedback")
 
     gpt.begin()
     gpt.llm.enqueue(LLMReply("Short and sweet."))

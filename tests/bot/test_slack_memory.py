@@ -81,7 +81,8 @@ async def test_remember_this_thread_saves_it_with_its_permalink_and_answers_cite
     question = await bot.mention("CINC", "UBEN", "which expired certificate took the gateway down?")
     answer = only_reply(bot, "CINC", question).text
     title = "Thread in #incidents: The payments outage on Friday: what was the root cause?"
-    assert f"[1] <{permalink('CINC', thread)}|{title}> — by amy, ben, added just now" in answer
+    assert f"From <{permalink('CINC', thread)}|{title}>:" in answer
+    assert f"Sources: [1] <{permalink('CINC', thread)}|{title}>" in answer
     assert "An expired TLS certificate on the @amy gateway, renewed at 14:05 UTC." in answer
 
     bot.begin()  # saving again after the thread grew updates the one document

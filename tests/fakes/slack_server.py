@@ -190,6 +190,8 @@ class FakeSlack(LoopbackServer):
         """Uses left of each response_url handed out (Slack allows five)."""
         self.granted_scopes: tuple[str, ...] | None = None
         """What auth.test reports in `x-oauth-scopes` (None: no header)."""
+        self._groups: dict[str, list[str]] = {}
+        """User groups (S…) and their members, for usergroups.users.list."""
         self._failures: dict[str, list[str]] = {}
         self._download_delays: dict[str, float] = {}
         self._serial = itertools.count(1)
@@ -389,6 +391,10 @@ class FakeSlack(LoopbackServer):
         self._store(channel, message)
         return message
 
+    def add_usergroup(self, id: str, users: Sequence[str]) -> None:
+        """A user group (`<!subteam^S…>`) and who is in it."""
+        self._groups[id] = list(users)
+
     def response_url(self) -> str:
         """A new response_url, as slash commands and interactions carry: POSTing a message
         to it is recorded as a `response_url` call (its JSON body, and `url` naming it)."""
@@ -557,6 +563,7 @@ class FakeSlack(LoopbackServer):
             "conversations.replies": self._replies,
             "users.info": lambda p: {"user": self._known(self._users, p, "user")},
             "users.conversations": self._user_conversations,
+            "usergroups.users.list": self._group_users,
             "files.info": self._files_info,
             "views.open": self._open_view,
             "views.update": self._update_view,
@@ -700,6 +707,12 @@ class FakeSlack(LoopbackServer):
             "channels": found[start : start + limit],
             "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
         }
+
+    def _group_users(self, params: Json) -> Json:
+        group = _required(params, "usergroup")
+        if group not in self._groups:
+            raise SlackError("no_such_subteam")
+        return {"users": list(self._groups[group])}
 
     def _history(self, params: Json) -> Json:
         """conversations.history: the channel's top-level messages (and thread broadcasts),

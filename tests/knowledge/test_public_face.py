@@ -29,6 +29,8 @@ PUBLIC = [
     "find_documents", "folder_sources", "ingest_corpus", "load_beir", "load_questions", "matches",
     "message_text", "normalise_labels", "score_answers", "system_resolve", "without_surrogates",
     "worker_name",
+    # answers at a glance and verified answers (issue 42)
+    "Brief", "VISIBLE_LINES", "VerifiedAnswers", "VerifiedMatch", "cut", "display_lines",
 ]  # fmt: skip
 
 

@@ -199,7 +199,13 @@ async def test_issue_35_holds_in_lore_run(tmp_path: Path) -> None:
             lambda c: c.method == "response_url" and c.params.get("url") == url and "twenty" in json.dumps(c.params),
             60, "the private answer",
         )  # fmt: skip
-        share = next(e for b in private.params["blocks"] if b["type"] == "actions" for e in b["elements"])
+        share = next(
+            e
+            for b in private.params["blocks"]
+            if b["type"] == "actions"
+            for e in b["elements"]
+            if e["action_id"] == "share_answer"  # beside "Show more"
+        )
         before = len(slack.calls)
         await client.press("UREVIEW", "CGENERAL", {"type": "button", "action_id": share["action_id"],
                                                    "block_id": "s", "value": share["value"]},

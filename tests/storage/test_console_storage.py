@@ -19,6 +19,7 @@ from storage.repositories.history import AnswerHistory
 from storage.repositories.indexes import IndexRepository
 from storage.repositories.retention import Retention
 from storage.repositories.usage import UsageRepository
+from storage.repositories.verified import VerifiedEntry, VerifiedRepository
 from storage.values import Scope, SourceKind, utcnow
 
 TENANT = "T0001"
@@ -203,3 +204,28 @@ def test_a_session_ends_when_signed_out_or_expired(database: Database) -> None:
     expired, _ = access.open_session(TENANT, ids["ada"], via="slack", lasts=timedelta(seconds=-1))
     assert access.session(expired) is None
     assert Retention(database).end_stale_sessions() == 1
+
+
+def test_removing_questions_keeps_a_verified_answer_saved_from_one(database: Database) -> None:
+    """A verified answer saved from Lore's answer points at it (a foreign key): retention and
+    forgetting its asker remove the answer, and keep the channel's verified answer (its own
+    copy of the text), no longer pointing at it."""
+    ids = world(database)
+    repository = VerifiedRepository(database)
+    saved = []
+    for n, user in enumerate(("ada", "bea")):
+        answer_id = ask(database, ids, f"question {n}", "public", user=user)
+        entry = VerifiedEntry(
+            tenant_id=TENANT, index_id=ids["index"], source_key=f"answer:{answer_id}", question=f"question {n}",
+            answer="the answer", question_vector=[0.0, 0.0, 1.0], embedding_model="m", answered_by="Lore",
+            verified_by=ids["bea"], answer_id=answer_id,
+        )  # fmt: skip
+        saved.append(repository.save(entry).id)
+    bea_answer = repository.get(saved[1], TENANT).answer_id
+    assert bea_answer is not None
+    age(database, bea_answer, 40)
+    assert Retention(database).forget_user(TENANT, ids["ada"])["answer_log"] == 1
+    assert Retention(database).purge_before(TENANT, utcnow() - timedelta(days=30))["answer_log"] == 1
+    for verified in saved:
+        kept = repository.get(verified, TENANT)
+        assert kept.answer == "the answer" and kept.answer_id is None

@@ -166,6 +166,54 @@ class Door:
         await self.deliver(event)
         return await self._replies_since(before, ts)
 
+    async def post(self, channel: str, user: str, text: str, *, thread_ts: str | None = None) -> str:
+        """A message to nobody (no mention), top-level unless `thread_ts`; its ts. What Lore
+        says after it is for the caller to wait for (it may say nothing)."""
+        ts = self.slack._next_ts()
+        self.slack.add_message(channel, ts, text, user, thread_ts=thread_ts)
+        event: dict[str, Any] = {
+            "type": "message", "channel_type": "channel", "user": user, "text": text, "ts": ts,
+            "channel": channel, "event_ts": ts, "team": TEAM,
+        }  # fmt: skip
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        await self.deliver(event)
+        return ts
+
+    async def press(self, user: str, channel: str, message: dict[str, Any], action_id: str) -> str:
+        """Press the button `action_id` on one of Lore's messages (as Slack has it), and what
+        Lore said after."""
+        button = next(
+            e
+            for b in message.get("blocks") or []
+            for e in b.get("elements") or []
+            if e.get("action_id") == action_id
+        )
+        payload = {
+            "type": "block_actions", "team": {"id": TEAM, "domain": "lore-test"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM}, "api_app_id": "A0RUN",
+            "container": {"type": "message", "message_ts": message["ts"], "channel_id": channel,
+                          "thread_ts": message.get("thread_ts")},
+            "trigger_id": f"{self.slack._next_ts()}.trigger", "channel": {"id": channel, "name": channel.lower()},
+            "message": message, "response_url": self.slack.response_url(),
+            "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": button["value"],
+                         "action_ts": self.slack._next_ts()}],
+        }  # fmt: skip
+        return await self.interact(payload)
+
+    async def shortcut(self, user: str, channel: str, message: dict[str, Any], callback_id: str) -> str:
+        """A message shortcut on `message`, and what Lore said after."""
+        return await self.interact(
+            {
+                "type": "message_action", "callback_id": callback_id, "trigger_id": "1.shortcut",
+                "team": {"id": TEAM, "domain": "lore-test"},
+                "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+                "channel": {"id": channel, "name": channel.lower()}, "message": dict(message),
+                "message_ts": message["ts"], "response_url": self.slack.response_url(),
+                "action_ts": self.slack._next_ts(), "token": "legacy",
+            }
+        )  # fmt: skip
+
     async def mention(
         self,
         channel: str,

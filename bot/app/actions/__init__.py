@@ -16,6 +16,7 @@ from bot.app.actions.connectors import ConnectorActions
 from bot.app.actions.coverage import CoverageActions
 from bot.app.actions.documents import AddOutcome, DocumentActions
 from bot.app.actions.feedback import FeedbackActions, IndexReview, Verdict
+from bot.app.actions.helping import HelpActions, MembersOf, VerifiedListing, no_groups
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.inventory import InventoryActions
@@ -40,17 +41,21 @@ __all__ = [
     "DocumentText",
     "Explanation",
     "FeedbackActions",
+    "HelpActions",
     "Home",
     "HomeActions",
     "IndexActions",
     "IndexReview",
     "InventoryActions",
+    "MembersOf",
     "SearchActions",
     "SettingActions",
     "SourceActions",
     "SourceStatus",
     "ThreadActions",
     "Verdict",
+    "VerifiedListing",
+    "no_groups",
 ]
 
 
@@ -69,6 +74,7 @@ class Actions:
         self.feedback = FeedbackActions(services)
         self.home = HomeActions(services, self.indexes, self.documents, self.sources, self.feedback)
         self.threads = ThreadActions(services, self.indexes, self.sources)
+        self.helping = HelpActions(services)
         self.admin = AdminActions(services)
         self.inventory = InventoryActions(services, self.admin, self.indexes, self.documents, self.sources)
         self.coverage = CoverageActions(services, self.admin, self.indexes, self.documents)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from bot.app.services import Services
 
 NOT_YOURS = "only the person who asked can share that answer, in the conversation where they asked"
+NOT_HERE = "I can't show that answer here: it was given in another conversation."
 NOT_FOR_CHANNEL = (
     "that answer draws on documents their source lets only some people read, so I can't post it "
     "where everyone in the channel would see it; ask in the channel instead, and I'll answer from "
@@ -39,10 +40,12 @@ class AnswerActions:
         answer: Answer,
         searched: Sequence[IndexRef] = (),
         *,
+        thread: str | None = None,
         latency_ms: int | None = None,
     ) -> int:
-        """Keep an answer (and how long it took); its id is what its feedback buttons carry.
-        A question Lore could not answer keeps its vector too, for the coverage-gap job."""
+        """Keep an answer (the thread it was given in, how long it took); its id is what its
+        buttons carry. A question Lore could not answer keeps its vector too, for the
+        coverage-gap job."""
         entry = AnswerEntry(
             tenant_id=actor.place.tenant_id,
             question=question,
@@ -58,9 +61,12 @@ class AnswerActions:
                     "index": c.index_name,
                     "index_id": c.index_id,
                     "document_id": c.document_id,
+                    **({"section": c.section} if c.section else {}),
                 }
                 for c in answer.citations
             ],
+            brief=answer.short(),
+            thread=thread,
             conversation_id=actor.conversation.id,
             user_id=actor.user.id,
             searched=[index.id for index in searched],
@@ -72,6 +78,21 @@ class AnswerActions:
         if answer.abstained:  # a coverage gap: its vector is kept while the search has it at hand
             await self._services.gaps.keep(answer_id, question)
         return answer_id
+
+    async def given_here(self, actor: Actor, answer_id: int) -> AnswerRecord:
+        """An answer given in the conversation the actor is in (whoever asked it: everyone
+        there saw it), for "Show more"; `NotAllowed` for one given anywhere else, and for
+        someone else's private answer (`/lore`) that drew on documents their source lets
+        only some people read."""
+        try:
+            found = await asyncio.to_thread(self._answers.get, answer_id, actor.place.tenant_id)
+        except NotFound:
+            raise NotAllowed(NOT_HERE) from None
+        if found.conversation_id != actor.conversation.id:
+            raise NotAllowed(NOT_HERE)
+        if found.user_id != actor.user.id and not await self._access.may_share(found.restricted):
+            raise NotAllowed(NOT_HERE)
+        return found
 
     async def own(self, actor: Actor, answer_id: int) -> AnswerRecord:
         """An answer the actor was given in the conversation they are in (to share it

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from storage.access import Action, Given, IndexFacts, Place, Sight, sight
-from storage.records import ChannelRef, IndexRef, NotFound, ReviewItem
+from storage.records import AnswerRecord, ChannelRef, IndexRef, NotFound, ReviewItem, VerifiedRef
 from storage.values import FeedbackReason
 
 if TYPE_CHECKING:
@@ -48,6 +48,15 @@ class IndexReview:
     withheld_unhelpful: int = 0
     """Unhelpful answers given where the reviewer may not read them: counted, not shown."""
     withheld_unanswered: int = 0
+
+    escalated: tuple[AnswerRecord, ...] = ()
+    """Answers someone took to the experts ("Ask an expert"), where the reviewer may read them."""
+    verified: tuple[VerifiedRef, ...] = ()
+    """The verified answers the index keeps (those awaiting review first)."""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.total_unhelpful or self.total_unanswered or self.escalated or self.verified)
 
     @property
     def total_unhelpful(self) -> int:
@@ -123,11 +132,14 @@ class FeedbackActions:
             indexes = await catalog.visible(place, Action.REVIEW)
         if not indexes:
             return []
-        items = await asyncio.to_thread(
-            self._answers.review, place.tenant_id, [i.id for i in indexes], limit=limit
-        )
+        ids = [i.id for i in indexes]
+        items = await asyncio.to_thread(self._answers.review, place.tenant_id, ids, limit=limit)
         items = await self._within_reach(place, items)
         seen = {item.answer.id: await self._sight(item, place) for item in items}
+        escalated = await asyncio.to_thread(self._answers.escalated, place.tenant_id, ids, limit=limit)
+        escalated = [a for a in escalated if await self._answer_sight(a, place) == Sight.TEXT]
+        escalated = await self._reach(place, escalated)
+        verified = await asyncio.to_thread(self._services.verified_answers.of_indexes, ids)
         reviews = []
         for reviewed in indexes:
             mine = [i for i in items if reviewed.id in i.answer.index_ids and seen[i.answer.id] is not None]
@@ -139,32 +151,46 @@ class FeedbackActions:
                 unanswered=tuple(i for i in shown if i.answer.abstained),
                 withheld_unhelpful=sum(not i.answer.abstained for i in withheld),
                 withheld_unanswered=sum(i.answer.abstained for i in withheld),
+                escalated=tuple(a for a in escalated if reviewed.id in a.index_ids),
+                verified=tuple(
+                    sorted(
+                        (v for v in verified if v.index_id == reviewed.id),
+                        key=lambda v: v.live,
+                    )[:limit]
+                ),
             )
-            if review.total_unhelpful or review.total_unanswered:
+            if not review.empty:
                 reviews.append(review)
         return reviews
 
     async def _within_reach(self, place: Place, items: list[ReviewItem]) -> list[ReviewItem]:
-        """The items as the reviewer may see them: an answer that drew on documents its
-        source does not let them read keeps its question and verdicts, not its text, nor the
-        citations of those documents."""
-        restricted = sorted({d for item in items for d in item.answer.restricted})
+        """The items as the reviewer may see them (`_reach`)."""
+        answers = await self._reach(place, [item.answer for item in items])
+        return [replace(item, answer=answer) for item, answer in zip(items, answers, strict=True)]
+
+    async def _reach(self, place: Place, answers: list[AnswerRecord]) -> list[AnswerRecord]:
+        """The answers as the reviewer may see them: one that drew on documents its source
+        does not let them read keeps its question, not its text or glance, nor the citations
+        of those documents."""
+        restricted = sorted({d for answer in answers for d in answer.restricted})
         if not restricted:
-            return items
+            return answers
         readable = await self._services.actions.access.readable(place, restricted)
         shown = []
-        for item in items:
-            hidden = set(item.answer.restricted) - readable
+        for answer in answers:
+            hidden = set(answer.restricted) - readable
             if hidden:
-                cited = [c for c in item.answer.cited if c.get("document_id") not in hidden]
-                item = replace(item, answer=replace(item.answer, text=None, cited=cited))
-            shown.append(item)
+                cited = [c for c in answer.cited if c.get("document_id") not in hidden]
+                answer = replace(answer, text=None, brief=None, cited=cited)
+            shown.append(answer)
         return shown
 
     async def _sight(self, item: ReviewItem, place: Place) -> Sight | None:
         """How much of the answer the reviewer at `place` may see, by where it was given
         and the indexes it searched and quoted."""
-        answer = item.answer
+        return await self._answer_sight(item.answer, place)
+
+    async def _answer_sight(self, answer: AnswerRecord, place: Place) -> Sight | None:
         ids = sorted({*answer.index_ids, *answer.cited_index_ids})
         facts = [await self._facts(i) for i in ids]
         return sight(answer.facts, facts, place)
