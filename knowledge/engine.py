@@ -35,7 +35,7 @@ from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import IndexRef
 from storage.values import Strategy as Strategy  # stored as chosen
 
-ANSWERS_KEPT = 512
+ANSWERS_KEPT = 512  # recent answers kept for a repeated question: bounds memory, not hit rate
 ANSWERS_TTL_SECONDS = 600.0
 """An answer is asked again within minutes (a retry, a colleague); its key holds each index's
 content version, so a document added or removed changes the key of every answer it could change."""
@@ -59,7 +59,10 @@ class AnswerSpec:
     confident_similarity: float = 0.55
     """The similarity at which retrieval confidence reaches 1.0."""
     min_confidence: float = 0.7
+    """SMART_FALLBACK answers from the documents alone from this retrieval closeness on; under
+    it, a model fills the gaps (a closeness of 0.7 is a passage plainly on the question)."""
     generative_top_k: int = 12
+    """Passages retrieved for a model's context: as many as the second stage ranks."""
     extractive_top_k: int = 12
     """Passages retrieved for the second stage to rank when answering without a model."""
     llm_rerank: int = 0

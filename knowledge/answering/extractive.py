@@ -37,7 +37,7 @@ from knowledge.search.retrieval import Hit, Retrieval
 from knowledge.text.quotes import Kind, Unit, without_marker
 from knowledge.text.syntax import FENCE
 
-QUOTED_PASSAGES = 3
+QUOTED_PASSAGES = 3  # an answer and two places that add to it fit a Slack message read at a glance
 MOST_QUOTED = READ_ON
 """For a question that asks several things (`asks_several`), one passage more: its parts'
 answers often lie in different passages. The judge reads on as many (`READ_ON`)."""
@@ -47,9 +47,9 @@ _SEVERAL = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 """Two questions, clauses joined by "and what/how/…", a comparison."""
-MAX_PER_DOCUMENT = 2
-EXCERPT_CHARS = 800
-LEAD_EXCERPT_CHARS = 1200
+MAX_PER_DOCUMENT = 2  # the third quote of one page crowds out another page's answer
+EXCERPT_CHARS = 800  # a paragraph and its example: about what a passage of MiniLM's window holds
+LEAD_EXCERPT_CHARS = 1200  # the best passage may run on into the next one (`READ_ON`)
 INTRODUCED_CHARS = 400
 """A quote ending with a sentence that introduces an example ("For example:") may run this far
 past its budget to show it; a longer example leaves the sentence out."""
@@ -64,8 +64,8 @@ CROSSING_SHARE = 0.5
 that section scores at least this share of its best unit's score: what follows a heading is
 another subject, shown when it answers too, not to fill the quote's room ("Server errors
 will be logged at the error log level" after the resource limits a question asked about)."""
-CITED_DOCUMENTS = 5
-CLOSEST = 3
+CITED_DOCUMENTS = 5  # the quoted and the "see also" documents together: a list one screen long
+CLOSEST = 3  # an abstention names the nearest pages so the asker can look; more is noise
 LEAD_WORDS = 6
 """The lead is a sentence that states something: shorter ones ("See below.") are passed over,
 as are those that end with a colon or ask ("So how exactly does Flask handle uploads?")."""

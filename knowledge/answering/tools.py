@@ -24,8 +24,8 @@ from knowledge.search.retrieval import Hit, Retriever
 from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.records import IndexRef
 
-MAX_ROUNDS = 4
-PASSAGES_PER_SEARCH = 6
+MAX_ROUNDS = 4  # searches a model may make for one answer before it must write (bounds cost and time)
+PASSAGES_PER_SEARCH = 6  # what one search returns to the model: a few passages, not its context window
 
 TOOLS: list[dict[str, Any]] = [
     {

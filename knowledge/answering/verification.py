@@ -40,7 +40,7 @@ VERIFY_PROMPT = (
     "otherwise, UNSUPPORTED if they do not say it. Reply with one line per claim, its number "
     'and its verdict (for example "1: SUPPORTED"), and nothing else.'
 )
-TOKENS_PER_CLAIM = 8
+TOKENS_PER_CLAIM = 8  # "12: UNSUPPORTED" and its line break, with room to spare
 _VERDICT = re.compile(
     r"^\W*(?:claim\s*)?(\d{1,3})\W+(SUPPORTED|CONTRADICTED|UNSUPPORTED|NOT\s+SUPPORTED)\b",
     re.IGNORECASE | re.MULTILINE,

@@ -32,8 +32,8 @@ Progress = Callable[[int, int], None]
 """Called with (texts done, texts in all)."""
 
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-MAX_WORD_PIECES = 256
-LOCAL_BATCH = 16
+MAX_WORD_PIECES = 256  # all-MiniLM-L6-v2's window (`knowledge.backends.wordpieces.WINDOW`)
+LOCAL_BATCH = 16  # texts per ONNX run: bounds the padded batch's memory
 OPENAI_DIMENSIONS = {
     "text-embedding-3-small": 1536,
     "text-embedding-3-large": 3072,

@@ -19,7 +19,7 @@ from typing import Any
 
 WINDOW = 256
 """The model's window in word pieces, [CLS] and [SEP] included."""
-SPECIAL_TOKENS = 2
+SPECIAL_TOKENS = 2  # [CLS] and [SEP]
 
 # Characters `str.split` splits at but BERT's normaliser deletes (they are control
 # characters), so "a\x0bb" is one word to the model: they are deleted before splitting.
@@ -27,8 +27,8 @@ _DELETED_BY_MODEL = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
 _ASCII_PUNCTUATION = r"!-/:-@\[-`{-~"
 _PARTS = re.compile(rf"[{_ASCII_PUNCTUATION}]|[^{_ASCII_PUNCTUATION}]+")
 _LONGEST_WORD = 100  # the model reads a longer word as one [UNK]
-_REMEMBERED_CHARS = 200
-_REMEMBERED_WORDS = 200_000
+_REMEMBERED_CHARS = 200  # longer words are rare and read once: not worth remembering
+_REMEMBERED_WORDS = 200_000  # bounds the counts' memory (tens of MB) on a corpus of any size
 
 
 def count_word_pieces(text: str) -> int:

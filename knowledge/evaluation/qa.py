@@ -33,7 +33,7 @@ from storage.records import IndexRef
 
 SPLITS = ("tune", "heldout", "all")
 UNANSWERABLE = "unanswerable"
-HIT_AT = (1, 3, 5)
+HIT_AT = (1, 3, 5)  # the ranks retrieval is reported at (the first, the quoted, the read)
 SKIPPED_PARTS = {".git", ".venv", "node_modules", "__pycache__", ".lore"}
 
 

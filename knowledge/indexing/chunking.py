@@ -40,14 +40,14 @@ __all__ = ["ChunkSpec", "TextChunk", "chunk_text", "count_word_pieces", "prefix"
 
 PREFIX_PIECES = WINDOW // 4
 """The title and heading prefix is cut to this many word pieces (a quarter of MiniLM's window)."""
-MIN_TEXT_PIECES = 32
+MIN_TEXT_PIECES = 32  # under this a chunk's own text is too short to embed as a passage
 MAX_CHARS_PER_PIECE = 8
 """Bounds a chunk's length when the model reads long runs as one piece ([UNK] for words
 over 100 characters, such as base64 or a line without spaces)."""
-HEADING_CHARS = 200
+HEADING_CHARS = 200  # a heading longer than a line is a paragraph set as one: cut
 _PATH_SEPARATOR, _TITLE_SEPARATOR = " > ", " — "
 """Between the headings of a path ("Install > Linux"), and after the title ("Guide — Install")."""
-BLOCK_CHARS = 32_768
+BLOCK_CHARS = 32_768  # the splitter slows on long spans (see `_blocks`): text is fed to it in blocks
 CHAR_STEP = 16  # capacities are rounded down to a multiple of these, so splitters are reused
 
 # A fenced code block (whose `#` lines are not headings) or an ATX heading line.

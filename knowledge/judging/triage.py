@@ -23,7 +23,7 @@ from knowledge.search.retrieval import Hit
 
 log = logging.getLogger(__name__)
 
-TRIAGE_TOKENS = 16
+TRIAGE_TOKENS = 16  # the reply is one word (QUESTION, CHATTER …)
 TRIAGE_PROMPT = (
     "You screen messages posted in a team's help channel before an assistant answers them "
     "from the team's documents. Below is the message, then numbered sources found for it. "

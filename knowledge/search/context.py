@@ -22,8 +22,10 @@ from knowledge.search.retrieval import Hit
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-RESERVED_TOKENS = 150
+RESERVED_TOKENS = 150  # the prompt's own instructions and the messages' framing
+# The window's share for passages (the rest is the answer's), and its bounds.
 MIN_RATIO, MAX_RATIO, DEFAULT_RATIO = 0.2, 0.8, 0.5
+# The pool searched: 100 passages at least, one per 500 tokens of a larger window.
 MIN_CANDIDATES, TOKENS_PER_CANDIDATE = 100, 500
 
 

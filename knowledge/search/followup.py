@@ -38,7 +38,7 @@ REWRITE_PROMPT = """Rewrite the user's last question as one standalone search qu
 can be understood without the conversation: resolve "it", "that", "and on Windows?" from the \
 earlier turns, keep names, identifiers and versions exactly, add nothing else. Reply with \
 the query only, in the question's language."""
-REWRITE_TOKENS = 60
+REWRITE_TOKENS = 60  # a search query, not an answer
 
 
 async def rewrite(chat: ChatModel, question: str, history: Sequence[Message]) -> str:

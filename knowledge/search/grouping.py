@@ -21,7 +21,7 @@ paraphrases such as "how do I reset my VPN password?" / "VPN password reset?" / 
 vpn password, what do I do" scored 0.75 to 0.93, questions on different subjects under 0.3
 (eleven questions written for the purpose, 2026-11-29; "can I expense a taxi on a business
 trip" and "what is the expense policy for travel?", at 0.49, stay apart)."""
-BLOCK = 1024
+BLOCK = 1024  # rows compared at once: bounds the similarity matrix to a few MB
 
 
 def group_similar(vectors: npt.NDArray[np.float32], *, threshold: float = SAME_QUESTION) -> list[list[int]]:

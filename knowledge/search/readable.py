@@ -31,7 +31,7 @@ from storage.vectors import VectorHit, VectorStore
 
 OVERFETCH = 2
 """How many times its pool a dense search asks for before leaving unreadable hits out."""
-CACHED_READERS = 256
+CACHED_READERS = 256  # readers (an access filter each) whose unreadable documents are remembered
 
 
 class UnreadableDocuments:
