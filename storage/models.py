@@ -342,6 +342,9 @@ class Chunk(SQLModel, table=True):
     text: str = Field(sa_column=Column(Text, nullable=False))
     start: int | None = None
     """Where the chunk's text starts in its document's text (chunks overlap: this says by how much)."""
+    units: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """Its quotable units as the engine read them at ingest (JSON, `knowledge.indexing.units`);
+    None for a chunk written before revision 0022, until the repair at start reads them."""
 
 
 class IndexingJob(SQLModel, table=True):

@@ -190,6 +190,8 @@ class NewChunk:
     text: str
     start: int | None = None
     """Where `text` starts in the document's text (`knowledge.indexing.chunking.TextChunk.start`)."""
+    units: str | None = None
+    """Its quotable units, encoded by the engine at ingest (`knowledge.indexing.units`)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,8 @@ class ChunkRecord:
     text: str
     start: int | None = None
     """Where `text` starts in its document's text; None for a chunk written without it."""
+    units: str | None = None
+    """Its quotable units as recorded at ingest; None for a chunk written before they were."""
 
 
 @dataclass(frozen=True)

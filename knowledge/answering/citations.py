@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from knowledge.answering.answer import CITATION, closed_fences
-from knowledge.answering.opposites import Statement, contradicts, statements_of
+from knowledge.answering.opposites import Statement, contradicts, statements_in
+from knowledge.indexing.units import recorded
 from knowledge.search.retrieval import Hit
 from knowledge.text.quotes import Kind, Unit, units, without_marker
 from knowledge.text.words import content_stems, content_words, share, stems_of
@@ -100,7 +101,7 @@ class _Source:
     @classmethod
     def of(cls, hit: Hit) -> _Source:
         text = f"{hit.heading} {hit.text}"
-        return cls(text, stems_of(text), _words(text), statements_of(hit.text))
+        return cls(text, stems_of(text), _words(text), statements_in(recorded(hit.units, hit.text)))
 
 
 @dataclass(frozen=True)

@@ -115,11 +115,16 @@ class Statement:
 
 
 def statements_of(text: str) -> list[Statement]:
-    """The sentences and list items of a passage's `text` (code aside), as claims are compared
+    """The sentences and list items of `text` (code aside), as claims are compared with them."""
+    return statements_in(units(text))
+
+
+def statements_in(read: Sequence[Unit]) -> list[Statement]:
+    """The sentences and list items of a passage's units (code aside), as claims are compared
     with them; one opening on a pronoun lends the words of the one before it in its block."""
     found: list[Statement] = []
     last: Unit | None = None
-    for unit in units(text):
+    for unit in read:
         if unit.kind == Kind.CODE:
             continue
         follows = last is not None and last.block == unit.block and _PRONOUN.match(unit.text)

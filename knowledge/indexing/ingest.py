@@ -32,13 +32,17 @@ from knowledge.extraction.types import without_surrogates
 from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.indexing.metadata import SECTION_URLS, DocumentFacts
 from knowledge.indexing.tables import chunk_table
+from knowledge.indexing.units import encoded, read_units
 from storage.document_access import DocumentAccess
-from storage.records import ClaimLost, DocumentRef, IndexRef, JobClaim, NewChunk, NewDocument
+from storage.records import ChunkRecord, ClaimLost, DocumentRef, IndexRef, JobClaim, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
 from storage.values import SourceKind
 from storage.vectors import CollectionRef, VectorRecord, VectorStore
 
 log = logging.getLogger(__name__)
+
+UNITS_BATCH_DOCUMENTS = 50
+"""Documents whose old chunks' units are read per round trip: bounds memory, not speed."""
 
 
 class Outcome(enum.StrEnum):
@@ -93,6 +97,8 @@ class _Prepared:
     title: str
     """The title as chunks are prefixed with it: after the document's path, if it has one."""
     chunks: list[TextChunk]
+    units: list[str]
+    """Each chunk's quotable units, read once here (`knowledge.indexing.units`), encoded."""
     replaces: list[int]
     notes: tuple[str, ...] = ()
 
@@ -232,7 +238,29 @@ class Ingestor:
                 self._documents.let_go([document.id])
         if leftovers:
             log.warning("repaired %d half-written or half-removed documents", len(leftovers))
+        await asyncio.to_thread(self.read_old_units)
         return len(leftovers)
+
+    def read_old_units(self) -> int:
+        """Read and record the units of chunks written before ingest recorded them (revision
+        0022), a few documents at a time; returns how many chunks got them. Once done, one
+        query finds nothing."""
+        done = 0
+        while chunks := self._documents.without_units(UNITS_BATCH_DOCUMENTS):
+            by_document: dict[int, list[ChunkRecord]] = {}
+            for chunk in chunks:
+                by_document.setdefault(chunk.document_id, []).append(chunk)
+            self._documents.record_units(
+                [
+                    (chunk.id, encoded(found))
+                    for document in by_document.values()
+                    for chunk, found in zip(document, read_units(document), strict=True)
+                ]
+            )
+            done += len(chunks)
+        if done:
+            log.info("read the quotable units of %d chunks stored before they were recorded", done)
+        return done
 
     async def _produce(
         self,
@@ -281,7 +309,8 @@ class Ingestor:
             self._documents.find_by_source, index.id, without_surrogates(source.key)
         )
         new = _new_document(index, source, extracted, digest, title)
-        return _Prepared(source, new, heading, chunks, [d.id for d in previous], notes)
+        read = await asyncio.to_thread(lambda: [encoded(u) for u in read_units(chunks)])
+        return _Prepared(source, new, heading, chunks, read, [d.id for d in previous], notes)
 
     def _chunks(self, extracted: Extracted, heading: str) -> tuple[list[TextChunk], tuple[str, ...]]:
         """Tables by groups of rows (with a note when their cap was hit), the rest as text."""
@@ -326,7 +355,8 @@ class Ingestor:
         try:
             for prepared in batch:
                 rows = [
-                    NewChunk(c.position, c.prefix(prepared.title), c.text, c.start) for c in prepared.chunks
+                    NewChunk(c.position, c.prefix(prepared.title), c.text, c.start, units)
+                    for c, units in zip(prepared.chunks, prepared.units, strict=True)
                 ]
                 document, ids = await asyncio.to_thread(
                     self._documents.create_pending, prepared.new, rows, claim=prepared.source.claim

@@ -110,9 +110,8 @@ class Judge:
         unweighed = Ranking(question, [Scored(h, h.score, []) for h in retrieval.hits])
         if retrieval.best_similarity is None:
             return unweighed, None
-        before = await self._retriever.preceding(retrieval.hits[: self._ranker.depth])
         try:
-            ranking = await self._ranker.rank(question, retrieval.hits, before)
+            ranking = await self._ranker.rank(question, retrieval.hits)
         except EmbedderUnavailable as exc:
             log.warning("second stage skipped, the embedder failed: %s", exc)
             return unweighed, None

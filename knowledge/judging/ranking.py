@@ -1,8 +1,9 @@
 """The second ranking stage: passages re-scored by how well their sentences answer.
 
 Retrieval (`knowledge.search.retrieval`) finds candidate passages by fusing a dense and a keyword
-ranking, each looking at a whole passage. This stage looks inside the best few: each is
-cut into quotable units (`knowledge.text.quotes`: sentences, list items, code blocks), and
+ranking, each looking at a whole passage. This stage looks inside the best few: each holds
+quotable units (`knowledge.text.quotes`: sentences, list items, code blocks), read from its
+markup once, at ingest (`knowledge.indexing.units`), and
 
 - every unit is scored by its dense similarity to the question (the local embedder, on the
   unit alone) and by how much of the question's weight its words cover, each question word
@@ -36,9 +37,9 @@ import numpy as np
 from cachetools import LRUCache
 
 from knowledge.backends.embedding import Embedder, Vectors
+from knowledge.indexing.units import recorded
 from knowledge.judging import parameters
 from knowledge.search.retrieval import Hit
-from knowledge.text.cuts import Before
 from knowledge.text.quotes import Unit, continued_code, units
 from knowledge.text.words import content_words, stem, stems_of
 from storage.keyword import MAX_TERMS
@@ -186,8 +187,8 @@ class Ranker:
         frequencies: Frequencies | None = None,
         *,
         weights: Weights | None = None,
-        depth: int = 12,
-        cache_size: int = 4096,
+        depth: int = 12,  # the passages the extractive answer retrieves (`AnswerSpec.extractive_top_k`)
+        cache_size: int = 4096,  # units' vectors kept: a question's follow-ups embed the same passages
     ) -> None:
         self._embedder = embedder
         self._frequencies = frequencies
@@ -199,18 +200,17 @@ class Ranker:
     def depth(self) -> int:
         return self._depth
 
-    async def rank(self, question: str, hits: Sequence[Hit], before: Sequence[Before] = ()) -> Ranking:
-        """The first `depth` hits re-scored and reordered; the others follow in their order,
-        unscored (with no units). `before` holds, for the first hits, what comes before each in
-        its section (`Retriever.preceding`)."""
+    async def rank(self, question: str, hits: Sequence[Hit]) -> Ranking:
+        """The first `depth` hits re-scored and reordered, by the units ingest recorded for
+        each (`knowledge.indexing.units`); the others follow in their order, unscored (with
+        no units)."""
         head, tail = list(hits[: self._depth]), list(hits[self._depth :])
         if not head:
             return Ranking(question, [])
         words, counts = await self._counted(question)
         weighed = rarest([w for w in words if not common(w, counts)], counts)
         variants = [without_word(question, w) for w in weighed]
-        before = [*before[: len(head)], *[Before()] * (len(head) - len(before))]
-        cut = [units(h.text, b) for h, b in zip(head, before, strict=True)]
+        cut = [recorded(h.units, h.text) for h in head]
         texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
         vectors = await self._embed([question, *variants, *texts])
         moves = (1.0 - vectors[1 : 1 + len(variants)] @ vectors[0]).tolist()

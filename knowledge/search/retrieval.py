@@ -25,7 +25,7 @@ from knowledge.indexing.ingest import check_model
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
 from knowledge.search.notices import Notice, NoticeKind
 from knowledge.search.readable import UnreadableDocuments, nearest_readable
-from knowledge.text.cuts import Before
+from knowledge.text.cuts import repeated
 from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
@@ -33,10 +33,6 @@ from storage.repositories.documents import DocumentRepository
 from storage.vectors import VectorHit, VectorStore
 
 log = logging.getLogger(__name__)
-
-PRECEDING = 2
-"""How many passages before a passage are read to tell whether it begins inside a code block
-(a block may be longer than a passage)."""
 
 
 class QueryType(enum.StrEnum):
@@ -50,13 +46,18 @@ class RetrievalSpec:
     """How hits are found and cut. Defaults suit the local MiniLM model."""
 
     top_k: int = 8
+    """Hits returned: what a context or the second stage reads."""
     candidates: int = 100
+    """Hits each search (dense, keyword) returns for fusion: a deep pool is cheap."""
     rrf_k: int = 60
+    """Reciprocal rank fusion's constant, as its authors set it (Cormack et al., 2009)."""
     dense_weight: float = 1.0
     keyword_weight: float = 1.0
+    """The two searches count alike in fusion."""
     min_similarity: float = 0.1
     """Dense-only hits below this cosine similarity are noise and dropped."""
     max_per_document: int = 3
+    """So that one long page does not take every place."""
     context_boost: float = 0.002
     """Added to the fused score per secondary context label a document matches."""
 
@@ -74,6 +75,9 @@ class Hit:
     keyword_score: float | None
     start: int | None = None
     """Where the passage's text starts in its document's text (None: not recorded)."""
+    units: str | None = None
+    """Its quotable units as ingest recorded them (`knowledge.indexing.units`); None for a
+    chunk stored before they were, until the repair at start reads them."""
 
 
 @dataclass(frozen=True)
@@ -149,28 +153,6 @@ class Retriever:
         if chunk.heading != hit.heading and (section := innermost(chunk.heading)):
             return f"# {section}\n\n{chunk.text}", 0  # it starts a section: its title comes first
         return chunk.text, repeated(hit.start, hit.text, chunk.start)
-
-    async def preceding(self, hits: Sequence[Hit]) -> list[Before]:
-        """For each hit, the text of the `PRECEDING` passages before it in its section, joined
-        without what each repeats of the one before ('' for a section's first), and how much
-        of it the hit repeats: a passage may begin inside a code block one of them opened
-        (`knowledge.text.quotes.units`). One read for all."""
-        spans = [(h.document.id, max(0, h.position - PRECEDING), h.position - 1) for h in hits if h.position]
-        found = await asyncio.to_thread(self._documents.chunks_in, spans)
-        by_place = {(c.document_id, c.position): c for c in found}
-        out = []
-        for hit in hits:
-            section: list[ChunkRecord] = []
-            for back in range(1, PRECEDING + 1):
-                chunk = by_place.get((hit.document.id, hit.position - back))
-                if chunk is None or chunk.heading != hit.heading:
-                    break
-                section.insert(0, chunk)
-            text = _joined(section)
-            out.append(
-                Before(text, repeated(section[-1].start, section[-1].text, hit.start) if section else 0)
-            )
-        return out
 
     async def search(
         self,
@@ -353,25 +335,5 @@ def _hit(
         similarity=similarity,
         keyword_score=keyword_score,
         start=chunk.start,
+        units=chunk.units,
     )
-
-
-def repeated(start: int | None, text: str, next_start: int | None) -> int:
-    """How many characters the chunk starting at `next_start` repeats of the one starting at
-    `start` with `text` (chunks overlap), by their offsets; 0 when either is not known."""
-    if start is None or next_start is None:
-        return 0
-    return max(0, min(len(text), start + len(text) - next_start))
-
-
-def _joined(chunks: Sequence[ChunkRecord]) -> str:
-    """Consecutive chunks of a section as one text, each without what it repeats of the one
-    before; a line break between two that do not overlap."""
-    text = ""
-    for before, chunk in zip([None, *chunks], chunks, strict=False):
-        if before is None:
-            text = chunk.text
-            continue
-        overlap = repeated(before.start, before.text, chunk.start)
-        text = text + chunk.text[overlap:] if overlap else f"{text}\n{chunk.text}"
-    return text

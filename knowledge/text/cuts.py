@@ -11,6 +11,7 @@ paragraph (`goes_on`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -47,6 +48,36 @@ class Before:
             return None
         tail = self.text[len(self.text) - self.repeated :]
         return len("\n".join(split_lines(self.text))) - len("\n".join(split_lines(tail)))
+
+    @classmethod
+    def section(cls, before: Sequence[tuple[str, int | None]], start: int | None) -> Before:
+        """What comes before a passage starting at `start`, given the passages before it in
+        its section (each its text and its start, in order; none for a section's first)."""
+        if not before:
+            return cls()
+        text, last_start = before[-1]
+        return cls(joined(before), repeated(last_start, text, start))
+
+
+def repeated(start: int | None, text: str, next_start: int | None) -> int:
+    """How many characters the passage starting at `next_start` repeats of the one starting at
+    `start` with `text` (chunks overlap), by their offsets; 0 when either is not known."""
+    if start is None or next_start is None:
+        return 0
+    return max(0, min(len(text), start + len(text) - next_start))
+
+
+def joined(passages: Sequence[tuple[str, int | None]]) -> str:
+    """Consecutive passages of a section (each its text and its start) as one text, each
+    without what it repeats of the one before; a line break between two that do not overlap."""
+    text = ""
+    for before, (passage, start) in zip([None, *passages], passages, strict=False):
+        if before is None:
+            text = passage
+            continue
+        overlap = repeated(before[1], before[0], start)
+        text = text + passage[overlap:] if overlap else f"{text}\n{passage}"
+    return text
 
 
 class Continued(NamedTuple):

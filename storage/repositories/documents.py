@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, insert, or_, update
+from sqlalchemy import and_, bindparam, insert, or_, update
 from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
@@ -98,6 +98,7 @@ class DocumentRepository:
                     heading=c.heading,
                     text=c.text,
                     start=c.start,
+                    units=c.units,
                 )
                 for c in chunks
             ]
@@ -445,7 +446,9 @@ class DocumentRepository:
                 ).all()
             )
             return {
-                r.id: ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start)
+                r.id: ChunkRecord(
+                    r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start, r.units
+                )
                 for r in rows
                 if r.id is not None and r.document_id in ready
             }
@@ -472,10 +475,45 @@ class DocumentRepository:
                 .order_by(col(Chunk.document_id), col(Chunk.position))
             ).all()
             return [
-                ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start)
+                ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start, r.units)
                 for r in rows
                 if r.id is not None
             ]
+
+    def without_units(self, limit: int) -> list[ChunkRecord]:
+        """Every chunk of up to `limit` ready documents that have chunks without recorded units
+        (written before revision 0022), ordered by document and position."""
+        with self._db.session() as session:
+            documents = session.exec(
+                select(Chunk.document_id)
+                .join(Document, col(Document.id) == Chunk.document_id)
+                .where(col(Chunk.units).is_(None), Document.status == DocumentStatus.READY)
+                .distinct()
+                .order_by(col(Chunk.document_id))
+                .limit(limit)
+            ).all()
+            if not documents:
+                return []
+            rows = session.exec(
+                select(Chunk)
+                .where(col(Chunk.document_id).in_(documents))
+                .order_by(col(Chunk.document_id), col(Chunk.position))
+            ).all()
+            return [
+                ChunkRecord(r.id, r.document_id, r.index_id, r.position, r.heading, r.text, r.start, r.units)
+                for r in rows
+                if r.id is not None
+            ]
+
+    def record_units(self, units: Sequence[tuple[int, str]]) -> None:
+        """Store chunks' units (each a chunk id and its encoded units)."""
+        if not units:
+            return
+        with self._db.engine.begin() as connection:
+            connection.execute(
+                update(Chunk).where(col(Chunk.id) == bindparam("chunk_id")).values(units=bindparam("units")),
+                [{"chunk_id": chunk_id, "units": encoded} for chunk_id, encoded in units],
+            )
 
     def documents(self, document_ids: Sequence[int]) -> dict[int, DocumentRef]:
         if not document_ids:

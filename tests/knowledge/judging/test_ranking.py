@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from sqlalchemy import text as text_sql
 
 from knowledge.answering.extractive import TAIL_SHARE, excerpt, first_line, lead
 from knowledge.backends.embedding import LocalEmbedder, Vectors
 from knowledge.engine import Knowledge, Request
 from knowledge.indexing.chunking import chunk_text
 from knowledge.indexing.ingest import Source
+from knowledge.indexing.units import decoded, read_units, section_before
 from knowledge.judging.abstain import Calibration, Evidence, evidence
 from knowledge.judging.judge import READ_ON
 from knowledge.judging.ranking import (
@@ -508,28 +510,46 @@ async def test_a_passage_that_begins_inside_a_literal_block_is_scored_with_its_l
 
 
 async def test_the_passage_before_is_read_within_a_section_only(stack: Stack) -> None:
-    index = stack.index()
-    await stack.ingestor.add(index, md("api.rst", _debugging_page()))
+    """Ingest reads each chunk's units with the chunks before it in its section, and no other."""
     page = (
         "# Responses\n\n## Set Cookie\n\nUse `set_cookie` on the response to set a cookie the browser keeps.\n\n"
         "## HTML\n\nTakes some text or bytes and returns an HTML response to the browser.\n"
     )
-    await stack.ingestor.add(index, md("responses.md", page))
-    hits = (await stack.retriever.search([stack.fresh(index)], "logging handler cookie html", top_k=20)).hits
-    by_text = {h.text: h for h in hits}
-    html = next(h for t, h in by_text.items() if t.startswith("Takes some text"))
-    assert html.position > 0 and await stack.retriever.preceding([html]) == [Before()], (
-        "another section's passage"
+    chunks = chunk_text(page, title="responses.md")
+    html = next(i for i, c in enumerate(chunks) if c.text.startswith("Takes some text"))
+    assert html > 0 and section_before(chunks, html) == Before(), "another section's passage"
+    logging_chunks = chunk_text(_debugging_page(), title="api.rst")
+    assert section_before(logging_chunks, 0) == Before()
+    later = len(logging_chunks) - 1
+    assert later > 0
+    before = section_before(logging_chunks, later)
+    text = logging_chunks[later].text
+    assert before.text and before.text != text and before.text[-40:] in _debugging_page()
+    assert text.startswith(before.text[len(before.text) - before.repeated :]), "the overlap, by offsets"
+    assert read_units(logging_chunks)[later] == units(text, before)
+
+
+async def test_units_are_recorded_at_ingest_and_old_chunks_get_them_at_repair(stack: Stack) -> None:
+    """A question reads the units ingest recorded; chunks stored before units were recorded
+    (revision 0022) get them from the repair at start, read as ingest would have."""
+    index = stack.index()
+    await stack.ingestor.add(index, md("api.rst", _debugging_page(40)))
+    hits = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
+    stored = {h.chunk_id: h.units for h in hits}
+    assert stored and all(u is not None for u in stored.values())
+    read = read_units(chunk_text(_debugging_page(40), title="api.rst"))
+    assert all(decoded(h.units or "") == read[h.position] for h in hits), "each read with its section"
+    assert any(u.kind == Kind.CODE for h in hits if h.position for u in decoded(h.units or "")[:1]), (
+        "a chunk beginning inside the literal block begins with code"
     )
-    logging_hits = sorted((h for h in hits if h.document.name == "api.rst"), key=lambda h: h.position)
-    assert logging_hits[0].position == 0 and await stack.retriever.preceding(logging_hits[:1]) == [Before()]
-    later = logging_hits[-1]
-    assert later.position > 0
-    (before,) = await stack.retriever.preceding([later])
-    assert before.text and before.text != later.text and before.text[-40:] in _debugging_page()
-    assert later.text.startswith(before.text[len(before.text) - before.repeated :]), "the overlap, by offsets"
-    together = await stack.retriever.preceding([html, logging_hits[0], later])
-    assert together == [Before(), Before(), before], "one read for all gives each its own"
+    with stack.db.engine.begin() as connection:  # as an older Lore left them
+        connection.execute(text_sql("update chunk set units = null"))
+    assert stack.documents.without_units(10)
+    assert await stack.ingestor.repair({index.id: index}) == 0, "nothing was half written"
+    assert not stack.documents.without_units(10)
+    again = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
+    assert {h.chunk_id: h.units for h in again} == stored, "the same units as ingest recorded"
+    assert stack.ingestor.read_old_units() == 0, "once read, nothing is read again"
 
 
 def scored_units(found: Sequence[Unit], scores: Sequence[float]) -> Scored:
