@@ -168,6 +168,35 @@ def test_chunks_are_read_by_span_of_positions_in_ready_documents(database: Datab
     assert docs.chunks_in([]) == []
 
 
+def test_chunks_without_units_are_found_by_whole_ready_documents_and_get_them(database: Database) -> None:
+    """Chunks stored before revision 0022 have no units: they are read by whole documents
+    (units are read with the chunks before them), ready ones only, and stored in one write."""
+    Directory(database).ensure_tenant("T1")
+    index = IndexRepository(database).create(
+        "T1", "x", Scope.SHARED, embedding_model=MODEL, embedding_dimension=DIM
+    )
+    docs = DocumentRepository(database)
+    old, old_ids = docs.create_pending(new_doc(index.id, key="a.md", digest="a"), chunks(3))
+    recorded, _ = docs.create_pending(
+        new_doc(index.id, key="b.md", digest="b"), [NewChunk(0, "H", "chunk 0", 0, "[]")]
+    )
+    pending, _ = docs.create_pending(new_doc(index.id, key="c.md", digest="c"), chunks(2))
+    for document in (old, recorded):
+        docs.mark_ready(document.id)
+    docs.record_units([(old_ids[0], "[]")])  # one of its chunks has them already
+    found = docs.without_units(10)
+    assert [(c.document_id, c.position, c.units) for c in found] == [
+        (old.id, 0, "[]"),
+        (old.id, 1, None),
+        (old.id, 2, None),
+    ], "the whole document, in order; neither the recorded one nor the pending one"
+    docs.record_units([(c.id, f'[["{c.text}","sentence",1,"","",false]]') for c in found])
+    assert docs.without_units(10) == []
+    (again,) = docs.chunks_in([(old.id, 2, 2)])
+    assert again.units == '[["chunk 2","sentence",1,"","",false]]'
+    assert pending.id not in {c.document_id for c in docs.without_units(10)}
+
+
 def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:
     directory, indexes, docs = (
         Directory(database),
