@@ -26,6 +26,7 @@ from knowledge.extraction.quality import Quality, assess
 from knowledge.extraction.text import extract_text
 from knowledge.extraction.types import Extracted, without_surrogates
 
+# Defaults of LORE_MAX_FILE_MB and LORE_MAX_DOCUMENT_CHARS: a long manual fits, a dump does not.
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 DEFAULT_MAX_CHARS = 5_000_000
 

@@ -21,7 +21,7 @@ from knowledge.extraction.ooxml import OOXML_ERRORS
 _PDF_MAGIC = b"%PDF-"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_SNIFF_BYTES = 8192
+_SNIFF_BYTES = 8192  # every signature and a text's first lines lie in the first 8 KB
 _BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 _IMAGES = "and I can't read images yet"

@@ -22,6 +22,8 @@ from knowledge.errors import UnreadableContent
 from knowledge.extraction.types import as_utc, clean
 
 MB = 1024 * 1024
+# Zip-bomb bounds, far above any real document's: members, the whole's and a member's inflation
+# (a member under MEMBER_FLOOR is never refused; the whole may reach TOTAL_HARD_CAP however small).
 MAX_MEMBERS = 10_000
 TOTAL_RATIO = 20
 TOTAL_HARD_CAP = 200 * MB

@@ -24,7 +24,7 @@ from knowledge.extraction.types import Extracted, as_utc, clean
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-_MAGIC_WINDOW = 1024
+_MAGIC_WINDOW = 1024  # readers accept %PDF- within the first KB (junk may precede it)
 DAMAGED = "it is not a PDF I can read (the file looks damaged)"
 ENCRYPTED = "it is encrypted (password-protected); send a copy without the password"
 NO_TEXT = "it has no text layer (a scanned PDF?); I can't read images yet"

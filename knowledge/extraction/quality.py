@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from charset_normalizer.md import mess_ratio
 
+# Thresholds set on real files, readable text under a third of each (see the docstring).
 MIN_CHARS = 16
 MIN_CHARS_FOR_MESS = 64
 SAMPLES = 8

@@ -35,11 +35,11 @@ from knowledge.extraction.worker import memory_reason, read_message, write_messa
 log = logging.getLogger(__name__)
 
 MB = 1024 * 1024
-RECYCLE_MB = 256
-IDLE_WORKERS = 2
+RECYCLE_MB = 256  # a worker grown this much keeps memory a large file left: replaced (see the docstring)
+IDLE_WORKERS = 2  # workers kept warm between documents (each holds the extractors' imports)
 STARTUP_SECONDS = 120.0
 """How long a new worker may take to import the extractors; not part of a document's time."""
-_CLOSE_SECONDS = 5.0
+_CLOSE_SECONDS = 5.0  # a worker asked to stop has this long before it is killed
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from knowledge.extraction import formats
 from knowledge.extraction.text import decode_text
 from knowledge.extraction.types import Extracted
 
-_SNIFF_CHARS = 32 * 1024
+_SNIFF_CHARS = 32 * 1024  # enough rows for csv.Sniffer to tell the delimiter
 _DELIMITERS = ",;\t|"
 _CONSTANTS = {None: "null", True: "true", False: "false"}
 _SEPARATOR = formats.CELL_SEPARATOR

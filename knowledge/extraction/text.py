@@ -20,9 +20,9 @@ _BOM_CODECS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-_GUESS_SAMPLE_BYTES = 1 << 20
+_GUESS_SAMPLE_BYTES = 1 << 20  # the encoding is guessed from the first MB (charset_normalizer slows on more)
 _PREFERRED = "cp1252"
-_FEW_NON_ASCII = 8
+_FEW_NON_ASCII = 8  # a few odd bytes in ASCII text are too few to guess an encoding from
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _WIDE = ("utf_16", "utf_32")  # without a BOM, and without NUL bytes (refused as binary): a wrong guess
 _BINARY = "it looks like binary data, not text"

@@ -26,8 +26,8 @@ from knowledge.errors import EmptyContent, ExtractionLimit, IngestError, Unreada
 from knowledge.extraction.core import extract, preload
 
 MB = 1024 * 1024
-HEADER = 8
-NEAR_CAP = 0.6
+HEADER = 8  # a message's length, as 8 bytes before it
+NEAR_CAP = 0.6  # a failure after using this share of the memory cap may be the cap's: the worker retires
 
 
 def memory_reason(memory_mb: int) -> str:

@@ -26,7 +26,7 @@ from knowledge.sources.web import FetchError, HttpStatus, Page
 DISALLOWED = "robots.txt disallows it"
 UNREADABLE = "robots.txt could not be read"
 MAX_CRAWL_DELAY = 30.0  # seconds; a site asking for more would never finish a crawl
-MAX_ROBOTS_BYTES = 500 * 1024
+MAX_ROBOTS_BYTES = 500 * 1024  # RFC 9309 asks crawlers to read at least 500 KiB of a robots.txt
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ MAX_FILES = 25  # sitemap files read per crawl
 MAX_UNPACKED = 50 * 1024 * 1024  # the protocol's own limit for one sitemap file
 MAX_TOTAL_UNPACKED = 100 * 1024 * 1024  # all of a crawl's sitemap files together
 MAX_URLS = 50_000  # pages kept per crawl: the protocol's limit for one file
-PIECE = 64 * 1024
+PIECE = 64 * 1024  # a sitemap is parsed as it streams, this much at a time
 _GZIP = b"\x1f\x8b"
 _LEADING = b"\xef\xbb\xbf \t\r\n"  # a BOM and whitespace may come before the XML
 

@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from knowledge.sources.fetch import FetchSession
 
 KIND = "confluence"
-PAGE_SIZE = 50
-FETCH_BATCH = 25
+PAGE_SIZE = 50  # results per listing request: few requests, each quick for the server
+FETCH_BATCH = 25  # pages one request fetches with their bodies (`id in (…)`): a few MB at most
 LISTING_EXPAND = "version"
 FETCH_EXPAND = f"body.storage,version,ancestors,metadata.labels,space,history,{RESTRICTION_EXPAND}"
 CQL_TIME = "%Y-%m-%d %H:%M"

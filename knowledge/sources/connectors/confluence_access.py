@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
 RESTRICTION_EXPAND = "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
 ACCESS_LISTING_EXPAND = f"{RESTRICTION_EXPAND},ancestors,space"
-RESTRICTION_PAGE = 100
-PAGE_SIZE = 50
+RESTRICTION_PAGE = 100  # users or groups of a restriction per request (the API's largest page)
+PAGE_SIZE = 50  # as the listing (`confluence.PAGE_SIZE`)
 
 
 @dataclass(frozen=True)

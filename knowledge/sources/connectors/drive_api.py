@@ -49,7 +49,7 @@ SHEETS_URL = "https://sheets.googleapis.com/v4"
 DIRECTORY_URL = "https://admin.googleapis.com/admin/directory/v1"
 RATE_LIMITS = frozenset({"userRateLimitExceeded", "rateLimitExceeded"})
 RETRIED = frozenset({403, 429, 500, 502, 503, 504})
-MAX_PAGES = 10_000
+MAX_PAGES = 10_000  # pages of one listing at most: a loop guard, far above a real drive
 
 
 def reasons(detail: str) -> list[str]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 MY_DRIVE = "my-drive"
 SHARED_WITH_ME = "shared-with-me"
 USER_LOG = "user"
-PAGE_SIZE = 1000
+PAGE_SIZE = 1000  # Drive's largest page for files.list
 PARENTS_PER_QUERY = 40
 """Folders asked for at once (`'a' in parents or 'b' in parents …`): a query stays short."""
 CHANGE_FIELDS = f"nextPageToken,newStartPageToken,changes(changeType,removed,fileId,driveId,file({FILE_FIELDS},sharedWithMeTime))"

@@ -40,8 +40,8 @@ from knowledge.sources.connectors.drive_listing import DriveLister, Root
 if TYPE_CHECKING:
     from knowledge.sources.connectors.drive_api import DriveApi
 
-FAILURES_IN_A_ROW = 5
-MAX_FILE_BYTES = 50 * 1024 * 1024
+FAILURES_IN_A_ROW = 5  # then the service is down, not the file: the sync stops and says so
+MAX_FILE_BYTES = 50 * 1024 * 1024  # as LORE_MAX_FILE_MB's default: a larger file is not downloaded
 SHEET_FIELDS = "properties.title,sheets.properties(sheetId,title,index,sheetType)"
 
 

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 KIND = "github"
 DEFAULT_URL = "https://api.github.com"
-FETCH_BATCH = 20
+FETCH_BATCH = 20  # changed items handed to one fetch (`Connector.fetch`): a few MB at most
 _OWNER = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})"
 _REPO = r"[A-Za-z0-9._-]{1,100}"
 _FOLDER = re.compile(rf"^(?P<owner>{_OWNER})(?:/(?P<repo>{_REPO}))?$")

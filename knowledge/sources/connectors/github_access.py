@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from knowledge.sources.connectors.github_api import GitHubApi
 
 log = logging.getLogger(__name__)
-PAGE_SIZE = 100
-MAX_PAGES = 1_000
+PAGE_SIZE = 100  # GitHub's largest page
+MAX_PAGES = 1_000  # a loop guard: 100,000 collaborators or members
 PEOPLE_PER_QUERY = 50
 """Users looked up per GraphQL query (each an aliased `user` field)."""
 

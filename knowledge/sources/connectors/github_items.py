@@ -31,8 +31,8 @@ from knowledge.sources.connectors.github_text import (
 if TYPE_CHECKING:
     from knowledge.sources.connectors.github_api import GitHubApi
 
-DISCUSSION_BATCH = 10
-MAX_BLOB_BYTES = 5 * 1024 * 1024
+DISCUSSION_BATCH = 10  # discussions per GraphQL query, with their comments: keeps a query's cost low
+MAX_BLOB_BYTES = 5 * 1024 * 1024  # a larger file in a repository is data, not documentation
 FAILURES_IN_A_ROW = 5
 """Items failing one after another before the sync stops (GitHub is down, not one item)."""
 

@@ -28,8 +28,8 @@ from knowledge.sources.connectors.github_text import Selection
 if TYPE_CHECKING:
     from knowledge.sources.connectors.github_api import GitHubApi, Response
 
-PAGE_SIZE = 100
-MAX_PAGES = 10_000
+PAGE_SIZE = 100  # GitHub's largest page
+MAX_PAGES = 10_000  # a loop guard, far above a real listing
 MAX_TREES = 2_000
 """Folders walked one request each when a repository's tree is too large to list at once."""
 EDITS_OVERLAP = timedelta(hours=1)

@@ -40,7 +40,7 @@ notebooks; plain text only under docs folders, where it is prose, not `requireme
 DEFAULT_EXCLUDE = ("node_modules/", "vendor/", "third_party/", ".github/", "LICENSE*")
 """Other people's documentation, issue templates and licences."""
 NOTEBOOK = "ipynb"
-MAX_PATTERNS = 50
+MAX_PATTERNS = 50  # include/exclude patterns a source may set: bounds matching every path
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ DIRECTORY_SCOPES = (
     "https://www.googleapis.com/auth/admin.directory.user.readonly",
 )
 """Read-only: who is in a group, and a domain's users (for files shared with the domain)."""
-TOKEN_TIMEOUT = 30.0
+TOKEN_TIMEOUT = 30.0  # seconds for Google's token endpoint, as for any other request
 
 
 class _Answer(google.auth.transport.Response):

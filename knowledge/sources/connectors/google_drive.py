@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 KIND = "google-drive"
 DEFAULT_URL = "https://www.googleapis.com/drive/v3"
-FETCH_BATCH = 20
+FETCH_BATCH = 20  # changed files handed to one fetch (`Connector.fetch`): bounds what is held at once
 LINK_SHARING = ("domain", "public")
 _FOLDER_LINK = re.compile(
     r"^(?:https?://)?drive\.google\.com/drive/(?:u/\d+/)?(?:folders/(?P<id>[\w-]{10,})|(?P<place>my-drive|shared-with-me))"

@@ -24,7 +24,7 @@ GOOGLE_TOKEN_ORIGINS = frozenset(
     {"https://oauth2.googleapis.com", "https://accounts.google.com", "https://www.googleapis.com"}
 )
 """Where Google's keys send their token requests (older keys name accounts.google.com)."""
-MAX_KEY_CHARS = 16 * 1024
+MAX_KEY_CHARS = 16 * 1024  # a service account key is about 2.3 KB: a larger file is not one
 _KEY_FIELDS = ("client_email", "private_key", "token_uri")
 _USER_FIELDS = ("client_id", "client_secret", "refresh_token")
 

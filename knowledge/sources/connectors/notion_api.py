@@ -46,7 +46,7 @@ from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageToo
 log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[object]]
 NOTION_VERSION = "2026-03-11"
-PAGE_SIZE = 100
+PAGE_SIZE = 100  # Notion's largest page
 LIMITED = frozenset({429, 529})
 RETRIED = frozenset({500, 502, 503, 504})
 RATE_LIMIT_RETRIES = 12

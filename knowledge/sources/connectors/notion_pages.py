@@ -46,7 +46,7 @@ MAX_DEPTH = 12
 """Blocks nested deeper than this are not read (Notion's editor rarely goes past 6)."""
 MAX_BLOCKS = 10_000
 """Blocks read for one page at most; the rest of a longer page is left out, and said so."""
-FAILURES_IN_A_ROW = 5
+FAILURES_IN_A_ROW = 5  # then the service is down, not the page: the sync stops and says so
 NOT_FOLLOWED = {"child_page", "child_database"}
 """Blocks whose children are documents of their own (a child page) or rows (a database)."""
 

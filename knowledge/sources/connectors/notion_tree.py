@@ -25,7 +25,7 @@ from knowledge.sources.connectors.notion_values import Json, NotFound, normal_id
 if TYPE_CHECKING:
     from knowledge.sources.connectors.notion_api import NotionApi
 
-MAX_DEPTH = 64
+MAX_DEPTH = 64  # a page's ancestors followed at most: a loop guard, far deeper than real trees
 UNREADABLE = "unreadable"
 """The kind of an ancestor the integration may not read (404): where what is shared begins."""
 TITLED = ("page", "data_source")

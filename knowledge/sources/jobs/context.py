@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 
 MakeCrawler = Callable[[Mapping[str, object]], "Crawler"]
 """Builds a crawler for one job from the source's options (limit overrides)."""
-MISSED_CRAWLS_BEFORE_REMOVAL = 2
 
 
 class JobContext(Protocol):

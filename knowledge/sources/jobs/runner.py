@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-MISSED_CRAWLS_BEFORE_REMOVAL = 2
+MISSED_CRAWLS_BEFORE_REMOVAL = 2  # a page missing once may be a hiccup; twice, it is gone
 
 
 class JobRunner:
