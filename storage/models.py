@@ -19,6 +19,9 @@ __all__ = ["ConversationKind", "DocumentStatus", "JobState", "Scope", "SourceKin
 
 OWNED_ONCE = text("scope IN ('channel', 'personal')")
 """A channel has one index of its own and a user one personal index, whatever its name."""
+WITHOUT_UNITS = text("units IS NULL")
+"""Chunks stored before revision 0022: an index of them only, empty once the repair read them,
+so that every start's look for them reads nothing."""
 ACTIVE_JOB = text("state IN ('queued', 'running', 'interrupted') AND source_config_id IS NOT NULL")
 """A job under way for an attached source: one at a time per source."""
 
@@ -332,7 +335,15 @@ class Chunk(SQLModel, table=True):
     """A passage of a document: the unit that is embedded, keyword-indexed and cited.
     Its id is also its vector's id in the vector store."""
 
-    __table_args__ = (Index("ix_chunk_document_position", "document_id", "position"),)
+    __table_args__ = (
+        Index("ix_chunk_document_position", "document_id", "position"),
+        Index(
+            "ix_chunk_without_units",
+            "document_id",
+            sqlite_where=WITHOUT_UNITS,
+            postgresql_where=WITHOUT_UNITS,
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     document_id: int = Field(foreign_key="document.id")

@@ -226,7 +226,8 @@ class Ingestor:
     async def repair(self, indexes_by_id: dict[int, IndexRef], *, source_config_id: int | None = None) -> int:
         """Finish ingests and removals a crash left half done: documents whose writer's lease
         expired (only those of one attached source, with `source_config_id`: what a killed
-        worker left of the job it ran); returns documents cleaned."""
+        worker left of the job it ran); returns documents cleaned. At a process's start (no
+        `source_config_id`), also read the units of chunks stored before they were recorded."""
         leftovers = await asyncio.to_thread(
             self._documents.take_over_abandoned, source_config_id=source_config_id
         )
@@ -238,7 +239,8 @@ class Ingestor:
                 self._documents.let_go([document.id])
         if leftovers:
             log.warning("repaired %d half-written or half-removed documents", len(leftovers))
-        await asyncio.to_thread(self.read_old_units)
+        if source_config_id is None:  # a process's start, not a job's
+            await asyncio.to_thread(self.read_old_units)
         return len(leftovers)
 
     def read_old_units(self) -> int:

@@ -22,11 +22,24 @@ branch_labels = None
 depends_on = None
 
 
+WITHOUT_UNITS = sa.text('units IS NULL')
+
+
 def upgrade() -> None:
     with op.batch_alter_table('chunk', schema=None) as batch_op:
         batch_op.add_column(sa.Column('units', sa.Text(), nullable=True))
+    # Only the chunks still to read: empty once the repair read them, so every start's look
+    # for them (`DocumentRepository.without_units`) reads nothing, however many chunks there are.
+    op.create_index(
+        'ix_chunk_without_units',
+        'chunk',
+        ['document_id'],
+        sqlite_where=WITHOUT_UNITS,
+        postgresql_where=WITHOUT_UNITS,
+    )
 
 
 def downgrade() -> None:
+    op.drop_index('ix_chunk_without_units', table_name='chunk')
     with op.batch_alter_table('chunk', schema=None) as batch_op:
         batch_op.drop_column('units')
