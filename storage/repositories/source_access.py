@@ -113,7 +113,8 @@ class SourceAccessRepository:
     def principals(self, tenant_id: str, user_id: int | None, email: str | None) -> frozenset[str]:
         """Every principal a Lore user holds: in each connected source of their workspace,
         the account with their email and the accounts an admin mapped them to (granted), with
-        those accounts' groups; and whatever else admins granted them."""
+        those accounts' groups, and their email's domain (`7:domain:acme.com`); and whatever
+        else admins granted them."""
         found: set[str] = set()
         with self._db.session() as session:
             accounts: list[tuple[int, str]] = []
@@ -134,6 +135,10 @@ class SourceAccessRepository:
                     if source.isdigit() and kind == "user" and account:
                         accounts.append((int(source), account))
             found.update(f"{source_id}:user:{account}" for source_id, account in accounts)
+            if email and "@" in email:  # "anyone at acme.com" (Google Drive): by confirmed email
+                domain = email.strip().lower().rpartition("@")[2]
+                sources = session.exec(select(DocSource.id).where(DocSource.tenant_id == tenant_id)).all()
+                found.update(f"{source_id}:domain:{domain}" for source_id in sources)
             if accounts:
                 memberships = session.exec(
                     select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(

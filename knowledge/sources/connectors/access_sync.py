@@ -168,7 +168,9 @@ class AccessSync:
         async with self._connections.open(connection) as connector:
             if not isinstance(connector, AccessReader):
                 raise ConnectorError(f"{connection.kind} does not say who may read its items")
-            return kind.access_key, {item: access async for item, access in connector.item_access(folders)}
+            options = source.options.get("selection") or {}
+            listing = connector.item_access(folders, options)
+            return kind.access_key, {item: access async for item, access in listing}
 
     async def _failed(
         self, source: SourceConfigRef, documents: Sequence[DocumentRef], error: str

@@ -91,6 +91,9 @@ class ItemRef:
     title: str
     version: Version
     modified: datetime | None = None
+    access: SourceAccess | None = None
+    """Who may read it now, when the listing says (Google Drive's change feed: a file shared
+    anew is listed as changed though its content is not); an unchanged item's documents take it."""
 
 
 @dataclass(frozen=True)

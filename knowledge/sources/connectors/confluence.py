@@ -194,7 +194,9 @@ class ConfluenceConnector:
         except ConnectorError:
             return SourceAccess.nobody()
 
-    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+    def item_access(
+        self, folders: Sequence[FolderSpec], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[str, SourceAccess]]:
         return self._access.item_access(listing_cql(folders, None))
 
     async def group_members(self, name: str) -> list[SourceUser]:

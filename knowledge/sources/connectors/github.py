@@ -150,7 +150,9 @@ class GitHubConnector:
             found.append(item)
         return found
 
-    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+    def item_access(
+        self, folders: Sequence[FolderSpec], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[str, SourceAccess]]:
         return self._access.item_access(folders)
 
     async def group_members(self, name: str) -> list[SourceUser]:

@@ -228,6 +228,10 @@ class _SyncRun:
     ) -> None:
         self.context.count(Count.PAGES_UNCHANGED)
         self.context.count(Count.DOCUMENTS_UNCHANGED)
+        if ref.access is not None:  # shared anew, the same content: its documents follow
+            access = ref.access.document_access(self.connection.id)
+            ids = [stored.id, *(d.id for d in self.attachments.get(ref.id, {}).values())]
+            await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(ids, access))
         if complete:
             path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
             access = await asyncio.to_thread(self.s.documents.access, stored.id)
@@ -301,7 +305,8 @@ class _SyncRun:
             self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
-            await self._remember_version(result, item.id, item.version, item.facts)
+            followed = access if item.access is not None else None
+            await self._remember_version(result, item.id, item.version, item.facts, followed)
             if result.outcome == Outcome.UNCHANGED and result.document.external_id != item.id:
                 self.twins.append((item, result.document.id))
 
@@ -322,6 +327,7 @@ class _SyncRun:
             await self.context.say(f"attachments of {page_title} not listed: {exc}", "warning")
             return
         kept: dict[str, DocumentRef] = {}
+        unchanged: list[int] = []
         for attachment in listed:
             document = stored.pop(attachment.id, None)
             if document is not None:
@@ -333,9 +339,12 @@ class _SyncRun:
                 continue
             if document is not None and document.meta.get("version") == attachment.version:
                 self.context.count(Count.ATTACHMENTS_UNCHANGED)
+                unchanged.append(document.id)
                 continue
             await self._ingest_attachment(connector, attachment, page_id, page_url, path, access)
         self.attachments[page_id] = kept
+        if unchanged and self.kind.syncs_permissions:  # an attachment is read by its page's readers
+            await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(unchanged, access))
         for attachment_id, document in stored.items():
             await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.context.count(Count.DOCUMENTS_REMOVED)
@@ -378,7 +387,10 @@ class _SyncRun:
         )
         result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
-            await self._remember_version(result, ATTACHMENT + attachment.id, attachment.version)
+            followed = access if self.kind.syncs_permissions else None
+            await self._remember_version(
+                result, ATTACHMENT + attachment.id, attachment.version, access=followed
+            )
 
     async def _add(self, source: Source, shown: str, *, counted_as: str = "documents") -> IngestResult | None:
         result = await self.s.ingestor.attempt(self.index, source)  # one page's failure is its own
@@ -394,16 +406,24 @@ class _SyncRun:
         return result
 
     async def _remember_version(
-        self, result: IngestResult, external_id: str, version: Version, facts: Facts | None = None
+        self,
+        result: IngestResult,
+        external_id: str,
+        version: Version,
+        facts: Facts | None = None,
+        access: DocumentAccess | None = None,
     ) -> None:
         """Content identical to what is indexed is not written again; its document still
-        learns the new version, so the next sync does not fetch it again, and the item's new
-        facts (who may open it: a file shared with someone more is a new version of the same text)."""
+        learns the new version, so the next sync does not fetch it again, the item's new
+        facts, and its new access from a connector that syncs permissions (a file shared with
+        someone more, or less, is a new version of the same text)."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
             updates = {**(facts or {}), "version": version}
             await asyncio.to_thread(
                 self.s.documents.update_meta, result.document.id, updates, claim=self.context.job.claim
             )
+            if access is not None:
+                await asyncio.to_thread(self.s.documents.set_access, {result.document.id: access})
 
     def _gone(self, item_id: str) -> bool:
         """Indexed before, not listed now, where the listing was complete."""
