@@ -24,8 +24,15 @@ Sheets v4 reads Lore makes, and the Admin SDK Directory's members and users.
   `permissions` is not given for them in `files` answers, as Drive does.
 - **Sheets v4** `/v4/spreadsheets/{id}` and `/values:batchGet`; `sheets_api = False` answers
   403 `SERVICE_DISABLED`, as a Cloud project without the API enabled does.
-- **Directory** `/admin/directory/v1/groups/{key}/members` (`includeDerivedMembership`) and
-  `/users?domain=`: for a token with the directory scopes of a user who is an admin.
+- **Directory** `/admin/directory/v1/groups/{key}/members` (a nested group listed as a member
+  of `type: GROUP`, or expanded with `includeDerivedMembership`; `maxResults` up to 200,
+  `nextPageToken`; 404 for an unknown group) and `/users?domain=`: for a token with the
+  directory scopes of a user who is an admin, else 403 as Google answers.
+
+Sharing: `share(file, Permission(…))` and `unshare(file, email)` change a file's permissions
+and log a change in the feed, as Drive does; `permissions.list` pages (`pageSize` 1–100)
+with each entry's `permissionDetails` (`inheritedFrom` for a shared drive's items only), and
+`deleted` / `pendingOwner` entries as Drive shows them.
 
 Scripts: `rate_limit(n, status=403, reason=…, after=k)` answers the n requests after the next
 k with Drive's quota error; `fail(path, n)` answers a path 500.
@@ -99,12 +106,20 @@ class Permission:
     domain: str = ""
     discoverable: bool = False
     id: str = field(default_factory=lambda: str(secrets.randbelow(10**20)))
+    deleted: bool = False
+    """Its account was deleted (Drive keeps the entry, `deleted: true`)."""
+    pending_owner: bool = False
+    """Offered the file's ownership, not accepted yet (`pendingOwner: true`)."""
 
     def as_json(self) -> Json:
         found: Json = {"kind": "drive#permission", "id": self.id, "type": self.type, "role": self.role}
         if self.email:
             found["emailAddress"] = self.email
             found["displayName"] = self.email.split("@")[0].title()
+        if self.type in ("user", "group"):  # Drive: `deleted` pertains to users and groups only
+            found["deleted"] = self.deleted
+        if self.pending_owner:
+            found["pendingOwner"] = True
         if self.domain:
             found["domain"] = self.domain
         if self.type in ("domain", "anyone"):
@@ -201,6 +216,8 @@ class FakeGoogle(LoopbackServer):
         """A refresh token → the user it acts for (of the one OAuth client)."""
         self.access_tokens: dict[str, tuple[str, frozenset[str], float]] = {}
         self.sheets_api = True
+        self.suspended: set[str] = set()
+        """Users suspended in the Directory (members listed with `status: SUSPENDED`)."""
         self.requests: Recorder[GoogleRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
         self.exports: list[str] = []
         """Ids of the files exported or downloaded, in order."""
@@ -351,6 +368,14 @@ class FakeGoogle(LoopbackServer):
         file.permissions.append(permission)
         if permission.type == "user":
             file.shared_with_me_at[permission.email] = datetime.now(UTC)
+        self._touch(file)
+
+    def unshare(self, file_id: str, email: str) -> None:
+        """Take back what `email` (a user's or a group's) was given on the file: a change in
+        the feed, as Drive logs a permission removed."""
+        file = self.files[file_id]
+        file.permissions = [p for p in file.permissions if p.email != email]
+        file.shared_with_me_at.pop(email, None)
         self._touch(file)
 
     def rate_limit(
@@ -742,12 +767,17 @@ class FakeGoogle(LoopbackServer):
                 "role": permission.role,
                 "inherited": inherited_from is not None,
             }
-            if inherited_from:
+            if inherited_from and file.drive_id:  # Drive: populated for shared drives' items only
                 detail["inheritedFrom"] = inherited_from
             data["permissionDetails"] = [detail]
             listed.append(data)
         start = int(request.query.get("pageToken", "0") or 0)
-        size = min(int(request.query.get("pageSize", "100")), 100)
+        size = int(request.query.get("pageSize", "100"))
+        if not 1 <= size <= 100:
+            return google_error(
+                400, f"Invalid value '{size}'. Values must be within the range: [1, 100]", "invalid",
+                location="pageSize",
+            )  # fmt: skip
         body: Json = {"kind": "drive#permissionList", "permissions": listed[start : start + size]}
         if start + size < len(listed):
             body["nextPageToken"] = str(start + size)
@@ -933,17 +963,22 @@ class FakeGoogle(LoopbackServer):
         members = [
             {
                 "kind": "admin#directory#member",
+                "etag": f'"{hashlib.sha256(e.encode()).hexdigest()[:16]}"',
                 "id": hashlib.sha256(e.encode()).hexdigest()[:21],
                 "email": e,
                 "role": "MEMBER",
                 "type": "GROUP" if e in self.groups else "USER",
-                "status": "ACTIVE",
+                "status": "SUSPENDED" if e in self.suspended else "ACTIVE",
             }
             for e in emails
         ]
         start = int(request.query.get("pageToken", "0") or 0)
         size = min(int(request.query.get("maxResults", "200")), 200)
-        body: Json = {"kind": "admin#directory#members", "members": members[start : start + size]}
+        body: Json = {
+            "kind": "admin#directory#members",
+            "etag": f'"{hashlib.sha256(key.encode()).hexdigest()[:16]}"',
+            "members": members[start : start + size],
+        }
         if start + size < len(members):
             body["nextPageToken"] = str(start + size)
         return web.json_response(apply_fields(body, self._fields(request)))

@@ -15,6 +15,7 @@ import pytest
 from knowledge.answering.answer import Citation
 from knowledge.sources.connectors import FolderSpec
 from knowledge.sources.connectors.google_keys import oauth_client, service_account
+from storage.document_access import AccessFilter
 from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef
 from storage.values import JobState
 from tests.fakes.google_server import (
@@ -56,9 +57,15 @@ class DriveSync:
     def names(self) -> list[str]:
         return sorted(self.jobs.documents(self.index))
 
+    @property
+    def ada(self) -> AccessFilter:
+        """Ada (who owns the Handbook), as a search on her behalf reads."""
+        return AccessFilter(frozenset({f"{self.connection.id}:user:{ADA}"}))
+
     async def top(self, query: str) -> tuple[str, str, str]:
-        """The best passage for `query`: its document, its text, the link it is cited with."""
-        hit = (await self.jobs.stack.retriever.search([self.index], query)).hits[0]
+        """The best passage for `query` that Ada may read: its document, its text, the link
+        it is cited with."""
+        hit = (await self.jobs.stack.retriever.search([self.index], query, access=self.ada)).hits[0]
         return hit.document.name, hit.text, Citation.from_hit(1, hit).url or ""
 
 
