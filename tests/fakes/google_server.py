@@ -30,7 +30,8 @@ Sheets v4 reads Lore makes, and the Admin SDK Directory's members and users.
   directory scopes of a user who is an admin, else 403 as Google answers.
 
 Sharing: `share(file, Permission(…))` and `unshare(file, email)` change a file's permissions
-and log a change in the feed, as Drive does; `permissions.list` pages (`pageSize` 1–100)
+and log a change in the feed, as Drive does; `permissions.list` (403
+`insufficientFilePermissions` for a My Drive file the caller may not share) pages (`pageSize` 1–100)
 with each entry's `permissionDetails` (`inheritedFrom` for a shared drive's items only), and
 `deleted` / `pendingOwner` entries as Drive shows them.
 
@@ -759,6 +760,12 @@ class FakeGoogle(LoopbackServer):
         file = self._file(request)
         if isinstance(file, web.Response):
             return file
+        if file.drive_id is None and not self.can_share(request[USER], file):
+            return google_error(
+                403,
+                f"The user does not have sufficient permissions for file {file.id}.",
+                "insufficientFilePermissions",
+            )
         listed = []
         for permission, inherited_from in self.effective(file):
             data = permission.as_json()

@@ -378,3 +378,14 @@ async def test_the_directory_pages_members_and_lists_nested_groups_as_groups(goo
     assert set(members[0]) == {"kind", "etag", "id", "email", "role", "type", "status"}
     status, body = await get(fake, http, f"/admin/directory/v1/groups/nobody@{DOMAIN}/members", auth)
     assert status == 404 and body["error"]["errors"][0]["reason"] == "notFound"
+
+
+async def test_who_may_not_share_a_file_may_not_list_its_permissions(google: Any) -> None:
+    fake, seeded, http = google
+    bob = await bearer(fake, http, BOB)
+    status, body = await get(
+        fake, http, f"/drive/v3/files/{seeded.private_doc}", bob, fields="id,permissions"
+    )
+    assert status == 200 and body == {"id": seeded.private_doc}, "a reader is not given the permissions"
+    status, body = await get(fake, http, f"/drive/v3/files/{seeded.private_doc}/permissions", bob)
+    assert status == 403 and body["error"]["errors"][0]["reason"] == "insufficientFilePermissions"

@@ -14,9 +14,12 @@ import pytest
 
 from knowledge.answering.answer import Citation
 from knowledge.sources.connectors import FolderSpec
+from knowledge.sources.connectors.access_sync import AccessSync
 from knowledge.sources.connectors.google_keys import oauth_client, service_account
 from storage.document_access import AccessFilter
 from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef
+from storage.repositories.source_access import SourceAccessRepository
+from storage.repositories.sources import SourceRepository
 from storage.values import JobState
 from tests.fakes.google_server import (
     CLIENT_ID,
@@ -221,6 +224,20 @@ async def test_a_shared_drive_and_an_oauth_user(stack: Stack) -> None:
         runbook = jobs.documents(index)["Deploy runbook"]
         assert f"user:cy@{DOMAIN}" in runbook.meta["drive_access"], "a permission change reaches the document"
 
+        # One user's OAuth client has no Directory: the group eng@ is unknown, no one reads
+        # through it; the drive's member Ada and Cy, given the file since, do.
+        db = stack.db
+        syncer = AccessSync(
+            jobs.connections, SourceAccessRepository(db), SourceRepository(db), stack.documents
+        )
+        grouped = await syncer.groups(connection)
+        assert grouped.error is None and grouped.members == 0
+        assert not [r for r in fake.api_requests() if r.path.startswith("/admin/")], "not even asked"
+        people = SourceAccessRepository(db)
+        for email, readable in ((ADA, True), (f"cy@{DOMAIN}", True), (BOB, False)):
+            access = AccessFilter(people.principals("T1", None, email))
+            assert bool(stack.documents.list_ready(index.id, access=access)) is readable, email
+
 
 async def test_no_key_or_token_reaches_a_log(drive: DriveSync, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
@@ -239,3 +256,113 @@ async def test_no_key_or_token_reaches_a_log(drive: DriveSync, caplog: pytest.Lo
     assert "PRIVATE KEY" in key
     for secret in (*tokens, key.split("\\n")[1]):
         assert secret not in logged
+
+
+BOB, CY, DAN = f"bob@{DOMAIN}", f"cy@{DOMAIN}", f"dan@{DOMAIN}"
+EXPENSES, DIRECTORY, DECK, PDF, SALARY = (
+    "Expenses policy",
+    "Office directory",
+    "Onboarding deck",
+    "Security policy.pdf",
+    "Salary bands",
+)
+DIRECTORY_ALL = {DIRECTORY, *SHEETS}
+
+
+def access_sync(drive: DriveSync) -> AccessSync:
+    db = drive.jobs.stack.db
+    return AccessSync(
+        drive.jobs.connections, SourceAccessRepository(db), SourceRepository(db), drive.jobs.stack.documents
+    )
+
+
+def reads(drive: DriveSync, email: str | None) -> set[str]:
+    """The documents of the index a Slack user with this confirmed email may read."""
+    principals = SourceAccessRepository(drive.jobs.stack.db).principals("T1", None, email)
+    listed = drive.jobs.stack.documents.list_ready(drive.index.id, limit=100, access=AccessFilter(principals))
+    return {d.name for d in listed}
+
+
+async def test_who_may_read_a_file_follows_drive_sharing_users_groups_and_the_domain(
+    drive: DriveSync, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The Handbook: Expenses shared with acme.com, the Office directory with the group eng@
+    (Bob, and the group leads@ with Cy), the deck with anyone with the link, Salary bands
+    with Bob, the PDF with nobody but Ada (its owner)."""
+    fake, seeded = drive.fake, drive.seeded
+    source = await drive.attach(seeded.handbook)
+    await drive.run(source, trigger="manual")
+    syncer = access_sync(drive)
+    grouped = await syncer.groups(drive.connection)
+    assert grouped.error is None and grouped.groups == 1 and grouped.members == 2, grouped
+    everything = {*HANDBOOK, *SHEETS}
+    assert reads(drive, ADA) == everything
+    assert reads(drive, BOB) == {EXPENSES, DECK, SALARY, *DIRECTORY_ALL}
+    assert reads(drive, CY) == {EXPENSES, DECK, *DIRECTORY_ALL}, "through the nested group"
+    assert reads(drive, DAN) == {EXPENSES, DECK}, "anyone with the link: the domain"
+    assert reads(drive, "mallory@elsewhere.example") == set(), "not the world"
+    assert reads(drive, None) == set(), "a channel, or someone Slack confirms no email for"
+    synced = await syncer.permissions(SourceRepository(drive.jobs.stack.db).get(source.id))
+    assert synced.error is None and synced.changed == 0, "the permission sync agrees with the content sync"
+
+    # Revoked and granted in Drive: the change feed brings it at the next content sync, for a
+    # Google Doc (a new version, the same text) and a stored file (the same bytes) alike.
+    fake.unshare(seeded.private_doc, BOB)
+    fake.share(seeded.pdf, Permission("user", "reader", CY))
+    fake.exports.clear()
+    job = await drive.run(source)
+    assert reads(drive, BOB) == {EXPENSES, DECK, *DIRECTORY_ALL}, drive.jobs.log(job)
+    assert PDF in reads(drive, CY) and seeded.pdf not in fake.exports, "not downloaded again"
+    assert job.counters.get("chunks", 0) == 0, "nothing embedded again"
+
+    fake.groups[f"leads@{DOMAIN}"].remove(CY)  # a group sync is enough
+    await syncer.groups(drive.connection)
+    assert reads(drive, CY) == {EXPENSES, DECK, PDF}
+
+    caplog.set_level(logging.INFO)
+    fake.admins.discard(ADA)  # the Directory refuses: the group is unknown, no one reads through it
+    refused = await syncer.groups(drive.connection)
+    assert refused.error is None and refused.members == 0
+    assert reads(drive, BOB) == {EXPENSES, DECK}
+    assert f"group eng@{DOMAIN}: the Directory won't list its members" in caplog.text
+
+    fake.fail(f"/drive/v3/files/{seeded.handbook}")  # Drive won't list the folder: nobody reads it
+    failed = await syncer.permissions(SourceRepository(drive.jobs.stack.db).get(source.id))
+    assert failed.error is not None and "500" in failed.error
+    assert reads(drive, ADA) == set(), "fail closed, never open"
+
+
+async def test_anyone_with_the_link_is_public_only_when_the_attachment_says_so(drive: DriveSync) -> None:
+    source = await drive.jobs.connections.attach(
+        drive.connection, drive.index, [FolderSpec(drive.seeded.hr)], selection={"link_sharing": "public"}
+    )
+    await drive.run(source, trigger="manual")
+    await access_sync(drive).groups(drive.connection)  # who Ada is: her email, Drive's id for her
+    assert reads(drive, None) == {DECK}, "shared with anyone, and the attachment says public"
+    assert reads(drive, DAN) == {DECK} and reads(drive, ADA) == {DECK, PDF}
+    synced = await access_sync(drive).permissions(SourceRepository(drive.jobs.stack.db).get(source.id))
+    assert synced.error is None and synced.changed == 0 and synced.restricted == 1
+
+
+async def test_a_file_whose_permissions_drive_wont_give_is_read_by_nobody(stack: Stack) -> None:
+    """Acting as Bob, who may open Ada's memo but not share it: Drive gives him neither its
+    permissions in the listing nor `permissions.list` (403), so no one reads it in Lore."""
+    jobs = connector_jobs(stack)
+    index = stack.index("bob")
+    async with FakeGoogle() as fake:
+        seed(fake)
+        memo = fake.add("Board memo", DOCUMENT, None, content="# Board memo\n\nThe board meets in June.\n")
+        fake.share(memo.id, Permission("user", "reader", BOB))
+        credentials = service_account(fake.service_account_key(), BOB)
+        connection, _ = await jobs.connections.connect("T1", fake.drive_url, credentials, kind="google-drive")
+        source = await jobs.connections.attach(connection, index, [FolderSpec("shared-with-me")])
+        job = await jobs.run(index, source, trigger="manual")
+        assert job.state == JobState.SUCCEEDED, jobs.log(job)
+        [document] = stack.documents.list_ready(index.id, access=None)
+        assert document.name == "Board memo" and document.meta["drive_access"] == "unknown"
+        assert stack.documents.access(document.id).unknown
+        assert "Board memo: Google Drive did not say who may read it" in jobs.log(job)
+        principals = SourceAccessRepository(stack.db).principals("T1", None, BOB)
+        assert stack.documents.readable([document.id], AccessFilter(principals)) == set(), "not even Bob"
+        refused = [r.path for r in fake.api_requests() if r.status == 403]
+        assert refused == [f"/drive/v3/files/{memo.id}/permissions"]
