@@ -166,9 +166,10 @@ class DriveConnector:
         gave its permissions) or where the change feed listed it (it may be its sharing that
         changed: a shared drive's file is then asked `permissions.list`)."""
         async for listed in listing:
-            if isinstance(listed, ItemRef) and (file := self._lister.files.get(listed.id)) is not None:
-                if file.grants is not None or self._lister.incremental:
-                    listed = replace(listed, access=await self._access.file(file))
+            file = self._lister.files.get(listed.id) if isinstance(listed, ItemRef) else None
+            known = file is not None and (file.grants is not None or self._lister.incremental)
+            if isinstance(listed, ItemRef) and file is not None and known:
+                listed = replace(listed, access=await self._access.file(file))
             yield listed
 
     async def fetch(self, ids: Sequence[str]) -> list[Item | Skipped]:
