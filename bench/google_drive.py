@@ -8,7 +8,9 @@ sheet a table), Slides (exported as PowerPoint), PDFs and Markdown files (downlo
 connects it as a user would (`Connections.connect`, a service account acting as a user),
 attaches the folder to an index and the worker the bot runs syncs it: a first sync (a
 complete listing), then a scheduled re-sync with nothing changed, which reads Drive's change
-feed from its token: the requests it makes are counted, the seconds timed.
+feed from its token; then a permission sync of the attachment (who may open each file, from
+Drive's sharing: a listing, no content) and a group sync: the requests each makes are
+counted, the seconds timed.
 """
 
 from __future__ import annotations
@@ -115,6 +117,35 @@ async def one_job(
     }
 
 
+async def access_syncs(services: Services, fake: FakeGoogle, source: SourceConfigRef) -> dict[str, Any]:
+    """A permission sync of the attachment, then a group sync of its connection: requests
+    and seconds of each (Drive's sharing read again; nothing fetched, nothing embedded)."""
+    syncer = services.access_sync
+    found: dict[str, Any] = {}
+    for name in ("permissions", "groups"):
+        seen, exports, started = len(fake.api_requests()), len(fake.exports), time.perf_counter()
+        if name == "permissions":
+            report: Any = await syncer.permissions(services.sources.get(source.id))
+        else:
+            report = await syncer.groups(services.connections.repository.get(source.source_id))
+        if report.error is not None:
+            raise RuntimeError(f"the {name} sync failed: {report.error}")
+        made = fake.api_requests()[seen:]
+        found[name] = {
+            "seconds": round(time.perf_counter() - started, 2),
+            "requests": len(made),
+            "by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
+            "exports_and_downloads": len(fake.exports) - exports,
+        }
+    found["documents"], found["restricted"] = report_counts(services, source)
+    return found
+
+
+def report_counts(services: Services, source: SourceConfigRef) -> tuple[int, int]:
+    documents = services.sources.documents(source.id)
+    return len(documents), sum(1 for d in documents if not services.documents.access(d.id).is_public)
+
+
 def _kind(path: str) -> str:
     """A request's endpoint without ids: `files/{id}/export`, `changes`, `spreadsheets/{id}`."""
     parts = path.removeprefix("/drive/v3/").removeprefix("/v4/").split("/")
@@ -147,6 +178,7 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
             try:
                 first = await one_job(services, fake, index, source, "manual")
                 again = await one_job(services, fake, index, source, "schedule")
+                permissions = await access_syncs(services, fake, source)
             finally:
                 stop.set()
                 await task
@@ -160,6 +192,7 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         "drive": {"files": files, "folders": 11, "kinds": {k: files // len(KINDS) for k in KINDS}},
         "first_sync": first,
         "unchanged_resync": {**again, "seconds_vs_first": round(again["seconds"] / first["seconds"], 4)},
+        "permission_sync": permissions,
     }
 
 
