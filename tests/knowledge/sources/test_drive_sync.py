@@ -2,7 +2,10 @@
 Chroma, the offline embedder) against the fake Google: a folder's Doc, every sheet of a
 Sheet, a deck and a PDF indexed with their links, authors, paths and permissions; an
 unchanged re-sync that costs one changes request; edits, trashing and moving out reflected
-at the next sync; quota errors waited out; one failing file skipped and tried again."""
+at the next sync; quota errors waited out; one failing file skipped and tried again; and
+who may read each file following Drive's sharing (users by email, groups through the
+Directory, domains, anyone with the link as the Workspace's domain), through the content
+sync's change feed and the permission and group syncs, failing closed."""
 
 from __future__ import annotations
 
@@ -37,6 +40,15 @@ from tests.knowledge.sources.connector_jobs import Jobs, connector_jobs
 ADA = f"ada@{DOMAIN}"
 HANDBOOK = ["Expenses policy", "Office directory", "Onboarding deck", "Salary bands", "Security policy.pdf"]
 SHEETS = ["Office directory › Desks", "Office directory › Rooms"]
+BOB, CY, DAN = f"bob@{DOMAIN}", f"cy@{DOMAIN}", f"dan@{DOMAIN}"
+EXPENSES, DIRECTORY, DECK, PDF, SALARY = (
+    "Expenses policy",
+    "Office directory",
+    "Onboarding deck",
+    "Security policy.pdf",
+    "Salary bands",
+)
+DIRECTORY_ALL = {DIRECTORY, *SHEETS}
 
 
 @dataclass
@@ -256,17 +268,6 @@ async def test_no_key_or_token_reaches_a_log(drive: DriveSync, caplog: pytest.Lo
     assert "PRIVATE KEY" in key
     for secret in (*tokens, key.split("\\n")[1]):
         assert secret not in logged
-
-
-BOB, CY, DAN = f"bob@{DOMAIN}", f"cy@{DOMAIN}", f"dan@{DOMAIN}"
-EXPENSES, DIRECTORY, DECK, PDF, SALARY = (
-    "Expenses policy",
-    "Office directory",
-    "Onboarding deck",
-    "Security policy.pdf",
-    "Salary bands",
-)
-DIRECTORY_ALL = {DIRECTORY, *SHEETS}
 
 
 def access_sync(drive: DriveSync) -> AccessSync:
