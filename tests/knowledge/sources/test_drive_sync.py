@@ -317,8 +317,13 @@ async def test_who_may_read_a_file_follows_drive_sharing_users_groups_and_the_do
     assert job.counters.get("chunks", 0) == 0, "nothing embedded again"
 
     fake.groups[f"leads@{DOMAIN}"].remove(CY)  # a group sync is enough
+    fake.suspended.add(BOB)  # suspended in the Workspace: no longer an active member
     await syncer.groups(drive.connection)
     assert reads(drive, CY) == {EXPENSES, DECK, PDF}
+    assert reads(drive, BOB) == {EXPENSES, DECK}
+    fake.suspended.discard(BOB)
+    await syncer.groups(drive.connection)
+    assert reads(drive, BOB) == {EXPENSES, DECK, *DIRECTORY_ALL}
 
     caplog.set_level(logging.INFO)
     fake.admins.discard(ADA)  # the Directory refuses: the group is unknown, no one reads through it
