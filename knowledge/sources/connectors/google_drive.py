@@ -32,6 +32,7 @@ from knowledge.sources.connectors.base import (
     ApiOptions,
     AttachmentRef,
     BadCredentials,
+    ConnectorError,
     ConnectorKind,
     Folder,
     FolderSpec,
@@ -164,12 +165,20 @@ class DriveConnector:
     async def _with_access(self, listing: AsyncIterator[Listed]) -> AsyncIterator[Listed]:
         """Each listed file with who may open it now, where that costs nothing (the listing
         gave its permissions) or where the change feed listed it (it may be its sharing that
-        changed: a shared drive's file is then asked `permissions.list`)."""
+        changed: a shared drive's file is then asked `permissions.list`). When Drive fails to
+        say, nobody, until a later sync can tell (fail closed; the rest of the listing goes on)."""
         async for listed in listing:
             file = self._lister.files.get(listed.id) if isinstance(listed, ItemRef) else None
             known = file is not None and (file.grants is not None or self._lister.incremental)
             if isinstance(listed, ItemRef) and file is not None and known:
-                listed = replace(listed, access=await self._access.file(file))
+                try:
+                    access = await self._access.file(file)
+                except BadCredentials:
+                    raise
+                except ConnectorError as exc:
+                    await self._api.say(f"{file.name}: who may open it is unknown for now ({exc})")
+                    access = SourceAccess.nobody()
+                listed = replace(listed, access=access)
             yield listed
 
     async def fetch(self, ids: Sequence[str]) -> list[Item | Skipped]:

@@ -228,10 +228,7 @@ class _SyncRun:
     ) -> None:
         self.context.count(Count.PAGES_UNCHANGED)
         self.context.count(Count.DOCUMENTS_UNCHANGED)
-        if ref.access is not None:  # shared anew, the same content: its documents follow
-            access = ref.access.document_access(self.connection.id)
-            ids = [stored.id, *(d.id for d in self.attachments.get(ref.id, {}).values())]
-            await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(ids, access))
+        await self._follow_listed_access(ref)  # shared anew, the same content: its documents follow
         if complete:
             path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
             access = await asyncio.to_thread(self.s.documents.access, stored.id)
@@ -250,6 +247,7 @@ class _SyncRun:
                 await self.context.handled(f"page:{ref.id}", "gone")
                 continue
             if isinstance(item, Skipped):  # kept as indexed; tried again next time
+                await self._follow_listed_access(ref)
                 self.context.count(Count.PAGES_FAILED)
                 self.context.skip(item.reason)
                 await self.context.say(f"skipped: {item.title}: {item.reason}", "warning")
@@ -263,6 +261,15 @@ class _SyncRun:
             await self.context.handled(f"page:{item.id}", "fetched")
             if self.context.stopped():
                 return
+
+    async def _follow_listed_access(self, ref: ItemRef) -> None:
+        """An item kept as indexed still takes who may read it now, when its listing said
+        (a file whose sharing changed, or that Drive failed to say for: nobody for now)."""
+        stored = self.pages.get(ref.id)
+        if ref.access is not None and stored is not None:
+            access = ref.access.document_access(self.connection.id)
+            ids = [stored.id, *(d.id for d in self.attachments.get(ref.id, {}).values())]
+            await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(ids, access))
 
     def _access(self, item: Item) -> DocumentAccess:
         """The item's access in Lore (what the index decides, for a connector that does not

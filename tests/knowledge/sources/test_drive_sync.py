@@ -250,6 +250,19 @@ async def test_a_shared_drive_and_an_oauth_user(stack: Stack) -> None:
             access = AccessFilter(people.principals("T1", None, email))
             assert bool(stack.documents.list_ready(index.id, access=access)) is readable, email
 
+        # Drive fails to say who may open a changed file: nobody for now, the sync goes on.
+        ada = AccessFilter(people.principals("T1", None, ADA))
+        fake.edit(seeded.drive_doc, "# Deploys\n\nProduction deploys go out on Wednesdays.\n")
+        fake.fail(f"/drive/v3/files/{seeded.drive_doc}/permissions")
+        job = await jobs.run(index, source)
+        assert job.state == JobState.SUCCEEDED and job.counters["pages_failed"] == 1, jobs.log(job)
+        assert stack.documents.list_ready(index.id, access=ada) == [], "fail closed, never open"
+        fake.fail(f"/drive/v3/files/{seeded.drive_doc}/permissions", times=0)
+        job = await jobs.run(index, source)
+        assert job.state == JobState.SUCCEEDED, jobs.log(job)
+        hits = (await stack.retriever.search([index], "which day do deploys go out", access=ada)).hits
+        assert "Wednesdays" in hits[0].text, "tried again, with who may open it"
+
 
 async def test_no_key_or_token_reaches_a_log(drive: DriveSync, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
