@@ -10,6 +10,7 @@ import typer
 from rich.progress import Progress
 
 from bot.app.conversations import Actor
+from bot.app.forgetting import listed
 from bot.app.local import operator_place
 from bot.app.services import Services
 from bot.chat import messages
@@ -18,6 +19,7 @@ from bot.cli.common import settings_or_exit, with_services
 from bot.cli.tables import table
 from knowledge import Count, IndexingJobs, JobCounters, KnowledgeError
 from storage.records import IndexRef, JobRef
+from storage.repositories.forget_jobs import ForgetRef
 
 
 async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: list[str]) -> JobRef:
@@ -75,8 +77,12 @@ def jobs(
             typer.echo(f"job {job.id}: {job.state.value}")
             return
         recent = await services.jobs.recent(limit=20)
+        forgetting = await services.forgetting.recent(limit=10)
+        if forgetting:
+            typer.echo(forget_table(forgetting))
         if not recent:
-            typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
+            if not forgetting:
+                typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
             return
         rows = []
         for job in recent:
@@ -88,6 +94,22 @@ def jobs(
         typer.echo(table([">job", "state", ">pages", ">chunks", "trigger", "created"], rows))
 
     with_services(settings_or_exit(), work)
+
+
+def forget_table(found: list[ForgetRef]) -> str:
+    """Jobs forgetting people: who, how far, what they removed."""
+    rows = [
+        (
+            job.id,
+            job.person,
+            job.state.value,
+            listed(job.removed) if job.removed else "—",
+            f"{job.surface}{' ' + job.actor if job.actor else ''}",
+            age(job.created_at),
+        )
+        for job in found
+    ]
+    return table([">forget job", "person", "state", "removed", "asked from", "created"], rows)
 
 
 @jobs_app.command("cancel")

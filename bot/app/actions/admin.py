@@ -21,6 +21,7 @@ from bot.app.audit import AuditAction, AuditFilter, AuditRecord
 from knowledge import KnowledgeError, NotAllowed
 from storage.access import Action, Place, Sight, allowed, may_administer, sight
 from storage.records import IndexRef
+from storage.repositories.forget_jobs import ForgetRef
 from storage.repositories.history import AnswerHistory, Asked
 from storage.repositories.retention import Removed
 from storage.repositories.usage import Day, Usage, UsageRepository
@@ -233,15 +234,22 @@ class AdminActions:
         purged = await self.services.retention.purge(place.tenant_id)
         return purged.removed if purged is not None else {}
 
-    async def forget_user(self, place: Place, external_id: str) -> Removed:
-        """Remove what a person (by Slack user id) asked and said, and their personal index."""
+    async def forget_user(self, place: Place, external_id: str) -> ForgetRef:
+        """Queue the removal of what a person (by Slack user id) asked and said, and of their
+        personal index (`bot.app.forgetting`); the job already under way for them if any."""
         self.check(place)
         person = await asyncio.to_thread(
             self.services.directory.find_user, place.tenant_id, external_id.strip()
         )
         if person is None:
             raise KnowledgeError(f"Lore knows nobody called {external_id.strip()!r} in this workspace")
-        return await self.services.retention.forget(place, person)
+        job, _ = await self.services.forgetting.request(place, person)
+        return job
+
+    async def forget_jobs(self, place: Place, *, limit: int = 10) -> list[ForgetRef]:
+        """The workspace's latest jobs forgetting people, newest first."""
+        self.check(place)
+        return await self.services.forgetting.recent(place.tenant_id, limit=limit)
 
 
 def history_line(place: Place, asked: Asked, indexes: dict[int, IndexRef]) -> HistoryLine | None:
