@@ -435,6 +435,7 @@ class AnswerLog(SQLModel, table=True):
             "user_id",
             "conversation_id",
             "latency_ms",
+            "escalated_at",
         ),
     )
 
@@ -632,6 +633,21 @@ class ForgetJob(SQLModel, table=True):
     worker: str | None = Field(default=None, max_length=128)
     claim: str | None = Field(default=None, max_length=32)
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class UsageDay(SQLModel, table=True):
+    """A workspace's usage figures of one whole past day (UTC), as the console's overview
+    sums them (`storage.repositories.usage`): computed the first time a window needs that
+    day, then read instead of its questions. What changes a past day's figures drops its
+    row (a verdict or an escalation on one of its answers; retention, forgetting a person,
+    deleting an index), to be computed again."""
+
+    __tablename__ = "usage_day"
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    day: str = Field(primary_key=True, max_length=10, description="YYYY-MM-DD, UTC.")
+    figures: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    computed_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class AuditEntry(SQLModel, table=True):

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
@@ -64,8 +64,8 @@ class Overview:
     places: tuple[Named, ...]
     indexes: tuple[Named, ...]
     outcomes: tuple[Named, ...]
-    """answered (from the documents, or from a verified answer) and abstained, then whatever
-    `AdminActions.outcomes` adds (escalated …, as those features count them)."""
+    """How the questions ended: answered from the documents, from a verified answer, or not
+    at all (each question once; escalations are `usage.escalated`, of any of them)."""
 
 
 @dataclass(frozen=True)
@@ -92,16 +92,9 @@ class SettingsView:
     configuration: tuple[tuple[str, str], ...]
 
 
-OutcomeCounter = Callable[[str, datetime, datetime], Awaitable[dict[str, int]]]
-"""Counts more outcomes of a workspace's questions in a window (escalated …)."""
-
-
 @dataclass
 class AdminActions:
     services: Services
-    outcomes: list[OutcomeCounter] = field(default_factory=list)
-    """More outcome counters for the overview, each `async (tenant, since, until) -> {name:
-    count}`: escalations register theirs here when they exist."""
 
     def __post_init__(self) -> None:
         self._usage = UsageRepository(self.services.db)
@@ -143,9 +136,6 @@ class AdminActions:
             Named("answered from a verified answer", usage.verified),
             Named("abstained", usage.abstained),
         ]
-        for count in self.outcomes:
-            found = await count(place.tenant_id, since, until)
-            outcomes.extend(Named(str(k), int(v)) for k, v in found.items())
         return Overview(
             days=days,
             since=since,

@@ -1,5 +1,6 @@
 """forgetting a person as a job: queued, taken by one worker, resumed after a kill, with what
-it removed
+it removed; the overview's figures of whole past days kept (usage_day), and answers'
+escalations in the index the overview counts from
 
 Revision ID: 0021
 Revises: 0017
@@ -18,6 +19,7 @@ depends_on = None
 
 WHEN = sa.DateTime(timezone=True)
 ACTIVE_FORGET = "state IN ('queued', 'running')"
+USAGE = ["tenant_id", "created_at", "abstained", "verified", "user_id", "conversation_id", "latency_ms"]
 
 
 def upgrade() -> None:
@@ -57,8 +59,23 @@ def upgrade() -> None:
         postgresql_where=sa.text(ACTIVE_FORGET),
     )
 
+    op.create_table(
+        "usage_day",
+        sa.Column("tenant_id", sa.String(length=64), nullable=False),
+        sa.Column("day", sa.String(length=10), nullable=False),
+        sa.Column("figures", sa.JSON(), nullable=False),
+        sa.Column("computed_at", WHEN, nullable=False),
+        sa.ForeignKeyConstraint(["tenant_id"], ["tenant.id"]),
+        sa.PrimaryKeyConstraint("tenant_id", "day"),
+    )
+    op.drop_index("ix_answer_log_usage", table_name="answer_log")
+    op.create_index("ix_answer_log_usage", "answer_log", [*USAGE, "escalated_at"])
+
 
 def downgrade() -> None:
+    op.drop_index("ix_answer_log_usage", table_name="answer_log")
+    op.create_index("ix_answer_log_usage", "answer_log", USAGE)
+    op.drop_table("usage_day")
     op.drop_index("ux_forget_job_active", table_name="forget_job")
     op.drop_index("ix_forget_job_state", table_name="forget_job")
     op.drop_index("ix_forget_job_tenant_id", table_name="forget_job")
