@@ -163,7 +163,7 @@ class UsageRepository:
         window needs them); only the window's ragged ends (the rest of its first day, today
         so far) are counted from the questions themselves."""
         first_whole = since.date() if since == _midnight(since.date()) else since.date() + timedelta(days=1)
-        today = until.date()
+        today = min(until, utcnow()).date()  # today's figures are still growing: never kept
         whole = [first_whole + timedelta(days=n) for n in range(max(0, (today - first_whole).days))]
         kept = self._kept(tenant_id, whole)
         missing = [d for d in whole if d not in kept]

@@ -192,7 +192,9 @@ async def test_the_console_in_a_browser(tmp_path: Path) -> None:
                     await forget_in_the_console(browser, base, slack)
                 finally:
                     await browser.close()
-            alices = "SELECT COUNT(*) FROM answer_log a JOIN user u ON u.id = a.user_id WHERE u.external_id = ?"
+            alices = (
+                "SELECT COUNT(*) FROM answer_log a JOIN user u ON u.id = a.user_id WHERE u.external_id = ?"
+            )
             assert query(data, alices, ALICE) == [(0,)]
             async with http.get(f"{base}/v1/audit", headers={"Authorization": f"Bearer {siem}"}) as got:
                 entries = [json.loads(line) for line in (await got.text()).splitlines()]

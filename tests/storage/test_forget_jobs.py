@@ -52,7 +52,9 @@ def test_one_worker_takes_a_job_and_a_silent_one_is_taken_over(database: Databas
 
     with database.session() as session:  # w1 went silent (killed) a minute ago
         session.exec(
-            update(ForgetJob).where(ForgetJob.id == job.id).values(heartbeat_at=utcnow() - timedelta(minutes=1))  # type: ignore[arg-type]
+            update(ForgetJob)
+            .where(ForgetJob.id == job.id)
+            .values(heartbeat_at=utcnow() - timedelta(minutes=1))  # type: ignore[arg-type]
         )
     theirs = jobs.take("w2", stale=STALE)
     assert theirs is not None and theirs.worker == "w2" and theirs.steps == ("answers",)
