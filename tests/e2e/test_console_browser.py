@@ -11,7 +11,8 @@ the API did; Slack then answers the question from the verified answer. An index 
 refused every admin page, someone with nothing to administer is refused the console, and a
 form posted without its CSRF token (or from another site) changes nothing.
 
-Each page is saved as a screenshot under `artifacts/console/` (CI keeps them).
+Each page is saved as a screenshot under `artifacts/console/`, for a person to look at after a
+local run (CI runs in a fresh clone it discards and collects no artefacts folder).
 """
 
 from __future__ import annotations
