@@ -29,6 +29,8 @@ from storage.values import JobState, Scope
 if TYPE_CHECKING:
     from bot.app.services import Services
 
+__all__ = ["ForgetRef", "Forgetting", "listed"]
+
 log = logging.getLogger(__name__)
 ANSWERS, PERSONAL_INDEX, SCRUB, AUDIT = "answers", "personal index", "scrub", "audit"
 STEPS = (ANSWERS, PERSONAL_INDEX, SCRUB, AUDIT)

@@ -10,7 +10,7 @@ import typer
 from rich.progress import Progress
 
 from bot.app.conversations import Actor
-from bot.app.forgetting import listed
+from bot.app.forgetting import ForgetRef, listed
 from bot.app.local import operator_place
 from bot.app.services import Services
 from bot.chat import messages
@@ -19,7 +19,6 @@ from bot.cli.common import settings_or_exit, with_services
 from bot.cli.tables import table
 from knowledge import Count, IndexingJobs, JobCounters, KnowledgeError
 from storage.records import IndexRef, JobRef
-from storage.repositories.forget_jobs import ForgetRef
 
 
 async def crawl_site(services: Services, actor: Actor, target: IndexRef, urls: list[str]) -> JobRef:
