@@ -104,8 +104,9 @@ def ranked(rows: Sequence[Named], what: str) -> Chart:
     return Chart(WIDTH, height, tuple(bars), tuple(labels), f"{what}: {described}")
 
 
-def shares(parts: Sequence[Named], what: str) -> Chart:
-    """One bar split into the parts' shares (answered, abstained, helpful …)."""
+def shares(parts: Sequence[Named], what: str, css: Sequence[str] = ()) -> Chart:
+    """One bar split into the parts' shares (answered, abstained, helpful …), each painted
+    by its class in `css` (by default, by its place)."""
     total = sum(p.count for p in parts) or 1
     x = 0.0
     bars = []
@@ -113,7 +114,8 @@ def shares(parts: Sequence[Named], what: str) -> Chart:
         width = WIDTH * part.count / total
         if width > 0:
             share = round(100 * part.count / total)
-            bars.append(Bar(x, 0, width, 28, f"share{n % 4}", f"{part.name}: {part.count} ({share}%)"))
+            painted = css[n] if n < len(css) else f"share{n % 4}"
+            bars.append(Bar(x, 0, width, 28, painted, f"{part.name}: {part.count} ({share}%)"))
         x += width
     labels = tuple(Label(0, 44 + 16 * n, f"{p.name}: {p.count}") for n, p in enumerate(parts))
     described = ", ".join(f"{p.name} {p.count}" for p in parts)

@@ -91,7 +91,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
         helpful_rate=_percent(usage.helpful, judged),
         latency=f"{_seconds(p50)} / {_seconds(p95)}" if p50 is not None else "—",
         per_day=charts.per_day(usage.days, found.since.date(), utcnow().date()),
-        outcomes=charts.shares(found.outcomes, "questions"),
+        outcomes=charts.shares(found.outcomes, "questions", ("answered", "verified", "abstained")),
         verdicts=charts.shares(
             [Named("helpful", usage.helpful), Named("not helpful", usage.unhelpful)], "verdicts"
         ),
