@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from bot.app.actions import Actions
     from bot.app.audit import Auditor
+    from bot.app.forgetting import Forgetting
     from bot.app.gaps import CoverageGaps
     from bot.app.removals import WorkspaceRemovals
     from bot.app.retention import RetentionService
@@ -153,6 +154,13 @@ class Services:
         from bot.app.retention import RetentionService
 
         return RetentionService(self)
+
+    @cached_property
+    def forgetting(self) -> Forgetting:
+        """Jobs that forget a person (queued by `lore forget-user` and the console)."""
+        from bot.app.forgetting import Forgetting
+
+        return Forgetting(self)
 
     @cached_property
     def gaps(self) -> CoverageGaps:
