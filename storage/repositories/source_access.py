@@ -209,17 +209,6 @@ class SourceAccessRepository:
                 session.delete(row)
             return sorted(row.principal for row in rows)
 
-    def account_spelled(self, source_id: int, account: str) -> str | None:
-        """The account of the source as the source spells it, found without regard to case
-        (GitHub logins are case-insensitive); None when no sync has named it."""
-        with self._db.session() as session:
-            query = select(SourceAccount.account_id).where(
-                SourceAccount.source_id == source_id,
-                func.lower(SourceAccount.account_id) == account.lower(),
-            )
-            found = session.exec(query).first()
-            return str(found) if found is not None else None
-
     # -- when syncs ran -----------------------------------------------------------------------
 
     def claim_permissions(self, config_id: int, *, stale_after: timedelta) -> bool:

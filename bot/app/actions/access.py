@@ -15,6 +15,7 @@ A partner of another organisation reads public documents only.
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,12 +28,14 @@ from storage.access import Action, Place, allowed, may_manage_connectors, may_ma
 from storage.document_access import PUBLIC_ONLY, AccessFilter, DocumentAccess
 from storage.records import ConnectionRef, DocumentRef, IndexRef, NotFound, SourceConfigRef, UserRef
 from storage.repositories.source_access import SyncState
+from storage.values import LOCAL_TENANT
 
 if TYPE_CHECKING:
     from bot.app.services import Services
     from knowledge import GroupReport, PermissionReport
 
 ADMINS_ONLY = "Only workspace admins can see why someone may or may not read a document."
+SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,20}")
 MAPPING_ADMINS_ONLY = "Only workspace admins can say who someone is in a connected source."
 
 
@@ -232,9 +235,9 @@ class AccessActions:
         wanted = account.strip().lstrip("@")
         if not wanted or any(c.isspace() for c in wanted) or len(wanted) > 200:
             raise KnowledgeError(f"“{account}” is not an account name; give a login or an account id as is")
-        spelled = await asyncio.to_thread(self._repository.account_spelled, connection.id, wanted)
+        account_key = KINDS[connection.kind].account_key
         mapping = AccountMapping(
-            await self._person(place.tenant_id, slack_user), connection, spelled or wanted
+            await self._person(place.tenant_id, slack_user), connection, account_key(wanted)
         )
         principal = f"{connection.id}:user:{mapping.account}"
         if principal in await asyncio.to_thread(self._repository.grants, mapping.user.id):
@@ -317,4 +320,8 @@ class AccessActions:
         wanted = slack_user.strip().strip("<>@").split("|")[0]
         if not wanted:
             raise KnowledgeError("say whom: a Slack user id (U…) or a mention")
+        if tenant_id != LOCAL_TENANT and not SLACK_USER.fullmatch(wanted):
+            raise KnowledgeError(
+                f"“{wanted}” is not a Slack user id; mention them (@name) so Slack gives their id, or give it (U…)"
+            )
         return await asyncio.to_thread(self._services.directory.ensure_user, tenant_id, wanted)
