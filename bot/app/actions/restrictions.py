@@ -82,7 +82,7 @@ class RestrictionActions:
             raise NotAllowed(NOT_ALLOWED)
         keys = tuple(dict.fromkeys(_checked(g) for g in groups))
         attachment, found = await self._attachment(place.tenant_id, source, index)
-        shown = dict(zip(keys, names, strict=False))
+        shown = {key: _default_name(key) for key in keys} | dict(zip(keys, names, strict=False))
         options = {RESTRICTED_TO: list(keys), "restricted_names": [shown.get(k, k) for k in keys]}
         attachment = await asyncio.to_thread(self._services.sources.set_options, attachment.id, options)
         states = [await self._read(place.tenant_id, key) for key in keys]
@@ -216,6 +216,12 @@ class RestrictionActions:
         key = f"channel:{channel.external_id}"
         state = await asyncio.to_thread(self._groups.state, place.tenant_id, key)
         return frozenset({slack_principal(key)}) if state.readable else frozenset()
+
+
+def _default_name(key: str) -> str:
+    """How a group is shown when nobody named it (the CLI gives ids): `#C…`, `@S…`."""
+    kind, _, value = key.partition(":")
+    return f"#{value}" if kind == "channel" else f"@{value}"
 
 
 def _checked(group: str) -> str:
