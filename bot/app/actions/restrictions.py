@@ -80,10 +80,27 @@ class RestrictionActions:
         read now: a failed read leaves the documents to nobody (fail closed), and says so."""
         if not may_restrict_sources(place):
             raise NotAllowed(NOT_ALLOWED)
-        keys = tuple(dict.fromkeys(_checked(g) for g in groups))
         attachment, found = await self._attachment(place.tenant_id, source, index)
+        return await self.restrict_attachment(place, attachment, found, groups, names)
+
+    async def restrict_attachment(
+        self,
+        place: Place,
+        attachment: SourceConfigRef,
+        index: IndexRef,
+        groups: Sequence[str],
+        names: Sequence[str] = (),
+    ) -> Restricted:
+        """`restrict`, for an attachment already found (of `index`, in the place's workspace)."""
+        if not may_restrict_sources(place):
+            raise NotAllowed(NOT_ALLOWED)
+        if index.tenant_id != place.tenant_id or attachment.index_id != index.id:
+            raise KnowledgeError("there is no such attachment here")
+        if attachment.kind not in CONNECTORS:
+            raise KnowledgeError("only a connected source's attachment can be restricted to Slack groups")
+        keys = tuple(dict.fromkeys(_checked(g) for g in groups))
         shown = {key: _default_name(key) for key in keys} | dict(zip(keys, names, strict=False))
-        options = {RESTRICTED_TO: list(keys), "restricted_names": [shown.get(k, k) for k in keys]}
+        options = {RESTRICTED_TO: list(keys), "restricted_names": [shown[k] for k in keys]}
         attachment = await asyncio.to_thread(self._services.sources.set_options, attachment.id, options)
         states = [await self._read(place.tenant_id, key) for key in keys]
         changed = await self._apply(attachment)
@@ -94,9 +111,9 @@ class RestrictionActions:
             action,
             f"{attachment.kind} {', '.join(attachment.folders)}",
             groups=list(keys),
-            index=found.name,
+            index=index.name,
         )
-        return Restricted(attachment, found, tuple(states), tuple(shown.get(k, k) for k in keys), changed)
+        return Restricted(attachment, index, tuple(states), tuple(shown[k] for k in keys), changed)
 
     async def _attachment(
         self, tenant_id: str, source: str, index: str | None
