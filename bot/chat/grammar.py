@@ -451,14 +451,18 @@ def explain_access(said: Said) -> Command | None:
 _LEAD = r"^(?:<@[A-Z0-9]+(?:\|[^>]*)?>[\s,:]*)?(?i:please\s+)?"
 """A leading mention of Lore and a "please", before a command read from the raw message."""
 _ACCOUNT = r"@?(?P<account>[\w.-]+)"
+_PERSON = (
+    r"(?:<@(?P<user>[UW][A-Z0-9]+)(?:\|[^>]*)?>|@?(?P<user_id>[UW][A-Z0-9]{6,})|@(?P<user_name>[\w.-]+))"
+)
+"""A person: a Slack mention, their user id, or `@name` (the shell's people, by login name)."""
 _SOURCE_NAME = r"[\w.-]+"
 _MAP = re.compile(
-    _LEAD + rf"(?i:map|link) {_SOMEONE.format('user')} (?i:to|as|with) "
+    _LEAD + rf"(?i:map|link) {_PERSON} (?i:to|as|with) "
     rf"(?:(?P<source>{_SOURCE_NAME}) (?i:(?:user|login|account) )?)?{_ACCOUNT}"
     rf"(?: (?i:on|in|at) (?P<source2>{_SOURCE_NAME}))?[\s.!]*$"
 )
 _UNMAP = re.compile(
-    _LEAD + rf"(?i:unmap|unlink|remove the mapping (?:of|for)) {_SOMEONE.format('user')}"
+    _LEAD + rf"(?i:unmap|unlink|remove the mapping (?:of|for)) {_PERSON}"
     rf"(?: (?i:from|on|in|at) (?P<source>{_SOURCE_NAME}))?[\s.!]*$"
 )
 MAPPINGS = _regex(
@@ -482,7 +486,7 @@ _UNRESTRICT = re.compile(
 
 
 def _someone(found: re.Match[str]) -> str:
-    return next(found.group(g) for g in ("user", "user_id") if found.group(g))
+    return next(found.group(g) for g in ("user", "user_id", "user_name") if found.group(g))
 
 
 def map_account(said: Said) -> Command | None:

@@ -59,6 +59,7 @@ def test_mapping_and_restricting_are_read_as_commands() -> None:
         "U0ALICE", "5b10ac8d82e05b22cc7d4ef5"
     )
     assert parse("unmap <@U0ALICE> from github") == UnmapAccount("U0ALICE", "github")
+    assert parse("map @alice to github octocat") == MapAccount("alice", "octocat", "github")  # the shell's
     assert parse("list account mappings") == ListMappings() == parse("who is mapped?")
     assert parse(
         "restrict the notion attachment to <#C0ENG|eng> and <!subteam^S0SRE|@sre>"

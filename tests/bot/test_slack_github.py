@@ -165,6 +165,8 @@ async def test_an_admin_maps_someone_to_a_github_login_and_they_read_the_private
 
     refused = await bot.mention("CENG", MEMBER, f"map <@{MEMBER}> to github grace")
     assert bot.said("CENG", refused) == "Only workspace admins can say who someone is in a connected source."
+    unlinked = await bot.mention("CENG", ADMIN, "map @member to github grace")
+    assert "“member” is not a Slack user id; mention them" in bot.said("CENG", unlinked)
     mapped = await bot.mention("CENG", ADMIN, f"map <@{MEMBER}|member> to github Grace")
     assert bot.said("CENG", mapped) == (
         f"<@{MEMBER}> is now mapped to GitHub (127.0.0.1) *grace*: from their next question, they read in "
