@@ -261,6 +261,9 @@ def render_access_status(statuses: Sequence[SourceStatus]) -> str:
             age(groups.synced_at) if groups.synced_at else None,
             groups.error,
         )
+        names = [str(n) for n in status.source.options.get("restricted_names") or ()]
+        if names and status.source.options.get("restricted_to"):
+            line += f"; restricted to the members of {escape(', '.join(names))}"
         lines.append(
             f"• {escape(status.source.kind.capitalize())} {escape(', '.join(status.source.folders))}: {line}"
         )

@@ -63,6 +63,8 @@ async def test_a_notion_attachment_restricted_to_a_channel_reaches_its_members_o
             restricted
         ), restricted
         assert [c.params["channel"] for c in slack.calls_to("conversations.members")] == ["CENG"]
+        status = await lore(env, tmp_path, "access", "status", "--tenant", TEAM)
+        assert "• Notion workspace: " in status and "restricted to the members of #CENG" in status, status
 
         async with lore_run(home, slack, **extra) as base, aiohttp.ClientSession() as http:
             door = Door(http, base, slack)
