@@ -301,17 +301,17 @@ class AccessActions:
         connections = self._services.connections
         wanted = (source or "").strip()
         if not wanted:
-            mappable = [c for c in await connections.for_tenant(tenant_id) if KINDS[c.kind].syncs_permissions]
+            mappable = [c for c in await connections.for_tenant(tenant_id) if _knows_people(c.kind)]
             if len(mappable) == 1:
                 return mappable[0]
             if mappable:
                 names = ", ".join(f"{c.id} ({KINDS[c.kind].label} {c.name})" for c in mappable)
                 raise KnowledgeError(f"several connected sources know people ({names}); say which one")
         connection = await connections.find(tenant_id, wanted or None)
-        kind = KINDS[connection.kind]
-        if not kind.syncs_permissions:
+        if not _knows_people(connection.kind):
+            label = KINDS[connection.kind].label if connection.kind in KINDS else connection.kind
             raise KnowledgeError(
-                f"{kind.label} does not say who may read its pages, so there is no account to map "
+                f"{label} does not say who may read its pages, so there is no account to map "
                 "someone to; restrict its attachment to a Slack channel or user group instead"
             )
         return connection
@@ -325,3 +325,10 @@ class AccessActions:
                 f"“{wanted}” is not a Slack user id; mention them (@name) so Slack gives their id, or give it (U…)"
             )
         return await asyncio.to_thread(self._services.directory.ensure_user, tenant_id, wanted)
+
+
+def _knows_people(kind: str) -> bool:
+    """Whether a connection of this kind names its people in documents' access (so someone
+    may be mapped to one of them)."""
+    found = KINDS.get(kind)
+    return found is not None and found.syncs_permissions

@@ -146,9 +146,10 @@ class RestrictionActions:
 
     async def _apply(self, attachment: SourceConfigRef) -> int:
         """Give the attachment's documents their access with the restriction as it is now:
-        for a source that syncs permissions, through its permission sync; else directly."""
-        kind = CONNECTORS.get(attachment.kind)
-        if kind is not None and kind.syncs_permissions:
+        for a source that syncs permissions, through its permission sync; else directly (a
+        connector that syncs no permissions gives its items none of their own, as
+        `ConnectorSync` does: public, then the restriction's clause)."""
+        if _syncs_permissions(attachment.kind):
             report = await self._services.access_sync.permissions(attachment)
             return report.changed
         narrowed = restriction(attachment.options)
@@ -162,8 +163,9 @@ class RestrictionActions:
         self, tenant_id: str | None = None, *, every: timedelta | None = None
     ) -> list[GroupState]:
         """Read again the members of the groups restrictions name (of one workspace, or of
-        all), those not read within `every` (all when None), and re-apply each restricted
-        attachment's clause to its documents (a sync that ran meanwhile may have missed it)."""
+        all), those not read within `every` (all when None), and then re-apply each
+        restricted attachment's clause to its documents (a content sync that ran meanwhile
+        may have missed a change of it)."""
         retry = timedelta(minutes=5)
         states: list[GroupState] = []
         for tenant, attachments in (await self._restricted(tenant_id)).items():
@@ -173,12 +175,11 @@ class RestrictionActions:
                 if every is None
                 else await asyncio.to_thread(self._groups.due, tenant, keys, every, retry)
             )
+            if not due:
+                continue
             states += [await self._read(tenant, key) for key in due]
-            for attachment in attachments:
-                if (
-                    CONNECTORS.get(attachment.kind) is None
-                    or not CONNECTORS[attachment.kind].syncs_permissions
-                ):
+            for attachment in attachments:  # a permission sync adds the clause itself
+                if not _syncs_permissions(attachment.kind):
                     await self._apply(attachment)
         return states
 
@@ -233,6 +234,11 @@ class RestrictionActions:
         key = f"channel:{channel.external_id}"
         state = await asyncio.to_thread(self._groups.state, place.tenant_id, key)
         return frozenset({slack_principal(key)}) if state.readable else frozenset()
+
+
+def _syncs_permissions(kind: str) -> bool:
+    found = CONNECTORS.get(kind)
+    return found is not None and found.syncs_permissions
 
 
 def _default_name(key: str) -> str:
