@@ -317,6 +317,30 @@ class SourceGroupMember(SQLModel, table=True):
     account_id: str = Field(primary_key=True, max_length=255)
 
 
+class SlackGroup(SQLModel, table=True):
+    """A Slack channel (`channel:C…`) or user group (`usergroup:S…`) a connector attachment
+    is restricted to: when Lore last read its members, and why that last failed."""
+
+    __tablename__ = "slack_group"
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    group_key: str = Field(primary_key=True, max_length=80)
+    read_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    failed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class SlackGroupMember(SQLModel, table=True):
+    """A member of a Slack channel or user group, as Lore last read it (by Slack user id)."""
+
+    __tablename__ = "slack_group_member"
+    __table_args__ = (Index("ix_slack_group_member_user", "tenant_id", "user_external_id"),)
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    group_key: str = Field(primary_key=True, max_length=80)
+    user_external_id: str = Field(primary_key=True, max_length=64)
+
+
 class AccessGrant(SQLModel, table=True):
     """A source principal an admin granted a Lore user (a service key's user, say) beyond
     what their own identity in the source gives them."""

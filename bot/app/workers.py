@@ -178,6 +178,9 @@ async def _sync_access_due(services: Services) -> None:
         for report in await services.access_sync.run_due():
             if report.error:
                 log.warning("access sync failed (fail closed): %s", report.error)
+        if services.slack_members is not None:  # else a process that knows Slack reads them
+            every = timedelta(minutes=services.settings.lore_group_sync_minutes)
+            await services.actions.restrictions.refresh(every=every)
     except Exception:
         log.exception("could not run the due permission and group syncs")
 
