@@ -269,4 +269,5 @@ GOOGLE_DRIVE = ConnectorKind(
     folder_names=folder_names,
     read_credentials=from_fields,
     syncs_permissions=True,
+    account_key=str.lower,  # people are their emails, whose case Google ignores
 )

@@ -272,7 +272,7 @@ class _SyncRun:
         (a file whose sharing changed, or that Drive failed to say for: nobody for now)."""
         stored = self.pages.get(ref.id)
         if ref.access is not None and stored is not None:
-            access = ref.access.document_access(self.connection.id)
+            access = ref.access.document_access(self.connection.id).also(self.restriction)
             ids = [stored.id, *(d.id for d in self.attachments.get(ref.id, {}).values())]
             await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(ids, access))
 

@@ -385,3 +385,23 @@ async def test_a_file_whose_permissions_drive_wont_give_is_read_by_nobody(stack:
         assert stack.documents.readable([document.id], AccessFilter(principals)) == set(), "not even Bob"
         refused = [r.path for r in fake.api_requests() if r.status == 403]
         assert refused == [f"/drive/v3/files/{memo.id}/permissions"]
+
+
+async def test_sharing_from_the_change_feed_keeps_the_attachments_restriction_to_slack_groups(
+    drive: DriveSync,
+) -> None:
+    """An attachment restricted to #eng (issue 41): a file shared anew, its content the same,
+    takes its new sharing from the change feed and still the #eng clause."""
+    fake, seeded = drive.fake, drive.seeded
+    sources = SourceRepository(drive.jobs.stack.db)
+    source = sources.set_options((await drive.attach(seeded.hr)).id, {"restricted_to": ["channel:CENG"]})
+    await drive.run(source, trigger="manual")
+    fake.share(seeded.pdf, Permission("user", "reader", CY))  # the same bytes: not fetched again
+    fake.exports.clear()
+    await drive.run(source)
+    assert seeded.pdf not in fake.exports
+    documents = drive.jobs.stack.documents
+    [pdf] = [d for d in documents.list_ready(drive.index.id, access=None) if d.name == PDF]
+    cy = f"{drive.connection.id}:user:{CY}"
+    assert not documents.access(pdf.id).readable_by({cy}), "Drive lets Cy; #eng does not know him"
+    assert documents.access(pdf.id).readable_by({cy, "slack:channel:CENG"})
