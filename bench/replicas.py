@@ -12,6 +12,7 @@ replica, and the acknowledgement and answer times are what Slack would see
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import subprocess
@@ -26,28 +27,30 @@ import aiohttp
 
 from bench import run_alone
 from bench.slack_path import BOT, CHANNEL, TEAM, USER, Driver, Plan, lore_run, prepare_channel, report
+from bench.stores import Servers, shared_stores
+from bot.app.services import build_services
 from bot.app.settings import Settings
+from storage.vectors import ChromaVectorStore
 from tests.fakes.slack_server import FakeSlack
 from tests.support.ports import free_port
 
-CHUNKS, QUICK_CHUNKS = 10_000, 300
-PLAN, QUICK_PLAN = Plan(50, 150), Plan(50, 50)
+CHUNKS, QUICK_CHUNKS = 10_000, 150
+PLAN, QUICK_PLAN = Plan(50, 150), Plan(10, 20)
 WORKERS = 2
 
 
-async def run(workdir: Path, quick: bool) -> dict[str, Any]:
-    from tests.support.chroma_server import serve_chroma
-    from tests.support.postgres import create_database, serve_postgres
-
+async def run(workdir: Path, quick: bool, servers: Servers | None = None) -> dict[str, Any]:
+    """One replica, then two, on shared stores (on `servers` when given, else on servers
+    of its own), with `WORKERS` workers beside them (JSON-ready)."""
     chunks, plan = (QUICK_CHUNKS, QUICK_PLAN) if quick else (CHUNKS, PLAN)
-    with serve_postgres() as admin_url, serve_chroma() as (host, port):
-        stores = {"DATABASE_URL": create_database(admin_url), "CHROMA_HOST": host, "CHROMA_PORT": str(port)}
+    with shared_stores(servers) as shared:
+        stores = shared.environment()
         settings = Settings(
             _env_file=None,
             lore_home=workdir / "prepare",
-            database_url=stores["DATABASE_URL"],
-            chroma_host=host,
-            chroma_port=port,
+            database_url=shared.database_url,
+            chroma_host=shared.chroma_host,
+            chroma_port=shared.chroma_port,
             slack_bot_token=None,
         )
         questions, filled = await prepare_channel(workdir / "prepare", chunks, settings=settings)
@@ -55,6 +58,7 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         with workers(workdir, stores):
             for replicas in (1, 2):
                 results[f"replicas_{replicas}"] = await burst(workdir, stores, replicas, questions, plan)
+        await _drop_vectors(settings)
     results["workers"] = WORKERS
     results["load_average_1m"] = round(os.getloadavg()[0], 2)
     return results
@@ -85,6 +89,16 @@ async def burst(
         return {"concurrency": plan.concurrency, **report(timings)}
 
 
+async def _drop_vectors(settings: Settings) -> None:
+    """Remove this deployment's collections from the Chroma server (its database is dropped)."""
+    services = build_services(settings)
+    try:
+        if isinstance(services.vectors, ChromaVectorStore):
+            await asyncio.to_thread(services.vectors.drop_namespace)
+    finally:
+        await services.aclose()
+
+
 @contextmanager
 def workers(workdir: Path, stores: dict[str, str]) -> Iterator[None]:
     """`WORKERS` `lore worker` processes on the shared stores, for the duration."""
@@ -107,7 +121,7 @@ def workers(workdir: Path, stores: dict[str, str]) -> Iterator[None]:
 
 
 def main() -> None:
-    run_alone("replicas", run, "a minutes-long run (300 chunks, 50 mentions)")
+    run_alone("replicas", run, "a smoke run (150 chunks, 20 mentions, 10 in flight)")
 
 
 if __name__ == "__main__":
