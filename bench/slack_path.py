@@ -223,12 +223,16 @@ class Driver:
         self._run = run
         self._ids = itertools.count(1)
 
-    async def many(self, questions: Sequence[str], concurrency: int) -> list[Timing]:
+    async def many(
+        self, questions: Sequence[str], concurrency: int, wait: float = ANSWER_TIMEOUT
+    ) -> list[Timing]:
+        """Mention Lore with each question, `concurrency` at a time; `wait`: the seconds an
+        answer may take before the run fails."""
         gate = asyncio.Semaphore(concurrency)
 
         async def one(question: str) -> Timing:
             async with gate:
-                return await self.mention(question)
+                return await self.mention(question, wait=wait)
 
         return await asyncio.gather(*(one(q) for q in questions))
 
