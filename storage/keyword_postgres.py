@@ -12,7 +12,9 @@ worse than SQLite's bm25. Here, as on SQLite (`storage.keyword`):
 3. The rarest lexemes are kept while their postings stay within the budget (`within_budget`).
    When even the rarest is beyond it (every word common, in a large index), the chunks
    holding the most of the question's lexemes are read instead, a bounded number of them
-   (`_conjunctive`): the work of a search never grows with the table.
+   (`_conjunctive`), each checked as it is read to belong to a ready document the reader
+   may read (so unreadable ones never take the bound): the work of a search never grows
+   with the table.
 4. Each kept lexeme's postings in the indexes searched are read from the GIN index (a
    composite one on `(index_id, tsv)` where `btree_gin` is available, so other tenants'
    postings are never read); each chunk scores the BM25 weight of the lexemes it holds
