@@ -1,6 +1,5 @@
 """What the connectors' API clients share (GitHub, Notion, Google Drive): `ApiClient`, the
-plumbing each service's client (`github_api.py`, `notion_api.py`, `drive_api.py`) holds, and
-`paged`, the loop that follows a listing to its last page. What stays in a service's client is
+plumbing each service's client (`github_api.py`, `notion_api.py`, `drive_api.py`) holds. What stays in a service's client is
 its own: its headers and credentials, its rate-limit rules (a `Backoff`), the shape of its
 error bodies and the words of its errors.
 
@@ -12,8 +11,8 @@ error bodies and the words of its errors.
   a redirect elsewhere, too large, unreachable) become `ConnectorError`s naming the service;
   an `HttpStatus` is the service's client's to translate, as it alone reads its error bodies.
 - **Answers**: JSON, or a `ConnectorUnavailable` saying the address is not the service's API.
-- **Pagination**: `paged` follows a cursor (Notion's `next_cursor`, Drive's `nextPageToken`, a
-  `Link` header's next page) to the end, `MAX_PAGES` at most: a cursor loop cannot run forever.
+
+Pagination is `paging.py`'s: it needs no HTTP client, and the listings import it.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
 from urllib.parse import quote, urlencode
 
 from yarl import URL
@@ -37,33 +36,7 @@ Json = dict[str, Any]
 Sleep = Callable[[float], Awaitable[object]]
 Note = Callable[[str], Awaitable[None]]
 Params = Mapping[str, str | int | bool]
-MAX_PAGES = 10_000
-"""Result pages followed for one listing at most."""
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
-C = TypeVar("C")
-P = TypeVar("P")
-
-
-async def paged(
-    first: C,
-    page: Callable[[C], Awaitable[P]],
-    following: Callable[[P], C | None],
-    *,
-    too_long: str,
-    max_pages: int = MAX_PAGES,
-    error: Callable[[str], ConnectorError] = ConnectorUnavailable,
-) -> AsyncIterator[P]:
-    """Every page of a listing: `page(first)`, then `page(cursor)` while `following` finds a
-    next cursor in the last one; past `max_pages`, `error(too_long)`."""
-    cursor = first
-    for _ in range(max_pages):
-        data = await page(cursor)
-        yield data
-        found = following(data)
-        if found is None:
-            return
-        cursor = found
-    raise error(too_long)
 
 
 class ApiClient:

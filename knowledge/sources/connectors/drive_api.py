@@ -27,7 +27,7 @@ from typing import Any
 
 from yarl import URL
 
-from knowledge.sources.connectors.api_client import MAX_PAGES, ApiClient, Params, Sleep, paged
+from knowledge.sources.connectors.api_client import ApiClient, Params, Sleep
 from knowledge.sources.connectors.base import (
     BadCredentials,
     ConnectorError,
@@ -36,6 +36,7 @@ from knowledge.sources.connectors.base import (
 )
 from knowledge.sources.connectors.drive_files import NotFound
 from knowledge.sources.connectors.google_auth import GoogleTokens
+from knowledge.sources.connectors.paging import MAX_PAGES, paged
 from knowledge.sources.fetch import FetchSession
 from knowledge.sources.retry import RetryPolicy
 from knowledge.sources.web import HttpStatus, Page

@@ -32,10 +32,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
-from knowledge.sources.connectors.api_client import MAX_PAGES, ApiClient, Params, Sleep, paged
+from knowledge.sources.connectors.api_client import ApiClient, Params, Sleep
 from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.notion_values import Json, Listing, NotFound
+from knowledge.sources.connectors.paging import MAX_PAGES, paged
 from knowledge.sources.fetch import FetchSession
 from knowledge.sources.robots import Pacer, retry_after
 from knowledge.sources.web import HttpStatus, Page
