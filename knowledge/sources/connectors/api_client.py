@@ -1,4 +1,4 @@
-"""What the connectors' API clients share (GitHub, Notion, Google Drive): `ApiClient`, the
+"""What the connectors' API clients share (GitHub, Notion, Google Drive; Confluence some): `ApiClient`, the
 plumbing each service's client (`github_api.py`, `notion_api.py`, `drive_api.py`) holds. What stays in a service's client is
 its own: its headers and credentials, its rate-limit rules (a `Backoff`), the shape of its
 error bodies and the words of its errors.
