@@ -1,6 +1,7 @@
-"""What the connectors' API clients share (GitHub, Notion, Google Drive; Confluence some): `ApiClient`, the
-plumbing each service's client (`github_api.py`, `notion_api.py`, `drive_api.py`) holds. What stays in a service's client is
-its own: its headers and credentials, its rate-limit rules (a `Backoff`), the shape of its
+"""What the connectors' API clients share: `ApiClient`, the plumbing that the clients of
+GitHub, Notion and Google Drive (`github_api.py`, `notion_api.py`, `drive_api.py`) and, for
+its signed requests, Confluence's (`confluence_api.py`) hold. What stays in a service's client
+is its own: its headers and credentials, its rate-limit rules (a `Backoff`), the shape of its
 error bodies and the words of its errors.
 
 - **Origins**: credentials travel only to the client's origins, checked before every request
