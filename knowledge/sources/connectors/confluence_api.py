@@ -14,14 +14,19 @@ absolute link) fetched without them. Nothing here logs a header.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from yarl import URL
 
-from knowledge.sources.connectors.api_client import ApiClient, Sleep
-from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
+from knowledge.sources.connectors.api_client import ApiClient
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    BadCredentials,
+    ConnectorError,
+    ConnectorUnavailable,
+    NoAccess,
+)
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.paging import MAX_PAGES, paged
 from knowledge.sources.fetch import FetchSession
@@ -52,20 +57,21 @@ class ConfluenceApi:
         session: FetchSession,
         base_url: str,
         credentials: Credentials,
-        *,
-        retries: int = 3,
-        max_wait: float = 60.0,
-        sleep: Sleep = asyncio.sleep,
-        note: Callable[[str], Awaitable[None]] | None = None,
+        options: ApiOptions,
     ) -> None:
         self._client = ApiClient(
-            session, "Confluence", base_url, sleep=sleep, note=note, hint=" (on Cloud it ends in /wiki)"
+            session,
+            "Confluence",
+            base_url,
+            sleep=options.sleep,
+            note=options.note,
+            hint=" (on Cloud it ends in /wiki)",
         )
         self._session = session
         self.base_url = self._client.base_url
         self._headers = {"Authorization": credentials.authorization(), "Accept": "application/json"}
-        self._retry = RetryPolicy(RETRIED, retries, max_wait)
-        self._sleep = sleep
+        self._retry = RetryPolicy(RETRIED, options.retries, options.max_wait)
+        self._sleep = options.sleep
         self.host = self._client.host
 
     def url(self, path: str, params: Mapping[str, str | int] | None = None) -> str:

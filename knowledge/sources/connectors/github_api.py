@@ -20,18 +20,23 @@ refused unless `LORE_CRAWL_ALLOW` says otherwise, DNS answers pinned) would not 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from yarl import URL
 
-from knowledge.sources.connectors.api_client import ApiClient, Json, Params, Sleep
-from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
+from knowledge.sources.connectors.api_client import ApiClient, Json, Params
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    BadCredentials,
+    ConnectorError,
+    ConnectorUnavailable,
+    NoAccess,
+)
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.github_app import AppTokens
 from knowledge.sources.connectors.github_repos import NotFound
@@ -108,19 +113,16 @@ class GitHubApi:
         session: FetchSession,
         base_url: str,
         credentials: Credentials,
+        options: ApiOptions,
         *,
-        retries: int = 3,
-        max_wait: float = 60.0,
-        sleep: Sleep = asyncio.sleep,
-        note: Callable[[str], Awaitable[None]] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._client = ApiClient(
             session,
             "GitHub",
             base_url,
-            sleep=sleep,
-            note=note,
+            sleep=options.sleep,
+            note=options.note,
             hint=" (GitHub Enterprise Server: https://HOST/api/v3)",
         )
         self.base_url = self._client.base_url
@@ -128,8 +130,8 @@ class GitHubApi:
         self.host = self._client.host
         self._credentials = credentials
         self.app = AppTokens(credentials, self._exchange, clock) if credentials.is_app else None
-        self._retries = retries
-        self._max_wait = max(max_wait, LIMIT_WAIT)
+        self._retries = options.retries
+        self._max_wait = max(options.max_wait, LIMIT_WAIT)
         self._clock = clock
         self._limits: dict[str, tuple[int, float]] = {}
         """Per resource: requests remaining, and when the window resets (epoch seconds)."""

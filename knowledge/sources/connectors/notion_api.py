@@ -26,14 +26,19 @@ answers pinned) would not apply, and Lore needs no more of it than these few end
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from knowledge.sources.connectors.api_client import ApiClient, Params, Sleep
-from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
+from knowledge.sources.connectors.api_client import ApiClient, Params
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    BadCredentials,
+    ConnectorError,
+    ConnectorUnavailable,
+    NoAccess,
+)
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.notion_values import Json, Listing, NotFound
 from knowledge.sources.connectors.paging import MAX_PAGES, paged
@@ -86,25 +91,20 @@ class NotionApi:
         session: FetchSession,
         base_url: str,
         credentials: Credentials,
+        options: ApiOptions,
         *,
-        retries: int = 3,
-        max_wait: float = 60.0,
-        sleep: Sleep = asyncio.sleep,
-        note: Callable[[str], Awaitable[None]] | None = None,
-        requests_per_second: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        sleep, rate = options.sleep, options.requests_per_second
         self._client = ApiClient(
-            session, "Notion", base_url, keeps="its token never goes", sleep=sleep, note=note
+            session, "Notion", base_url, keeps="its token never goes", sleep=sleep, note=options.note
         )
         self.base_url = self._client.base_url
         self.host = self._client.host
         self._authorization = credentials.authorization()
-        self._retries = retries
-        self._max_wait = max(max_wait, LONGEST_WAIT)
-        self._pacer = (
-            Pacer(1.0 / requests_per_second, sleep=sleep, clock=clock) if requests_per_second > 0 else None
-        )
+        self._retries = options.retries
+        self._max_wait = max(options.max_wait, LONGEST_WAIT)
+        self._pacer = Pacer(1.0 / rate, sleep=sleep, clock=clock) if rate > 0 else None
 
     @property
     def requests(self) -> int:
