@@ -1,8 +1,7 @@
-"""What the connectors' API clients share: `ApiClient`, the plumbing that the clients of
-GitHub, Notion and Google Drive (`github_api.py`, `notion_api.py`, `drive_api.py`) and, for
-its signed requests, Confluence's (`confluence_api.py`) hold. What stays in a service's client
-is its own: its headers and credentials, its rate-limit rules (a `Backoff`), the shape of its
-error bodies and the words of its errors.
+"""What the connectors' API clients share: `ApiClient`, the base of the clients of GitHub,
+Notion, Google Drive and Confluence (`github_api.py`, `notion_api.py`, `drive_api.py`,
+`confluence_api.py`). What a service's client adds is its own: its headers and credentials,
+its rate-limit rules (a `Backoff`), the shape of its error bodies and the words of its errors.
 
 - **Origins**: credentials travel only to the client's origins, checked before every request
   (`guard`) and on every redirect a GET follows; a POST is not redirected (`unredirected`).
@@ -99,17 +98,12 @@ class ApiClient:
             return await self._session.get(url, headers, within=self.allowed)
         return await self._session.post(url, body, headers)
 
-    async def retried(
-        self,
-        attempt: Callable[[], Awaitable[Page]],
-        policy: Backoff,
-        waiting: Callable[[HttpStatus, float], Awaitable[None]] | None = None,
-    ) -> Page:
-        """`attempt()`, tried again as `policy` says, each wait told first (by `waiting`,
-        else "GitHub answered 429; waiting 2 s"). An `HttpStatus` that is not tried again is
-        raised as it came; the fetcher's other errors are translated."""
+    async def retried(self, attempt: Callable[[], Awaitable[Page]], policy: Backoff) -> Page:
+        """`attempt()`, tried again as `policy` says, each wait told first (`_waiting`). An
+        `HttpStatus` that is not tried again is raised as it came; the fetcher's other errors
+        are translated."""
         try:
-            return await retried(attempt, policy, sleep=self._nap, before_wait=waiting or self._waiting)
+            return await retried(attempt, policy, sleep=self._nap, before_wait=self._waiting)
         except HttpStatus:
             raise
         except FetchError as exc:
@@ -162,6 +156,7 @@ class ApiClient:
             await self._note(message)
 
     async def _waiting(self, exc: HttpStatus, seconds: float) -> None:
+        """Tell of a wait before a request is tried again ("GitHub answered 429; waiting 2 s")."""
         await self.say(f"{self.label} answered {exc.status}; waiting {seconds:g} s")
 
     async def _nap(self, seconds: float) -> None:

@@ -51,7 +51,7 @@ class LeftOrigin(ConnectorError):
         self.url = url
 
 
-class ConfluenceApi:
+class ConfluenceApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
@@ -59,7 +59,7 @@ class ConfluenceApi:
         credentials: Credentials,
         options: ApiOptions,
     ) -> None:
-        self._client = ApiClient(
+        super().__init__(
             session,
             "Confluence",
             base_url,
@@ -67,16 +67,8 @@ class ConfluenceApi:
             note=options.note,
             hint=" (on Cloud it ends in /wiki)",
         )
-        self._session = session
-        self.base_url = self._client.base_url
         self._headers = {"Authorization": credentials.authorization(), "Accept": "application/json"}
         self._retry = RetryPolicy(RETRIED, options.retries, options.max_wait)
-        self._sleep = options.sleep
-        self.host = self._client.host
-
-    def url(self, path: str, params: Mapping[str, str | int] | None = None) -> str:
-        """`path` under the base URL (or an absolute link on the same origin), with `params`."""
-        return self._client.url(path, params)
 
     async def get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Json:
         data = await self._json(path, params)
@@ -92,7 +84,7 @@ class ConfluenceApi:
         return [item for item in data if isinstance(item, dict)]
 
     async def _json(self, path: str, params: Mapping[str, str | int] | None) -> object:
-        return self._client.decoded(await self._get(self.url(path, params)))
+        return self.decoded(await self._get(self.url(path, params)))
 
     async def results(self, path: str, params: Mapping[str, str | int]) -> AsyncIterator[Json]:
         """Every result of a paginated listing, following `_links.next` to the end."""
@@ -108,7 +100,7 @@ class ConfluenceApi:
             return None
         if "://" not in following:
             return self.base_url + following
-        if not self._client.allowed(following):
+        if not self.allowed(following):
             raise ConnectorError(
                 f"Confluence pointed the next page of results to another site ({URL(following).host})"
             )
@@ -124,10 +116,10 @@ class ConfluenceApi:
         return page.body
 
     async def _get(self, url: str, *, max_bytes: int | None = None, signed: bool = True) -> Page:
-        if signed and not self._client.allowed(url):
+        if signed and not self.allowed(url):
             raise LeftOrigin(url)  # before any request: the credentials never leave the origin
         headers = self._headers if signed else {"Accept": "*/*"}
-        within = self._client.allowed if signed else None
+        within = self.allowed if signed else None
         try:
             page = await retried(
                 lambda: self._session.get(url, headers, within=within),
@@ -140,13 +132,13 @@ class ConfluenceApi:
         except OffSite as exc:
             raise LeftOrigin(exc.url) from exc
         except FetchError as exc:
-            raise self._client.fetch_error(exc) from exc
+            raise self.fetch_error(exc) from exc
         if max_bytes is not None and len(page.body) > max_bytes:
             raise ConnectorError(f"too large: over {max_bytes // (1024 * 1024)} MB")
         return page
 
     async def _waiting(self, exc: HttpStatus, wait: float) -> None:
-        await self._client.say(f"Confluence answered {exc.status}; trying again in {wait:g} s")
+        await self.say(f"Confluence answered {exc.status}; trying again in {wait:g} s")
 
     def _translated(self, exc: HttpStatus) -> ConnectorError:
         if exc.status == 401:

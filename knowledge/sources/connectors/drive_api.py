@@ -92,7 +92,7 @@ def roots(drive_url: str) -> tuple[str, str]:
     return origin + "/v4", origin + "/admin/directory/v1"
 
 
-class DriveApi:
+class DriveApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
@@ -106,7 +106,7 @@ class DriveApi:
         note: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         sheets_url, directory_url = roots(base_url.rstrip("/"))
-        self._client = ApiClient(
+        super().__init__(
             session,
             "Google",
             base_url,
@@ -115,28 +115,13 @@ class DriveApi:
             sleep=sleep,
             note=note,
         )
-        self.base_url = self._client.base_url
         self.sheets_url, self.directory_url = sheets_url, directory_url
-        self.host = self._client.host
         self._tokens = tokens
         self._directory_tokens = directory_tokens
         self._policy = QuotaPolicy(RETRIED, retries, max_wait)
 
-    @property
-    def requests(self) -> int:
-        """Requests sent (token requests aside): what a sync cost."""
-        return self._client.requests
-
-    def allowed(self, url: str) -> bool:
-        """Whether `url` is on one of the origins the credentials may go to."""
-        return self._client.allowed(url)
-
-    def url(self, path: str, params: Params | None = None) -> str:
-        """`path` under the Drive root (or an absolute address), with `params`."""
-        return self._client.url(path, params)
-
     async def get_json(self, path: str, params: Params | None = None, *, directory: bool = False) -> Json:
-        return self._client.json_object(await self.get(self.url(path, params), directory=directory))
+        return self.json_object(await self.get(self.url(path, params), directory=directory))
 
     async def pages(self, path: str, params: Params, *, directory: bool = False) -> AsyncIterator[Json]:
         """Every page of a listing, following `nextPageToken`."""
@@ -156,13 +141,11 @@ class DriveApi:
 
     async def get(self, url: str, *, directory: bool = False, max_bytes: int | None = None) -> Page:
         """A signed GET, tried again as the quota policy says; a refused token is renewed once."""
-        self._client.guard(url)  # before any request: the token never leaves Google's origins
+        self.guard(url)  # before any request: the token never leaves Google's origins
         tokens = self._directory_tokens if directory else self._tokens
         for renewed in (False, True):
             try:
-                page = await self._client.retried(
-                    lambda: self._send(url, tokens), self._policy, self._waiting
-                )
+                page = await self.retried(lambda: self._send(url, tokens), self._policy)
             except HttpStatus as exc:
                 if exc.status == 401 and not renewed:
                     tokens.forget()
@@ -175,7 +158,7 @@ class DriveApi:
 
     async def _send(self, url: str, tokens: GoogleTokens) -> Page:
         headers = {"Authorization": await tokens.authorization(), "Accept": "application/json, */*"}
-        return await self._client.request(url, headers)
+        return await self.request(url, headers)
 
     async def _waiting(self, exc: HttpStatus, wait: float) -> None:
         why = ", ".join(reasons(exc.detail)) or str(exc.status)
@@ -201,7 +184,3 @@ class DriveApi:
         if exc.status == 429:
             return ConnectorUnavailable("Google kept asking Lore to slow down (429); the next sync goes on")
         return ConnectorUnavailable(f"Google at {self.host} answered {exc.status}{why}; try again later")
-
-    async def say(self, text: str) -> None:
-        """Tell whoever follows the sync (a wait, a file left out); logged too."""
-        await self._client.say(text)

@@ -107,7 +107,7 @@ def next_link(header: str | None) -> str | None:
     return None
 
 
-class GitHubApi:
+class GitHubApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
@@ -117,7 +117,7 @@ class GitHubApi:
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._client = ApiClient(
+        super().__init__(
             session,
             "GitHub",
             base_url,
@@ -125,9 +125,7 @@ class GitHubApi:
             note=options.note,
             hint=" (GitHub Enterprise Server: https://HOST/api/v3)",
         )
-        self.base_url = self._client.base_url
         self.graphql_url = graphql_url(self.base_url)
-        self.host = self._client.host
         self._credentials = credentials
         self.app = AppTokens(credentials, self._exchange, clock) if credentials.is_app else None
         self._retries = options.retries
@@ -136,15 +134,6 @@ class GitHubApi:
         self._limits: dict[str, tuple[int, float]] = {}
         """Per resource: requests remaining, and when the window resets (epoch seconds)."""
 
-    @property
-    def requests(self) -> int:
-        """Requests sent (304s included): what a sync cost."""
-        return self._client.requests
-
-    def url(self, path: str, params: Params | None = None) -> str:
-        """`path` under the API root (or an absolute link on its origin), with `params`."""
-        return self._client.url(path, params)
-
     # -- what the connector calls ----------------------------------------------------------
 
     async def get(self, path: str, params: Params | None = None, *, etag: str | None = None) -> Response:
@@ -152,14 +141,14 @@ class GitHubApi:
         headers = {"If-None-Match": etag} if etag else {}
         page = await self._send(self.url(path, params), None, headers, "core")
         following = next_link(page.headers.get("Link"))
-        if following is not None and not self._client.allowed(following):
+        if following is not None and not self.allowed(following):
             raise ConnectorError(
                 f"GitHub pointed the next page of results to another site ({URL(following).host})"
             )
         found_etag = page.headers.get("ETag") or etag
         if page.status == 304:
             return Response(None, found_etag, following, not_modified=True)
-        return Response(self._client.decoded(page), found_etag, following)
+        return Response(self.decoded(page), found_etag, following)
 
     async def get_json(self, path: str, params: Params | None = None) -> Any:
         return (await self.get(path, params)).data
@@ -169,14 +158,14 @@ class GitHubApi:
         body = json.dumps({"query": query, "variables": dict(variables)}).encode()
         for attempt in range(self._retries + 1):
             page = await self._send(self.graphql_url, body, {"Content-Type": "application/json"}, "graphql")
-            answer = self._client.decoded(page)
+            answer = self.decoded(page)
             errors = answer.get("errors") if isinstance(answer, dict) else None
             if not errors:
                 data = answer.get("data") if isinstance(answer, dict) else None
                 return data if isinstance(data, dict) else {}
             kinds = {str(e.get("type") or "") for e in errors if isinstance(e, dict)}
             if "RATE_LIMITED" in kinds and attempt < self._retries:
-                await self._client.pause(self._until_reset("graphql") or SECONDARY_WAIT, "GraphQL rate limit")
+                await self.pause(self._until_reset("graphql") or SECONDARY_WAIT, "GraphQL rate limit")
                 continue
             message = "; ".join(str(e.get("message") or "")[:200] for e in errors if isinstance(e, dict))
             if "NOT_FOUND" in kinds:
@@ -188,11 +177,7 @@ class GitHubApi:
         """A GET as the GitHub App itself (its JWT), not as an installation."""
         assert self.app is not None
         page = await self._send(self.url(path), None, {"Authorization": f"Bearer {self.app.jwt()}"}, "core")
-        return self._client.decoded(page)
-
-    async def say(self, message: str) -> None:
-        """Tell whoever follows the sync (a wait, a part not listed); logged too."""
-        await self._client.say(message)
+        return self.decoded(page)
 
     # -- requests ----------------------------------------------------------------------------
 
@@ -200,7 +185,7 @@ class GitHubApi:
         """The installation token for this JWT, and its expiry."""
         path = f"/app/installations/{self._credentials.installation_id}/access_tokens"
         page = await self._send(self.url(path), b"", {"Authorization": f"Bearer {app_jwt}"}, "core")
-        data = self._client.decoded(page)
+        data = self.decoded(page)
         token = data.get("token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:
             raise ConnectorUnavailable(f"GitHub at {self.host} gave the app no installation token")
@@ -209,11 +194,11 @@ class GitHubApi:
     async def _send(self, url: str, body: bytes | None, headers: Mapping[str, str], resource: str) -> Page:
         """A request, tried again as `RateLimits` says; with a GitHub App, a refused
         installation token (revoked, or expired early) is minted again, once."""
-        self._client.guard(url)
+        self.guard(url)
         policy = RateLimits(self._retries, self._max_wait, lambda: self._until_reset(resource))
         for renewed in (False, True):
             try:
-                page = await self._client.retried(lambda: self._attempt(url, body, headers, resource), policy)
+                page = await self.retried(lambda: self._attempt(url, body, headers, resource), policy)
             except HttpStatus as exc:
                 if (
                     exc.status == 401
@@ -224,7 +209,7 @@ class GitHubApi:
                     self.app.forget()
                     continue
                 raise self._translated(exc) from exc
-            return self._client.unredirected(page)
+            return self.unredirected(page)
         raise AssertionError("unreachable: the second attempt returns or raises")
 
     async def _attempt(self, url: str, body: bytes | None, headers: Mapping[str, str], resource: str) -> Page:
@@ -233,7 +218,7 @@ class GitHubApi:
         if "Authorization" not in sent:
             sent["Authorization"] = await self._authorization()
         try:
-            page = await self._client.request(url, sent, body)
+            page = await self.request(url, sent, body)
         except HttpStatus as exc:
             self._observe(exc.headers)
             raise
@@ -271,7 +256,7 @@ class GitHubApi:
             raise ConnectorUnavailable(
                 f"GitHub's rate limit at {self.host} resets in {wait / 60:.0f} minutes; the next sync goes on"
             )
-        await self._client.pause(wait, "GitHub's rate limit is used up")
+        await self.pause(wait, "GitHub's rate limit is used up")
         self._limits.pop(resource, None)
 
     def _translated(self, exc: HttpStatus) -> ConnectorError:

@@ -85,7 +85,7 @@ class SlowDowns:
         return wait if wait <= self._max_wait else None
 
 
-class NotionApi:
+class NotionApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
@@ -96,31 +96,21 @@ class NotionApi:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         sleep, rate = options.sleep, options.requests_per_second
-        self._client = ApiClient(
+        super().__init__(
             session, "Notion", base_url, keeps="its token never goes", sleep=sleep, note=options.note
         )
-        self.base_url = self._client.base_url
-        self.host = self._client.host
         self._authorization = credentials.authorization()
         self._retries = options.retries
         self._max_wait = max(options.max_wait, LONGEST_WAIT)
         self._pacer = Pacer(1.0 / rate, sleep=sleep, clock=clock) if rate > 0 else None
 
-    @property
-    def requests(self) -> int:
-        """Requests sent (retries included): what a sync cost."""
-        return self._client.requests
-
-    def url(self, path: str, params: Params | None = None) -> str:
-        return self._client.url(path, params)
-
     # -- what the connector calls ----------------------------------------------------------
 
     async def get(self, path: str, params: Params | None = None) -> Json:
-        return self._client.json_object(await self._send(self.url(path, params), None))
+        return self.json_object(await self._send(self.url(path, params), None))
 
     async def post(self, path: str, body: Mapping[str, Any]) -> Json:
-        return self._client.json_object(await self._send(self.url(path), dict(body)))
+        return self.json_object(await self._send(self.url(path), dict(body)))
 
     async def results(
         self,
@@ -155,14 +145,10 @@ class NotionApi:
             if listing is not None and isinstance(status, dict) and status.get("type") == "incomplete":
                 listing.complete = False
 
-    async def say(self, message: str) -> None:
-        """Tell whoever follows the sync (a wait, a part not read); logged too."""
-        await self._client.say(message)
-
     # -- requests ----------------------------------------------------------------------------
 
     async def _send(self, url: str, body: Json | None) -> Page:
-        self._client.guard(url)
+        self.guard(url)
         headers = {
             "Authorization": self._authorization,
             "Notion-Version": NOTION_VERSION,
@@ -175,13 +161,13 @@ class NotionApi:
         async def attempt() -> Page:
             if self._pacer is not None:
                 await self._pacer.wait(self.host)
-            return await self._client.request(url, headers, data)
+            return await self.request(url, headers, data)
 
         try:
-            page = await self._client.retried(attempt, SlowDowns(self._retries, self._max_wait))
+            page = await self.retried(attempt, SlowDowns(self._retries, self._max_wait))
         except HttpStatus as exc:
             raise self._translated(exc) from exc
-        return self._client.unredirected(page)
+        return self.unredirected(page)
 
     def _translated(self, exc: HttpStatus) -> ConnectorError:
         code, said = _error(exc.detail)
