@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.app.actions.access import Explanation, SourceStatus
+from bot.app.actions.access import AccountMapping, Explanation, SourceStatus
 from bot.app.actions.feedback import IndexReview
+from bot.app.actions.restrictions import Restricted
 from bot.chat import messages
 from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, source, unescape
-from knowledge import Answer, IndexListing, distinct_names, document_names
-from storage.records import DocumentRef, IndexRef, ReviewItem, VerifiedRef
+from knowledge import CONNECTORS, Answer, IndexListing, distinct_names, document_names
+from storage.records import ConnectionRef, DocumentRef, IndexRef, ReviewItem, VerifiedRef
 
 if TYPE_CHECKING:
     from knowledge import GroupReport, PermissionReport
@@ -190,6 +191,35 @@ def render_principal(principal: str) -> str:
     return f"{kind} {value}" if value else principal
 
 
+def source_label(connection: ConnectionRef) -> str:
+    """`GitHub (github.com)`: a connection as mappings name it."""
+    kind = CONNECTORS.get(connection.kind)
+    return f"{kind.label if kind else connection.kind} ({connection.name})"
+
+
+def render_mapped(mapping: AccountMapping, *, changed: bool) -> str:
+    return messages.mapped(
+        mapping.user.external_id, source_label(mapping.connection), mapping.account, changed=changed
+    )
+
+
+def render_unmapped(user: str, removed: Sequence[AccountMapping]) -> str:
+    return messages.unmapped(user, [(source_label(m.connection), m.account) for m in removed])
+
+
+def render_mappings(found: Sequence[AccountMapping]) -> str:
+    return messages.mappings([(m.user.external_id, source_label(m.connection), m.account) for m in found])
+
+
+def render_restricted(done: Restricted) -> str:
+    kind = CONNECTORS.get(done.source.kind)
+    source = f"{kind.label if kind else done.source.kind} {', '.join(done.source.folders)}".strip()
+    failed = [
+        (name, state.error or "") for name, state in zip(done.names, done.groups, strict=True) if state.error
+    ]
+    return messages.restricted(source, done.index.name, done.names, failed, done.changed)
+
+
 def render_explanation(explanation: Explanation) -> str:
     """Why someone may or may not read a document, for an admin (never its text)."""
     x = explanation
@@ -231,6 +261,9 @@ def render_access_status(statuses: Sequence[SourceStatus]) -> str:
             age(groups.synced_at) if groups.synced_at else None,
             groups.error,
         )
+        names = [str(n) for n in status.source.options.get("restricted_names") or ()]
+        if names and status.source.options.get("restricted_to"):
+            line += f"; restricted to the members of {escape(', '.join(names))}"
         lines.append(
             f"• {escape(status.source.kind.capitalize())} {escape(', '.join(status.source.folders))}: {line}"
         )

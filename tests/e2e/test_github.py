@@ -5,7 +5,7 @@ rate limit and a 429, then a scripted shell session in which a fact from docs/de
 from an issue comment and one from a discussion's accepted answer are each answered with a
 citation linking to the right GitHub page; edits, a rename and deletions in the fake are
 reflected after "refresh"; acme/payments being private, its facts reach the local user only
-once mapped to a collaborator (`lore access grant --user`), and only in private; and the chat commands (connect github, list github repositories,
+once mapped to a collaborator (`lore access map`), and only in private; and the chat commands (connect github, list github repositories,
 add … repository to … index, stop indexing, forget) go through the shell's router."""
 
 from __future__ import annotations
@@ -70,8 +70,10 @@ def test_add_attach_answer_with_links_then_follow_edits(
     assert all("every Tuesday" not in a and "45 seconds" not in a for a in answers(unmapped)), unmapped
     connection = re.search(r"(\d+)\D+127\.0\.0\.1", run(["source", "list"], env, tmp_path))
     assert connection is not None
-    mapped = run(["access", "grant", "--user", LOCAL, f"{connection[1]}:user:ada"], env, tmp_path)
-    assert f"Granted {connection[1]}:user:ada to {LOCAL}" in mapped, mapped
+    mapped = run(["access", "map", LOCAL, "Ada", "--source", "github"], env, tmp_path)
+    assert f"@{LOCAL} is now mapped to GitHub (127.0.0.1) ada: from their next question" in mapped, mapped
+    listed = run(["access", "mappings"], env, tmp_path)
+    assert f"• @{LOCAL} → GitHub (127.0.0.1) ada" in listed, listed
     said = run(["shell"], env, tmp_path, stdin=QUESTIONS + "/in #eng\nenable the github index\n" + DEPLOY_Q)
     channel = said.split("lore> …\n")[-1]
     assert "every Tuesday" not in channel, channel  # an answer in a channel: public repositories only

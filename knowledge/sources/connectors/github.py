@@ -190,4 +190,5 @@ GITHUB = ConnectorKind(
     check_options=check_options,
     syncs_permissions=True,
     access_key=lambda external_id, meta: repository_of(external_id),
+    account_key=str.lower,
 )

@@ -15,7 +15,8 @@ names as collaborators or team members do: fewer, never more.)
 
 People are tied to Slack by their emails on the organisation's verified domains (GraphQL
 `organizationVerifiedDomainEmails`), the only emails GitHub vouches for; someone with none
-reads public repositories only (an admin may map them: `lore access grant --user`).
+reads public repositories only (an admin may map them: `lore access map U… LOGIN`). Logins
+are case-insensitive on GitHub, so Lore names people by their lower-cased login.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class GitHubAccess:
         people = await self._all(f"/repos/{full_name}/collaborators", {"affiliation": "all"})
         teams = await self._all(f"/repos/{full_name}/teams", {})
         owner = full_name.split("/", 1)[0]
-        grantees = {user(str(p["login"])) for p in people if isinstance(p, dict) and p.get("login")}
+        grantees = {user(str(p["login"]).lower()) for p in people if isinstance(p, dict) and p.get("login")}
         grantees |= {group(f"{owner}/{t['slug']}") for t in teams if isinstance(t, dict) and t.get("slug")}
         return SourceAccess.of([grantees])  # nobody named: nobody reads it (one empty clause)
 
@@ -96,7 +97,9 @@ class GitHubAccess:
             members = await self._all(f"/orgs/{org}/teams/{slug}/members", {})
         except NotFound:
             return []
-        return [SourceUser(str(m["login"])) for m in members if isinstance(m, dict) and m.get("login")]
+        return [
+            SourceUser(str(m["login"]).lower()) for m in members if isinstance(m, dict) and m.get("login")
+        ]
 
     async def people(self, logins: Sequence[str]) -> list[SourceUser]:
         """The people, with their emails on the verified domains of the organisations whose
