@@ -19,7 +19,7 @@ from knowledge import CONNECTORS, Answer, IndexListing, distinct_names, document
 from storage.records import ConnectionRef, DocumentRef, IndexRef, ReviewItem, VerifiedRef
 
 if TYPE_CHECKING:
-    from knowledge import GroupReport, PermissionReport
+    from bot.app.actions.access import Refreshed
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
@@ -270,23 +270,28 @@ def render_access_status(statuses: Sequence[SourceStatus]) -> str:
     return "\n".join(lines)
 
 
-def permissions_refreshed(reports: Sequence[PermissionReport | GroupReport]) -> str:
+def permissions_refreshed(refreshed: Refreshed) -> str:
     """What `refresh permissions` did."""
     from knowledge import PermissionReport
 
+    reports, slack = refreshed.reports, refreshed.slack_groups
     permissions = [r for r in reports if isinstance(r, PermissionReport)]
     groups = [r for r in reports if not isinstance(r, PermissionReport)]
-    if not reports:
+    if not reports and not slack:
         return messages.NO_CONNECTED_SOURCES
-    failures = [
-        f"{r.source.kind.capitalize()} {', '.join(r.source.folders)}: {r.error}"
-        for r in permissions
-        if r.error
-    ] + [f"groups of {r.connection.name}: {r.error}" for r in groups if r.error]
+    failures = (
+        [
+            f"{r.source.kind.capitalize()} {', '.join(r.source.folders)}: {r.error}"
+            for r in permissions
+            if r.error
+        ]
+        + [f"groups of {r.connection.name}: {r.error}" for r in groups if r.error]
+        + [s.error for s in slack if s.error]
+    )
     return messages.permissions_refreshed(
         sum(r.documents for r in permissions),
         sum(r.restricted for r in permissions if not r.error),
         sum(r.changed for r in permissions),
-        sum(r.groups for r in groups),
+        sum(r.groups for r in groups) + len(slack),
         failures,
     )

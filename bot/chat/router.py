@@ -364,8 +364,7 @@ class Router:
 
     async def _refresh_permissions(self, command: c.RefreshPermissions, turn: Turn, surface: Surface) -> None:
         await surface.working()
-        reports = await self._actions.access.refresh(turn.actor.place)
-        await surface.tell(permissions_refreshed(reports))
+        await surface.tell(permissions_refreshed(await self._actions.access.refresh(turn.actor.place)))
 
     async def _explain_access(self, command: c.ExplainAccess, turn: Turn, surface: Surface) -> None:
         explanation = await self._actions.access.explain(turn.actor.place, command.user, command.document)

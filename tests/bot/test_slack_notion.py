@@ -130,9 +130,11 @@ async def test_a_notion_attachment_restricted_to_a_channel_reaches_its_members_o
 
     bot.slack.fail("conversations.members", "missing_scope")
     failed = await bot.dm(ADMIN, "refresh permissions")
-    assert bot.said(f"D{ADMIN}", failed)
+    told = bot.said(f"D{ADMIN}", failed)
+    assert "members of 1 group" in told and "missing_scope for channel:CENG" in told, told
     assert not await reads(MEMBER) and not await reads(MEMBER, "CENG"), "fail closed"
-    await bot.dm(ADMIN, "refresh permissions")
+    again = await bot.dm(ADMIN, "refresh permissions")
+    assert "the members of 1 group." in bot.said(f"D{ADMIN}", again), "a restriction's group is refreshed"
     assert await reads(MEMBER), "read again, let through again"
 
     lifted = await bot.mention("CENG", ADMIN, "unrestrict the notion attachment")

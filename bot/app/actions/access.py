@@ -33,10 +33,20 @@ from storage.values import LOCAL_TENANT
 if TYPE_CHECKING:
     from bot.app.services import Services
     from knowledge import GroupReport, PermissionReport
+    from storage.repositories.slack_groups import GroupState
 
 ADMINS_ONLY = "Only workspace admins can see why someone may or may not read a document."
 SLACK_USER = re.compile(r"[UW][A-Z0-9]{2,20}")
 MAPPING_ADMINS_ONLY = "Only workspace admins can say who someone is in a connected source."
+
+
+@dataclass(frozen=True)
+class Refreshed:
+    """What `refresh permissions` did: the sources' permission and group syncs, and the
+    Slack channels and user groups whose members were read again for restrictions."""
+
+    reports: tuple[PermissionReport | GroupReport, ...]
+    slack_groups: tuple[GroupState, ...]
 
 
 @dataclass(frozen=True)
@@ -168,14 +178,16 @@ class AccessActions:
                     return document, index
         raise KnowledgeError(f"there is no document “{wanted}” in this workspace; give its id, name or URL")
 
-    async def refresh(self, place: Place) -> list[PermissionReport | GroupReport]:
-        """Sync every connected source's permissions and groups now (connector admins)."""
+    async def refresh(self, place: Place) -> Refreshed:
+        """Sync every connected source's permissions and groups now (connector admins), and
+        the members of the Slack channels and user groups restrictions name."""
         if not may_manage_connectors(place):
             raise NotAllowed(CONNECTORS)
         reports = await self._services.access_sync.refresh(place.tenant_id)
-        if self._services.slack_members is not None:  # restrictions to Slack groups: their members
-            await self._services.actions.restrictions.refresh(place.tenant_id)
-        return reports
+        members: list[GroupState] = []
+        if self._services.slack_members is not None:
+            members = await self._services.actions.restrictions.refresh(place.tenant_id)
+        return Refreshed(tuple(reports), tuple(members))
 
     async def status(self, tenant_id: str) -> list[SourceStatus]:
         """Each connector attachment of the workspace: its last syncs and restricted count."""
