@@ -184,6 +184,31 @@ class SourceAccessRepository:
             query = select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
             return sorted(session.exec(query).all())
 
+    def mappings(self, source_ids: Iterable[int]) -> list[tuple[int, str]]:
+        """(Lore user id, principal) of every person mapped to an account of those sources
+        (a `N:user:ACCOUNT` grant), by source then account."""
+        prefixes = [f"{source_id}:user:" for source_id in source_ids]
+        if not prefixes:
+            return []
+        with self._db.session() as session:
+            query = select(AccessGrant.user_id, AccessGrant.principal).where(
+                or_(*(col(AccessGrant.principal).startswith(p, autoescape=True) for p in prefixes))
+            )
+            return sorted(((int(u), str(p)) for u, p in session.exec(query).all()), key=lambda r: r[1])
+
+    def unmap(self, user_id: int, source_id: int) -> list[str]:
+        """Take back every account of the source a person was mapped to; the principals removed."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(AccessGrant).where(
+                    AccessGrant.user_id == user_id,
+                    col(AccessGrant.principal).startswith(f"{source_id}:user:", autoescape=True),
+                )
+            ).all()
+            for row in rows:
+                session.delete(row)
+            return sorted(row.principal for row in rows)
+
     # -- when syncs ran -----------------------------------------------------------------------
 
     def claim_permissions(self, config_id: int, *, stale_after: timedelta) -> bool:

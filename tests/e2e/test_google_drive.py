@@ -10,17 +10,14 @@ drive, list google drive folders, add … folder to … index) go through the sh
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_confluence import lore_env
+from tests.e2e.lore_cli import answers, lore, lore_env
 from tests.fakes.google_server import DOMAIN, FakeGoogle, Seeded, seed
 
-LORE = str(Path(sys.executable).with_name("lore"))
 QUESTIONS = """\
 how long may a trip be to book trains over flights?
 how many seats does the Lovelace room have?
@@ -36,18 +33,7 @@ def google() -> Iterator[tuple[FakeGoogle, Seeded]]:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, key: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [LORE, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    private = json.loads(key)["private_key"].splitlines()[1]
-    assert private not in done.stdout + done.stderr
-    return done.stdout
-
-
-def answers(said: str, count: int = 4) -> list[str]:
-    """The shell's answers, in order (each begins after Lore's "…" while it thinks)."""
-    return said.split("lore> …\n")[-count:]
+    return lore(args, env, cwd, secret=json.loads(key)["private_key"].splitlines()[1], stdin=stdin)
 
 
 @pytest.mark.e2e
@@ -97,7 +83,7 @@ def test_add_attach_answer_with_links_then_follow_edits(
     assert [r.status for r in fake.api_requests() if r.status == 403] == [403], "met once, waited out"
 
     said = run(["shell"], env, tmp_path, key, stdin="/in #eng\nenable the drive index\n" + QUESTIONS)
-    trains, seats, laptops, badges = answers(said)
+    trains, seats, laptops, badges = answers(said, 4)
     assert "four hours" in trains and links["doc"] in trains, trains
     assert "12" in seats and links["sheet"] in seats, seats
     assert "IT desk on floor 2" in laptops and links["slides"] in laptops, laptops
@@ -112,7 +98,7 @@ def test_add_attach_answer_with_links_then_follow_edits(
         "Done indexing *Google Drive Handbook*" in refreshed
         or "Done indexing Google Drive Handbook" in refreshed
     ), refreshed
-    trains, _, laptops, badges = answers(refreshed)
+    trains, _, laptops, badges = answers(refreshed, 4)
     assert "six hours" in trains and "four hours" not in trains, trains
     assert "IT desk on floor 2" not in laptops, laptops
     assert "visibly" not in badges, badges

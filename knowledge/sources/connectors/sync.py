@@ -52,7 +52,7 @@ from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
 from knowledge.sources.jobs.counters import Count, JobCounters
-from storage.document_access import DocumentAccess
+from storage.document_access import DocumentAccess, restriction
 from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
@@ -138,6 +138,8 @@ class _SyncRun:
         """Prefixes of the ids the listing covered completely (`Complete`)."""
         self.kind: ConnectorKind = connector_kind(connection.kind)
         self.state: State = dict(source.options.get("state") or {})
+        self.restriction = restriction(source.options)
+        """The clause the attachment's restriction to Slack groups adds (read again per batch)."""
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -237,6 +239,9 @@ class _SyncRun:
         await self.context.handled(f"page:{ref.id}", "unchanged")
 
     async def _fetch(self, connector: Connector, batch: list[ItemRef]) -> None:
+        # An admin may restrict (or lift) the attachment while it syncs: each batch reads it.
+        current = await asyncio.to_thread(self.s.sources.get, self.source.id)
+        self.restriction = restriction(current.options)
         items = {item.id: item for item in await connector.fetch([ref.id for ref in batch])}
         for ref in batch:
             item = items.get(ref.id)
@@ -262,10 +267,13 @@ class _SyncRun:
 
     def _access(self, item: Item) -> DocumentAccess:
         """The item's access in Lore (what the index decides, for a connector that does not
-        sync permissions)."""
-        if item.access is None:
-            return DocumentAccess.public()
-        return item.access.document_access(self.connection.id)
+        sync permissions), narrowed by the attachment's restriction to Slack groups."""
+        found = (
+            DocumentAccess.public()
+            if item.access is None
+            else item.access.document_access(self.connection.id)
+        )
+        return found.also(self.restriction)
 
     async def _ingest_page(self, item: Item, *, again: bool = False) -> None:
         access = self._access(item)
