@@ -10,21 +10,18 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
-from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from bot.app.audit import AuditFilter
-from tests.bot.conftest import TEAM, SlackBot, running_bot
-from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from tests.bot import connector_modals
+from tests.bot.conftest import TEAM, SlackBot
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, connector_bot, everything_slack_saw, submit
 from tests.fakes.github_server import APP_ID, INSTALLATION_ID, TOKEN, FakeGitHub, Seeded, seed
 
-Json = dict[str, Any]
-ADMIN, MEMBER = "UADMIN", "UMEMBER"
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 PEM = KEY.private_bytes(
     serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
@@ -42,27 +39,12 @@ async def github() -> AsyncIterator[tuple[FakeGitHub, Seeded]]:
 
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    async with running_bot(
-        tmp_path / "home",
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-        lore_progress_seconds=0.05,
-    ) as running:
-        running.slack.add_channel("CENG", "eng")
-        running.slack.add_user(ADMIN, "admin", is_admin=True, email="ada@acme.example")
-        running.slack.add_user(MEMBER, "member")
-        running.begin()
+    async with connector_bot(tmp_path / "home", "CENG", "eng", admin_email="ada@acme.example") as running:
         yield running
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
-    asked = await bot.mention("CENG", user, "connect github")
-    [offer] = bot.replies("CENG", asked)
-    assert offer.text.startswith("Press the button to connect GitHub.")
-    assert await bot.press(user, "CENG", offer, "connect_github") == 200
-    view = bot.calls("views.open")[-1].response["view"]
-    assert view["callback_id"] == "connect_github" and view["title"]["text"] == "Connect GitHub"
-    return asked, view
+    return await connector_modals.open_modal(bot, user, "CENG", "github", "GitHub")
 
 
 async def test_an_admin_connects_a_token_syncs_a_repository_and_gets_cited_answers(

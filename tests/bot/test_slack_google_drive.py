@@ -12,18 +12,17 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
 from cryptography.fernet import Fernet
 
+from tests.bot import connector_modals
 from tests.bot.conftest import TEAM, SlackBot, running_bot
-from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, everything_slack_saw, submit
 from tests.fakes.google_server import DOMAIN, FakeGoogle, Seeded, seed
 
-Json = dict[str, Any]
-ADMIN, MEMBER, OTHER, UNCONFIRMED = "UADMIN", "UMEMBER", "UOTHER", "UUNCONFIRMED"
+OTHER, UNCONFIRMED = "UOTHER", "UUNCONFIRMED"
 ADA, BOB = f"ada@{DOMAIN}", f"bob@{DOMAIN}"
 
 
@@ -51,13 +50,7 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
-    asked = await bot.mention("CENG", user, "connect google drive")
-    [offer] = bot.replies("CENG", asked)
-    assert offer.text.startswith("Press the button to connect Google Drive.")
-    assert await bot.press(user, "CENG", offer, "connect_google-drive") == 200
-    view = bot.calls("views.open")[-1].response["view"]
-    assert view["callback_id"] == "connect_google-drive" and view["title"]["text"] == "Connect Google Drive"
-    return asked, view
+    return await connector_modals.open_modal(bot, user, "CENG", "google-drive", "Google Drive")
 
 
 async def test_an_admin_connects_a_service_account_syncs_a_folder_and_gets_cited_answers(

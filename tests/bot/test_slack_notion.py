@@ -10,19 +10,15 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
-from cryptography.fernet import Fernet
 
 from bot.app.audit import AuditFilter
-from tests.bot.conftest import TEAM, SlackBot, running_bot
-from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from tests.bot import connector_modals
+from tests.bot.conftest import TEAM, SlackBot
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, connector_bot, everything_slack_saw, submit
 from tests.fakes.notion_server import TOKEN, FakeNotion, Seeded, seed
-
-Json = dict[str, Any]
-ADMIN, MEMBER = "UADMIN", "UMEMBER"
 
 
 @pytest_asyncio.fixture
@@ -33,28 +29,12 @@ async def notion() -> AsyncIterator[tuple[FakeNotion, Seeded]]:
 
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    async with running_bot(
-        tmp_path / "home",
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-        lore_progress_seconds=0.05,
-        lore_notion_requests_per_second=0,
-    ) as running:
-        running.slack.add_channel("CENG", "eng")
-        running.slack.add_user(ADMIN, "admin", is_admin=True)
-        running.slack.add_user(MEMBER, "member")
-        running.begin()
+    async with connector_bot(tmp_path / "home", "CENG", "eng", lore_notion_requests_per_second=0) as running:
         yield running
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
-    asked = await bot.mention("CENG", user, "connect notion")
-    [offer] = bot.replies("CENG", asked)
-    assert offer.text.startswith("Press the button to connect Notion.")
-    assert await bot.press(user, "CENG", offer, "connect_notion") == 200
-    view = bot.calls("views.open")[-1].response["view"]
-    assert view["callback_id"] == "connect_notion" and view["title"]["text"] == "Connect Notion"
-    return asked, view
+    return await connector_modals.open_modal(bot, user, "CENG", "notion", "Notion")
 
 
 async def test_an_admin_connects_notion_syncs_the_workspace_and_gets_cited_answers(

@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_confluence import lore_env
+from tests.e2e.lore_cli import answers, lore, lore_env
 from tests.fakes.github_server import TOKEN, FakeGitHub, Seeded, seed
 
-LORE = str(Path(sys.executable).with_name("lore"))
 REPO = "acme/payments"
 DEPLOY_Q = "when do production deploys of the payments API go out?\n"
 LOCAL = "localdev"
@@ -44,17 +41,7 @@ def github() -> Iterator[tuple[FakeGitHub, Seeded]]:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [LORE, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert TOKEN not in done.stdout + done.stderr
-    return done.stdout
-
-
-def answers(said: str) -> list[str]:
-    """The shell's answers, in order (each begins after Lore's "…" while it thinks)."""
-    return said.split("lore> …\n")[-3:]
+    return lore(args, env, cwd, secret=TOKEN, stdin=stdin)
 
 
 @pytest.mark.e2e

@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_confluence import lore_env
+from tests.e2e.lore_cli import answers, lore, lore_env
 from tests.fakes.google_server import DOCUMENT, DOMAIN, FakeGoogle, Permission, Seeded, seed
 
-LORE = str(Path(sys.executable).with_name("lore"))
 LOCAL = "localdev"
 QUESTIONS = """\
 how long may a trip be to book trains over flights?
@@ -41,18 +38,7 @@ def google() -> Iterator[tuple[FakeGoogle, Seeded]]:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, key: str, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [LORE, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    private = json.loads(key)["private_key"].splitlines()[1]
-    assert private not in done.stdout + done.stderr
-    return done.stdout
-
-
-def answers(said: str, count: int = 4) -> list[str]:
-    """The shell's answers, in order (each begins after Lore's "…" while it thinks)."""
-    return said.split("lore> …\n")[-count:]
+    return lore(args, env, cwd, secret=json.loads(key)["private_key"].splitlines()[1], stdin=stdin)
 
 
 @pytest.mark.e2e
@@ -102,7 +88,7 @@ def test_add_attach_answer_with_links_then_follow_edits(
     assert [r.status for r in fake.api_requests() if r.status == 403] == [403], "met once, waited out"
 
     unmapped = run(["shell"], env, tmp_path, key, stdin="enable the drive index\n" + QUESTIONS)
-    assert all(links[k] not in a for a in answers(unmapped) for k in links), "Drive does not know them"
+    assert all(links[k] not in a for a in answers(unmapped, 4) for k in links), "Drive does not know them"
     connection = re.search(r"(\d+)\D+127\.0\.0\.1", run(["source", "list"], env, tmp_path, key))
     assert connection is not None
     ada = f"{connection[1]}:user:ada@{DOMAIN}"
@@ -129,7 +115,7 @@ def test_add_attach_answer_with_links_then_follow_edits(
         "Done indexing *Google Drive Handbook*" in refreshed
         or "Done indexing Google Drive Handbook" in refreshed
     ), refreshed
-    trains, _, laptops, badges = answers(refreshed)
+    trains, _, laptops, badges = answers(refreshed, 4)
     assert "six hours" in trains and "four hours" not in trains, trains
     assert "IT desk on floor 2" not in laptops, laptops
     assert "visibly" not in badges, badges

@@ -59,7 +59,7 @@ from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from . import LoopbackServer, Recorder, copy_headers
+from .api_fake import ApiFake, ApiRequest
 from .google_query import Fields, QueryError, apply_fields, drive_query, parse_fields
 
 Json = dict[str, Any]
@@ -160,16 +160,6 @@ class FakeDrive:
     """Email (a user's or a group's) → role."""
 
 
-@dataclass(frozen=True)
-class GoogleRequest:
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    status: int
-    body: str = ""
-
-
 @dataclass
 class Change:
     number: int
@@ -200,7 +190,7 @@ def status_error(status: int, message: str, state: str, reason: str | None = Non
     return web.json_response({"error": error}, status=status)
 
 
-class FakeGoogle(LoopbackServer):
+class FakeGoogle(ApiFake[tuple[int, str]]):
     def __init__(self, *, token_lifetime: int = 3600) -> None:
         super().__init__()
         self.token_lifetime = token_lifetime
@@ -219,14 +209,11 @@ class FakeGoogle(LoopbackServer):
         self.sheets_api = True
         self.suspended: set[str] = set()
         """Users suspended in the Directory (members listed with `status: SUSPENDED`)."""
-        self.requests: Recorder[GoogleRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
         self.exports: list[str] = []
         """Ids of the files exported or downloaded, in order."""
         self.changes: list[Change] = []
         self._numbers = itertools.count(100)
         self._ids = itertools.count(1)
-        self._scripts: list[tuple[int, str] | None] = []
-        self._failing: dict[str, int] = {}
         self.redirects: dict[str, str] = {}
         """Paths answered 302 to another address (what a compromised proxy might do)."""
 
@@ -383,15 +370,12 @@ class FakeGoogle(LoopbackServer):
         self, times: int = 1, *, status: int = 403, reason: str = "userRateLimitExceeded", after: int = 0
     ) -> None:
         """The `times` Drive requests after the next `after` ones answer Drive's quota error."""
-        self._scripts += [None] * after + [(status, reason)] * times
+        self.script((status, reason), times, after=after)
 
-    def fail(self, path: str, times: int = 1_000_000) -> None:
-        self._failing[path] = times
-
-    def api_requests(self) -> list[GoogleRequest]:
+    def api_requests(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path != "/token"]
 
-    def token_requests(self) -> list[GoogleRequest]:
+    def token_requests(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path == "/token"]
 
     # -- the model -----------------------------------------------------------------------
@@ -519,26 +503,10 @@ class FakeGoogle(LoopbackServer):
         get(f"{DIRECTORY}/users", self._users)
         return app
 
-    @web.middleware
-    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        body = await request.text() if request.can_read_body else ""
-        response = await self._guarded(request, handler)
-        self.requests.append(
-            GoogleRequest(
-                request.method,
-                request.path,
-                dict(request.query),
-                copy_headers(request),
-                response.status,
-                body,
-            )
-        )
-        return response
-
     async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path == "/token":
             return await handler(request)  # type: ignore[no-any-return]
-        script = self._scripts.pop(0) if self._scripts else None
+        script = self.scripted()
         if script is not None:
             status, reason = script
             if status == 429:
@@ -550,9 +518,7 @@ class FakeGoogle(LoopbackServer):
             )
         if request.path in self.redirects:
             raise web.HTTPFound(self.redirects[request.path])
-        failing = self._failing.get(request.path, 0)
-        if failing:
-            self._failing[request.path] = failing - 1
+        if self.failing(request.path):
             return google_error(500, "Internal Error", "internalError")
         user = self._caller(request)
         if user is None:

@@ -272,15 +272,7 @@ def open_confluence(
     # and the client brings aiohttp with it, which only a connection's work needs.
     from knowledge.sources.connectors.confluence_api import ConfluenceApi
 
-    api = ConfluenceApi(
-        session,
-        base_url,
-        credentials,
-        retries=options.retries,
-        max_wait=options.max_wait,
-        sleep=options.sleep,
-        note=options.note,
-    )
+    api = ConfluenceApi(session, base_url, credentials, options)
     return ConfluenceConnector(api, cloud=credentials.email is not None)
 
 

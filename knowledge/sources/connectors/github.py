@@ -175,15 +175,7 @@ def open_github(
     # and the client brings aiohttp and PyJWT with it, which only a connection's work needs.
     from knowledge.sources.connectors.github_api import GitHubApi
 
-    api = GitHubApi(
-        session,
-        base_url,
-        credentials,
-        retries=options.retries,
-        max_wait=options.max_wait,
-        sleep=options.sleep,
-        note=options.note,
-    )
+    api = GitHubApi(session, base_url, credentials, options)
     return GitHubConnector(api)
 
 

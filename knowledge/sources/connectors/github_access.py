@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from knowledge.sources.connectors.base import ConnectorError, FolderSpec
 from knowledge.sources.connectors.github_listing import Lister, Validators
 from knowledge.sources.connectors.github_repos import NotFound, dig
+from knowledge.sources.connectors.paging import paged
 from knowledge.sources.connectors.permissions import SourceAccess, SourceUser, group, user
 
 if TYPE_CHECKING:
@@ -140,11 +141,15 @@ class GitHubAccess:
     async def _all(self, path: str, params: dict[str, str | int]) -> list[Any]:
         """Every page of a REST listing."""
         found: list[Any] = []
-        following: str | None = self._api.url(path, {**params, "per_page": PAGE_SIZE})
-        for _ in range(MAX_PAGES):
-            if following is None:
-                return found
-            response = await self._api.get(following)
+        first = self._api.url(path, {**params, "per_page": PAGE_SIZE})
+        too_long = f"GitHub's listing of {path} ran past {MAX_PAGES} pages"
+        async for response in paged(
+            first,
+            self._api.get,
+            lambda r: r.next,
+            too_long=too_long,
+            max_pages=MAX_PAGES,
+            error=ConnectorError,
+        ):
             found += response.data if isinstance(response.data, list) else []
-            following = response.next
-        raise ConnectorError(f"GitHub's listing of {path} ran past {MAX_PAGES} pages")
+        return found
