@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import run_alone
+from bench.syncs import finished_job
 from bot.app.local import local_dm
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
@@ -38,8 +39,6 @@ from tests.support.site import Site
 
 BATCH_CHUNKS = 256
 """`Ingestor.add_many`'s default batch."""
-POLL_SECONDS = 0.05
-JOB_TIMEOUT = 30 * 60.0
 
 
 @dataclass(frozen=True)
@@ -127,15 +126,8 @@ async def one_job(
     """Queue a job and wait for the worker to finish it (its state lives in SQL: polled)."""
     seen = len(site.log)
     started = time.perf_counter()
-    job = await services.jobs.start_indexing_job(index, source, trigger=trigger)
-    while not job.finished:
-        if time.perf_counter() - started > JOB_TIMEOUT:
-            raise TimeoutError(f"indexing job {job.id} did not finish in {JOB_TIMEOUT:g} s")
-        await asyncio.sleep(POLL_SECONDS)
-        job = await services.jobs.get_indexing_job_status(job.id)
+    job = await finished_job(services, index, source, trigger, what="indexing job")
     wall = time.perf_counter() - started
-    if job.state.value != "succeeded":
-        raise RuntimeError(f"indexing job {job.id} ended {job.state.value}: {job.error}")
     lines = [line.message async for line in services.jobs.tail_indexing_job(job.id, follow=False)]
     limits = [line.removeprefix("limit reached: ") for line in lines if line.startswith("limit reached: ")]
     statuses = Counter(hit.status for hit in site.log[seen:])

@@ -16,49 +16,23 @@ import asyncio
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cryptography.fernet import Fernet
-
 from bench import run_alone
-from bench.crawl import BATCH_CHUNKS, JOB_TIMEOUT, POLL_SECONDS
-from bot.app.local import local_dm
+from bench.crawl import BATCH_CHUNKS
+from bench.syncs import WORDS, Report, settings, two_syncs
 from bot.app.services import Services, build_services
-from bot.app.settings import Settings
-from bot.app.workers import build_worker
 from knowledge.backends.embedding import embed_batches
 from knowledge.extraction import extract
 from knowledge.indexing.chunking import ChunkSpec, chunk_text
 from knowledge.sources.connectors import Credentials, FolderSpec
 from knowledge.sources.connectors.base import Item, ItemRef
-from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef
+from storage.records import ConnectionRef, JobRef
 from tests.fakes.github_server import TOKEN, FakeGitHub
 
 REPO = "acme/handbook"
-WORDS = [
-    "deploy",
-    "canary",
-    "ledger",
-    "refund",
-    "webhook",
-    "retry",
-    "timeout",
-    "gateway",
-    "schema",
-    "migration",
-    "rollback",
-    "queue",
-    "worker",
-    "alert",
-    "dashboard",
-    "latency",
-    "budget",
-    "owner",
-    "runbook",
-    "review",
-    "release",
-]
 
 
 def fill(fake: FakeGitHub, files: int, issues: int) -> None:
@@ -88,51 +62,30 @@ def fill(fake: FakeGitHub, files: int, issues: int) -> None:
         fake.reply(REPO, discussion.number, "ada", "Like this: " + " ".join(WORDS[n : n + 30]), answer=True)
 
 
-def settings(home: Path) -> Settings:
-    return Settings(
-        _env_file=None,
-        lore_home=home,
-        database_url=None,
-        chroma_host=None,
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-    )
-
-
-async def one_job(
-    services: Services, fake: FakeGitHub, index: IndexRef, source: SourceConfigRef, trigger: str
-) -> dict[str, Any]:
+def measure(fake: FakeGitHub) -> Callable[[JobRef], Report]:
+    """What the fake served during a sync: requests (304s apart), blobs and issue bodies."""
     seen = len(fake.api_requests())
     blobs, bodies = len(fake.blobs_served), len(fake.issue_bodies_served)
-    started = time.perf_counter()
-    job = await services.jobs.start_indexing_job(index, source, trigger=trigger)
-    while not job.finished:
-        if time.perf_counter() - started > JOB_TIMEOUT:
-            raise TimeoutError(f"sync {job.id} did not finish in {JOB_TIMEOUT:g} s")
-        await asyncio.sleep(POLL_SECONDS)
-        job = await services.jobs.get_indexing_job_status(job.id)
-    if job.state.value != "succeeded":
-        raise RuntimeError(f"sync {job.id} ended {job.state.value}: {job.error}")
-    made = fake.api_requests()[seen:]
-    return _job_json(job, made, len(fake.blobs_served) - blobs, len(fake.issue_bodies_served) - bodies)
 
+    def report(job: JobRef) -> Report:
+        made = fake.api_requests()[seen:]
+        counters, seconds = job.counters, job.seconds
+        items = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+        return {
+            "items": items,
+            "items_fetched": counters.get("pages_fetched", 0),
+            "items_unchanged": counters.get("pages_unchanged", 0),
+            "seconds": round(seconds, 2),
+            "items_per_s": round(items / seconds, 1) if seconds else 0.0,
+            "chunks": counters.get("chunks", 0),
+            "requests": len(made),
+            "requests_counted": sum(1 for r in made if r.status != 304),
+            "statuses": {str(s): n for s, n in sorted(Counter(r.status for r in made).items())},
+            "blobs_fetched": len(fake.blobs_served) - blobs,
+            "issue_bodies_fetched": len(fake.issue_bodies_served) - bodies,
+        }
 
-def _job_json(job: JobRef, made: list[Any], blobs: int, bodies: int) -> dict[str, Any]:
-    counters, seconds = job.counters, job.seconds
-    items = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
-    return {
-        "items": items,
-        "items_fetched": counters.get("pages_fetched", 0),
-        "items_unchanged": counters.get("pages_unchanged", 0),
-        "seconds": round(seconds, 2),
-        "items_per_s": round(items / seconds, 1) if seconds else 0.0,
-        "chunks": counters.get("chunks", 0),
-        "requests": len(made),
-        "requests_counted": sum(1 for r in made if r.status != 304),
-        "statuses": {str(s): n for s, n in sorted(Counter(r.status for r in made).items())},
-        "blobs_fetched": blobs,
-        "issue_bodies_fetched": bodies,
-    }
+    return report
 
 
 async def connector_alone(services: Services, connection: ConnectionRef) -> tuple[dict[str, Any], list[Item]]:
@@ -174,24 +127,14 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         fill(fake, files, issues)
         services = build_services(config)
         try:
-            actor = await local_dm(services, "bench")
-            index = await services.catalog.create_shared(actor.place, "bench-github")
-            connection, _ = await services.connections.connect(
-                "local", fake.base_url, Credentials(TOKEN), kind="github"
+            first, again, connection = await two_syncs(
+                services,
+                kind="github",
+                url=fake.base_url,
+                credentials=Credentials(TOKEN),
+                folder=FolderSpec(REPO),
+                measure=lambda: measure(fake),
             )
-            source = await services.connections.attach(
-                connection, index, [FolderSpec(REPO)], schedule="never"
-            )
-            await services.embedder.embed(["load the model before the clock starts"])
-            worker, name = build_worker(services)
-            stop = asyncio.Event()
-            task = asyncio.create_task(worker.run(stop, name), name="bench-github-worker")
-            try:
-                first = await one_job(services, fake, index, source, "manual")
-                again = await one_job(services, fake, index, source, "schedule")
-            finally:
-                stop.set()
-                await task
             alone, items = await connector_alone(services, connection)
             texts = [await asyncio.to_thread(item_texts, item, config.max_file_bytes) for item in items]
             flat = [t for group in texts for t in group]
@@ -209,7 +152,7 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
         "repository": {"files": files, "issues_and_pulls": issues, "discussions": 5},
         "first_sync": first,
-        "unchanged_resync": {**again, "seconds_vs_first": round(again["seconds"] / first["seconds"], 3)},
+        "unchanged_resync": again,
         "connector_alone": alone,
         "embedder": {
             "chunks": len(flat),

@@ -8,39 +8,30 @@ sheet a table), Slides (exported as PowerPoint), PDFs and Markdown files (downlo
 connects it as a user would (`Connections.connect`, a service account acting as a user),
 attaches the folder to an index and the worker the bot runs syncs it: a first sync (a
 complete listing), then a scheduled re-sync with nothing changed, which reads Drive's change
-feed from its token: the requests it makes are counted, the seconds timed.
+feed from its token; then a permission sync and a group sync of the attachment (Drive's
+sharing read again: a listing, no content): the requests it makes are counted, the seconds timed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cryptography.fernet import Fernet
-
 from bench import run_alone
-from bench.crawl import JOB_TIMEOUT, POLL_SECONDS
-from bench.github import WORDS
-from bot.app.local import local_dm
+from bench.syncs import WORDS, Report, settings, two_syncs, words
 from bot.app.services import Services, build_services
-from bot.app.settings import Settings
-from bot.app.workers import build_worker
 from knowledge.sources.connectors import FolderSpec
 from knowledge.sources.connectors.google_keys import service_account
-from storage.records import IndexRef, SourceConfigRef
+from storage.records import ConnectionRef, JobRef
 from tests.fakes.google_server import DOCUMENT, DOMAIN, PRESENTATION, SPREADSHEET, FakeGoogle, pdf_bytes
 
 ADA = f"ada@{DOMAIN}"
 KINDS = ("doc", "sheet", "slides", "pdf", "markdown")
 """In turn: 100 of each kind in 500 files."""
-
-
-def words(n: int, count: int) -> str:
-    return " ".join(WORDS[(n * 7 + w) % len(WORDS)] for w in range(count))
 
 
 def fill(fake: FakeGoogle, files: int) -> str:
@@ -74,45 +65,54 @@ def fill(fake: FakeGoogle, files: int) -> str:
     return handbook.id
 
 
-def settings(home: Path) -> Settings:
-    return Settings(
-        _env_file=None,
-        lore_home=home,
-        database_url=None,
-        chroma_host=None,
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-    )
-
-
-async def one_job(
-    services: Services, fake: FakeGoogle, index: IndexRef, source: SourceConfigRef, trigger: str
-) -> dict[str, Any]:
+def measure(fake: FakeGoogle) -> Callable[[JobRef], Report]:
+    """What the fake served during a sync: requests by endpoint, tokens, exports and downloads."""
     seen, tokens, exports = len(fake.api_requests()), len(fake.token_requests()), len(fake.exports)
-    started = time.perf_counter()
-    job = await services.jobs.start_indexing_job(index, source, trigger=trigger)
-    while not job.finished:
-        if time.perf_counter() - started > JOB_TIMEOUT:
-            raise TimeoutError(f"sync {job.id} did not finish in {JOB_TIMEOUT:g} s")
-        await asyncio.sleep(POLL_SECONDS)
-        job = await services.jobs.get_indexing_job_status(job.id)
-    if job.state.value != "succeeded":
-        raise RuntimeError(f"sync {job.id} ended {job.state.value}: {job.error}")
-    made = fake.api_requests()[seen:]
-    counters, seconds = job.counters, job.seconds
-    files = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
-    return {
-        "files": files,
-        "files_fetched": counters.get("pages_fetched", 0),
-        "sheets_read": counters.get("attachments_added", 0) + counters.get("attachments_updated", 0),
-        "seconds": round(seconds, 2),
-        "files_per_s": round(files / seconds, 1) if seconds else 0.0,
-        "chunks": counters.get("chunks", 0),
-        "requests": len(made),
-        "by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
-        "token_requests": len(fake.token_requests()) - tokens,
-        "exports_and_downloads": len(fake.exports) - exports,
-    }
+
+    def report(job: JobRef) -> Report:
+        made = fake.api_requests()[seen:]
+        counters, seconds = job.counters, job.seconds
+        files = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+        return {
+            "files": files,
+            "files_fetched": counters.get("pages_fetched", 0),
+            "sheets_read": counters.get("attachments_added", 0) + counters.get("attachments_updated", 0),
+            "seconds": round(seconds, 2),
+            "files_per_s": round(files / seconds, 1) if seconds else 0.0,
+            "chunks": counters.get("chunks", 0),
+            "requests": len(made),
+            "by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
+            "token_requests": len(fake.token_requests()) - tokens,
+            "exports_and_downloads": len(fake.exports) - exports,
+        }
+
+    return report
+
+
+async def access_syncs(services: Services, fake: FakeGoogle, connection: ConnectionRef) -> dict[str, Any]:
+    """A permission sync of the attachment, then a group sync of its connection: requests
+    and seconds of each (Drive's sharing read again; nothing fetched, nothing embedded)."""
+    syncer = services.access_sync
+    [source] = services.connections.repository.attachments(connection.id)
+    found: dict[str, Any] = {}
+    for name in ("permissions", "groups"):
+        seen, exports, started = len(fake.api_requests()), len(fake.exports), time.perf_counter()
+        report: Any = await (
+            syncer.permissions(source) if name == "permissions" else syncer.groups(connection)
+        )
+        if report.error is not None:
+            raise RuntimeError(f"the {name} sync failed: {report.error}")
+        made = fake.api_requests()[seen:]
+        found[name] = {
+            "seconds": round(time.perf_counter() - started, 2),
+            "requests": len(made),
+            "by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
+            "exports_and_downloads": len(fake.exports) - exports,
+        }
+    documents = services.sources.documents(source.id)
+    found["documents"] = len(documents)
+    found["restricted"] = sum(1 for d in documents if not services.documents.access(d.id).is_public)
+    return found
 
 
 def _kind(path: str) -> str:
@@ -131,25 +131,15 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         handbook = fill(fake, files)
         services = build_services(config)
         try:
-            actor = await local_dm(services, "bench")
-            index = await services.catalog.create_shared(actor.place, "bench-drive")
-            credentials = service_account(fake.service_account_key(), ADA)
-            connection, _ = await services.connections.connect(
-                "local", fake.drive_url, credentials, kind="google-drive"
+            first, again, connection = await two_syncs(
+                services,
+                kind="google-drive",
+                url=fake.drive_url,
+                credentials=service_account(fake.service_account_key(), ADA),
+                folder=FolderSpec(handbook),
+                measure=lambda: measure(fake),
             )
-            source = await services.connections.attach(
-                connection, index, [FolderSpec(handbook)], schedule="never"
-            )
-            await services.embedder.embed(["load the model before the clock starts"])
-            worker, name = build_worker(services)
-            stop = asyncio.Event()
-            task = asyncio.create_task(worker.run(stop, name), name="bench-drive-worker")
-            try:
-                first = await one_job(services, fake, index, source, "manual")
-                again = await one_job(services, fake, index, source, "schedule")
-            finally:
-                stop.set()
-                await task
+            permissions = await access_syncs(services, fake, connection)
         finally:
             await services.aclose()
     if first["files"] != files:
@@ -159,7 +149,8 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
         "drive": {"files": files, "folders": 11, "kinds": {k: files // len(KINDS) for k in KINDS}},
         "first_sync": first,
-        "unchanged_resync": {**again, "seconds_vs_first": round(again["seconds"] / first["seconds"], 4)},
+        "unchanged_resync": again,
+        "permission_sync": permissions,
     }
 
 

@@ -14,32 +14,21 @@ its requests ÷ 3 seconds, which the report says beside.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cryptography.fernet import Fernet
-
 from bench import run_alone
-from bench.crawl import JOB_TIMEOUT, POLL_SECONDS
-from bench.github import WORDS
-from bot.app.local import local_dm
-from bot.app.services import Services, build_services
-from bot.app.settings import Settings
-from bot.app.workers import build_worker
+from bench.syncs import Report, settings, two_syncs, words
+from bot.app.services import build_services
 from knowledge.sources.connectors import Credentials, FolderSpec
-from storage.records import IndexRef, JobRef, SourceConfigRef
+from storage.records import JobRef
 from tests.fakes.notion_server import TOKEN, FakeBlock, FakeNotion
 
 NOTION_RATE = 3.0
 """Notion's documented average rate for an integration, in requests a second."""
-
-
-def words(n: int, count: int) -> str:
-    return " ".join(WORDS[(n * 7 + w) % len(WORDS)] for w in range(count))
 
 
 def blocks(fake: FakeNotion, n: int) -> list[FakeBlock]:
@@ -81,49 +70,28 @@ def fill(fake: FakeNotion, pages: int) -> None:
         fake.add_page(f"Page {n}", parent=areas[n % 12].id, blocks=blocks(fake, n))
 
 
-def settings(home: Path) -> Settings:
-    return Settings(
-        _env_file=None,
-        lore_home=home,
-        database_url=None,
-        chroma_host=None,
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-        lore_notion_requests_per_second=0,
-    )
-
-
-async def one_job(
-    services: Services, fake: FakeNotion, index: IndexRef, source: SourceConfigRef, trigger: str
-) -> dict[str, Any]:
+def measure(fake: FakeNotion) -> Callable[[JobRef], Report]:
+    """What the fake served during a sync: requests by endpoint, block children read."""
     seen, read = len(fake.api_requests()), len(fake.children_served)
-    started = time.perf_counter()
-    job = await services.jobs.start_indexing_job(index, source, trigger=trigger)
-    while not job.finished:
-        if time.perf_counter() - started > JOB_TIMEOUT:
-            raise TimeoutError(f"sync {job.id} did not finish in {JOB_TIMEOUT:g} s")
-        await asyncio.sleep(POLL_SECONDS)
-        job = await services.jobs.get_indexing_job_status(job.id)
-    if job.state.value != "succeeded":
-        raise RuntimeError(f"sync {job.id} ended {job.state.value}: {job.error}")
-    return _job_json(job, fake.api_requests()[seen:], len(fake.children_served) - read)
 
+    def report(job: JobRef) -> Report:
+        made = fake.api_requests()[seen:]
+        counters, seconds = job.counters, job.seconds
+        pages = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
+        return {
+            "pages": pages,
+            "pages_fetched": counters.get("pages_fetched", 0),
+            "pages_unchanged": counters.get("pages_unchanged", 0),
+            "seconds": round(seconds, 2),
+            "pages_per_s": round(pages / seconds, 1) if seconds else 0.0,
+            "chunks": counters.get("chunks", 0),
+            "requests": len(made),
+            "requests_by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
+            "block_children_read": len(fake.children_served) - read,
+            "seconds_at_notion_rate": round(len(made) / NOTION_RATE, 1),
+        }
 
-def _job_json(job: JobRef, made: list[Any], children_read: int) -> dict[str, Any]:
-    counters, seconds = job.counters, job.seconds
-    pages = counters.get("pages_fetched", 0) + counters.get("pages_unchanged", 0)
-    return {
-        "pages": pages,
-        "pages_fetched": counters.get("pages_fetched", 0),
-        "pages_unchanged": counters.get("pages_unchanged", 0),
-        "seconds": round(seconds, 2),
-        "pages_per_s": round(pages / seconds, 1) if seconds else 0.0,
-        "chunks": counters.get("chunks", 0),
-        "requests": len(made),
-        "requests_by_path": dict(Counter(_kind(r.path) for r in made).most_common()),
-        "block_children_read": children_read,
-        "seconds_at_notion_rate": round(len(made) / NOTION_RATE, 1),
-    }
+    return report
 
 
 def _kind(path: str) -> str:
@@ -134,7 +102,7 @@ def _kind(path: str) -> str:
 
 async def run(workdir: Path, quick: bool) -> dict[str, Any]:
     pages = 30 if quick else 300
-    config = settings(workdir / "lore")
+    config = settings(workdir / "lore", lore_notion_requests_per_second=0)
     load_before = os.getloadavg()[0]
     fake = FakeNotion().start_in_thread()
     try:
@@ -142,24 +110,14 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         blocks_total = len(fake.blocks)
         services = build_services(config)
         try:
-            actor = await local_dm(services, "bench")
-            index = await services.catalog.create_shared(actor.place, "bench-notion")
-            connection, _ = await services.connections.connect(
-                "local", fake.base_url, Credentials(TOKEN), kind="notion"
+            first, again, _ = await two_syncs(
+                services,
+                kind="notion",
+                url=fake.base_url,
+                credentials=Credentials(TOKEN),
+                folder=FolderSpec("workspace"),
+                measure=lambda: measure(fake),
             )
-            source = await services.connections.attach(
-                connection, index, [FolderSpec("workspace")], schedule="never"
-            )
-            await services.embedder.embed(["load the model before the clock starts"])
-            worker, name = build_worker(services)
-            stop = asyncio.Event()
-            task = asyncio.create_task(worker.run(stop, name), name="bench-notion-worker")
-            try:
-                first = await one_job(services, fake, index, source, "manual")
-                again = await one_job(services, fake, index, source, "schedule")
-            finally:
-                stop.set()
-                await task
         finally:
             await services.aclose()
     finally:
@@ -169,7 +127,7 @@ async def run(workdir: Path, quick: bool) -> dict[str, Any]:
         "load_average": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
         "workspace": {"pages": pages, "blocks": blocks_total},
         "first_sync": first,
-        "unchanged_resync": {**again, "seconds_vs_first": round(again["seconds"] / first["seconds"], 3)},
+        "unchanged_resync": again,
     }
 
 

@@ -55,6 +55,8 @@ SEEN_ONCE_CORPUS = Path(__file__).resolve().parent / "data" / "seen-once-corpus"
 SEEN_ONCE_QUESTIONS = Path(__file__).resolve().parent / "data" / "docs_qa" / "seen-once.jsonl"
 """Docs of projects nothing was tuned on (HTTPX, Click, Uvicorn), all held out."""
 QUICK_PROJECT, QUICK_QUESTIONS = "requests", 3
+QUICK_LORE_ASKS = 1
+"""`lore ask` processes the smoke run starts (each loads the model again)."""
 QUICK_OTHER_FILES = 4
 QUICK_DOCUMENTS = 60
 QUICK_SEED = 7
@@ -426,7 +428,7 @@ def lore_ask_latency(home: Path, quick: bool) -> dict[str, Any]:
     in `home`: the wall time's p50 and p95 over the first tune questions."""
     items = [i for i in load_questions(DOCS_QUESTIONS, "tune") if not i.history]
     items = [i for i in items if not quick or i.id.startswith(QUICK_PROJECT)][
-        : QUICK_QUESTIONS if quick else LORE_ASK_QUESTIONS
+        : QUICK_LORE_ASKS if quick else LORE_ASK_QUESTIONS
     ]
     lore = Path(sys.executable).with_name("lore")
     command = [str(lore)] if lore.exists() else [sys.executable, "-c", "from bot.cli import main; main()"]

@@ -7,11 +7,13 @@ mentions in flight) is sent through the real Events API endpoint, alternately to
 replica, and the acknowledgement and answer times are what Slack would see
 (`bench.slack_path.Driver`). Extractive answers (no model), so the figures are Lore's own.
 
+The second replica is started beside the first (which stays warm) for the second burst.
 `python -m bench.replicas [--quick]` prints the JSON; `python -m bench --only replicas`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import subprocess
@@ -26,63 +28,82 @@ import aiohttp
 
 from bench import run_alone
 from bench.slack_path import BOT, CHANNEL, TEAM, USER, Driver, Plan, lore_run, prepare_channel, report
+from bench.stores import Servers, shared_stores
+from bot.app.services import build_services
 from bot.app.settings import Settings
+from storage.vectors import ChromaVectorStore
 from tests.fakes.slack_server import FakeSlack
 from tests.support.ports import free_port
 
-CHUNKS, QUICK_CHUNKS = 10_000, 300
-PLAN, QUICK_PLAN = Plan(50, 150), Plan(50, 50)
+CHUNKS, QUICK_CHUNKS = 10_000, 150
+PLAN, QUICK_PLAN = Plan(50, 150), Plan(10, 20)
 WORKERS = 2
+ANSWER_WAIT = 600.0
+"""Seconds an answer may take: fifty in flight on a shared 2-core machine queue for minutes."""
 
 
-async def run(workdir: Path, quick: bool) -> dict[str, Any]:
-    from tests.support.chroma_server import serve_chroma
-    from tests.support.postgres import create_database, serve_postgres
-
+async def run(workdir: Path, quick: bool, servers: Servers | None = None) -> dict[str, Any]:
+    """One replica, then two, on shared stores (on `servers` when given, else on servers
+    of its own), with `WORKERS` workers beside them (JSON-ready)."""
     chunks, plan = (QUICK_CHUNKS, QUICK_PLAN) if quick else (CHUNKS, PLAN)
-    with serve_postgres() as admin_url, serve_chroma() as (host, port):
-        stores = {"DATABASE_URL": create_database(admin_url), "CHROMA_HOST": host, "CHROMA_PORT": str(port)}
+    with shared_stores(servers) as shared:
+        stores = shared.environment()
         settings = Settings(
             _env_file=None,
             lore_home=workdir / "prepare",
-            database_url=stores["DATABASE_URL"],
-            chroma_host=host,
-            chroma_port=port,
+            database_url=shared.database_url,
+            chroma_host=shared.chroma_host,
+            chroma_port=shared.chroma_port,
             slack_bot_token=None,
         )
         questions, filled = await prepare_channel(workdir / "prepare", chunks, settings=settings)
         results: dict[str, Any] = {"chunks": filled["chunks"], "fill_seconds": filled["fill_seconds"]}
         with workers(workdir, stores):
-            for replicas in (1, 2):
-                results[f"replicas_{replicas}"] = await burst(workdir, stores, replicas, questions, plan)
+            results.update(await bursts(workdir, stores, questions, plan))
+        await _drop_vectors(settings)
     results["workers"] = WORKERS
     results["load_average_1m"] = round(os.getloadavg()[0], 2)
     return results
 
 
-async def burst(
-    workdir: Path, stores: dict[str, str], replicas: int, questions: list[str], plan: Plan
-) -> dict[str, Any]:
-    run = f"{os.getpid()}{int(time.time())}{replicas}"
+async def bursts(workdir: Path, stores: dict[str, str], questions: list[str], plan: Plan) -> dict[str, Any]:
+    """The burst on one replica, then on it and a second one started beside it (alternate
+    mentions to each, as a round robin would); each replica warmed by a mention first."""
+    results: dict[str, Any] = {}
     async with AsyncExitStack() as stack:
         slack = await stack.enter_async_context(FakeSlack("xoxb-bench", TEAM, BOT))
         slack.add_channel(CHANNEL, "bench")
         slack.add_user(USER, "bench")
-        sessions = []
-        for n in range(replicas):
-            home = workdir / f"replica-{replicas}-{n}"
+        sessions: list[aiohttp.ClientSession] = []
+        for replicas in (1, 2):
+            home = workdir / f"replica-{replicas}"
             home.mkdir()
             port = free_port()
             await stack.enter_async_context(lore_run(home, port, slack.api_url, None, stores=stores))
             sessions.append(
                 await stack.enter_async_context(aiohttp.ClientSession(f"http://127.0.0.1:{port}"))
             )
-        driver = Driver(slack, sessions, run)
-        for question in questions[:replicas]:  # warm each replica
-            await driver.mention(question)
-        asked = list(itertools.islice(itertools.cycle(questions), plan.mentions))
-        timings = await driver.many(asked, plan.concurrency)
-        return {"concurrency": plan.concurrency, **report(timings)}
+            driver = Driver(slack, sessions, f"{os.getpid()}{int(time.time())}{replicas}")
+            for question in questions[:replicas]:  # warm each replica
+                await driver.mention(question, wait=ANSWER_WAIT)
+            asked = list(itertools.islice(itertools.cycle(questions), plan.mentions))
+            timings = await driver.many(asked, plan.concurrency, wait=ANSWER_WAIT)
+            results[f"replicas_{replicas}"] = {
+                "concurrency": plan.concurrency,
+                **report(timings),
+                "load_average_1m": round(os.getloadavg()[0], 2),
+            }
+    return results
+
+
+async def _drop_vectors(settings: Settings) -> None:
+    """Remove this deployment's collections from the Chroma server (its database is dropped)."""
+    services = build_services(settings)
+    try:
+        if isinstance(services.vectors, ChromaVectorStore):
+            await asyncio.to_thread(services.vectors.drop_namespace)
+    finally:
+        await services.aclose()
 
 
 @contextmanager
@@ -107,7 +128,7 @@ def workers(workdir: Path, stores: dict[str, str]) -> Iterator[None]:
 
 
 def main() -> None:
-    run_alone("replicas", run, "a minutes-long run (300 chunks, 50 mentions)")
+    run_alone("replicas", run, "a smoke run (150 chunks, 20 mentions, 10 in flight)")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import resource
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -155,47 +155,57 @@ class _Plain:
             self._client.close()
 
     def add(self, corpus: Corpus) -> float:
-        """Add the corpus's chunks (text, vector, document and position) after those already
-        there; the seconds `collection.add` took."""
-        first = self.collection.count()
-        ids: list[str] = []
-        texts: list[str] = []
-        metadatas: list[dict[str, int]] = []
-        for number, chunk_texts in enumerate(corpus.texts):
-            for position, text in enumerate(chunk_texts):
-                ids.append(str(first + len(ids)))
-                texts.append(text)
-                metadatas.append({"document_id": corpus.first_document + number, "position": position})
-        batch = self._client.get_max_batch_size()
-        started = time.perf_counter()
-        for start in range(0, len(ids), batch):
-            end = start + batch
-            self.collection.add(
-                ids=ids[start:end],
-                embeddings=corpus.vectors[start:end],
-                documents=texts[start:end],
-                metadatas=cast(Any, metadatas[start:end]),
-            )
-        return time.perf_counter() - started
+        """Add the corpus's chunks after those already there; the seconds it took."""
+        return add_corpus(self.collection, corpus, self._client.get_max_batch_size())
+
+
+def add_corpus(collection: Collection, corpus: Corpus, batch: int) -> float:
+    """Add the corpus's chunks (text, vector, document and position) to a plain collection
+    after those already there, `batch` at a time; the seconds `collection.add` took."""
+    first = collection.count()
+    ids: list[str] = []
+    texts: list[str] = []
+    metadatas: list[dict[str, int]] = []
+    for number, chunk_texts in enumerate(corpus.texts):
+        for position, text in enumerate(chunk_texts):
+            ids.append(str(first + len(ids)))
+            texts.append(text)
+            metadatas.append({"document_id": corpus.first_document + number, "position": position})
+    started = time.perf_counter()
+    for start in range(0, len(ids), batch):
+        end = start + batch
+        collection.add(
+            ids=ids[start:end],
+            embeddings=corpus.vectors[start:end],
+            documents=texts[start:end],
+            metadatas=cast(Any, metadatas[start:end]),
+        )
+    return time.perf_counter() - started
 
 
 async def _latencies(
     services: Services, index: IndexRef, plain: _Plain, count: int
 ) -> dict[str, dict[str, float]]:
-    """p50/p95 of each Lore query type, of plain chromadb, and of the query embedding alone.
-    Every lane asks the same `count` questions, after its own warm-up on others."""
+    """p50/p95 of each Lore query type, of plain chromadb, and of the query embedding alone."""
     pool = await embedded_pool(services.embedder)
     asked = questions(pool, WARM_UP + count)
-    warm, asked = asked[:WARM_UP], asked[WARM_UP:]
+    lanes = search_lanes(services, index, plain.collection)
+    lanes["query_embedding"] = lambda question: services.embedder.embed([question])
+    return await timed(lanes, asked[:WARM_UP], asked[WARM_UP:])
+
+
+Lane = Callable[[str], Awaitable[object]]
+
+
+def search_lanes(services: Services, index: IndexRef, plain: Collection) -> dict[str, Lane]:
+    """Lore's keyword, dense and hybrid search of `index` (each with a retriever of its own)
+    and plain chromadb's dense search of `plain` with the same embedder and neighbours."""
     spec = services.retriever.spec
-    lanes: dict[str, Callable[[str], Awaitable[object]]] = {
+    lanes: dict[str, Lane] = {
         kind.value: _lore_search(_fresh_retriever(services), index, kind) for kind in QueryType
     }
-    lanes["chroma_dense"] = _plain_search(
-        plain.collection, services.embedder, max(spec.candidates, spec.top_k)
-    )
-    lanes["query_embedding"] = lambda question: services.embedder.embed([question])
-    return {name: summary(await _timed(lane, warm, asked)) for name, lane in lanes.items()}
+    lanes["chroma_dense"] = _plain_search(plain, services.embedder, max(spec.candidates, spec.top_k))
+    return lanes
 
 
 def _fresh_retriever(services: Services) -> Retriever:
@@ -207,16 +217,14 @@ def _fresh_retriever(services: Services) -> Retriever:
     )
 
 
-def _lore_search(
-    retriever: Retriever, index: IndexRef, kind: QueryType
-) -> Callable[[str], Awaitable[object]]:
+def _lore_search(retriever: Retriever, index: IndexRef, kind: QueryType) -> Lane:
     async def search(question: str) -> object:
         return await retriever.search([index], question, query_type=kind)
 
     return search
 
 
-def _plain_search(collection: Collection, embedder: Embedder, k: int) -> Callable[[str], Awaitable[object]]:
+def _plain_search(collection: Collection, embedder: Embedder, k: int) -> Lane:
     """Embed the question with Lore's embedder, then ask chromadb for as many neighbours as
     Lore asks it for, texts included (an app without Lore has nowhere else to read them)."""
 
@@ -232,18 +240,22 @@ def _plain_search(collection: Collection, embedder: Embedder, k: int) -> Callabl
     return search
 
 
-async def _timed(
-    lane: Callable[[str], Awaitable[object]], warm: Sequence[str], asked: Sequence[str]
-) -> list[float]:
-    """Milliseconds per question, after answering the warm-up questions untimed."""
+async def timed(
+    lanes: Mapping[str, Lane], warm: Sequence[str], asked: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """p50/p95 milliseconds of each lane over `asked`, after every lane answered the warm-up
+    questions untimed. Each question goes through every lane in turn, so a busy moment of a
+    shared machine slows all lanes alike instead of one."""
     for question in warm:
-        await lane(question)
-    times = []
+        for lane in lanes.values():
+            await lane(question)
+    times: dict[str, list[float]] = {name: [] for name in lanes}
     for question in asked:
-        began = time.perf_counter()
-        await lane(question)
-        times.append((time.perf_counter() - began) * 1000)
-    return times
+        for name, lane in lanes.items():
+            began = time.perf_counter()
+            await lane(question)
+            times[name].append((time.perf_counter() - began) * 1000)
+    return {name: summary(values) for name, values in times.items()}
 
 
 def summary(milliseconds: Sequence[float]) -> dict[str, float]:

@@ -32,21 +32,23 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import chromadb
 from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 
-from bench.retrieval import WARM_UP, machine, summary
+from bench.retrieval import WARM_UP, add_corpus, machine, search_lanes, timed
 from bench.scale import Corpus, create_index, embedded_pool, fill_index, questions, synthesize
+from bench.stores import Servers, shared_stores
 from bot.app.services import Services, build_services
 from bot.app.settings import Settings
-from knowledge.search.retrieval import QueryType, Retriever
+from knowledge.search.retrieval import QueryType
 from storage.keyword import KeywordIndex, query_terms
 from storage.records import IndexRef
+from storage.vectors import ChromaVectorStore
 
 SIZES = (100_000, 300_000)
 """The default sizes; 1M is asked for with `--sizes 100000 300000 1000000`."""
@@ -54,31 +56,34 @@ QUICK_SIZES = (300, 1_000)
 QUERIES, QUICK_QUERIES = 100, 10
 
 
-async def run(workdir: Path, quick: bool, sizes: Sequence[int] | None = None) -> dict[str, Any]:
-    """Grow one index on PostgreSQL and a Chroma server through the sizes (JSON-ready)."""
-    from tests.support.chroma_server import serve_chroma
-    from tests.support.postgres import create_database, serve_postgres
-
+async def run(
+    workdir: Path, quick: bool, sizes: Sequence[int] | None = None, servers: Servers | None = None
+) -> dict[str, Any]:
+    """Grow one index on PostgreSQL and a Chroma server through the sizes (JSON-ready); on
+    `servers` when given, else on servers of its own."""
     started = time.perf_counter()
     sizes = list(sizes or (QUICK_SIZES if quick else SIZES))
     count = QUICK_QUERIES if quick else QUERIES
-    with serve_postgres() as admin_url, serve_chroma() as (host, port):
+    with shared_stores(servers) as stores:
         settings = Settings(
             _env_file=None,
             lore_home=workdir / "lore",
-            database_url=create_database(admin_url),
-            chroma_host=host,
-            chroma_port=port,
+            database_url=stores.database_url,
+            chroma_host=stores.chroma_host,
+            chroma_port=stores.chroma_port,
         )
         services = build_services(settings)
+        plain = _Plain(stores.chroma_host, stores.chroma_port)
         try:
             index = await create_index(services)
-            plain = _Plain(host, port)
             rows = []
             for step, size in enumerate(sizes):
                 rows.append(await _grow_and_measure(services, index, plain, size, step, count))
                 print(f"bench servers: {json.dumps(rows[-1])}", file=sys.stderr, flush=True)
         finally:
+            plain.drop()
+            if isinstance(services.vectors, ChromaVectorStore):
+                await asyncio.to_thread(services.vectors.drop_namespace)
             await services.aclose()
     largest = rows[-1]
     return {
@@ -149,27 +154,11 @@ class _Plain:
             metadata={"hnsw:space": "cosine"},
         )
 
+    def drop(self) -> None:
+        self._client.delete_collection(self.collection.name)
+
     def add(self, corpus: Corpus) -> float:
-        first = self.collection.count()
-        ids: list[str] = []
-        texts: list[str] = []
-        metadatas: list[dict[str, int]] = []
-        for number, chunk_texts in enumerate(corpus.texts):
-            for position, text in enumerate(chunk_texts):
-                ids.append(str(first + len(ids)))
-                texts.append(text)
-                metadatas.append({"document_id": corpus.first_document + number, "position": position})
-        batch = min(self._client.get_max_batch_size(), 5000)
-        started = time.perf_counter()
-        for start in range(0, len(ids), batch):
-            end = start + batch
-            self.collection.add(
-                ids=ids[start:end],
-                embeddings=corpus.vectors[start:end],
-                documents=texts[start:end],
-                metadatas=cast(Any, metadatas[start:end]),
-            )
-        return time.perf_counter() - started
+        return add_corpus(self.collection, corpus, min(self._client.get_max_batch_size(), 5000))
 
 
 async def _latencies(
@@ -177,45 +166,14 @@ async def _latencies(
 ) -> dict[str, dict[str, float]]:
     pool = await embedded_pool(services.embedder)
     asked = questions(pool, WARM_UP + count, seed=7)
-    warm, asked = asked[:WARM_UP], asked[WARM_UP:]
-    spec = services.retriever.spec
     keyword = KeywordIndex(services.db)
-    lanes: dict[str, Callable[[str], Awaitable[object]]] = {}
-    for kind in QueryType:
-        retriever = Retriever(services.documents, services.vectors, keyword, services.embedder, spec=spec)
-        lanes[kind.value] = _search(retriever, index, kind)
-
-    async def plain_dense(question: str) -> object:
-        vector = (await services.embedder.embed([question]))[0]
-        return await asyncio.to_thread(
-            plain.collection.query,
-            query_embeddings=[vector],
-            n_results=max(spec.candidates, spec.top_k),
-            include=["documents", "metadatas", "distances"],
-        )
 
     async def second_stage(question: str) -> object:
         return await asyncio.to_thread(keyword.frequencies, query_terms(question))
 
-    lanes["chroma_dense"] = plain_dense
+    lanes = search_lanes(services, index, plain.collection)
     lanes["second_stage_sql"] = second_stage
-    for question in warm:
-        for lane in lanes.values():
-            await lane(question)
-    times: dict[str, list[float]] = {name: [] for name in lanes}
-    for question in asked:  # lane after lane on each question: a busy moment slows them all
-        for name, lane in lanes.items():
-            began = time.perf_counter()
-            await lane(question)
-            times[name].append((time.perf_counter() - began) * 1000)
-    return {name: summary(values) for name, values in times.items()}
-
-
-def _search(retriever: Retriever, index: IndexRef, kind: QueryType) -> Callable[[str], Awaitable[object]]:
-    async def search(question: str) -> object:
-        return await retriever.search([index], question, query_type=kind)
-
-    return search
+    return await timed(lanes, asked[:WARM_UP], asked[WARM_UP:])
 
 
 def _vacuum_analyze(services: Services) -> float:
@@ -311,24 +269,21 @@ async def keyword_only(workdir: Path, chunks: int, count: int = QUERIES) -> dict
             pool = await embedded_pool(services.embedder)
             asked = questions(pool, WARM_UP + count, seed=7)
             keyword = KeywordIndex(services.db)
-            times: dict[str, list[float]] = {"keyword": [], "second_stage_sql": []}
-            for n, question in enumerate(asked):
-                for name, lane in (
-                    (
-                        "keyword",
-                        lambda q=question: keyword.search([index.id], q, services.retriever.spec.candidates),
-                    ),
-                    ("second_stage_sql", lambda q=question: keyword.frequencies(query_terms(q))),
-                ):
-                    began = time.perf_counter()
-                    await asyncio.to_thread(lane)
-                    if n >= WARM_UP:
-                        times[name].append((time.perf_counter() - began) * 1000)
+            candidates = services.retriever.spec.candidates
+
+            async def search(question: str) -> object:
+                return await asyncio.to_thread(keyword.search, [index.id], question, candidates)
+
+            async def second_stage(question: str) -> object:
+                return await asyncio.to_thread(keyword.frequencies, query_terms(question))
+
+            lanes = {"keyword": search, "second_stage_sql": second_stage}
+            latency = await timed(lanes, asked[:WARM_UP], asked[WARM_UP:])
             return {
                 "chunks": chunks,
                 "copy_and_index_seconds": round(load, 1),
                 "vacuum_analyze_seconds": round(maintenance, 1),
-                "latency": {name: summary(values) for name, values in times.items()},
+                "latency": latency,
                 "memory_pss_mb": {"postgresql": _pss_mb(_postgres_pids(services))},
                 "disk_mb": _disk_mb(services, 0),
                 "load_average_1m": round(os.getloadavg()[0], 2),

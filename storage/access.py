@@ -321,3 +321,16 @@ def may_administer(place: Place) -> bool:
     exports, forgetting a person): workspace admins and `LORE_CONNECTOR_ADMINS`, never
     partners. What they may do to each index stays the table's (`allowed`)."""
     return not place.partner and (place.user_is_admin or place.connector_admin)
+
+
+def may_map_people(place: Place) -> bool:
+    """Saying who someone is in a connected source (mapping a Slack user to a GitHub login,
+    granting a source's group): workspace admins only, never partners. Narrower than
+    connecting sources: a mapping lets its person read whatever that account may."""
+    return not place.partner and place.user_is_admin
+
+
+def may_restrict_sources(place: Place) -> bool:
+    """Restricting what a connector attachment brings to the members of a Slack channel or
+    user group, or lifting that: whoever may manage connectors (`may_manage_connectors`)."""
+    return may_manage_connectors(place)

@@ -68,6 +68,12 @@ class DocumentAccess:
         """What `document.access_clauses` stores."""
         return UNKNOWN if self.unknown else len(self.clauses)
 
+    def also(self, clause: frozenset[str] | None) -> DocumentAccess:
+        """This access with one more clause a reader must meet too (None: as it is)."""
+        if clause is None or self.unknown:
+            return self
+        return DocumentAccess.restricted(*self.clauses, clause)
+
     def readable_by(self, principals: Iterable[str]) -> bool:
         held = set(principals)
         return not self.unknown and all(clause & held for clause in self.clauses)
@@ -83,6 +89,26 @@ def simplified(clauses: tuple[frozenset[str], ...]) -> tuple[frozenset[str], ...
         if not any(smaller <= clause for smaller in kept):
             kept.append(clause)
     return tuple(kept)
+
+
+SLACK = "slack"
+RESTRICTED_TO = "restricted_to"
+"""The option of a connector attachment that restricts what it brings to the members of Slack
+channels and user groups (`channel:C…`, `usergroup:S…`), whatever its source says."""
+
+
+def slack_principal(group_key: str) -> str:
+    """The principal the members of a Slack channel or user group hold (`slack:channel:C…`)."""
+    return f"{SLACK}:{group_key}"
+
+
+def restriction(options: Mapping[str, object]) -> frozenset[str] | None:
+    """The clause an attachment's restriction adds to each of its documents' access: one of
+    its Slack groups' members (None: not restricted)."""
+    groups = options.get(RESTRICTED_TO)
+    if not isinstance(groups, list) or not groups:
+        return None
+    return frozenset(slack_principal(str(g)) for g in groups)
 
 
 @dataclass(frozen=True)

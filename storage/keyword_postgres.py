@@ -12,7 +12,9 @@ worse than SQLite's bm25. Here, as on SQLite (`storage.keyword`):
 3. The rarest lexemes are kept while their postings stay within the budget (`within_budget`).
    When even the rarest is beyond it (every word common, in a large index), the chunks
    holding the most of the question's lexemes are read instead, a bounded number of them
-   (`_conjunctive`): the work of a search never grows with the table.
+   (`_conjunctive`), each checked as it is read to belong to a ready document the reader
+   may read (so unreadable ones never take the bound): the work of a search never grows
+   with the table.
 4. Each kept lexeme's postings in the indexes searched are read from the GIN index (a
    composite one on `(index_id, tsv)` where `btree_gin` is available, so other tenants'
    postings are never read); each chunk scores the BM25 weight of the lexemes it holds
@@ -100,23 +102,24 @@ class PostgresKeyword:
         for m, index_id in enumerate(dict.fromkeys(index_ids)):
             params[f"i{m}"] = index_id
         indexes = range(len(dict.fromkeys(index_ids)))
+        documents = "AND document_id = ANY(:document_ids)" if document_ids is not None else ""
+        condition, lists = readable
+        params.update(lists)
         rarest = min((n for n in held if n > 0), default=0)
         if rarest <= self._max_postings:
             postings, total_of = (
                 _disjunctive(lexemes, held, total, self._max_postings, indexes, params),
                 "sum",
             )
-        else:
+        else:  # the cut is on rows read: the documents left out must be left out before it
+            kept = f"{documents} AND {_KEPT.format(condition=condition)}"
             postings, total_of = (
-                _conjunctive(lexemes, held, total, max(2 * first, CONJUNCTIVE_ROWS), indexes, params),
+                _conjunctive(lexemes, held, total, max(2 * first, CONJUNCTIVE_ROWS), indexes, params, kept),
                 "max",
             )
-        documents = "AND document_id = ANY(:document_ids)" if document_ids is not None else ""
-        condition, lists = readable
         in_indexes = ", ".join(f":i{m}" for m in indexes)
         # the condition is Lore's own SQL (`readable_condition`), its values bound
         documents += f" AND document_id IN (SELECT d.id FROM document AS d WHERE d.index_id IN ({in_indexes}) AND {condition})"  # noqa: S608
-        params.update(lists)
         statement = text(_BM25.format(postings=postings, documents=documents, total=total_of))
         statement = statement.bindparams(*(bindparam(name, expanding=True) for name in lists))
         rows = connection.execute(statement, params).all()
@@ -181,7 +184,7 @@ def _disjunctive(
     arms = []
     for n, lexeme in enumerate(within_budget(lexemes, held, budget)):
         params[f"q{n}"], params[f"w{n}"] = tsquery(lexeme), idf(held[lexemes.index(lexeme)], total)
-        arms += [_POSTINGS.format(n=n, m=m, limit="") for m in indexes]
+        arms += [_POSTINGS.format(n=n, m=m, kept="", limit="") for m in indexes]
     return " UNION ALL ".join(arms)
 
 
@@ -192,19 +195,22 @@ def _conjunctive(
     rows: int,
     indexes: Sequence[int],
     params: dict[str, object],
+    kept: str,
 ) -> str:
     """When even the rarest lexeme is held by more chunks than the budget (every word of the
     question is common, in a large index), the chunks holding the most of them: those
     holding all, then all but the commonest, and so on, `rows` at most in all (the GIN
     index intersects the lexemes' postings; only the chunks read cost a row). Each row
-    weighs the idfs of the lexemes its level asks for (the best level counts per chunk)."""
+    weighs the idfs of the lexemes its level asks for (the best level counts per chunk).
+    `kept` (a condition on the chunk's document: readable, ready, among those asked for) is
+    checked on each row before the cut, so documents left out never take a reader's rows."""
     present = sorted((i for i, n in enumerate(held) if n > 0), key=lambda i: held[i])
     arms = []
     for level in range(len(present), 0, -1):
         asked = present[:level]
         params[f"q{level}"] = " & ".join(tsquery(lexemes[i]) for i in asked)
         params[f"w{level}"] = sum(idf(held[i], total) for i in asked)
-        arms += [f"({_POSTINGS.format(n=level, m=m, limit='LIMIT :rows')})" for m in indexes]
+        arms += [f"({_POSTINGS.format(n=level, m=m, kept=kept, limit='LIMIT :rows')})" for m in indexes]
     params["rows"] = rows
     return f"SELECT * FROM ({' UNION ALL '.join(arms)}) AS levels LIMIT :rows"  # noqa: S608 (placeholders only)
 
@@ -275,7 +281,14 @@ def tsquery(lexeme: str) -> str:
 # a stored value's size, not the value.
 _POSTINGS = (
     "SELECT id, document_id, octet_length(heading) + octet_length(text) AS length, CAST(:w{n} AS float8) AS weight "
-    "FROM chunk WHERE index_id = :i{m} AND tsv @@ CAST(:q{n} AS tsquery) {limit}"
+    "FROM chunk WHERE index_id = :i{m} AND tsv @@ CAST(:q{n} AS tsquery) {kept} {limit}"
+)
+
+# A chunk's document may be read (`condition`, on `d`) and is ready: one lookup by the
+# document's key per chunk read, so its cost follows the rows read, not the index's size.
+_KEPT = (
+    "EXISTS (SELECT 1 FROM document AS d WHERE d.id = chunk.document_id "
+    "AND d.status NOT IN ('pending', 'deleting') AND {condition})"
 )
 
 # Summed per chunk as BM25 with one occurrence per lexeme, normalised by length against the

@@ -23,6 +23,7 @@ WITHOUT_UNITS = text("units IS NULL")
 """Chunks stored before revision 0022: an index of them only, empty once the repair read them,
 so that every start's look for them reads nothing."""
 ACTIVE_JOB = text("state IN ('queued', 'running', 'interrupted') AND source_config_id IS NOT NULL")
+ACTIVE_FORGET = text("state IN ('queued', 'running')")
 """A job under way for an attached source: one at a time per source."""
 
 
@@ -319,6 +320,30 @@ class SourceGroupMember(SQLModel, table=True):
     account_id: str = Field(primary_key=True, max_length=255)
 
 
+class SlackGroup(SQLModel, table=True):
+    """A Slack channel (`channel:C…`) or user group (`usergroup:S…`) a connector attachment
+    is restricted to: when Lore last read its members, and why that last failed."""
+
+    __tablename__ = "slack_group"
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    group_key: str = Field(primary_key=True, max_length=80)
+    read_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    failed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+
+
+class SlackGroupMember(SQLModel, table=True):
+    """A member of a Slack channel or user group, as Lore last read it (by Slack user id)."""
+
+    __tablename__ = "slack_group_member"
+    __table_args__ = (Index("ix_slack_group_member_user", "tenant_id", "user_external_id"),)
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    group_key: str = Field(primary_key=True, max_length=80)
+    user_external_id: str = Field(primary_key=True, max_length=64)
+
+
 class AccessGrant(SQLModel, table=True):
     """A source principal an admin granted a Lore user (a service key's user, say) beyond
     what their own identity in the source gives them."""
@@ -448,6 +473,7 @@ class AnswerLog(SQLModel, table=True):
             "user_id",
             "conversation_id",
             "latency_ms",
+            "escalated_at",
         ),
     )
 
@@ -606,6 +632,60 @@ class TenantRemoval(SQLModel, table=True):
     claimed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     purged_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     removed: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class ForgetJob(SQLModel, table=True):
+    """Forgetting one person (`lore forget-user`, the console's button): queued, taken by
+    one worker at a time (a worker whose `heartbeat_at` went stale is taken over), done in
+    steps that each may run again (`steps` lists those done), `removed` adding up what each
+    removed. At most one is under way per person (a partial unique index), so asking twice
+    queues it once. The row outlives the person's data as the record of what went."""
+
+    __tablename__ = "forget_job"
+    __table_args__ = (
+        Index(
+            "ux_forget_job_active",
+            "tenant_id",
+            "user_id",
+            unique=True,
+            sqlite_where=ACTIVE_FORGET,
+            postgresql_where=ACTIVE_FORGET,
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    tenant_id: str = Field(foreign_key="tenant.id", index=True, max_length=64)
+    user_id: int = Field(foreign_key="user.id")
+    person: str = Field(max_length=255, description="The person's Slack user id (or shell name).")
+    requested_by: int | None = Field(default=None, foreign_key="user.id")
+    surface: str = Field(max_length=16, description="Where it was asked for (the audit entry's surface).")
+    origin: str = Field(default="", max_length=255)
+    actor: str | None = Field(default=None, max_length=80)
+    state: JobState = Field(default=JobState.QUEUED, sa_type=String(16), index=True)
+    steps: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    removed: dict[str, int] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
+    started_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    heartbeat_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    finished_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    worker: str | None = Field(default=None, max_length=128)
+    claim: str | None = Field(default=None, max_length=32)
+    error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+
+
+class UsageDay(SQLModel, table=True):
+    """A workspace's usage figures of one whole past day (UTC), as the console's overview
+    sums them (`storage.repositories.usage`): computed the first time a window needs that
+    day, then read instead of its questions. What changes a past day's figures drops its
+    row (a verdict or an escalation on one of its answers; retention, forgetting a person,
+    deleting an index), to be computed again."""
+
+    __tablename__ = "usage_day"
+
+    tenant_id: str = Field(foreign_key="tenant.id", primary_key=True, max_length=64)
+    day: str = Field(primary_key=True, max_length=10, description="YYYY-MM-DD, UTC.")
+    figures: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    computed_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
 
 
 class AuditEntry(SQLModel, table=True):

@@ -65,6 +65,9 @@ def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
     assert drive["first_sync"]["files"] == drive["drive"]["files"] > 0
     assert drive["unchanged_resync"]["by_path"] == {"changes": 1}
     assert drive["unchanged_resync"]["exports_and_downloads"] == 0
+    shared = drive["permission_sync"]  # Drive's sharing read again: a listing, no content
+    assert shared["permissions"]["exports_and_downloads"] == 0 and shared["permissions"]["requests"] > 0
+    assert shared["restricted"] == shared["documents"] > 0, "shared with their owner only"
     notion = report["notion"]
     assert notion["unchanged_resync"]["pages_unchanged"] == notion["first_sync"]["pages"] > 0
     assert (

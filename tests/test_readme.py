@@ -69,6 +69,8 @@ def test_the_entry_point_reports_fresh_pages() -> None:
 def test_the_readme_is_a_front_door() -> None:
     readme = docs.README.read_text()
     assert len(readme.splitlines()) <= README_MOST_LINES
+    shots = re.findall(r"!\[[^\]]+\]\((docs/img/console-[\w-]+\.png)\)", readme)
+    assert len(set(shots)) >= 2, "the README shows two screenshots of the admin console"
     makefile = (ROOT / "Makefile").read_text()
     for target in ("run", "test"):
         assert f"make {target} " in readme

@@ -1,5 +1,6 @@
 """Source routes: attach a site to an index (which starts a crawl), list an index's
-sources, change a source's refresh schedule, refresh it now, detach it.
+sources, change a source's refresh schedule, refresh it now, detach it, and restrict a
+connector's attachment to the members of Slack channels and user groups.
 
 Attaching the same start URLs twice keeps one attachment, and a source with a job under
 way gets that job back instead of a second one.
@@ -93,6 +94,35 @@ class Detached(BaseModel):
     documents_removed: int
 
 
+SLACK_ID = r"^[A-Z0-9]{2,32}$"
+
+
+class RestrictionIn(BaseModel):
+    channels: list[Annotated[str, Field(pattern=SLACK_ID)]] = Field(
+        default_factory=list, max_length=50, description="Slack channel ids (C…) whose members may read it."
+    )
+    usergroups: list[Annotated[str, Field(pattern=SLACK_ID)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Slack user group ids (S…) whose members may read it.",
+    )
+
+    def groups(self) -> list[str]:
+        return [f"channel:{c}" for c in self.channels] + [f"usergroup:{g}" for g in self.usergroups]
+
+
+class GroupOut(BaseModel):
+    group: str = Field(description="`channel:C…` or `usergroup:S…`.")
+    members: int = Field(description="Its members, as Slack last said (none when it would not).")
+    error: str | None = Field(description="Why Slack would not say: then nobody reads through it.")
+
+
+class RestrictionOut(BaseModel):
+    source: SourceOut
+    groups: list[GroupOut] = Field(description="Empty: not restricted (the index's readers read it).")
+    documents_changed: int
+
+
 async def source_out(request: web.Request, source: SourceConfigRef) -> SourceOut:
     repository = state(request).services.jobs.repository
     active = await asyncio.to_thread(repository.active_for_source, source.id)
@@ -165,6 +195,20 @@ async def detach_source(request: web.Request) -> web.Response:
     return web.json_response(Detached(documents_removed=removed).model_dump(mode="json"))
 
 
+async def restrict_source(request: web.Request) -> web.Response:
+    index = await find_index(request, Action.LIST)
+    source = await _find_source(request, index)
+    body = await json_body(request, RestrictionIn)
+    restrictions = state(request).services.actions.restrictions
+    done = await restrictions.restrict_attachment(caller(request).place, source, index, body.groups())
+    out = RestrictionOut(
+        source=await source_out(request, done.source),
+        groups=[GroupOut(group=g.key, members=g.members, error=g.error) for g in done.groups],
+        documents_changed=done.changed,
+    )
+    return web.json_response(out.model_dump(mode="json"))
+
+
 SOURCES = "/v1/indexes/{index}/sources"
 SOURCE = SOURCES + r"/{source_id:\d+}"
 
@@ -202,6 +246,17 @@ ROUTES = [
         "Crawl a source again now (unchanged pages cost no download and no embedding).",
         TAG,
         {202: Reply("The refresh job (or the one already under way).", JobOut)},
+    ),
+    Route(
+        "PUT",
+        SOURCE + "/restriction",
+        restrict_source,
+        "Let only the members of Slack channels or user groups read what a connector's attachment "
+        "brings (no channels and no groups: lift it). Members are read from Slack now and with the "
+        "group syncs; when Slack won't say, nobody reads through that group.",
+        TAG,
+        {200: Reply("The restriction as it is now.", RestrictionOut)},
+        body=RestrictionIn,
     ),
     Route(
         "DELETE",

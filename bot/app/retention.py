@@ -1,11 +1,10 @@
-"""How long Lore keeps people's questions, and forgetting a person.
+"""How long Lore keeps people's questions (forgetting a person is `bot.app.forgetting`).
 
 Retention: a workspace's questions, with the answers to them, the verdicts and comments on
 them, the documents they cited and their embeddings, are removed once older than its
 retention (`LORE_RETENTION_DAYS`, or what its admins set in the console; 0 keeps them).
-Forgetting a person removes what they asked and said, and their personal index with its
-vectors. Both report what they removed, per table, in one log line and one audit entry;
-the retention job runs hourly in whichever process runs the scheduler.
+Each pass reports what it removed, per table, in one log line and one audit entry; the
+retention job runs hourly in whichever process runs the scheduler.
 """
 
 from __future__ import annotations
@@ -17,11 +16,9 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from bot.app.audit import AuditAction
-from storage.access import Place
-from storage.records import UserRef
 from storage.repositories.retention import Removed, Retention
 from storage.repositories.workspace import WorkspaceStore
-from storage.values import Scope, utcnow
+from storage.values import utcnow
 
 if TYPE_CHECKING:
     from bot.app.services import Services
@@ -95,28 +92,6 @@ class RetentionService:
                 removed=removed,
             )
         return purged
-
-    async def forget(self, place: Place, person: UserRef) -> Removed:
-        """Remove what `person` asked and said, and their personal index (the use case,
-        `AdminActions.forget_user`, decided `place` may)."""
-        removed = await asyncio.to_thread(self._rows.forget_user, person.tenant_id, person.id)
-        owner = Place(person.tenant_id, person.id)
-        catalog = self._services.catalog
-        for index in await asyncio.to_thread(self._services.indexes.list_for_tenant, person.tenant_id):
-            if index.scope == Scope.PERSONAL and index.owner_user_id == person.id:
-                stats = await asyncio.to_thread(self._services.indexes.stats, index.id)
-                await catalog.delete(owner, index)
-                removed["personal index documents"] = stats.documents
-                await asyncio.to_thread(self._services.vectors.compact)
-        await asyncio.to_thread(self._rows.scrub)
-        log.warning(
-            "forgot user %s of workspace %s: removed %s",
-            person.external_id,
-            person.tenant_id,
-            _listed(removed),
-        )
-        await self._services.audit.record(place, AuditAction.USER_FORGET, person.external_id, removed=removed)
-        return removed
 
 
 def _listed(removed: Removed) -> str:

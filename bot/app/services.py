@@ -44,8 +44,9 @@ from storage.vectors import ChromaVectorStore, VectorStore, chroma_client
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-    from bot.app.actions import Actions
+    from bot.app.actions import Actions, SlackMembers
     from bot.app.audit import Auditor
+    from bot.app.forgetting import Forgetting
     from bot.app.gaps import CoverageGaps
     from bot.app.removals import WorkspaceRemovals
     from bot.app.retention import RetentionService
@@ -80,6 +81,10 @@ class Services:
     and group sync last ran."""
     scrubber: Scrubber
     """Clears deleted text from the local stores' files after removals."""
+    slack_members: SlackMembers | None = None
+    """Who is in a Slack channel or user group, read with the workspace's token: set by the
+    entry point that knows Slack (`bot.slack.memberships`); None where there is no Slack (the
+    shell), and then restrictions to Slack groups let nobody through (fail closed)."""
     resolve: Resolve | None = None
     """How fetches and connectors look host names up: None for the system's resolver (tests
     pass one that never uses DNS)."""
@@ -153,6 +158,13 @@ class Services:
         from bot.app.retention import RetentionService
 
         return RetentionService(self)
+
+    @cached_property
+    def forgetting(self) -> Forgetting:
+        """Jobs that forget a person (queued by `lore forget-user` and the console)."""
+        from bot.app.forgetting import Forgetting
+
+        return Forgetting(self)
 
     @cached_property
     def gaps(self) -> CoverageGaps:

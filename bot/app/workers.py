@@ -35,6 +35,9 @@ FIRST_CHECK_AFTER = timedelta(seconds=10)
 GAPS_FIRST_AFTER = timedelta(minutes=2)
 """The first grouping waits for the embedder's other start-up work."""
 RETENTION_EVERY_MINUTES = 60
+FORGET_EVERY = timedelta(seconds=5)
+"""How often the scheduler looks for people to forget (`bot.app.forgetting`): asked for in
+the console or the CLI, done within seconds."""
 ACCESS_CHECK_MINUTES = 1.0
 """How often the scheduler looks for permission and group syncs that are due (each runs on
 its own setting's schedule: `LORE_PERMISSION_SYNC_MINUTES`, `LORE_GROUP_SYNC_MINUTES`)."""
@@ -126,7 +129,7 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
     and which removed workspaces are due their purge (both schedules live in the database,
     so restarts and several processes agree); every minute which connected sources are due a
     permission or group sync (apart from content: an access change never re-fetches or
-    re-embeds anything); every hour which questions are past their retention; every few
+    re-embeds anything); every few seconds which people are to be forgotten; every hour which questions are past their retention; every few
     hours (LORE_COVERAGE_GAPS_HOURS) the coverage gaps. It also finishes what killed writers
     left half done (documents whose writer's lease ran out): a process that runs for weeks
     does not wait for another to start."""
@@ -137,6 +140,7 @@ def refresh_scheduler(services: Services) -> AsyncIOScheduler:
         ("lore-purge", _purge_due, check, FIRST_CHECK_AFTER),
         ("lore-access", _sync_access_due, timedelta(minutes=ACCESS_CHECK_MINUTES), FIRST_CHECK_AFTER),
         ("lore-repair", _repair, check, FIRST_CHECK_AFTER),
+        ("lore-forget", _forget_due, FORGET_EVERY, FORGET_EVERY),
         ("lore-retention", _retain, timedelta(minutes=RETENTION_EVERY_MINUTES), FIRST_CHECK_AFTER),
         (
             "lore-coverage-gaps",
@@ -174,6 +178,9 @@ async def _sync_access_due(services: Services) -> None:
         for report in await services.access_sync.run_due():
             if report.error:
                 log.warning("access sync failed (fail closed): %s", report.error)
+        if services.slack_members is not None:  # else a process that knows Slack reads them
+            every = timedelta(minutes=services.settings.lore_group_sync_minutes)
+            await services.actions.restrictions.refresh(every=every)
     except Exception:
         log.exception("could not run the due permission and group syncs")
 
@@ -192,6 +199,14 @@ async def _purge_due(services: Services) -> None:
             await services.removals.purge_due(worker_name())
     except Exception:
         log.exception("could not purge the data of removed workspaces")
+
+
+async def _forget_due(services: Services) -> None:
+    try:
+        for job in await services.forgetting.run_due(worker_name()):
+            log.info("forget job %s: %s", job.id, job.state.value)
+    except Exception:
+        log.exception("could not run the jobs forgetting people")
 
 
 async def _retain(services: Services) -> None:

@@ -183,6 +183,46 @@ class ExplainAccess:
 
 
 @dataclass(frozen=True)
+class MapAccount:
+    """“map @alice to github octocat”: who a Slack user is in a connected source (admins only)."""
+
+    user: str
+    """A Slack user id."""
+    account: str
+    source: str | None = None
+    """The connected source (a kind, a name, a host); None: the only one that knows people."""
+
+
+@dataclass(frozen=True)
+class UnmapAccount:
+    """“unmap @alice from github”: take that mapping back."""
+
+    user: str
+    source: str | None = None
+
+
+@dataclass(frozen=True)
+class ListMappings:
+    """“list account mappings”: who is mapped to which account of the connected sources."""
+
+
+@dataclass(frozen=True)
+class RestrictSource:
+    """“restrict the notion attachment to #eng” (or “to @eng-team”): only that channel's or
+    user group's members read what the attachment brings (“unrestrict …” lifts it)."""
+
+    source: str
+    """The attachment: a connector kind or name, or what it indexes."""
+    index: str | None
+    groups: tuple[str, ...]
+    """`channel:C…` and `usergroup:S…`; empty to lift the restriction."""
+    names: tuple[str, ...] = ()
+    """How the message named each group (`#eng`, `@eng-team`)."""
+    unlinked: bool = False
+    """It named groups without Slack's links (a plain `#eng` has no id to read members by)."""
+
+
+@dataclass(frozen=True)
 class ShowFeedback:
     """“show feedback” (optionally “… for the eng index”): answers that did not help and
     questions Lore could not answer, for the indexes the asker looks after."""
@@ -251,6 +291,10 @@ Command = (
     Question
     | RefreshPermissions
     | ExplainAccess
+    | MapAccount
+    | UnmapAccount
+    | ListMappings
+    | RestrictSource
     | AddFiles
     | AddUrls
     | ListIndexes

@@ -8,17 +8,18 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.app.actions.access import Explanation, SourceStatus
+from bot.app.actions.access import AccountMapping, Explanation, SourceStatus
 from bot.app.actions.feedback import IndexReview
+from bot.app.actions.restrictions import Restricted
 from bot.chat import messages
 from bot.chat.messages import notice as worded
 from bot.chat.messages import plural
 from bot.chat.mrkdwn import escape, link, source, unescape
-from knowledge import Answer, IndexListing, distinct_names, document_names
-from storage.records import DocumentRef, IndexRef, ReviewItem, VerifiedRef
+from knowledge import CONNECTORS, Answer, IndexListing, distinct_names, document_names
+from storage.records import ConnectionRef, DocumentRef, IndexRef, ReviewItem, VerifiedRef
 
 if TYPE_CHECKING:
-    from knowledge import GroupReport, PermissionReport
+    from bot.app.actions.access import Refreshed
 
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)\|([^>]+)>")
 _EMPHASIS = re.compile(r"(?<![\w*_])([*_])(?=\S)([^*_\n]+?)(?<=\S)\1(?![\w*_])")
@@ -190,6 +191,35 @@ def render_principal(principal: str) -> str:
     return f"{kind} {value}" if value else principal
 
 
+def source_label(connection: ConnectionRef) -> str:
+    """`GitHub (github.com)`: a connection as mappings name it."""
+    kind = CONNECTORS.get(connection.kind)
+    return f"{kind.label if kind else connection.kind} ({connection.name})"
+
+
+def render_mapped(mapping: AccountMapping, *, changed: bool) -> str:
+    return messages.mapped(
+        mapping.user.external_id, source_label(mapping.connection), mapping.account, changed=changed
+    )
+
+
+def render_unmapped(user: str, removed: Sequence[AccountMapping]) -> str:
+    return messages.unmapped(user, [(source_label(m.connection), m.account) for m in removed])
+
+
+def render_mappings(found: Sequence[AccountMapping]) -> str:
+    return messages.mappings([(m.user.external_id, source_label(m.connection), m.account) for m in found])
+
+
+def render_restricted(done: Restricted) -> str:
+    kind = CONNECTORS.get(done.source.kind)
+    source = f"{kind.label if kind else done.source.kind} {', '.join(done.source.folders)}".strip()
+    failed = [
+        (name, state.error or "") for name, state in zip(done.names, done.groups, strict=True) if state.error
+    ]
+    return messages.restricted(source, done.index.name, done.names, failed, done.changed)
+
+
 def render_explanation(explanation: Explanation) -> str:
     """Why someone may or may not read a document, for an admin (never its text)."""
     x = explanation
@@ -231,29 +261,37 @@ def render_access_status(statuses: Sequence[SourceStatus]) -> str:
             age(groups.synced_at) if groups.synced_at else None,
             groups.error,
         )
+        names = [str(n) for n in status.source.options.get("restricted_names") or ()]
+        if names and status.source.options.get("restricted_to"):
+            line += f"; restricted to the members of {escape(', '.join(names))}"
         lines.append(
             f"• {escape(status.source.kind.capitalize())} {escape(', '.join(status.source.folders))}: {line}"
         )
     return "\n".join(lines)
 
 
-def permissions_refreshed(reports: Sequence[PermissionReport | GroupReport]) -> str:
+def permissions_refreshed(refreshed: Refreshed) -> str:
     """What `refresh permissions` did."""
     from knowledge import PermissionReport
 
+    reports, slack = refreshed.reports, refreshed.slack_groups
     permissions = [r for r in reports if isinstance(r, PermissionReport)]
     groups = [r for r in reports if not isinstance(r, PermissionReport)]
-    if not reports:
+    if not reports and not slack:
         return messages.NO_CONNECTED_SOURCES
-    failures = [
-        f"{r.source.kind.capitalize()} {', '.join(r.source.folders)}: {r.error}"
-        for r in permissions
-        if r.error
-    ] + [f"groups of {r.connection.name}: {r.error}" for r in groups if r.error]
+    failures = (
+        [
+            f"{r.source.kind.capitalize()} {', '.join(r.source.folders)}: {r.error}"
+            for r in permissions
+            if r.error
+        ]
+        + [f"groups of {r.connection.name}: {r.error}" for r in groups if r.error]
+        + [s.error for s in slack if s.error]
+    )
     return messages.permissions_refreshed(
         sum(r.documents for r in permissions),
         sum(r.restricted for r in permissions if not r.error),
         sum(r.changed for r in permissions),
-        sum(r.groups for r in groups),
+        sum(r.groups for r in groups) + len(slack),
         failures,
     )

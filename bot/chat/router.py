@@ -25,7 +25,11 @@ from bot.chat.render import (
     render_documents_md,
     render_explanation,
     render_listing_md,
+    render_mapped,
+    render_mappings,
+    render_restricted,
     render_review_md,
+    render_unmapped,
     render_verified_md,
 )
 from bot.chat.sources import SiteCommands
@@ -84,6 +88,10 @@ class Router:
             c.ListVerified: self._list_verified,
             c.RefreshPermissions: self._refresh_permissions,
             c.ExplainAccess: self._explain_access,
+            c.MapAccount: self._map_account,
+            c.UnmapAccount: self._unmap_account,
+            c.ListMappings: self._list_mappings,
+            c.RestrictSource: self._restrict_source,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -356,12 +364,33 @@ class Router:
 
     async def _refresh_permissions(self, command: c.RefreshPermissions, turn: Turn, surface: Surface) -> None:
         await surface.working()
-        reports = await self._actions.access.refresh(turn.actor.place)
-        await surface.tell(permissions_refreshed(reports))
+        await surface.tell(permissions_refreshed(await self._actions.access.refresh(turn.actor.place)))
 
     async def _explain_access(self, command: c.ExplainAccess, turn: Turn, surface: Surface) -> None:
         explanation = await self._actions.access.explain(turn.actor.place, command.user, command.document)
         await surface.tell(render_explanation(explanation))
+
+    async def _map_account(self, command: c.MapAccount, turn: Turn, surface: Surface) -> None:
+        access = self._actions.access
+        mapping, changed = await access.map(turn.actor.place, command.user, command.account, command.source)
+        await surface.tell(render_mapped(mapping, changed=changed))
+
+    async def _unmap_account(self, command: c.UnmapAccount, turn: Turn, surface: Surface) -> None:
+        removed = await self._actions.access.unmap(turn.actor.place, command.user, command.source)
+        await surface.tell(render_unmapped(command.user, removed))
+
+    async def _list_mappings(self, command: c.ListMappings, turn: Turn, surface: Surface) -> None:
+        await surface.tell(render_mappings(await self._actions.access.mappings(turn.actor.place)))
+
+    async def _restrict_source(self, command: c.RestrictSource, turn: Turn, surface: Surface) -> None:
+        if command.unlinked:
+            await surface.tell(messages.RESTRICT_NEEDS_LINKS)
+            return
+        await surface.working()
+        done = await self._actions.restrictions.restrict(
+            turn.actor.place, command.source, command.index, command.groups, command.names
+        )
+        await surface.tell(render_restricted(done))
 
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.tell(messages.help_text())

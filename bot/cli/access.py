@@ -2,7 +2,9 @@
 --user U… DOCUMENT` (may they read it, and why; never its text), `lore access refresh`
 (permission and group syncs now), `lore access status`, and `lore access grant --key NAME
 PRINCIPAL` (what a service key may read beyond public documents) or `--user U… PRINCIPAL`
-(a person mapped to a source's user, or given a group); `--revoke` takes it back.
+(a person given a source's user or group); `--revoke` takes it back. `lore access map U…
+octocat` says who a Slack user is in a connected source (a GitHub login, an Atlassian account
+id), `unmap` takes it back, `mappings` lists them.
 """
 
 from __future__ import annotations
@@ -13,7 +15,16 @@ import typer
 
 from bot.app.local import operator_place
 from bot.app.services import Services
-from bot.chat.render import permissions_refreshed, plain, render_access_status, render_explanation
+from bot.chat.render import (
+    permissions_refreshed,
+    plain,
+    render_access_status,
+    render_explanation,
+    render_mapped,
+    render_mappings,
+    render_restricted,
+    render_unmapped,
+)
 from bot.cli.common import settings_or_exit, with_services
 from knowledge import KnowledgeError
 from storage.values import LOCAL_TENANT
@@ -24,7 +35,7 @@ app = typer.Typer()
 """This module's commands; `bot.cli.main` adds them to `lore`."""
 
 access_app = typer.Typer(
-    help="Who may read what, as connected sources say: explain, refresh, status, grant.",
+    help="Who may read what, as connected sources say: explain, refresh, status, map, grant.",
     no_args_is_help=True,
 )
 app.add_typer(access_app, name="access")
@@ -52,8 +63,10 @@ def refresh(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HEL
     groups their permissions name (what `refresh permissions` does in chat)."""
 
     async def work(services: Services) -> str:
+        from bot.slack.memberships import attach
+
         place = await operator_place(services, tenant)
-        return plain(permissions_refreshed(await services.actions.access.refresh(place)))
+        return plain(permissions_refreshed(await attach(services).actions.access.refresh(place)))
 
     typer.echo(with_services(settings_or_exit(), work))
 
@@ -117,3 +130,105 @@ def grant(
         return f"{verb} {principal} {'from' if revoke else 'to'} {whom}."
 
     typer.echo(with_services(settings_or_exit(), work))
+
+
+SOURCE_HELP = "The connected source (its id, name, host or kind, as `lore source list` shows); the only one that knows people when omitted."
+
+
+@access_app.command("map")
+def map_account(
+    user: str = typer.Argument(..., help="The Slack user id (U…; in the local workspace, the OS user name)."),
+    account: str = typer.Argument(
+        ..., help="Their account in the source: a GitHub login, an Atlassian account id."
+    ),
+    source: str | None = typer.Option(None, "--source", "-s", help=SOURCE_HELP),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Say who a Slack user is in a connected source that syncs permissions (for people it
+    gives no confirmed email): they read in private what that account may, from their next
+    question, without a re-sync. Replaces their earlier mapping to that source."""
+
+    async def work(services: Services) -> str:
+        place = await operator_place(services, tenant)
+        mapping, changed = await services.actions.access.map(place, user, account, source)
+        return plain(render_mapped(mapping, changed=changed))
+
+    typer.echo(with_services(settings_or_exit(), work))
+
+
+@access_app.command("unmap")
+def unmap_account(
+    user: str = typer.Argument(..., help="The Slack user id (U…; in the local workspace, the OS user name)."),
+    source: str | None = typer.Option(
+        None, "--source", "-s", help="The connected source; every source when omitted."
+    ),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Take back a Slack user's mapping to an account of a connected source."""
+
+    async def work(services: Services) -> str:
+        place = await operator_place(services, tenant)
+        return plain(render_unmapped(user, await services.actions.access.unmap(place, user, source)))
+
+    typer.echo(with_services(settings_or_exit(), work))
+
+
+@access_app.command("mappings")
+def list_mappings(tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP)) -> None:
+    """Everyone mapped to an account of a connected source."""
+
+    async def work(services: Services) -> str:
+        place = await operator_place(services, tenant)
+        return plain(render_mappings(await services.actions.access.mappings(place)))
+
+    typer.echo(with_services(settings_or_exit(), work))
+
+
+@access_app.command("restrict")
+def restrict(
+    source: str = typer.Argument(
+        ...,
+        help="The connector attachment: its kind (notion), connection name or host, or a folder it indexes.",
+    ),
+    channel: list[str] = typer.Option([], "--channel", "-c", help="A Slack channel id (C…); repeatable."),
+    usergroup: list[str] = typer.Option(
+        [], "--usergroup", "-g", help="A Slack user group id (S…); repeatable."
+    ),
+    index: str | None = typer.Option(
+        None, "--index", "-i", help="The index it is attached to, when several."
+    ),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Let only the members of Slack channels or user groups read what a connector attachment
+    brings (Notion says nobody's permissions): in private, and in those channels. Members are
+    read from Slack now and on the permission sync's schedule; when Slack won't say, nobody
+    reads through that group."""
+    groups = [f"channel:{c}" for c in channel] + [f"usergroup:{g}" for g in usergroup]
+    if not groups:
+        raise typer.BadParameter(
+            "say whom: --channel C… or --usergroup S… (`lore access unrestrict` lifts it)"
+        )
+    typer.echo(_restrict(source, index, groups, tenant))
+
+
+@access_app.command("unrestrict")
+def unrestrict(
+    source: str = typer.Argument(..., help="The connector attachment, as for `lore access restrict`."),
+    index: str | None = typer.Option(
+        None, "--index", "-i", help="The index it is attached to, when several."
+    ),
+    tenant: str = typer.Option(LOCAL_TENANT, "--tenant", help=TENANT_HELP),
+) -> None:
+    """Lift a connector attachment's restriction to Slack channels or user groups."""
+    typer.echo(_restrict(source, index, [], tenant))
+
+
+def _restrict(source: str, index: str | None, groups: list[str], tenant: str) -> str:
+    async def work(services: Services) -> str:
+        from bot.slack.memberships import attach
+
+        place = await operator_place(services, tenant)
+        done = await attach(services).actions.restrictions.restrict(place, source, index, groups)
+        return plain(render_restricted(done))
+
+    return with_services(settings_or_exit(), work)

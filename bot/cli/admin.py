@@ -15,10 +15,11 @@ import typer
 
 from bot.app.audit import AuditFilter
 from bot.app.exports import Format, audit_lines, history_lines
+from bot.app.forgetting import listed
 from bot.app.local import operator_place
 from bot.app.services import Services
 from bot.cli.common import settings_or_exit, with_services
-from storage.values import LOCAL_TENANT
+from storage.values import LOCAL_TENANT, JobState
 
 TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and the CLI."
 CONSOLE_PORT = 3000
@@ -61,19 +62,37 @@ def link(
 def forget_user(
     user: str = typer.Argument(..., help="The person's Slack user id (U…), or shell name."),
     tenant: str = typer.Option(LOCAL_TENANT, "--tenant", "-t", help=TENANT_HELP),
+    now: bool = typer.Option(
+        False, "--now", help="Run the job in this process and wait for it; print what it removed."
+    ),
 ) -> None:
-    """Remove what a person asked and said (questions, answers to them, feedback) and their
-    personal index; prints what was removed."""
+    """Queue a job removing what a person asked and said (questions, answers to them,
+    feedback) and their personal index; `lore jobs` shows it and what it removed. A running
+    Lore (or `lore worker`) takes it within seconds; `--now` runs it here."""
 
     async def work(services: Services) -> str:
         place = await operator_place(services, tenant)
-        removed = await services.actions.admin.forget_user(place, user)
-        listed = (
-            ", ".join(f"{name} {count}" for name, count in sorted(removed.items())) or "nothing to remove"
+        job = await services.actions.admin.forget_user(place, user)
+        if not now:
+            return (
+                f"Forget job {job.id} for {user}: {job.state.value}. A running Lore or `lore worker` "
+                "does it within seconds (`lore jobs` shows it); `--now` runs it here."
+            )
+        from knowledge import worker_name
+
+        done = await services.forgetting.wait(job, worker_name())
+        if done.state != JobState.SUCCEEDED:
+            raise typer.Exit(_failed(done.id, done.error))
+        return (
+            f"Forgot {user} (job {done.id}): {listed(done.removed) if done.removed else 'nothing to remove'}"
         )
-        return f"Forgot {user}: {listed}"
 
     typer.echo(with_services(settings_or_exit(), work))
+
+
+def _failed(job_id: int, error: str | None) -> int:
+    typer.secho(f"Forget job {job_id} failed: {error or 'no reason given'}", fg="red", err=True)
+    return 1
 
 
 @retention_app.command("run")

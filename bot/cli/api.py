@@ -102,9 +102,11 @@ async def serve_api(settings: Settings, host: str, port: int) -> None:
     from bot.cli.mcp import mount_mcp
     from bot.cli.run import slack_signin
     from bot.slack.history import channel_syncs
+    from bot.slack.memberships import attach
     from bot.web import install_console
 
     async with open_runtime(settings, more_syncs=channel_syncs, serving=True) as runtime:
+        attach(runtime.services)
         web_app = build_api(runtime.services)
         install_console(web_app, runtime.services, slack_signin(settings, runtime.services))
         mount_mcp(web_app, runtime, web_app[API_STATE])

@@ -77,12 +77,10 @@ async def run_beir(
     *,
     split: str = "test",
     max_queries: int = 0,
+    max_documents: int = 0,
     quiet: bool = False,
 ) -> dict[str, dict[str, float]]:
-    beir = load_beir(folder, split)
-    if max_queries:
-        kept = dict(list(beir.queries.items())[:max_queries])
-        beir = type(beir)(beir.corpus, kept, {q: beir.qrels[q] for q in kept})
+    beir = load_beir(folder, split).sample(max_queries, max_documents)
     services = build_services(settings)
     try:
         print(describe_stores(services), file=sys.stderr)  # what was measured, even with --json

@@ -10,6 +10,7 @@ import typer
 from rich.progress import Progress
 
 from bot.app.conversations import Actor
+from bot.app.forgetting import ForgetRef, listed
 from bot.app.local import operator_place
 from bot.app.services import Services
 from bot.chat import messages
@@ -75,8 +76,12 @@ def jobs(
             typer.echo(f"job {job.id}: {job.state.value}")
             return
         recent = await services.jobs.recent(limit=20)
+        forgetting = await services.forgetting.recent(limit=10)
+        if forgetting:
+            typer.echo(forget_table(forgetting))
         if not recent:
-            typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
+            if not forgetting:
+                typer.echo("No indexing jobs yet. Add a site with `lore ingest URL --site`.")
             return
         rows = []
         for job in recent:
@@ -88,6 +93,22 @@ def jobs(
         typer.echo(table([">job", "state", ">pages", ">chunks", "trigger", "created"], rows))
 
     with_services(settings_or_exit(), work)
+
+
+def forget_table(found: list[ForgetRef]) -> str:
+    """Jobs forgetting people: who, how far, what they removed."""
+    rows = [
+        (
+            job.id,
+            job.person,
+            job.state.value,
+            listed(job.removed) if job.removed else "—",
+            f"{job.surface}{' ' + job.actor if job.actor else ''}",
+            age(job.created_at),
+        )
+        for job in found
+    ]
+    return table([">forget job", "person", "state", "removed", "asked from", "created"], rows)
 
 
 @jobs_app.command("cancel")

@@ -172,6 +172,10 @@ def eval_beir(
     as_json: bool = typer.Option(False, "--json"),
     split: str = typer.Option("test"),
     max_queries: int = typer.Option(0, help="Evaluate only the first N queries (0: all)."),
+    max_documents: int = typer.Option(
+        0,
+        help="Ingest only the documents those queries judge and the corpus's first others, N in all (0: all).",
+    ),
 ) -> None:
     """nDCG@10 and Recall@100 for keyword, dense and hybrid retrieval on a BEIR folder.
     Runs in throw-away stores of the configured kinds (a schema of its own in DATABASE_URL's
@@ -179,7 +183,16 @@ def eval_beir(
     from bot.cli.evaluation import evaluation_stores, run_beir
 
     with evaluation_stores(settings_or_exit()) as settings:
-        scores = asyncio.run(run_beir(settings, folder, split=split, max_queries=max_queries, quiet=as_json))
+        scores = asyncio.run(
+            run_beir(
+                settings,
+                folder,
+                split=split,
+                max_queries=max_queries,
+                max_documents=max_documents,
+                quiet=as_json,
+            )
+        )
     if as_json:
         typer.echo(json.dumps(scores))
     else:

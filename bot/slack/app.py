@@ -28,6 +28,7 @@ from bot.slack.feedback import FeedbackFlow
 from bot.slack.helping import HelpFlows
 from bot.slack.home import AppHome
 from bot.slack.installs import oauth_settings, register_removals
+from bot.slack.memberships import attach
 from bot.slack.people import People, Who
 from bot.slack.shortcut import MemoryShortcut
 from bot.slack.slash import ResponseSurface, SlashCommand
@@ -54,7 +55,7 @@ def build_app(runtime: Runtime, settings: Settings) -> tuple[AsyncApp, SlackEven
         token=token, base_url=settings.slack_api_url, session=session, retry_handlers=retries
     )
     secret = settings.slack_signing_secret.get_secret_value() if settings.slack_signing_secret else None
-    services = runtime.services
+    services = attach(runtime.services)  # restrictions to channels and user groups read their members
     installs = oauth_settings(settings, services.db, services.removals) if oauth else None
     app = AsyncApp(
         client=client,

@@ -26,6 +26,8 @@ METHOD_SCOPES: dict[str, frozenset[str]] = {
     # Lore reads channels, private channels and group DMs it is in (never other DMs).
     "users.conversations": frozenset({"channels:read", "groups:read", "mpim:read"}),
     "conversations.info": frozenset({"channels:read", "groups:read", "mpim:read"}),
+    # Who is in a channel an attachment is restricted to (`lore access restrict`).
+    "conversations.members": frozenset({"channels:read", "groups:read", "mpim:read"}),
     "conversations.replies": frozenset({"channels:history", "groups:history", "im:history", "mpim:history"}),
     "conversations.history": frozenset({"channels:history", "groups:history", "im:history", "mpim:history"}),
     "files.info": frozenset({"files:read"}),
@@ -76,7 +78,7 @@ BOT_SCOPES: dict[str, str] = {
     "mpim:read": "whether a conversation is a group DM (private)",
     "reactions:read": "✅ on a reply in a help channel's thread marks it as the verified answer",
     "reactions:write": "the “working on it” reaction",
-    "usergroups:read": "who is in a user group named as a channel's experts",
+    "usergroups:read": "who is in a user group named as a channel's experts, or an attachment is restricted to",
     "users:read": "names, and who is a workspace admin or a guest",
     "users:read.email": "a person's confirmed email: who they are in connected sources (Confluence), "
     "so that private answers use what those sources let them read",

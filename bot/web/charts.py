@@ -46,7 +46,9 @@ class Chart:
 
 
 def per_day(days: Sequence[Day], since: date, until: date) -> Chart:
-    """Questions per day, answered (bottom) and abstained (top), every day of the window."""
+    """Questions per day, every day of the window: answered from the documents (bottom),
+    from a verified answer, not answered (top); beside them, a narrow bar of those
+    escalated to experts."""
     counts = {d.day: d for d in days}
     span = [since + timedelta(days=n) for n in range((until - since).days + 1)]
     top = max([counts[d].questions for d in span if d in counts] or [1])
@@ -58,13 +60,25 @@ def per_day(days: Sequence[Day], since: date, until: date) -> Chart:
         found = counts.get(day)
         if found is None:
             continue
-        answered = found.questions - found.abstained
         x, width = n * step + 1, max(step - 2, 1)
-        high = plot * answered / top
-        low = plot * found.abstained / top
-        title = f"{day.isoformat()}: {found.questions} questions, {found.abstained} not answered"
-        bars.append(Bar(x, DAY_HEIGHT - high, width, high, "answered", title))
-        bars.append(Bar(x, DAY_HEIGHT - high - low, width, low, "abstained", title))
+        title = (
+            f"{day.isoformat()}: {found.questions} questions, {found.answered - found.verified} answered, "
+            f"{found.verified} from a verified answer, {found.abstained} not answered, "
+            f"{found.escalated} escalated"
+        )
+        y = float(DAY_HEIGHT)
+        for count, css in (
+            (found.answered - found.verified, "answered"),
+            (found.verified, "verified"),
+            (found.abstained, "abstained"),
+        ):
+            high = plot * count / top
+            if high > 0:
+                y -= high
+                bars.append(Bar(x, y, width, high, css, title))
+        if found.escalated:
+            high = plot * found.escalated / top
+            bars.append(Bar(x + width * 0.6, DAY_HEIGHT - high, width * 0.4, high, "escalated", title))
     labels.append(Label(0, DAY_HEIGHT + 14, since.isoformat()))
     labels.append(Label(WIDTH, DAY_HEIGHT + 14, until.isoformat(), "end"))
     total = sum(d.questions for d in days)
@@ -90,8 +104,9 @@ def ranked(rows: Sequence[Named], what: str) -> Chart:
     return Chart(WIDTH, height, tuple(bars), tuple(labels), f"{what}: {described}")
 
 
-def shares(parts: Sequence[Named], what: str) -> Chart:
-    """One bar split into the parts' shares (answered, abstained, helpful …)."""
+def shares(parts: Sequence[Named], what: str, css: Sequence[str] = ()) -> Chart:
+    """One bar split into the parts' shares (answered, abstained, helpful …), each painted
+    by its class in `css` (by default, by its place)."""
     total = sum(p.count for p in parts) or 1
     x = 0.0
     bars = []
@@ -99,7 +114,8 @@ def shares(parts: Sequence[Named], what: str) -> Chart:
         width = WIDTH * part.count / total
         if width > 0:
             share = round(100 * part.count / total)
-            bars.append(Bar(x, 0, width, 28, f"share{n % 4}", f"{part.name}: {part.count} ({share}%)"))
+            painted = css[n] if n < len(css) else f"share{n % 4}"
+            bars.append(Bar(x, 0, width, 28, painted, f"{part.name}: {part.count} ({share}%)"))
         x += width
     labels = tuple(Label(0, 44 + 16 * n, f"{p.name}: {p.count}") for n, p in enumerate(parts))
     described = ", ".join(f"{p.name} {p.count}" for p in parts)

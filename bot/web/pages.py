@@ -37,7 +37,7 @@ DONE = {
     "grouping": "A grouping is already under way.",
     "retention": "The retention is saved.",
     "purged": "What was past the retention is removed.",
-    "forgot-person": "The person's questions, feedback and personal index are removed.",
+    "forget-queued": "Forgetting them is queued: the job below says what it removed once done.",
 }
 Page = Callable[[web.Request], Awaitable[web.StreamResponse]]
 Form = MultiMapping[str | bytes | bytearray | web.FileField] | MultiMapping[str]
@@ -91,7 +91,7 @@ async def overview(request: web.Request) -> web.StreamResponse:
         helpful_rate=_percent(usage.helpful, judged),
         latency=f"{_seconds(p50)} / {_seconds(p95)}" if p50 is not None else "—",
         per_day=charts.per_day(usage.days, found.since.date(), utcnow().date()),
-        outcomes=charts.shares(found.outcomes, "questions"),
+        outcomes=charts.shares(found.outcomes, "questions", ("answered", "verified", "abstained")),
         verdicts=charts.shares(
             [Named("helpful", usage.helpful), Named("not helpful", usage.unhelpful)], "verdicts"
         ),
@@ -156,8 +156,10 @@ async def audit(request: web.Request) -> web.StreamResponse:
 
 @acting
 async def settings(request: web.Request) -> web.StreamResponse:
-    found = await console(request).services.actions.admin.settings_view(me(request).place)
-    return _page(request, "settings.html", "Settings", "/console/settings", s=found)
+    admin = console(request).services.actions.admin
+    found = await admin.settings_view(me(request).place)
+    forgetting = await admin.forget_jobs(me(request).place)
+    return _page(request, "settings.html", "Settings", "/console/settings", s=found, forgetting=forgetting)
 
 
 # --- exports ---
@@ -273,7 +275,7 @@ async def run_retention(request: web.Request) -> web.StreamResponse:
 async def forget_person(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     await console(request).services.actions.admin.forget_user(me(request).place, _text(form, "user"))
-    return _done("/console/settings", "forgot-person")
+    return _done("/console/settings", "forget-queued")
 
 
 # --- helpers ---

@@ -25,6 +25,19 @@ class BeirSet:
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
 
+    def sample(self, queries: int = 0, documents: int = 0) -> BeirSet:
+        """The first `queries` queries (0: all), over a corpus of the documents they judge
+        and then the corpus's first others, `documents` in all (0: the whole corpus; never
+        fewer than those judged): a subset anyone rebuilds from the same two numbers."""
+        kept = dict(list(self.queries.items())[:queries]) if queries else dict(self.queries)
+        qrels = {q: self.qrels[q] for q in kept}
+        if not documents:
+            return BeirSet(self.corpus, kept, qrels)
+        judged = {d for judged in qrels.values() for d in judged if d in self.corpus}
+        others = [d for d in self.corpus if d not in judged][: max(0, documents - len(judged))]
+        chosen = judged | set(others)
+        return BeirSet({d: t for d, t in self.corpus.items() if d in chosen}, kept, qrels)
+
 
 def load_beir(folder: Path, split: str = "test") -> BeirSet:
     """Read a BEIR folder; only queries judged in `split` are kept."""

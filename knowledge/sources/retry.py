@@ -1,13 +1,15 @@
 """One retry policy for the HTTP requests Lore makes to other sites and services (the
 crawler, the connectors): an answer whose status the caller names (429, 503 …) is tried again
 after the wait its `Retry-After` asks for, else after 1, 2, 4 … seconds, at most `retries`
-times; a wait longer than `max_wait` gives up at once (tenacity runs the loop)."""
+times; a wait longer than `max_wait` gives up at once (tenacity runs the loop). A client with
+rules of its own (GitHub's rate-limit resets, Notion's separate budget for 429s) passes any
+`Backoff` instead: it is asked once per failed attempt, in order, so it may count."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState
 
@@ -15,6 +17,12 @@ from knowledge.sources.robots import retry_after
 from knowledge.sources.web import HttpStatus
 
 T = TypeVar("T")
+
+
+class Backoff(Protocol):
+    def wait(self, exc: BaseException | None, attempt: int) -> float | None:
+        """Seconds to wait after `exc` on the `attempt`th try (from 1), or None to give up."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -34,16 +42,20 @@ class RetryPolicy:
 
 async def retried(
     call: Callable[[], Awaitable[T]],
-    policy: RetryPolicy,
+    policy: Backoff,
     *,
     sleep: Callable[[float], Awaitable[object]],
     before_wait: Callable[[HttpStatus, float], Awaitable[None]],
 ) -> T:
     """`call()`'s result, tried again as `policy` says; the last error is raised as it came.
     `before_wait` hears of each wait before `sleep` waits it."""
+    decided: dict[int, float | None] = {}
 
     def wait_of(state: RetryCallState) -> float | None:
-        return policy.wait(state.outcome.exception() if state.outcome else None, state.attempt_number)
+        if state.attempt_number not in decided:  # tenacity asks three times per attempt
+            exc = state.outcome.exception() if state.outcome else None
+            decided[state.attempt_number] = policy.wait(exc, state.attempt_number)
+        return decided[state.attempt_number]
 
     async def announce(state: RetryCallState) -> None:
         exc, wait = state.outcome.exception() if state.outcome else None, wait_of(state)

@@ -22,6 +22,7 @@ from storage.models import (
 )
 from storage.records import AnswerRecord, FeedbackRecord, NotFound, ReviewItem
 from storage.repositories._rows import aware, insert_ignoring_conflict
+from storage.repositories.usage import stale_days
 from storage.values import ConversationKind, FeedbackReason
 
 
@@ -47,6 +48,8 @@ class AnswerEntry:
     """Where it was given (None: its conversation says, and without one, a DM)."""
     latency_ms: int | None = None
     """From the question's arrival to the answer."""
+    verified: bool = False
+    """It was given from a verified answer (a help channel's, shown first)."""
 
 
 class AnswerRepository:
@@ -72,7 +75,7 @@ class AnswerRepository:
                 restricted=sorted(set(entry.restricted)),
                 given_in=entry.given.name if entry.given else None,
                 latency_ms=entry.latency_ms,
-                verified=_quotes_verified(session, documents),
+                verified=entry.verified or _quotes_verified(session, documents),
             )
             session.add(row)
             session.flush()
@@ -100,6 +103,7 @@ class AnswerRepository:
             if row.escalated_at is None:
                 row.escalated_at = utcnow()
                 session.add(row)
+                session.exec(stale_days(tenant_id, on=row.created_at))
                 session.flush()
             return _record(row, _index_ids(session, [answer_id]).get(answer_id, ()), _given(session, row))
 
@@ -167,6 +171,7 @@ class AnswerRepository:
             row.comment = None if helpful else (comment if comment is not None else row.comment)
             row.updated_at = utcnow()
             session.add(row)
+            session.exec(stale_days(tenant_id, on=answer.created_at))
             session.flush()
             return _feedback(row)
 

@@ -33,6 +33,7 @@ from storage.models import (
 from storage.records import ChannelRef, IndexRef, IndexStats, NameTaken, NotFound, UserRef
 from storage.repositories._rows import aware, index_ref, insert_ignoring_conflict
 from storage.repositories.answers import forget_quotes
+from storage.repositories.usage import stale_days
 from storage.values import utcnow
 
 PERSONAL_INDEX_NAME = "personal"
@@ -181,6 +182,9 @@ class IndexRepository:
             session.exec(delete(DocSourceConfig).where(col(DocSourceConfig.index_id) == index_id))
             session.exec(delete(EnabledIndex).where(col(EnabledIndex.index_id) == index_id))
             session.exec(delete(AnswerIndex).where(col(AnswerIndex.index_id) == index_id))
+            index = session.get(KnowledgeIndex, index_id)
+            if index is not None:  # the overview's kept figures counted its questions
+                session.exec(stale_days(index.tenant_id))
             session.exec(delete(VerifiedAnswer).where(col(VerifiedAnswer.index_id) == index_id))
             session.exec(delete(KnowledgeIndex).where(col(KnowledgeIndex.id) == index_id))
 

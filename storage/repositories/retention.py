@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Connection, delete, update
+from sqlalchemy import ColumnElement, Connection, Delete, delete, update
 from sqlalchemy import select as sa_select
 from sqlmodel import col
 
@@ -31,6 +31,7 @@ from storage.models import (
     VerifiedAnswer,
     utcnow,
 )
+from storage.repositories.usage import stale_days
 
 Removed = dict[str, int]
 
@@ -43,7 +44,8 @@ class Retention:
         """Remove the workspace's questions asked before `cutoff`, with their answers,
         verdicts and citations; the rows removed per table."""
         return self._remove_answers(
-            (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.created_at) < cutoff)
+            (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.created_at) < cutoff),
+            stale_days(tenant_id, up_to=cutoff.date()),
         )
 
     def forget_user(self, tenant_id: str, user_id: int) -> Removed:
@@ -51,7 +53,8 @@ class Retention:
         their verdicts and comments on anyone's answers, their console sessions and sign-in
         links; their name is blanked. The rows removed per table."""
         removed = self._remove_answers(
-            (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.user_id) == user_id)
+            (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.user_id) == user_id),
+            stale_days(tenant_id),
         )
 
         def more(connection: Connection) -> Removed:
@@ -106,7 +109,7 @@ class Retention:
             links = session.exec(delete(ConsoleGrant).where(col(ConsoleGrant.expires_at) < now))
             return int(ended.rowcount or 0) + int(links.rowcount or 0)
 
-    def _remove_answers(self, which: ColumnElement[bool]) -> Removed:
+    def _remove_answers(self, which: ColumnElement[bool], stale: Delete) -> Removed:
         answers = sa_select(col(AnswerLog.id)).where(which)
 
         def remove(connection: Connection) -> Removed:
@@ -127,6 +130,7 @@ class Retention:
                 .where(col(VerifiedAnswer.answer_id).in_(answers))
                 .values(answer_id=None)
             )
+            connection.execute(stale)  # the overview's kept figures of the days they were asked
             result = connection.execute(delete(AnswerLog).where(which))
             if result.rowcount:
                 found[str(AnswerLog.__tablename__)] = int(result.rowcount)

@@ -113,7 +113,8 @@ class SourceAccessRepository:
     def principals(self, tenant_id: str, user_id: int | None, email: str | None) -> frozenset[str]:
         """Every principal a Lore user holds: in each connected source of their workspace,
         the account with their email and the accounts an admin mapped them to (granted), with
-        those accounts' groups; and whatever else admins granted them."""
+        those accounts' groups, and their email's domain where documents name it
+        (`7:domain:acme.com`); and whatever else admins granted them."""
         found: set[str] = set()
         with self._db.session() as session:
             accounts: list[tuple[int, str]] = []
@@ -134,6 +135,8 @@ class SourceAccessRepository:
                     if source.isdigit() and kind == "user" and account:
                         accounts.append((int(source), account))
             found.update(f"{source_id}:user:{account}" for source_id, account in accounts)
+            if email and "@" in email:
+                found.update(self._domains(session, tenant_id, email))
             if accounts:
                 memberships = session.exec(
                     select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
@@ -150,6 +153,18 @@ class SourceAccessRepository:
                 ).all()
                 found.update(f"{source_id}:group:{group}" for source_id, group in memberships)
         return frozenset(found)
+
+    @staticmethod
+    def _domains(session: Any, tenant_id: str, email: str) -> set[str]:
+        """The domain of a confirmed email (`7:domain:acme.com`: Google Drive's "anyone at
+        acme.com") in each source of the workspace whose documents' access names it."""
+        domain = email.strip().lower().rpartition("@")[2]
+        sources = session.exec(select(DocSource.id).where(DocSource.tenant_id == tenant_id)).all()
+        if not sources:
+            return set()
+        wanted = [f"{source_id}:domain:{domain}" for source_id in sources]
+        named = select(DocumentAccessEntry.principal).where(col(DocumentAccessEntry.principal).in_(wanted))
+        return set(session.exec(named.distinct()).all())
 
     def accounts_with_email(self, tenant_id: str, email: str) -> list[tuple[int, str]]:
         """(source id, account id) of the people of the workspace's sources with this email."""
@@ -183,6 +198,31 @@ class SourceAccessRepository:
         with self._db.session() as session:
             query = select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
             return sorted(session.exec(query).all())
+
+    def mappings(self, source_ids: Iterable[int]) -> list[tuple[int, str]]:
+        """(Lore user id, principal) of every person mapped to an account of those sources
+        (a `N:user:ACCOUNT` grant), by source then account."""
+        prefixes = [f"{source_id}:user:" for source_id in source_ids]
+        if not prefixes:
+            return []
+        with self._db.session() as session:
+            query = select(AccessGrant.user_id, AccessGrant.principal).where(
+                or_(*(col(AccessGrant.principal).startswith(p, autoescape=True) for p in prefixes))
+            )
+            return sorted(((int(u), str(p)) for u, p in session.exec(query).all()), key=lambda r: r[1])
+
+    def unmap(self, user_id: int, source_id: int) -> list[str]:
+        """Take back every account of the source a person was mapped to; the principals removed."""
+        with self._db.session() as session:
+            rows = session.exec(
+                select(AccessGrant).where(
+                    AccessGrant.user_id == user_id,
+                    col(AccessGrant.principal).startswith(f"{source_id}:user:", autoescape=True),
+                )
+            ).all()
+            for row in rows:
+                session.delete(row)
+            return sorted(row.principal for row in rows)
 
     # -- when syncs ran -----------------------------------------------------------------------
 

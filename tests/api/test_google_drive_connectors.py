@@ -1,7 +1,8 @@
 """Google Drive through the HTTP API, with jobs running in the server against the fake Google on
 loopback: connect with a service account's key acting as a user or with an OAuth client
 (checked, stored encrypted, never shown back), list its folders and shared drives, attach a
-folder by its name with the link-sharing choice (a job back, followed to the end), disconnect;
+folder by its name with the link-sharing choice (a job back, followed to the end; a file shared
+with anyone with the link is then public, one shared with the domain is not), disconnect;
 the bodies refused with a reason; and a key whose token endpoint is not Google's refused
 before anything is sent or stored (security)."""
 
@@ -52,16 +53,22 @@ async def test_connect_list_attach_by_name_and_disconnect(
     status, folders = await api.call("GET", f"/v1/connectors/{connected['id']}/spaces")
     found = {(f["name"], f["type"]) for f in folders["spaces"]}
     assert {("Handbook", "folder"), ("Engineering", "shared drive"), ("My Drive", "my drive")} <= found
-    attach = {"index": "handbook", "drive_folders": ["Handbook"], "link_sharing": "domain"}
+    attach = {"index": "handbook", "drive_folders": ["Handbook"], "link_sharing": "public"}
     status, attached = await api.call("POST", f"/v1/connectors/{connected['id']}/attach", json_body=attach)
     assert status == 202, attached
     assert attached["source"]["start_urls"] == [seeded.handbook], "the name is stored as the folder's id"
     stream = await follow(api, attached["job"]["id"])
     ended = stream[-1]["job"]
     assert ended["state"] == "succeeded" and ended["counters"]["documents_added"] == 5, stream
-    query = {"query": "hotel nights reimbursed in Paris", "query_type": "keyword", "top_k": 1}
+    query = {"query": "laptops collected from the IT desk", "query_type": "keyword", "top_k": 1}
     status, hits = await api.call("POST", "/v1/indexes/handbook/query", json_body=query)
-    assert status == 200 and seeded.doc in hits["matches"][0]["locator"]["url"]
+    assert status == 200 and seeded.slides in hits["matches"][0]["locator"]["url"], (
+        "anyone with the link: public"
+    )
+    query = {"query": "hotel nights reimbursed in Paris", "query_type": "keyword", "top_k": 5}
+    status, hits = await api.call("POST", "/v1/indexes/handbook/query", json_body=query)
+    urls = [m["locator"]["url"] for m in hits["matches"]]
+    assert status == 200 and not [u for u in urls if seeded.doc in u], "shared with acme.com only"
     status, gone = await api.call("DELETE", f"/v1/connectors/{connected['id']}")
     assert status == 200 and gone["documents_removed"] >= 5
 

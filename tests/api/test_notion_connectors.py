@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.api.conftest import LoreApi, running_api
+from bot.app.audit import AuditFilter
+from tests.api.conftest import TENANT, LoreApi, running_api
 from tests.api.test_auth import assert_error
 from tests.api.test_sources import follow
 from tests.fakes.notion_server import TOKEN, FakeNotion, Seeded, seed
@@ -94,4 +95,43 @@ async def test_bodies_that_are_not_a_way_in_are_refused(
     missing = {"index": "x", "notion": ["0123456789abcdef0123456789abcdef"]}
     status, body = await api.call("POST", attach, json_body=missing)
     assert status == 400 and "has no page or database" in assert_error(body, "invalid_request_error"), body
+    await api.call("DELETE", f"/v1/connectors/{connected['id']}")
+
+
+async def test_an_attachment_restricted_to_a_channel_fails_closed_without_slack_and_is_lifted(
+    api: LoreApi, notion: tuple[FakeNotion, Seeded]
+) -> None:
+    """Issue 41 over the HTTP API: `PUT …/sources/{id}/restriction`. This server has no Slack
+    to read #eng's members from, so nobody reads through it (fail closed) until it is lifted."""
+    fake, seeded = notion
+    body = {"kind": "notion", "url": fake.base_url, "token": TOKEN}
+    status, connected = await api.call("POST", "/v1/connectors", json_body=body)
+    assert status == 201, connected
+    attach = {"index": "runbooks", "notion": ["workspace"]}
+    status, attached = await api.call("POST", f"/v1/connectors/{connected['id']}/attach", json_body=attach)
+    assert status == 202 and (await follow(api, attached["job"]["id"]))[-1]["job"]["state"] == "succeeded"
+    source = attached["source"]["id"]
+    restriction = f"/v1/indexes/runbooks/sources/{source}/restriction"
+    query = {"query": "which database does the ledger run on", "query_type": "keyword", "top_k": 1}
+
+    status, refused = await api.call("PUT", restriction, key="ada", json_body={"channels": ["CENG"]})
+    assert status == 403, refused
+    status, bad = await api.call("PUT", restriction, json_body={"channels": ["#eng"]})
+    assert status == 400, bad
+    status, done = await api.call("PUT", restriction, json_body={"channels": ["CENG"]})
+    assert status == 200, done
+    assert done["documents_changed"] == 8 and [g["group"] for g in done["groups"]] == ["channel:CENG"]
+    assert done["groups"][0]["members"] == 0 and "no Slack token" in done["groups"][0]["error"]
+    status, found = await api.call("POST", "/v1/indexes/runbooks/query", json_body=query)
+    assert status == 200 and found["matches"] == [], "nobody reads through a group Slack did not describe"
+
+    status, lifted = await api.call("PUT", restriction, json_body={})
+    assert status == 200 and lifted["groups"] == [] and lifted["documents_changed"] == 8, lifted
+    status, found = await api.call("POST", "/v1/indexes/runbooks/query", json_body=query)
+    assert found["matches"][0]["locator"]["url"] == fake.page_url(seeded.ledger_decision)
+    log = api.services.audit.log
+    assert [e.action for e in log.page(TENANT, AuditFilter())][:2] == [
+        "source.unrestrict",
+        "source.restrict",
+    ]
     await api.call("DELETE", f"/v1/connectors/{connected['id']}")

@@ -5,6 +5,7 @@ link get. The console is served as Socket Mode serves it on PORT, beside the pro
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from bot.app.services import Services, build_services
 from bot.app.settings import Settings
 from bot.cli.run import ops_app
 from bot.slack.signin import SlackSignIn
+from storage.values import Scope
 from tests.fakes.slack_server import FakeSlack
 
 TEAM = "T0001"
@@ -40,12 +42,16 @@ async def console(tmp_path: Path) -> AsyncIterator[Console]:
     async with FakeSlack(team_id=TEAM) as slack:
         slack.add_user("U0ADMIN", "Ada", is_admin=True)
         slack.add_user("U0GUEST", "Gus", team_id="T0OTHER")  # another organisation's
+        slack.add_user("U0CONN", "Connie")  # not a workspace admin, but in LORE_CONNECTOR_ADMINS
+        slack.add_user("U0OWNER", "Olga")  # owns one shared index
+        slack.add_user("U0PLAIN", "Pat")  # nothing to administer
         settings = Settings(
             _env_file=None,
             lore_home=tmp_path,
             slack_client_id=slack.installs.client_id,
             slack_client_secret=slack.installs.client_secret,
             slack_api_url=slack.api_url,
+            lore_connector_admins="U0CONN",
         )
         services = build_services(settings)
 
@@ -138,3 +144,56 @@ async def test_a_tampered_cookie_and_a_used_link_sign_nobody_in(console: Console
         assert str(page.url).endswith("/console/signin")
     async with console.browser() as again, again.get(f"{console.base}/console/link/{secret}") as used:
         assert used.status == 403 and "used already or has expired" in await used.text()
+
+
+async def signed_in_as(console: Console, http: aiohttp.ClientSession, user: str) -> aiohttp.ClientResponse:
+    console.slack.openid.will_sign_in(user, TEAM)
+    back = await authorize(http, await start(http, console))
+    async with http.get(back) as landed:
+        await landed.read()
+        return landed
+
+
+async def test_connector_admins_sign_in_as_admins_and_index_owners_see_their_own(console: Console) -> None:
+    async with console.browser() as http:
+        landed = await signed_in_as(console, http, "U0CONN")
+        assert landed.status == 200 and str(landed.url).endswith("/console/overview")
+        async with http.get(f"{console.base}/console/settings") as settings:
+            assert settings.status == 200
+
+    services = console.services
+    owner = services.directory.ensure_user(TEAM, "U0OWNER", "Olga")
+    theirs = services.indexes.create(
+        TEAM, "olgas-notes", Scope.SHARED, embedding_model="m", embedding_dimension=3, owner_user_id=owner.id
+    )
+    other = services.indexes.create(
+        TEAM, "payroll-runbook", Scope.SHARED, embedding_model="m", embedding_dimension=3
+    )
+    async with console.browser() as http:
+        landed = await signed_in_as(console, http, "U0OWNER")
+        assert landed.status == 200 and str(landed.url).endswith("/console/knowledge")
+        async with http.get(f"{console.base}/console/knowledge") as page:
+            shown = await page.text()
+            assert "olgas-notes" in shown and "payroll-runbook" not in shown
+        async with http.get(f"{console.base}/console/knowledge/{theirs.id}") as page:
+            assert page.status == 200
+        async with http.get(f"{console.base}/console/knowledge/{other.id}") as page:
+            assert page.status in (403, 404) and "payroll-runbook" not in await page.text()
+        for admin_page in ("overview", "audit", "settings"):
+            async with http.get(f"{console.base}/console/{admin_page}") as page:
+                assert page.status == 403, admin_page
+        async with http.get(f"{console.base}/console/knowledge") as page:
+            csrf = re.search(r'name="csrf" value="([^"]+)"', await page.text())
+        assert csrf is not None
+        for form in ("people/forget", "history/export", "retention/run", f"knowledge/{other.id}/delete"):
+            async with http.post(
+                f"{console.base}/console/{form}",
+                data={"csrf": csrf.group(1), "user": "U0ADMIN", "confirm": "payroll-runbook"},
+                headers={"Origin": console.base},
+            ) as refused:
+                assert refused.status in (403, 404), form
+        assert services.indexes.list_for_tenant(TEAM)  # nothing was deleted
+
+    async with console.browser() as http:
+        landed = await signed_in_as(console, http, "U0PLAIN")
+        assert landed.status == 403 and "the console is for workspace admins" in (await landed.text()).lower()

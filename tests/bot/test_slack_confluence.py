@@ -13,18 +13,15 @@ import logging
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlencode
 
 import pytest
 import pytest_asyncio
-from cryptography.fernet import Fernet
 
-from tests.bot.conftest import TEAM, SlackBot, running_bot
+from tests.bot.conftest import TEAM, SlackBot
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, connector_bot, everything_slack_saw, submit
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
 
-Json = dict[str, Any]
-ADMIN, MEMBER, LISTED = "UADMIN", "UMEMBER", "ULISTED"
+LISTED = "ULISTED"
 
 
 @pytest_asyncio.fixture
@@ -35,38 +32,10 @@ async def confluence() -> AsyncIterator[tuple[FakeConfluence, Seeded]]:
 
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    async with running_bot(
-        tmp_path / "home",
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-        lore_connector_admins=LISTED,
-        lore_progress_seconds=0.05,
+    async with connector_bot(
+        tmp_path / "home", "CWIKI", "wiki", others=[(LISTED, "listed")], lore_connector_admins=LISTED
     ) as running:
-        running.slack.add_channel("CWIKI", "wiki")
-        running.slack.add_user(ADMIN, "admin", is_admin=True)
-        running.slack.add_user(MEMBER, "member")
-        running.slack.add_user(LISTED, "listed")
-        running.begin()
         yield running
-
-
-async def submit(bot: SlackBot, user: str, view: Json, **fields: str) -> tuple[int, str]:
-    """Submit the modal as Slack does (a signed `view_submission`), with the fields typed in."""
-    values = {name: {"value": {"type": "plain_text_input", "value": value}} for name, value in fields.items()}
-    payload = {
-        "type": "view_submission",
-        "team": {"id": TEAM, "domain": "lore-test"},
-        "user": {"id": user, "username": user.lower(), "team_id": TEAM},
-        "api_app_id": "A0001",
-        "token": "legacy-verification-token",
-        "trigger_id": "42.trigger",
-        "view": {**view, "state": {"values": values}},
-    }
-    status, body = await bot.post(
-        urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
-    )
-    await bot.settle()
-    return status, body
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
@@ -83,10 +52,6 @@ async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
         and json.loads(view["private_metadata"])["thread_ts"] == asked
     )
     return asked, view
-
-
-def everything_slack_saw(bot: SlackBot) -> str:
-    return json.dumps([call.params for call in bot.calls()])
 
 
 async def test_an_admin_connects_through_the_modal_then_syncs_a_space(

@@ -10,20 +10,18 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
-from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.bot.conftest import TEAM, SlackBot, running_bot
-from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from bot.app.audit import AuditFilter
+from tests.bot import connector_modals
+from tests.bot.conftest import TEAM, SlackBot
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, connector_bot, everything_slack_saw, submit
 from tests.fakes.github_server import APP_ID, INSTALLATION_ID, TOKEN, FakeGitHub, Seeded, seed
 
-Json = dict[str, Any]
-ADMIN, MEMBER = "UADMIN", "UMEMBER"
 KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)
 PEM = KEY.private_bytes(
     serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
@@ -41,27 +39,12 @@ async def github() -> AsyncIterator[tuple[FakeGitHub, Seeded]]:
 
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    async with running_bot(
-        tmp_path / "home",
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-        lore_progress_seconds=0.05,
-    ) as running:
-        running.slack.add_channel("CENG", "eng")
-        running.slack.add_user(ADMIN, "admin", is_admin=True, email="ada@acme.example")
-        running.slack.add_user(MEMBER, "member")
-        running.begin()
+    async with connector_bot(tmp_path / "home", "CENG", "eng", admin_email="ada@acme.example") as running:
         yield running
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
-    asked = await bot.mention("CENG", user, "connect github")
-    [offer] = bot.replies("CENG", asked)
-    assert offer.text.startswith("Press the button to connect GitHub.")
-    assert await bot.press(user, "CENG", offer, "connect_github") == 200
-    view = bot.calls("views.open")[-1].response["view"]
-    assert view["callback_id"] == "connect_github" and view["title"]["text"] == "Connect GitHub"
-    return asked, view
+    return await connector_modals.open_modal(bot, user, "CENG", "github", "GitHub")
 
 
 async def test_an_admin_connects_a_token_syncs_a_repository_and_gets_cited_answers(
@@ -144,3 +127,52 @@ async def test_the_github_modal_checks_its_fields(bot: SlackBot) -> None:
     failed = bot.replies("CENG", asked)[-1].text
     assert failed.startswith("I couldn't connect GitHub: The private key is not a PEM file"), failed
     assert await bot.runtime.services.connections.for_tenant(TEAM) == []
+
+
+async def test_an_admin_maps_someone_to_a_github_login_and_they_read_the_private_repository_in_private(
+    bot: SlackBot, github: tuple[FakeGitHub, Seeded]
+) -> None:
+    """Issue 39: `map @someone to github LOGIN` takes effect on their next question, without a
+    permission sync; only workspace admins may map; it is audited, listed and taken back."""
+    fake, seeded = github
+    fake.share(seeded.repo, users={"grace": "read"})  # GitHub gives grace no verified email
+    _, view = await open_modal(bot, ADMIN)
+    await submit(bot, ADMIN, view, url=fake.base_url, token=TOKEN)
+    added = await bot.mention("CENG", ADMIN, "add the acme/payments repository to the code index")
+    assert "Done indexing" in bot.said("CENG", added)
+    question = "what is the refund worker's timeout?"
+    await bot.dm(MEMBER, "enable the code index")
+    before = await bot.dm(MEMBER, question)
+    assert "45 seconds" not in bot.said(f"D{MEMBER}", before), "unmapped: public repositories only"
+
+    refused = await bot.mention("CENG", MEMBER, f"map <@{MEMBER}> to github grace")
+    assert bot.said("CENG", refused) == "Only workspace admins can say who someone is in a connected source."
+    unlinked = await bot.mention("CENG", ADMIN, "map @member to github grace")
+    assert "“member” is not a Slack user id; mention them" in bot.said("CENG", unlinked)
+    mapped = await bot.mention("CENG", ADMIN, f"map <@{MEMBER}|member> to github Grace")
+    assert bot.said("CENG", mapped) == (
+        f"<@{MEMBER}> is now mapped to GitHub (127.0.0.1) *grace*: from their next question, they read in "
+        "private what that account may read there."
+    ), "GitHub logins ignore case: Lore writes them lower-cased"
+    after = await bot.dm(MEMBER, question)
+    assert "45 seconds" in bot.said(f"D{MEMBER}", after), "no permission sync needed"
+    await bot.mention("CENG", ADMIN, "enable the code index")
+    in_channel = await bot.mention("CENG", MEMBER, question)
+    assert "45 seconds" not in bot.said("CENG", in_channel), "an answer in a channel: public only"
+
+    listed = await bot.dm(ADMIN, "list account mappings")
+    assert f"• <@{MEMBER}> → GitHub (127.0.0.1) *grace*" in bot.said(f"D{ADMIN}", listed)
+    unmapped = await bot.dm(ADMIN, f"unmap <@{MEMBER}> from github")
+    assert (
+        bot.said(f"D{ADMIN}", unmapped) == f"<@{MEMBER}> is no longer mapped to GitHub (127.0.0.1) *grace*."
+    )
+    again = await bot.dm(MEMBER, question)
+    assert "45 seconds" not in bot.said(f"D{MEMBER}", again)
+
+    log = bot.runtime.services.audit.log
+    entries = [e for e in log.page(TEAM, AuditFilter()) if e.action.startswith("access.")]
+    assert [(e.action, e.actor, e.surface) for e in entries] == [
+        ("access.unmap", ADMIN, "slack"),
+        ("access.map", ADMIN, "slack"),
+    ]
+    assert entries[1].details["account"] == "grace" and entries[1].details["user"] == MEMBER

@@ -2,7 +2,9 @@
 Google: "connect google drive" posts a button that opens Google Drive's modal (a service
 account's key and the user it acts as, or an OAuth client); "add the Handbook folder to the
 handbook index" syncs with progress in the thread; an answer cites the Doc it quotes with its
-Drive link; the modal checks its fields; no key reaches Slack or a log."""
+Drive link, in private to whom Drive lets open it, never in a channel; a file shared with one
+person reaches them alone, until the share is taken back; the modal checks its fields; no key
+reaches Slack or a log."""
 
 from __future__ import annotations
 
@@ -10,19 +12,18 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
 from cryptography.fernet import Fernet
 
+from tests.bot import connector_modals
 from tests.bot.conftest import TEAM, SlackBot, running_bot
-from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, everything_slack_saw, submit
 from tests.fakes.google_server import DOMAIN, FakeGoogle, Seeded, seed
 
-Json = dict[str, Any]
-ADMIN, MEMBER = "UADMIN", "UMEMBER"
-ADA = f"ada@{DOMAIN}"
+OTHER, UNCONFIRMED = "UOTHER", "UUNCONFIRMED"
+ADA, BOB = f"ada@{DOMAIN}", f"bob@{DOMAIN}"
 
 
 @pytest_asyncio.fixture
@@ -40,20 +41,16 @@ async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
         lore_progress_seconds=0.05,
     ) as running:
         running.slack.add_channel("CENG", "eng")
-        running.slack.add_user(ADMIN, "admin", is_admin=True)
-        running.slack.add_user(MEMBER, "member")
+        running.slack.add_user(ADMIN, "admin", is_admin=True, email=ADA)
+        running.slack.add_user(MEMBER, "bob", email=BOB)
+        running.slack.add_user(OTHER, "cy", email=f"cy@{DOMAIN}")
+        running.slack.add_user(UNCONFIRMED, "dan", email=f"dan@{DOMAIN}", email_confirmed=False)
         running.begin()
         yield running
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
-    asked = await bot.mention("CENG", user, "connect google drive")
-    [offer] = bot.replies("CENG", asked)
-    assert offer.text.startswith("Press the button to connect Google Drive.")
-    assert await bot.press(user, "CENG", offer, "connect_google-drive") == 200
-    view = bot.calls("views.open")[-1].response["view"]
-    assert view["callback_id"] == "connect_google-drive" and view["title"]["text"] == "Connect Google Drive"
-    return asked, view
+    return await connector_modals.open_modal(bot, user, "CENG", "google-drive", "Google Drive")
 
 
 async def test_an_admin_connects_a_service_account_syncs_a_folder_and_gets_cited_answers(
@@ -80,12 +77,56 @@ async def test_an_admin_connects_a_service_account_syncs_a_folder_and_gets_cited
     assert summary.text.startswith("Done indexing *Google Drive"), summary.text
 
     question = await bot.mention("CENG", ADMIN, "up to how much is a hotel night reimbursed in Paris?")
-    answer = bot.said("CENG", question)
+    assert "180 euros" not in bot.said("CENG", question), "shared with acme.com: not in a channel"
+    synced = await bot.dm(ADMIN, "refresh permissions")
+    assert "Synced who may read" in bot.said(f"D{ADMIN}", synced)
+    await bot.dm(ADMIN, "enable the handbook index")
+    question = await bot.dm(ADMIN, "up to how much is a hotel night reimbursed in Paris?")
+    answer = bot.said(f"D{ADMIN}", question)
     assert "180 euros" in answer and f"https://docs.google.com/document/d/{seeded.doc}/edit" in answer, answer
 
     private = json.loads(key)["private_key"].splitlines()[1]
     assert private not in everything_slack_saw(bot).replace("\\n", "\n").split('"key"')[0]
     assert private not in caplog.text
+
+
+SALARY = "which band are senior engineers paid in?"
+
+
+async def test_a_file_shared_with_one_person_reaches_them_alone_in_private_until_taken_back(
+    bot: SlackBot, google: tuple[FakeGoogle, Seeded]
+) -> None:
+    """Salary bands is shared (by Ada, its owner) with Bob only."""
+    fake, seeded = google
+    asked, view = await open_modal(bot, ADMIN)
+    await submit(bot, ADMIN, view, url=fake.drive_url, key=fake.service_account_key(), act_as=ADA)
+    assert bot.replies("CENG", asked)[-1].text.startswith("Connected Google Drive")
+    added = await bot.mention("CENG", ADMIN, "add the Handbook folder to the handbook index")
+    assert bot.replies("CENG", added)[-1].text.startswith("Done indexing *Google Drive")
+    synced = await bot.dm(ADMIN, "refresh permissions")
+    assert "Synced who may read" in bot.said(f"D{ADMIN}", synced)
+
+    async def answer(user: str, channel: str | None = None) -> str:
+        if channel is not None:
+            return bot.said(channel, await bot.mention(channel, user, SALARY))
+        await bot.dm(user, "enable the handbook index")
+        return bot.said(f"D{user}", await bot.dm(user, SALARY))
+
+    private = await answer(MEMBER)
+    assert "E5" in private and f"https://docs.google.com/document/d/{seeded.private_doc}/edit" in private
+    assert "E5" not in await answer(MEMBER, "CENG"), "not in a channel, even asked by Bob"
+    assert "E5" not in await answer(OTHER), "Cy: not shared with him"
+    assert "E5" not in await answer(UNCONFIRMED)
+    # the deck is shared with anyone with the link: acme.com, by confirmed email only
+    deck = "where are laptops collected?"
+    assert "IT desk" in bot.said(f"D{OTHER}", await bot.dm(OTHER, deck))
+    assert "IT desk" not in bot.said(f"D{UNCONFIRMED}", await bot.dm(UNCONFIRMED, deck))
+    assert "IT desk" not in bot.said("CENG", await bot.mention("CENG", OTHER, deck))
+
+    fake.unshare(seeded.private_doc, BOB)  # taken back in Drive: gone at the next sync
+    refreshed = await bot.mention("CENG", ADMIN, "refresh Handbook")
+    assert "Done indexing *Google Drive" in bot.said("CENG", refreshed)
+    assert "E5" not in await answer(MEMBER)
 
 
 async def test_the_google_drive_modal_checks_its_fields(bot: SlackBot) -> None:

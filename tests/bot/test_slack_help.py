@@ -14,6 +14,7 @@ import pytest
 import pytest_asyncio
 from sqlmodel import col, select
 
+from storage.access import Place
 from storage.document_access import DocumentAccess
 from storage.models import AnswerLog, Document
 from tests.bot.conftest import BOT, TEAM, SlackBot, markdown_file, only_reply, running_bot
@@ -332,3 +333,39 @@ async def test_a_private_answer_quoting_a_restricted_document_stays_its_askers(b
     [shown] = [c.params for c in bot.calls("chat.postEphemeral")]
     assert shown["user"] == "UANA" and "23rd" in json.dumps(shown["blocks"])
     services.documents.set_access({payroll.id: DocumentAccess.public()})
+
+
+async def test_the_overview_counts_a_day_of_escalated_and_verified_answers(bot: SlackBot) -> None:
+    """A scripted day in a help channel, then the console's overview (its use case, as the
+    workspace's admin): answered, from a verified answer, abstained, escalated, per day."""
+    services = bot.runtime.services
+    admin = services.directory.find_user(TEAM, "UADM")
+    assert admin is not None
+    place = Place(TEAM, admin.id, user_is_admin=True)
+    before = await services.actions.admin.overview(place, 1)
+
+    question = "how long does a rollback of the billing service take?"
+    asked = await bot.mention(HELP, "UANA", question)  # answered from the documents
+    [answer] = answers_in(bot, HELP, asked)
+    await press(bot, "UDAN", HELP, answer, "answer_verify")
+    again = await bot.mention(HELP, "UBEN", question)  # answered from the verified answer
+    assert "Verified by dana" in bot.said(HELP, again)
+    unknown = await bot.mention(HELP, "UANA", "who catered the zebracorn offsite?")  # nothing to say
+    offered = {"ts": bot.next_ts(), "thread_ts": unknown, "blocks": only_reply(bot, HELP, unknown).blocks}
+    bot.begin()
+    await press(bot, "UANA", HELP, offered, "answer_escalate")  # "Ask an expert"
+    assert "<@UDAN>" in [c.params for c in bot.calls("chat.postMessage")][-1]["text"]
+
+    after = await services.actions.admin.overview(place, 1)
+    outcomes = {o.name: o.count for o in after.outcomes}
+    was = {o.name: o.count for o in before.outcomes}
+    assert after.usage.questions - before.usage.questions == 3
+    assert outcomes["answered from a verified answer"] - was["answered from a verified answer"] == 1
+    assert outcomes["abstained"] - was["abstained"] == 1
+    assert outcomes["answered"] - was["answered"] == 1
+    assert (after.usage.escalated - before.usage.escalated, after.usage.verified - before.usage.verified) == (
+        1,
+        1,
+    )
+    today = after.usage.days[-1]
+    assert (today.escalated, today.verified) == (after.usage.escalated, after.usage.verified)

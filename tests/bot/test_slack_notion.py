@@ -10,18 +10,15 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import pytest_asyncio
-from cryptography.fernet import Fernet
 
-from tests.bot.conftest import TEAM, SlackBot, running_bot
-from tests.bot.test_slack_confluence import everything_slack_saw, submit
+from bot.app.audit import AuditFilter
+from tests.bot import connector_modals
+from tests.bot.conftest import TEAM, SlackBot
+from tests.bot.connector_modals import ADMIN, MEMBER, Json, connector_bot, everything_slack_saw, submit
 from tests.fakes.notion_server import TOKEN, FakeNotion, Seeded, seed
-
-Json = dict[str, Any]
-ADMIN, MEMBER = "UADMIN", "UMEMBER"
 
 
 @pytest_asyncio.fixture
@@ -32,28 +29,12 @@ async def notion() -> AsyncIterator[tuple[FakeNotion, Seeded]]:
 
 @pytest_asyncio.fixture
 async def bot(tmp_path: Path) -> AsyncIterator[SlackBot]:
-    async with running_bot(
-        tmp_path / "home",
-        lore_crawl_allow="127.0.0.1",
-        lore_secret_key=Fernet.generate_key().decode(),
-        lore_progress_seconds=0.05,
-        lore_notion_requests_per_second=0,
-    ) as running:
-        running.slack.add_channel("CENG", "eng")
-        running.slack.add_user(ADMIN, "admin", is_admin=True)
-        running.slack.add_user(MEMBER, "member")
-        running.begin()
+    async with connector_bot(tmp_path / "home", "CENG", "eng", lore_notion_requests_per_second=0) as running:
         yield running
 
 
 async def open_modal(bot: SlackBot, user: str) -> tuple[str, Json]:
-    asked = await bot.mention("CENG", user, "connect notion")
-    [offer] = bot.replies("CENG", asked)
-    assert offer.text.startswith("Press the button to connect Notion.")
-    assert await bot.press(user, "CENG", offer, "connect_notion") == 200
-    view = bot.calls("views.open")[-1].response["view"]
-    assert view["callback_id"] == "connect_notion" and view["title"]["text"] == "Connect Notion"
-    return asked, view
+    return await connector_modals.open_modal(bot, user, "CENG", "notion", "Notion")
 
 
 async def test_an_admin_connects_notion_syncs_the_workspace_and_gets_cited_answers(
@@ -102,3 +83,65 @@ async def test_the_notion_modal_checks_its_fields(bot: SlackBot, notion: tuple[F
         "I couldn't connect Notion: Notion at 127.0.0.1 refused the integration token"
     ), failed
     assert await bot.runtime.services.connections.for_tenant(TEAM) == []
+
+
+async def test_a_notion_attachment_restricted_to_a_channel_reaches_its_members_only(
+    bot: SlackBot, notion: tuple[FakeNotion, Seeded]
+) -> None:
+    """Issue 41: Notion says nobody's permissions; an admin restricts its attachment to #eng.
+    A member of #eng reads it in private and in #eng, nobody else anywhere; a failed read of
+    #eng's members lets nobody through; lifting the restriction restores the index's rule."""
+    fake, _ = notion
+    outsider = "UOUTSIDE"
+    bot.slack.add_user(outsider, "outsider")
+    bot.slack.add_channel("CGEN", "general")
+    bot.slack.join("CENG", ADMIN, MEMBER)
+    _, view = await open_modal(bot, ADMIN)
+    await submit(bot, ADMIN, view, url=fake.base_url, token=TOKEN)
+    await bot.mention("CENG", ADMIN, "add our Notion to the handbook index")
+    question = "when does the payments on-call rotation hand over?"
+
+    async def reads(user: str, channel: str | None = None) -> bool:
+        if channel is None:
+            asked = await bot.dm(user, question)
+            return "09:30" in bot.said(f"D{user}", asked)
+        asked = await bot.mention(channel, user, question)
+        return "09:30" in bot.said(channel, asked)
+
+    for user in (MEMBER, outsider):
+        await bot.dm(user, "enable the handbook index")
+    await bot.mention("CGEN", outsider, "enable the handbook index")
+    assert await reads(outsider), "unrestricted, whoever may search the index reads it"
+
+    refused = await bot.mention("CGEN", outsider, "restrict the notion attachment to <#CENG|eng>")
+    assert bot.said("CGEN", refused).startswith("Only workspace admins")
+    unlinked = await bot.mention("CENG", ADMIN, "restrict the notion attachment to #eng")
+    assert bot.said("CENG", unlinked).startswith("Name the channel or user group so Slack links it")
+    restricted = await bot.mention("CENG", ADMIN, "restrict the notion attachment to <#CENG|eng>")
+    said = bot.said("CENG", restricted)
+    assert said.startswith(
+        "Only members of #eng now read what *Notion workspace* brings to the *handbook* index: in private, "
+        "and in #eng ("
+    ), said
+    assert [c.params["channel"] for c in bot.calls("conversations.members")] == ["CENG"]
+
+    assert await reads(MEMBER) and await reads(MEMBER, "CENG")
+    assert not await reads(outsider) and not await reads(outsider, "CGEN")
+
+    bot.slack.fail("conversations.members", "missing_scope")
+    failed = await bot.dm(ADMIN, "refresh permissions")
+    told = bot.said(f"D{ADMIN}", failed)
+    assert "members of 1 group" in told and "missing_scope for channel:CENG" in told, told
+    assert not await reads(MEMBER) and not await reads(MEMBER, "CENG"), "fail closed"
+    again = await bot.dm(ADMIN, "refresh permissions")
+    assert "the members of 1 group." in bot.said(f"D{ADMIN}", again), "a restriction's group is refreshed"
+    assert await reads(MEMBER), "read again, let through again"
+
+    lifted = await bot.mention("CENG", ADMIN, "unrestrict the notion attachment")
+    assert bot.said("CENG", lifted).startswith(
+        "*Notion workspace* in the *handbook* index is no longer restricted"
+    )
+    assert await reads(outsider) and await reads(outsider, "CGEN")
+    log = bot.runtime.services.audit.log
+    actions = [e.action for e in log.page(TEAM, AuditFilter()) if e.action.startswith("source.")]
+    assert actions == ["source.unrestrict", "source.restrict"]

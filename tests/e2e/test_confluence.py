@@ -5,18 +5,15 @@ from a page with a citation linking to that page."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography.fernet import Fernet
 
+from tests.e2e.lore_cli import LORE, lore_env
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
 
-LORE = str(Path(sys.executable).with_name("lore"))
 SCRIPT = """\
 connect confluence
 list confluence spaces
@@ -33,23 +30,6 @@ def confluence() -> Iterator[tuple[FakeConfluence, Seeded]]:
         yield fake, seed(fake)
 
 
-def lore_env(home: Path) -> dict[str, str]:
-    keep = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("OPENAI_", "SLACK_", "CHROMA_", "DATABASE_", "LORE_"))
-    }
-    return {
-        **keep,
-        "HOME": str(home),
-        "LORE_HOME": str(home / "lore"),
-        "LORE_SECRET_KEY": Fernet.generate_key().decode(),
-        "LORE_CRAWL_ALLOW": "127.0.0.1",
-        "LORE_PROGRESS_SECONDS": "0.2",
-        "CONFLUENCE_TOKEN": TOKEN,
-    }
-
-
 def run(
     args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -63,7 +43,7 @@ def test_connect_sync_enable_and_answer_with_a_citation(
     tmp_path: Path, confluence: tuple[FakeConfluence, Seeded]
 ) -> None:
     fake, pages = confluence
-    env = lore_env(tmp_path)
+    env = {**lore_env(tmp_path), "CONFLUENCE_TOKEN": TOKEN}
     connected = run(
         [
             "source",

@@ -11,7 +11,8 @@ the API did; Slack then answers the question from the verified answer. An index 
 refused every admin page, someone with nothing to administer is refused the console, and a
 form posted without its CSRF token (or from another site) changes nothing.
 
-Each page is saved as a screenshot under `artifacts/console/` (CI keeps them).
+Each page is saved as a screenshot under `artifacts/console/`, for a person to look at after a
+local run (CI runs in a fresh clone it discards and collects no artefacts folder).
 """
 
 from __future__ import annotations
@@ -185,6 +186,23 @@ async def test_the_console_in_a_browser(tmp_path: Path) -> None:
             assert not [e for e in entries if e["action"] == "user.forget"]  # the forged forms did nothing
             assert query(data, "SELECT COUNT(*) FROM answer_log WHERE question = ?", IN_A_DM) == [(1,)]
 
+            # Forgetting Alice from the console: a job lore run takes within seconds.
+            async with async_playwright() as playwright:
+                browser = await playwright.chromium.launch(executable_path=str(CHROMIUM), args=BROWSER_FLAGS)
+                try:
+                    await forget_in_the_console(browser, base, slack)
+                finally:
+                    await browser.close()
+            alices = (
+                "SELECT COUNT(*) FROM answer_log a JOIN user u ON u.id = a.user_id WHERE u.external_id = ?"
+            )
+            assert query(data, alices, ALICE) == [(0,)]
+            async with http.get(f"{base}/v1/audit", headers={"Authorization": f"Bearer {siem}"}) as got:
+                entries = [json.loads(line) for line in (await got.text()).splitlines()]
+            forgot = [e for e in entries if e["action"] == "user.forget"]
+            assert [(e["surface"], e["actor"], e["target"]) for e in forgot] == [("console", ADMIN, ALICE)]
+            assert forgot[0]["details"]["removed"]["answer_log"] == asked + 1  # and the question asked again
+
 
 async def admin_in_the_console(browser: Any, base: str, slack: FakeSlack, asked: int) -> None:
     page = await sign_in(browser, base, slack, ADMIN, "Ada Admin")
@@ -244,6 +262,24 @@ async def admin_in_the_console(browser: Any, base: str, slack: FakeSlack, asked:
         headers={"Origin": "https://evil.example"},
     )
     assert forged.status == 403
+    await page.context.close()
+
+
+async def forget_in_the_console(browser: Any, base: str, slack: FakeSlack) -> None:
+    page = await sign_in(browser, base, slack, ADMIN, "Ada Admin")
+    await page.click("nav >> text=Settings")
+    await page.fill("input[name=user]", ALICE)
+    await page.click("text=Forget them")
+    await page.wait_for_selector("text=Forgetting them is queued")
+    row = page.locator("#forget-jobs tbody tr").first
+    for _ in range(60):  # the scheduler looks every few seconds
+        if "succeeded" in await row.inner_text():
+            break
+        await asyncio.sleep(0.5)
+        await page.reload()
+    shown = await row.inner_text()
+    assert ALICE in shown and "succeeded" in shown and "answer_log" in shown, shown
+    await shoot(page, "settings-forget")
     await page.context.close()
 
 

@@ -5,24 +5,21 @@ rate limit and a 429, then a scripted shell session in which a fact from docs/de
 from an issue comment and one from a discussion's accepted answer are each answered with a
 citation linking to the right GitHub page; edits, a rename and deletions in the fake are
 reflected after "refresh"; acme/payments being private, its facts reach the local user only
-once mapped to a collaborator (`lore access grant --user`), and only in private; and the chat commands (connect github, list github repositories,
+once mapped to a collaborator (`lore access map`), and only in private; and the chat commands (connect github, list github repositories,
 add … repository to … index, stop indexing, forget) go through the shell's router."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_confluence import lore_env
+from tests.e2e.lore_cli import answers, lore, lore_env
 from tests.fakes.github_server import TOKEN, FakeGitHub, Seeded, seed
 
-LORE = str(Path(sys.executable).with_name("lore"))
 REPO = "acme/payments"
 DEPLOY_Q = "when do production deploys of the payments API go out?\n"
 LOCAL = "localdev"
@@ -44,17 +41,7 @@ def github() -> Iterator[tuple[FakeGitHub, Seeded]]:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [LORE, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert TOKEN not in done.stdout + done.stderr
-    return done.stdout
-
-
-def answers(said: str) -> list[str]:
-    """The shell's answers, in order (each begins after Lore's "…" while it thinks)."""
-    return said.split("lore> …\n")[-3:]
+    return lore(args, env, cwd, secret=TOKEN, stdin=stdin)
 
 
 @pytest.mark.e2e
@@ -83,8 +70,10 @@ def test_add_attach_answer_with_links_then_follow_edits(
     assert all("every Tuesday" not in a and "45 seconds" not in a for a in answers(unmapped)), unmapped
     connection = re.search(r"(\d+)\D+127\.0\.0\.1", run(["source", "list"], env, tmp_path))
     assert connection is not None
-    mapped = run(["access", "grant", "--user", LOCAL, f"{connection[1]}:user:ada"], env, tmp_path)
-    assert f"Granted {connection[1]}:user:ada to {LOCAL}" in mapped, mapped
+    mapped = run(["access", "map", LOCAL, "Ada", "--source", "github"], env, tmp_path)
+    assert f"@{LOCAL} is now mapped to GitHub (127.0.0.1) ada: from their next question" in mapped, mapped
+    listed = run(["access", "mappings"], env, tmp_path)
+    assert f"• @{LOCAL} → GitHub (127.0.0.1) ada" in listed, listed
     said = run(["shell"], env, tmp_path, stdin=QUESTIONS + "/in #eng\nenable the github index\n" + DEPLOY_Q)
     channel = said.split("lore> …\n")[-1]
     assert "every Tuesday" not in channel, channel  # an answer in a channel: public repositories only

@@ -9,17 +9,14 @@ through the shell's router."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_confluence import lore_env
+from tests.e2e.lore_cli import answers, lore, lore_env
 from tests.fakes.notion_server import TOKEN, FakeNotion, Seeded, seed
 
-LORE = str(Path(sys.executable).with_name("lore"))
 QUESTIONS = """\
 when does the payments on-call rotation hand over?
 which database does the ledger run on?
@@ -37,17 +34,7 @@ def notion() -> Iterator[tuple[FakeNotion, Seeded]]:
 
 
 def run(args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> str:
-    done = subprocess.run(
-        [LORE, *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert TOKEN not in done.stdout + done.stderr
-    return done.stdout
-
-
-def answers(said: str) -> list[str]:
-    """The shell's last three answers, in order (each begins after Lore's "…" while it thinks)."""
-    return said.split("lore> …\n")[-3:]
+    return lore(args, env, cwd, secret=TOKEN, stdin=stdin)
 
 
 @pytest.mark.e2e

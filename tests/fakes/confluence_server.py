@@ -42,7 +42,7 @@ from urllib.parse import quote, urlencode
 
 from aiohttp import web
 
-from . import LoopbackServer, Recorder, copy_headers
+from .api_fake import ApiFake, ApiRequest
 
 Json = dict[str, Any]
 CONTEXT = "/wiki"
@@ -125,24 +125,11 @@ class FakePage:
     """Its view restriction: `user:ACCOUNT` and `group:NAME` (empty: none)."""
 
 
-@dataclass(frozen=True)
-class ConfluenceRequest:
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    status: int
-
-    @property
-    def signed(self) -> bool:
-        return "Authorization" in self.headers
-
-
 class CqlError(ValueError):
     pass
 
 
-class FakeConfluence(LoopbackServer):
+class FakeConfluence(ApiFake[str]):
     def __init__(
         self,
         *,
@@ -159,7 +146,6 @@ class FakeConfluence(LoopbackServer):
         self.spaces: dict[str, FakeSpace] = {}
         self.pages: dict[str, FakePage] = {}
         self.attachments: dict[str, FakeAttachment] = {}
-        self.requests: Recorder[ConfluenceRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
         self.bodies_served: list[str] = []
         """Ids of the pages whose body went out, in order (one entry per page per answer)."""
         self.downloads: list[str] = []
@@ -167,8 +153,6 @@ class FakeConfluence(LoopbackServer):
         self.groups: dict[str, FakeGroup] = {}
         self.fail_permissions = False
         self._ids = itertools.count(1001)
-        self._rate_limited = 0
-        self._retry_after = "1"
 
     # -- what tests use ------------------------------------------------------------------
 
@@ -236,9 +220,9 @@ class FakeConfluence(LoopbackServer):
 
     def rate_limit(self, times: int = 1, retry_after: str = "1") -> None:
         """Answer the next `times` requests 429 with this Retry-After."""
-        self._rate_limited, self._retry_after = times, retry_after
+        self.script(retry_after, times)
 
-    def searches(self) -> list[ConfluenceRequest]:
+    def searches(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path.endswith("/rest/api/content/search")]
 
     # -- the app -------------------------------------------------------------------------
@@ -264,25 +248,10 @@ class FakeConfluence(LoopbackServer):
         app.router.add_get(r"/media/{attachment_id}", self._media)
         return app
 
-    @web.middleware
-    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        try:
-            response: web.StreamResponse = await self._guarded(request, handler)
-        except web.HTTPException as exc:
-            response = exc
-        self.requests.append(
-            ConfluenceRequest(
-                request.method, request.path, dict(request.query), copy_headers(request), response.status
-            )
-        )
-        if isinstance(response, web.HTTPException):
-            raise response
-        return response
-
     async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if self._rate_limited > 0:
-            self._rate_limited -= 1
-            return _error(429, "Rate limit exceeded", {"Retry-After": self._retry_after})
+        retry_after = self.scripted()
+        if retry_after is not None:
+            return _error(429, "Rate limit exceeded", {"Retry-After": retry_after})
         if not request.path.startswith("/media/") and not self._authorised(
             request.headers.get("Authorization", "")
         ):

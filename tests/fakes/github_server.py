@@ -47,7 +47,7 @@ import graphql
 import jwt
 from aiohttp import web
 
-from . import LoopbackServer, Recorder, copy_headers
+from .api_fake import ApiFake, ApiRequest
 
 Json = dict[str, Any]
 API = "/api/v3"
@@ -148,21 +148,9 @@ class FakeRepo:
         return f"{self.owner}/{self.name}"
 
 
-@dataclass(frozen=True)
-class GitHubRequest:
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    status: int
-    body: str = ""
+class FakeGitHub(ApiFake[tuple[str, int, str]]):
+    """Scripted answers: (`secondary` | `primary`, status, Retry-After or seconds to the reset)."""
 
-    @property
-    def signed(self) -> bool:
-        return "Authorization" in self.headers
-
-
-class FakeGitHub(LoopbackServer):
     def __init__(self, *, token: str = TOKEN, app_key: Any = None, token_lifetime: int = 3600) -> None:
         super().__init__()
         self.token = token
@@ -177,7 +165,6 @@ class FakeGitHub(LoopbackServer):
         credentials never follow them)."""
         self.redirects: dict[str, str] = {}
         """API paths answered 301 to the given address (a renamed repository; elsewhere)."""
-        self.requests: Recorder[GitHubRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
         self.blobs_served: list[str] = []
         """Paths of the blobs whose content went out."""
         self.issue_bodies_served: list[int] = []
@@ -190,9 +177,6 @@ class FakeGitHub(LoopbackServer):
         self.remaining = {"core": LIMIT, "graphql": LIMIT}
         self.reset_at = int(time.time()) + 3600
         self._ids = itertools.count(1001)
-        self._scripts: list[tuple[str, int, str]] = []
-        """Scripted answers to the next requests: (kind, status, retry_after)."""
-        self._failing: dict[str, int] = {}
         self._schema = graphql.build_schema(SCHEMA)
 
     # -- what tests use ------------------------------------------------------------------
@@ -355,22 +339,22 @@ class FakeGitHub(LoopbackServer):
         self, times: int = 1, retry_after: str = "3", status: int = 403, *, after: int = 0
     ) -> None:
         """The `times` requests after the next `after` ones answer a secondary rate limit."""
-        self._scripts += [("pass", 200, "")] * after + [("secondary", status, retry_after)] * times
+        self.script(("secondary", status, retry_after), times, after=after)
 
     def primary_limit(self, times: int = 1, reset_in: int = 30) -> None:
-        self._scripts += [("primary", 403, str(reset_in))] * times
+        self.script(("primary", 403, str(reset_in)), times)
 
     def fail(self, path: str, times: int = 1_000_000) -> None:
         """Answer requests to `path` (under /api/v3) 500."""
-        self._failing[API + path] = times
+        super().fail(API + path, times)
 
     def revoke_installation_tokens(self) -> None:
         self.installation_tokens.clear()
 
-    def api_requests(self) -> list[GitHubRequest]:
+    def api_requests(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path.startswith(("/api/",))]
 
-    def counted(self) -> list[GitHubRequest]:
+    def counted(self) -> list[ApiRequest]:
         """Requests that cost rate limit (not 304s)."""
         return [r for r in self.api_requests() if r.status != 304]
 
@@ -399,31 +383,11 @@ class FakeGitHub(LoopbackServer):
         app.router.add_post(GRAPHQL, self._graphql)
         return app
 
-    @web.middleware
-    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        body = await request.text() if request.can_read_body else ""
-        try:
-            response: web.StreamResponse = await self._guarded(request, handler)
-        except web.HTTPException as exc:
-            response = exc
-        self.requests.append(
-            GitHubRequest(
-                request.method,
-                request.path,
-                dict(request.query),
-                copy_headers(request),
-                response.status,
-                body,
-            )
-        )
-        if isinstance(response, web.HTTPException):
-            raise response
-        return response
-
     async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
         resource = "graphql" if request.path == GRAPHQL else "core"
-        kind, status, value = self._scripts.pop(0) if self._scripts else ("pass", 200, "")
-        if kind != "pass":
+        script = self.scripted()
+        if script is not None:
+            kind, status, value = script
             if kind == "secondary":
                 return self._error(status, SECONDARY, resource, {"Retry-After": value})
             reset = int(time.time()) + int(value)
@@ -431,9 +395,7 @@ class FakeGitHub(LoopbackServer):
             return self._error(403, "API rate limit exceeded for user ID 1.", resource, headers)
         if request.path in self.redirects:
             return web.Response(status=301, headers={"Location": self.redirects[request.path]})
-        failing = self._failing.get(request.path, 0)
-        if failing:
-            self._failing[request.path] = failing - 1
+        if self.failing(request.path):
             return self._error(500, "Server Error", resource)
         if not self._authorised(request):
             return self._error(401, "Bad credentials", resource)

@@ -24,8 +24,16 @@ Sheets v4 reads Lore makes, and the Admin SDK Directory's members and users.
   `permissions` is not given for them in `files` answers, as Drive does.
 - **Sheets v4** `/v4/spreadsheets/{id}` and `/values:batchGet`; `sheets_api = False` answers
   403 `SERVICE_DISABLED`, as a Cloud project without the API enabled does.
-- **Directory** `/admin/directory/v1/groups/{key}/members` (`includeDerivedMembership`) and
-  `/users?domain=`: for a token with the directory scopes of a user who is an admin.
+- **Directory** `/admin/directory/v1/groups/{key}/members` (a nested group listed as a member
+  of `type: GROUP`, or expanded with `includeDerivedMembership`; `maxResults` up to 200,
+  `nextPageToken`; 404 for an unknown group) and `/users?domain=`: for a token with the
+  directory scopes of a user who is an admin, else 403 as Google answers.
+
+Sharing: `share(file, Permission(…))` and `unshare(file, email)` change a file's permissions
+and log a change in the feed, as Drive does; `permissions.list` (403
+`insufficientFilePermissions` for a My Drive file the caller may not share) pages (`pageSize` 1–100)
+with each entry's `permissionDetails` (`inheritedFrom` for a shared drive's items only), and
+`deleted` / `pendingOwner` entries as Drive shows them.
 
 Scripts: `rate_limit(n, status=403, reason=…, after=k)` answers the n requests after the next
 k with Drive's quota error; `fail(path, n)` answers a path 500.
@@ -51,7 +59,7 @@ from aiohttp import web
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from . import LoopbackServer, Recorder, copy_headers
+from .api_fake import ApiFake, ApiRequest
 from .google_query import Fields, QueryError, apply_fields, drive_query, parse_fields
 
 Json = dict[str, Any]
@@ -99,12 +107,20 @@ class Permission:
     domain: str = ""
     discoverable: bool = False
     id: str = field(default_factory=lambda: str(secrets.randbelow(10**20)))
+    deleted: bool = False
+    """Its account was deleted (Drive keeps the entry, `deleted: true`)."""
+    pending_owner: bool = False
+    """Offered the file's ownership, not accepted yet (`pendingOwner: true`)."""
 
     def as_json(self) -> Json:
         found: Json = {"kind": "drive#permission", "id": self.id, "type": self.type, "role": self.role}
         if self.email:
             found["emailAddress"] = self.email
             found["displayName"] = self.email.split("@")[0].title()
+        if self.type in ("user", "group"):  # Drive: `deleted` pertains to users and groups only
+            found["deleted"] = self.deleted
+        if self.pending_owner:
+            found["pendingOwner"] = True
         if self.domain:
             found["domain"] = self.domain
         if self.type in ("domain", "anyone"):
@@ -144,16 +160,6 @@ class FakeDrive:
     """Email (a user's or a group's) → role."""
 
 
-@dataclass(frozen=True)
-class GoogleRequest:
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    status: int
-    body: str = ""
-
-
 @dataclass
 class Change:
     number: int
@@ -184,7 +190,7 @@ def status_error(status: int, message: str, state: str, reason: str | None = Non
     return web.json_response({"error": error}, status=status)
 
 
-class FakeGoogle(LoopbackServer):
+class FakeGoogle(ApiFake[tuple[int, str]]):
     def __init__(self, *, token_lifetime: int = 3600) -> None:
         super().__init__()
         self.token_lifetime = token_lifetime
@@ -201,14 +207,13 @@ class FakeGoogle(LoopbackServer):
         """A refresh token → the user it acts for (of the one OAuth client)."""
         self.access_tokens: dict[str, tuple[str, frozenset[str], float]] = {}
         self.sheets_api = True
-        self.requests: Recorder[GoogleRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
+        self.suspended: set[str] = set()
+        """Users suspended in the Directory (members listed with `status: SUSPENDED`)."""
         self.exports: list[str] = []
         """Ids of the files exported or downloaded, in order."""
         self.changes: list[Change] = []
         self._numbers = itertools.count(100)
         self._ids = itertools.count(1)
-        self._scripts: list[tuple[int, str] | None] = []
-        self._failing: dict[str, int] = {}
         self.redirects: dict[str, str] = {}
         """Paths answered 302 to another address (what a compromised proxy might do)."""
 
@@ -353,19 +358,24 @@ class FakeGoogle(LoopbackServer):
             file.shared_with_me_at[permission.email] = datetime.now(UTC)
         self._touch(file)
 
+    def unshare(self, file_id: str, email: str) -> None:
+        """Take back what `email` (a user's or a group's) was given on the file: a change in
+        the feed, as Drive logs a permission removed."""
+        file = self.files[file_id]
+        file.permissions = [p for p in file.permissions if p.email != email]
+        file.shared_with_me_at.pop(email, None)
+        self._touch(file)
+
     def rate_limit(
         self, times: int = 1, *, status: int = 403, reason: str = "userRateLimitExceeded", after: int = 0
     ) -> None:
         """The `times` Drive requests after the next `after` ones answer Drive's quota error."""
-        self._scripts += [None] * after + [(status, reason)] * times
+        self.script((status, reason), times, after=after)
 
-    def fail(self, path: str, times: int = 1_000_000) -> None:
-        self._failing[path] = times
-
-    def api_requests(self) -> list[GoogleRequest]:
+    def api_requests(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path != "/token"]
 
-    def token_requests(self) -> list[GoogleRequest]:
+    def token_requests(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path == "/token"]
 
     # -- the model -----------------------------------------------------------------------
@@ -493,26 +503,10 @@ class FakeGoogle(LoopbackServer):
         get(f"{DIRECTORY}/users", self._users)
         return app
 
-    @web.middleware
-    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        body = await request.text() if request.can_read_body else ""
-        response = await self._guarded(request, handler)
-        self.requests.append(
-            GoogleRequest(
-                request.method,
-                request.path,
-                dict(request.query),
-                copy_headers(request),
-                response.status,
-                body,
-            )
-        )
-        return response
-
     async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path == "/token":
             return await handler(request)  # type: ignore[no-any-return]
-        script = self._scripts.pop(0) if self._scripts else None
+        script = self.scripted()
         if script is not None:
             status, reason = script
             if status == 429:
@@ -524,9 +518,7 @@ class FakeGoogle(LoopbackServer):
             )
         if request.path in self.redirects:
             raise web.HTTPFound(self.redirects[request.path])
-        failing = self._failing.get(request.path, 0)
-        if failing:
-            self._failing[request.path] = failing - 1
+        if self.failing(request.path):
             return google_error(500, "Internal Error", "internalError")
         user = self._caller(request)
         if user is None:
@@ -734,6 +726,12 @@ class FakeGoogle(LoopbackServer):
         file = self._file(request)
         if isinstance(file, web.Response):
             return file
+        if file.drive_id is None and not self.can_share(request[USER], file):
+            return google_error(
+                403,
+                f"The user does not have sufficient permissions for file {file.id}.",
+                "insufficientFilePermissions",
+            )
         listed = []
         for permission, inherited_from in self.effective(file):
             data = permission.as_json()
@@ -742,12 +740,17 @@ class FakeGoogle(LoopbackServer):
                 "role": permission.role,
                 "inherited": inherited_from is not None,
             }
-            if inherited_from:
+            if inherited_from and file.drive_id:  # Drive: populated for shared drives' items only
                 detail["inheritedFrom"] = inherited_from
             data["permissionDetails"] = [detail]
             listed.append(data)
         start = int(request.query.get("pageToken", "0") or 0)
-        size = min(int(request.query.get("pageSize", "100")), 100)
+        size = int(request.query.get("pageSize", "100"))
+        if not 1 <= size <= 100:
+            return google_error(
+                400, f"Invalid value '{size}'. Values must be within the range: [1, 100]", "invalid",
+                location="pageSize",
+            )  # fmt: skip
         body: Json = {"kind": "drive#permissionList", "permissions": listed[start : start + size]}
         if start + size < len(listed):
             body["nextPageToken"] = str(start + size)
@@ -933,17 +936,22 @@ class FakeGoogle(LoopbackServer):
         members = [
             {
                 "kind": "admin#directory#member",
+                "etag": f'"{hashlib.sha256(e.encode()).hexdigest()[:16]}"',
                 "id": hashlib.sha256(e.encode()).hexdigest()[:21],
                 "email": e,
                 "role": "MEMBER",
                 "type": "GROUP" if e in self.groups else "USER",
-                "status": "ACTIVE",
+                "status": "SUSPENDED" if e in self.suspended else "ACTIVE",
             }
             for e in emails
         ]
         start = int(request.query.get("pageToken", "0") or 0)
         size = min(int(request.query.get("maxResults", "200")), 200)
-        body: Json = {"kind": "admin#directory#members", "members": members[start : start + size]}
+        body: Json = {
+            "kind": "admin#directory#members",
+            "etag": f'"{hashlib.sha256(key.encode()).hexdigest()[:16]}"',
+            "members": members[start : start + size],
+        }
         if start + size < len(members):
             body["nextPageToken"] = str(start + size)
         return web.json_response(apply_fields(body, self._fields(request)))

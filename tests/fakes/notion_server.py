@@ -40,7 +40,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import LoopbackServer, Recorder, copy_headers
+from .api_fake import ApiFake, ApiRequest
 
 Json = dict[str, Any]
 TOKEN = "ntn_4815162342SECRETsecretSECRETsecretSECRETwxyz"
@@ -133,17 +133,7 @@ class FakeDatabase:
     in_trash: bool = False
 
 
-@dataclass(frozen=True)
-class NotionRequest:
-    method: str
-    path: str
-    query: Mapping[str, str]
-    headers: Mapping[str, str]
-    status: int
-    body: str = ""
-
-
-class FakeNotion(LoopbackServer):
+class FakeNotion(ApiFake[tuple[int, str]]):
     def __init__(self, *, token: str = TOKEN) -> None:
         super().__init__()
         self.token = token
@@ -155,14 +145,11 @@ class FakeNotion(LoopbackServer):
         """Answer searches with `request_status: incomplete` (Notion stopped before the end)."""
         self.user_capability = True
         """Whether the integration may read user information (else `/v1/users` is 403)."""
-        self.requests: Recorder[NotionRequest] = Recorder(lambda r: f"{r.method} {r.path} {r.status}")
         self.children_served: list[str] = []
         """Ids of the blocks and pages whose children went out, in order."""
         self._clock = datetime.now(UTC) - timedelta(days=1)
         self.redirects: dict[str, str] = {}
         """Paths answered with a 307 to another address (a hostile or misconfigured proxy)."""
-        self._scripts: list[tuple[int, str]] = []
-        self._failing: dict[str, int] = {}
 
     # -- what tests use ------------------------------------------------------------------
 
@@ -283,12 +270,9 @@ class FakeNotion(LoopbackServer):
         page.edited = self.now()
 
     def rate_limit(self, times: int = 1, retry_after: str = "1") -> None:
-        self._scripts += [(429, retry_after)] * times
+        self.script((429, retry_after), times)
 
-    def fail(self, path: str, times: int = 1_000_000) -> None:
-        self._failing[path] = times
-
-    def api_requests(self) -> list[NotionRequest]:
+    def api_requests(self) -> list[ApiRequest]:
         return [r for r in self.requests.snapshot() if r.path.startswith("/v1/")]
 
     # -- visibility ----------------------------------------------------------------------
@@ -390,30 +374,10 @@ class FakeNotion(LoopbackServer):
         post("/v1/data_sources/{id}/query", self._query)
         return app
 
-    @web.middleware
-    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        body = await request.text() if request.can_read_body else ""
-        try:
-            response: web.StreamResponse = await self._guarded(request, handler)
-        except web.HTTPException as exc:
-            response = exc
-        self.requests.append(
-            NotionRequest(
-                request.method,
-                request.path,
-                dict(request.query),
-                copy_headers(request),
-                response.status,
-                body,
-            )
-        )
-        if isinstance(response, web.HTTPException):
-            raise response
-        return response
-
     async def _guarded(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if self._scripts:
-            status, retry_after = self._scripts.pop(0)
+        script = self.scripted()
+        if script is not None:
+            status, retry_after = script
             return error(
                 status,
                 "rate_limited",
@@ -422,9 +386,7 @@ class FakeNotion(LoopbackServer):
             )
         if request.path in self.redirects:
             return web.Response(status=307, headers={"Location": self.redirects[request.path]})
-        failing = self._failing.get(request.path, 0)
-        if failing:
-            self._failing[request.path] = failing - 1
+        if self.failing(request.path):
             return error(500, "internal_server_error", "Unexpected error occurred.")
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or token != self.token:

@@ -564,6 +564,7 @@ class FakeSlack(LoopbackServer):
             "users.info": lambda p: {"user": self._known(self._users, p, "user")},
             "users.conversations": self._user_conversations,
             "usergroups.users.list": self._group_users,
+            "conversations.members": self._channel_members,
             "files.info": self._files_info,
             "views.open": self._open_view,
             "views.update": self._update_view,
@@ -705,6 +706,21 @@ class FakeSlack(LoopbackServer):
         more = start + limit < len(found)
         return {
             "channels": found[start : start + limit],
+            "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
+        }
+
+    def _channel_members(self, params: Json) -> Json:
+        """conversations.members: the channel's members' ids, `limit` a page (Slack's default
+        100, at most 1000), the next page's cursor in `response_metadata.next_cursor` ("" on
+        the last page); `channel_not_found` for a channel it does not know."""
+        channel = _required(params, "channel")
+        if channel not in self._channels:
+            raise SlackError("channel_not_found")
+        members = sorted(self._members.get(channel, set()))
+        start, limit = _offset(params.get("cursor")), min(int(params.get("limit") or 100), 1000)
+        more = start + limit < len(members)
+        return {
+            "members": members[start : start + limit],
             "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""},
         }
 

@@ -23,6 +23,7 @@ from tests.fakes.google_server import (
     DOMAIN,
     DRIVE_SCOPE,
     FakeGoogle,
+    Permission,
     Seeded,
     seed,
 )
@@ -285,3 +286,106 @@ async def test_the_directory_lists_members_for_an_admin_with_its_scopes(google: 
         assert status == expected, "only an admin reads the Directory"
     assert body["kind"] == "admin#directory#members"
     assert sorted(m["email"] for m in body["members"]) == [BOB, f"cy@{DOMAIN}"], "nested groups expanded"
+
+
+async def test_permissions_list_pages_with_the_fields_drive_documents(google: Any) -> None:
+    """Drive v3 `permissions.list`: `pageSize` 1–100 with `nextPageToken`; each `Permission`
+    with `kind`, `id`, `type`, `role`, `emailAddress` / `domain`, `allowFileDiscovery` for a
+    domain or anyone, `deleted` for users and groups, `pendingOwner` when offered ownership,
+    and `permissionDetails` (`inheritedFrom` for a shared drive's items only)."""
+    fake, seeded, http = google
+    auth = await bearer(fake, http)
+    fake.share(seeded.private_doc, Permission("user", "writer", f"cy@{DOMAIN}", pending_owner=True))
+    fake.share(seeded.private_doc, Permission("user", "reader", f"gone@{DOMAIN}", deleted=True))
+    fake.share(seeded.private_doc, Permission("domain", "commenter", domain=DOMAIN))
+    path = f"/drive/v3/files/{seeded.private_doc}/permissions"
+    fields = "nextPageToken,permissions(id,type,role,emailAddress,domain,allowFileDiscovery,deleted,pendingOwner,permissionDetails)"
+    listed: list[Any] = []
+    token = ""
+    for _ in range(10):
+        status, body = await get(fake, http, path, auth, pageSize="2", fields=fields, pageToken=token)
+        assert status == 200 and len(body["permissions"]) <= 2
+        listed += body["permissions"]
+        token = body.get("nextPageToken", "")
+        if not token:
+            break
+    by_email = {p.get("emailAddress") or p.get("domain"): p for p in listed}
+    assert set(by_email) == {ADA, BOB, f"cy@{DOMAIN}", f"gone@{DOMAIN}", DOMAIN}
+    assert by_email[ADA]["role"] == "owner" and by_email[ADA]["deleted"] is False
+    assert by_email[f"cy@{DOMAIN}"]["pendingOwner"] is True and "pendingOwner" not in by_email[BOB]
+    assert by_email[f"gone@{DOMAIN}"]["deleted"] is True
+    assert by_email[DOMAIN] == {
+        "id": by_email[DOMAIN]["id"],
+        "type": "domain",
+        "role": "commenter",
+        "domain": DOMAIN,
+        "allowFileDiscovery": False,
+        "permissionDetails": [{"permissionType": "file", "role": "commenter", "inherited": False}],
+    }
+    status, body = await get(fake, http, path, auth, pageSize="101")
+    assert status == 400 and body["error"]["errors"][0]["location"] == "pageSize"
+
+    _, inherited = await get(fake, http, f"/drive/v3/files/{seeded.pdf}/permissions", auth)
+    assert all("inheritedFrom" not in d for p in inherited["permissions"] for d in p["permissionDetails"])
+    _, member = await get(
+        fake, http, f"/drive/v3/files/{seeded.drive_doc}/permissions", auth, supportsAllDrives="true"
+    )
+    [detail] = next(p for p in member["permissions"] if p["emailAddress"] == ADA)["permissionDetails"]
+    assert detail == {
+        "permissionType": "member",
+        "role": "organizer",
+        "inherited": True,
+        "inheritedFrom": seeded.drive,
+    }
+
+    fake.unshare(seeded.private_doc, BOB)
+    _, after = await get(fake, http, path, auth, fields=fields)
+    assert BOB not in {p.get("emailAddress") for p in after["permissions"]}
+    _, changes = await get(fake, http, "/drive/v3/changes", auth, pageToken="100", fields="changes(fileId)")
+    assert changes["changes"][-1] == {"fileId": seeded.private_doc}, "a share taken back is a change"
+
+
+async def test_the_directory_pages_members_and_lists_nested_groups_as_groups(google: Any) -> None:
+    """Admin SDK `members.list`: `maxResults` up to 200 with `nextPageToken`; each `Member`
+    with `kind`, `etag`, `id`, `email`, `role`, `type` (USER, GROUP) and `status`; a nested
+    group listed as a member unless `includeDerivedMembership`; 404 for an unknown group."""
+    fake, _, http = google
+    key = fake.service_account_key()
+    form = {"grant_type": JWT_BEARER, "assertion": assertion(key, ADA, " ".join(DIRECTORY_SCOPES))}
+    _, granted = await token(fake, http, form)
+    auth = {"Authorization": f"Bearer {granted['access_token']}"}
+    fake.suspended.add(BOB)
+    members: list[Any] = []
+    page = ""
+    for _ in range(5):
+        status, body = await get(
+            fake,
+            http,
+            f"/admin/directory/v1/groups/eng@{DOMAIN}/members",
+            auth,
+            maxResults="1",
+            pageToken=page,
+        )
+        assert status == 200 and body["kind"] == "admin#directory#members" and len(body["members"]) == 1
+        members += body["members"]
+        page = body.get("nextPageToken", "")
+        if not page:
+            break
+    assert [(m["email"], m["type"], m["status"]) for m in members] == [
+        (BOB, "USER", "SUSPENDED"),
+        (f"leads@{DOMAIN}", "GROUP", "ACTIVE"),
+    ]
+    assert set(members[0]) == {"kind", "etag", "id", "email", "role", "type", "status"}
+    status, body = await get(fake, http, f"/admin/directory/v1/groups/nobody@{DOMAIN}/members", auth)
+    assert status == 404 and body["error"]["errors"][0]["reason"] == "notFound"
+
+
+async def test_who_may_not_share_a_file_may_not_list_its_permissions(google: Any) -> None:
+    fake, seeded, http = google
+    bob = await bearer(fake, http, BOB)
+    status, body = await get(
+        fake, http, f"/drive/v3/files/{seeded.private_doc}", bob, fields="id,permissions"
+    )
+    assert status == 200 and body == {"id": seeded.private_doc}, "a reader is not given the permissions"
+    status, body = await get(fake, http, f"/drive/v3/files/{seeded.private_doc}/permissions", bob)
+    assert status == 403 and body["error"]["errors"][0]["reason"] == "insufficientFilePermissions"

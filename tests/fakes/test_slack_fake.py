@@ -454,3 +454,30 @@ async def test_a_slow_download_is_held(slack: FakeSlack) -> None:
             assert await response.read() == b"a,b\n1,2\n"
         assert (await slack.wait_for_download("FSLOW")).name == "big.csv"
         assert asyncio.get_running_loop().time() - started >= 0.3
+
+
+async def test_conversations_members_pages_a_channels_members_as_slack_documents(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.add_channel("CENG", "eng")
+    slack.join("CENG", "U0003", "U0001", "U0002")
+    first = await client.conversations_members(channel="CENG", limit=2)
+    assert first["ok"] is True and first["members"] == ["U0001", "U0002"]
+    cursor = first["response_metadata"]["next_cursor"]
+    assert isinstance(cursor, str) and cursor  # an opaque cursor, "" on the last page
+    rest = await client.conversations_members(channel="CENG", cursor=cursor, limit=2)
+    assert rest["members"] == ["U0003"] and rest["response_metadata"]["next_cursor"] == ""
+    with pytest.raises(SlackApiError) as unknown:
+        await client.conversations_members(channel="CNOPE")
+    assert unknown.value.response["error"] == "channel_not_found"
+
+
+async def test_usergroups_users_list_gives_a_groups_member_ids(
+    slack: FakeSlack, client: AsyncWebClient
+) -> None:
+    slack.add_usergroup("S0ENG", ["U0001", "U0002"])
+    found = await client.usergroups_users_list(usergroup="S0ENG")
+    assert found["ok"] is True and found["users"] == ["U0001", "U0002"]
+    with pytest.raises(SlackApiError) as unknown:
+        await client.usergroups_users_list(usergroup="S0NOPE")
+    assert unknown.value.response["error"] == "no_such_subteam"

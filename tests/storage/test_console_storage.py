@@ -229,3 +229,46 @@ def test_removing_questions_keeps_a_verified_answer_saved_from_one(database: Dat
     for verified in saved:
         kept = repository.get(verified, TENANT)
         assert kept.answer == "the answer" and kept.answer_id is None
+
+
+def test_whole_past_days_are_kept_and_dropped_when_their_questions_change(database: Database) -> None:
+    ids = world(database)
+    answers = AnswerRepository(database)
+    usage = UsageRepository(database)
+    asked = {}
+    for days in (0, 1, 3, 3, 10):
+        asked.setdefault(days, []).append(ask(database, ids, f"asked {days} days ago", "public"))
+        age(database, asked[days][-1], days)
+    shown = ask(database, ids, "a verified answer shown", "public", abstained=True)
+    age(database, shown, 3)
+    with database.engine.begin() as connection:  # given from a help channel's verified answer
+        connection.execute(
+            text("UPDATE answer_log SET verified = :yes WHERE id = :id"), {"yes": True, "id": shown}
+        )
+
+    def figures() -> tuple[object, ...]:
+        found = usage.usage(TENANT, utcnow() - timedelta(days=7), utcnow())
+        return (
+            found.questions, found.abstained, found.verified, found.escalated, found.helpful,
+            found.askers, found.indexes, tuple((d.questions, d.verified, d.escalated) for d in found.days),
+        )  # fmt: skip
+
+    def kept() -> int:
+        with database.engine.connect() as connection:
+            return int(connection.execute(text("SELECT COUNT(*) FROM usage_day")).scalar() or 0)
+
+    first = figures()
+    assert first[:6] == (5, 0, 1, 0, 0, 1)  # the verified answer shown counts as answered, not abstained
+    assert kept() == 6  # the whole days between its first, ragged day and today (both counted)
+    assert figures() == first  # read from the kept days, the same figures
+
+    answers.escalate(asked[3][0], TENANT)  # on a kept day: dropped, counted again
+    answers.set_feedback(asked[1][0], TENANT, ids["bea"], True)
+    again = figures()
+    assert again[3:5] == (1, 1)  # escalated, helpful
+    assert [d for d in again[7] if d[2]] == [(3, 1, 1)]  # type: ignore[index,attr-defined]
+
+    Retention(database).purge_before(TENANT, utcnow() - timedelta(days=2))
+    assert figures()[0] == 2  # today's and yesterday's
+    Retention(database).forget_user(TENANT, ids["ada"])
+    assert figures()[0] == 0

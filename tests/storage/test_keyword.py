@@ -119,6 +119,48 @@ def test_a_question_of_common_words_reads_a_bounded_number_of_chunks(database: D
     assert keyword_postgres.CONJUNCTIVE_ROWS < 10_000
 
 
+def test_restricted_chunks_never_take_the_bounded_reading_of_common_words(database: Database) -> None:
+    """Every word common and a restricted document whose chunks hold all of them, more of
+    them than the conjunctive reading's cap: a reader who may not read it still gets the
+    readable chunks (the access condition is checked before the cut, not after it), and a
+    reader who may read it gets its chunks first."""
+    if database.dialect == "sqlite":
+        pytest.skip("FTS5 ranks the rarest word's matches whole (no conjunctive reading)")
+    from storage import keyword_postgres
+    from storage.document_access import AccessFilter, DocumentAccess
+
+    restricted = keyword_postgres.CONJUNCTIVE_ROWS + 50
+    index, readable = indexed(database, [f"Service {n} deploy." for n in range(5)])
+    documents = DocumentRepository(database)
+    secret, hidden = documents.create_pending(
+        new_doc(
+            index.id,
+            key="secret.md",
+            digest="secret",
+            access=DocumentAccess.restricted({"7:group:finance"}),
+        ),
+        [
+            NewChunk(position=n, heading="", text=f"The deploy of service {n} finished.")
+            for n in range(restricted)
+        ],
+    )
+    documents.mark_ready(secret.id)
+    keyword = KeywordIndex(database, max_postings=5)
+    question = "did the service deploy finish?"
+
+    statements: list[str] = []
+    event.listen(database.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    public = keyword.search([index.id], question, 10)
+    assert any("AS levels LIMIT" in s for s in statements), "the conjunctive reading ran"
+    assert sorted(h.chunk_id for h in public) == readable
+    finance = keyword.search([index.id], question, 10, access=AccessFilter(frozenset({"7:group:finance"})))
+    assert len(finance) == 10 and {h.chunk_id for h in finance} <= set(hidden)
+    known = keyword.search(  # the same rule given as the ids the reader may not read
+        [index.id], question, 10, access=AccessFilter(frozenset({"U1"})), unreadable=[secret.id]
+    )
+    assert sorted(h.chunk_id for h in known) == readable
+
+
 def test_a_rare_word_outweighs_common_ones(database: Database) -> None:
     """Ranked by rarity (bm25 on SQLite, BM25 computed in SQL on PostgreSQL): one rare word
     matched beats two common ones, where `ts_rank_cd` weighed every word alike."""

@@ -19,6 +19,11 @@ import aiohttp
 
 from tests.fakes.slack_server import FakeSlack, SlackCall, signed_headers
 
+START_SECONDS = 180.0
+"""How long `lore run` may take to answer /healthz: seconds alone, minutes on a loaded machine
+(the wait ends as soon as it answers, or at once if the process exits)."""
+REPLY_SECONDS = 180.0
+"""How long a reply may take (the wait ends as soon as it comes)."""
 SECRET = "run-secret"
 TOKEN = "xoxb-run"
 TEAM = "T0RUN"
@@ -62,20 +67,31 @@ async def lore_run(home: Path, slack: FakeSlack, **settings: str) -> AsyncIterat
         )
         base = f"http://127.0.0.1:{port}"
         try:
-            async with asyncio.timeout(60), aiohttp.ClientSession() as http:
-                while process.returncode is None:
-                    try:
-                        async with http.get(f"{base}/healthz") as response:
-                            if response.status == 200:
-                                break
-                    except aiohttp.ClientConnectionError:
+            try:
+                async with asyncio.timeout(START_SECONDS), aiohttp.ClientSession() as http:
+                    while process.returncode is None:
+                        if await _healthy(http, base):
+                            break
                         await asyncio.sleep(0.2)
+            except TimeoutError:
+                log_tail = (home / "lore-run.log").read_text()[-3000:]
+                raise AssertionError(
+                    f"lore run gave no /healthz in {START_SECONDS:.0f} s: {log_tail}"
+                ) from None
             assert process.returncode is None, (home / "lore-run.log").read_text()
             yield base
         finally:
             if process.returncode is None:
                 process.terminate()
                 await asyncio.wait_for(process.wait(), 60)
+
+
+async def _healthy(http: aiohttp.ClientSession, base: str) -> bool:
+    try:
+        async with http.get(f"{base}/healthz") as response:
+            return response.status == 200
+    except aiohttp.ClientConnectionError:
+        return False
 
 
 def dm(
@@ -98,7 +114,7 @@ async def reply_to(slack: FakeSlack, ts: str) -> SlackCall:
     def answered(call: SlackCall) -> bool:
         return call.method == "chat.postMessage" and call.ok and call.params.get("thread_ts") == ts
 
-    return await slack.wait_until(answered, timeout=60, what=f"a reply to {ts}")
+    return await slack.wait_until(answered, timeout=REPLY_SECONDS, what=f"a reply to {ts}")
 
 
 class Door:
@@ -250,7 +266,7 @@ class Door:
         """What Lore said since call `before` (in chat, or through a response_url), once it
         has replied (one of `replies`) and gone quiet for a second."""
         quiet, seen = 0.0, -1
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(REPLY_SECONDS):
             while True:
                 calls = self.slack.calls[before:]
                 replied = any(c.method in replies and c.ok for c in calls)

@@ -20,6 +20,7 @@ from bot.app.actions.helping import HelpActions, MembersOf, VerifiedListing, no_
 from bot.app.actions.home import Home, HomeActions
 from bot.app.actions.indexes import IndexActions
 from bot.app.actions.inventory import InventoryActions
+from bot.app.actions.restrictions import Restricted, RestrictionActions, SlackMembers
 from bot.app.actions.search import DocumentText, SearchActions
 from bot.app.actions.settings import SettingActions
 from bot.app.actions.sources import Attached, SourceActions
@@ -48,8 +49,11 @@ __all__ = [
     "IndexReview",
     "InventoryActions",
     "MembersOf",
+    "Restricted",
+    "RestrictionActions",
     "SearchActions",
     "SettingActions",
+    "SlackMembers",
     "SourceActions",
     "SourceStatus",
     "ThreadActions",
@@ -64,6 +68,7 @@ class Actions:
 
     def __init__(self, services: Services) -> None:
         self.access = AccessActions(services)
+        self.restrictions = RestrictionActions(services)
         self.indexes = IndexActions(services)
         self.documents = DocumentActions(services, self.indexes)
         self.sources = SourceActions(services)

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import enum
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, TypeVar
 
@@ -21,6 +21,7 @@ from bot.app.audit import AuditAction, AuditFilter, AuditRecord
 from knowledge import KnowledgeError, NotAllowed
 from storage.access import Action, Place, Sight, allowed, may_administer, sight
 from storage.records import IndexRef
+from storage.repositories.forget_jobs import ForgetRef
 from storage.repositories.history import AnswerHistory, Asked
 from storage.repositories.retention import Removed
 from storage.repositories.usage import Day, Usage, UsageRepository
@@ -63,8 +64,8 @@ class Overview:
     places: tuple[Named, ...]
     indexes: tuple[Named, ...]
     outcomes: tuple[Named, ...]
-    """answered (from the documents, or from a verified answer) and abstained, then whatever
-    `AdminActions.outcomes` adds (escalated …, as those features count them)."""
+    """How the questions ended: answered from the documents, from a verified answer, or not
+    at all (each question once; escalations are `usage.escalated`, of any of them)."""
 
 
 @dataclass(frozen=True)
@@ -91,16 +92,9 @@ class SettingsView:
     configuration: tuple[tuple[str, str], ...]
 
 
-OutcomeCounter = Callable[[str, datetime, datetime], Awaitable[dict[str, int]]]
-"""Counts more outcomes of a workspace's questions in a window (escalated …)."""
-
-
 @dataclass
 class AdminActions:
     services: Services
-    outcomes: list[OutcomeCounter] = field(default_factory=list)
-    """More outcome counters for the overview, each `async (tenant, since, until) -> {name:
-    count}`: escalations register theirs here when they exist."""
 
     def __post_init__(self) -> None:
         self._usage = UsageRepository(self.services.db)
@@ -142,9 +136,6 @@ class AdminActions:
             Named("answered from a verified answer", usage.verified),
             Named("abstained", usage.abstained),
         ]
-        for count in self.outcomes:
-            found = await count(place.tenant_id, since, until)
-            outcomes.extend(Named(str(k), int(v)) for k, v in found.items())
         return Overview(
             days=days,
             since=since,
@@ -233,15 +224,22 @@ class AdminActions:
         purged = await self.services.retention.purge(place.tenant_id)
         return purged.removed if purged is not None else {}
 
-    async def forget_user(self, place: Place, external_id: str) -> Removed:
-        """Remove what a person (by Slack user id) asked and said, and their personal index."""
+    async def forget_user(self, place: Place, external_id: str) -> ForgetRef:
+        """Queue the removal of what a person (by Slack user id) asked and said, and of their
+        personal index (`bot.app.forgetting`); the job already under way for them if any."""
         self.check(place)
         person = await asyncio.to_thread(
             self.services.directory.find_user, place.tenant_id, external_id.strip()
         )
         if person is None:
             raise KnowledgeError(f"Lore knows nobody called {external_id.strip()!r} in this workspace")
-        return await self.services.retention.forget(place, person)
+        job, _ = await self.services.forgetting.request(place, person)
+        return job
+
+    async def forget_jobs(self, place: Place, *, limit: int = 10) -> list[ForgetRef]:
+        """The workspace's latest jobs forgetting people, newest first."""
+        self.check(place)
+        return await self.services.forgetting.recent(place.tenant_id, limit=limit)
 
 
 def history_line(place: Place, asked: Asked, indexes: dict[int, IndexRef]) -> HistoryLine | None:

@@ -73,6 +73,7 @@ class AnswerActions:
             restricted=answer.restricted_documents,
             given=given_in(actor),
             latency_ms=latency_ms,
+            verified=answer.verified is not None,
         )
         answer_id = await asyncio.to_thread(self._answers.record, entry)
         if answer.abstained:  # a coverage gap: its vector is kept while the search has it at hand

@@ -34,7 +34,7 @@ from knowledge.sources.connectors.permissions import (
 )
 from knowledge.sources.connectors.registry import CONNECTORS, connector_kind
 from knowledge.sources.connectors.service import Connections
-from storage.document_access import DocumentAccess
+from storage.document_access import DocumentAccess, restriction
 from storage.records import ConnectionRef, DocumentRef, SourceConfigRef, StorageError
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.source_access import Person, SourceAccessRepository
@@ -149,8 +149,9 @@ class AccessSync:
         except Exception as exc:  # a bug must not leave pages readable: fail closed, then tell
             log.exception("permission sync of attachment %s failed", source.id)
             return await self._failed(source, documents, f"an unexpected error ({type(exc).__name__})")
+        narrowed = restriction(source.options)
         changes = {
-            d.id: _document_access(key(d.external_id or "", d.meta), listed, source.source_id)
+            d.id: _document_access(key(d.external_id or "", d.meta), listed, source.source_id).also(narrowed)
             for d in documents
         }
         changed = await asyncio.to_thread(self._documents.set_access, changes)
@@ -168,7 +169,9 @@ class AccessSync:
         async with self._connections.open(connection) as connector:
             if not isinstance(connector, AccessReader):
                 raise ConnectorError(f"{connection.kind} does not say who may read its items")
-            return kind.access_key, {item: access async for item, access in connector.item_access(folders)}
+            options = source.options.get("selection") or {}
+            listing = connector.item_access(folders, options)
+            return kind.access_key, {item: access async for item, access in listing}
 
     async def _failed(
         self, source: SourceConfigRef, documents: Sequence[DocumentRef], error: str

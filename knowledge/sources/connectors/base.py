@@ -91,6 +91,9 @@ class ItemRef:
     title: str
     version: Version
     modified: datetime | None = None
+    access: SourceAccess | None = None
+    """Who may read it now, when the listing says (Google Drive's change feed: a file shared
+    anew is listed as changed though its content is not); an unchanged item's documents take it."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +230,9 @@ class ConnectorKind:
     """What a permission sync's listing names a document by, given the document's external
     id and facts: its item (Confluence: a page, an attachment its page), or what its access
     comes from (GitHub: the repository)."""
+    account_key: Callable[[str], str] = lambda account: account
+    """How Lore writes one of its people's account ids, as permissions name them and admins
+    map people to them (GitHub: logins lower-cased, since GitHub ignores their case)."""
     credential_label: str = "personal access token"
     """What a bare token of this kind is called where it is shown back, masked."""
     requests_per_second: float = 0.0

@@ -194,7 +194,9 @@ class ConfluenceConnector:
         except ConnectorError:
             return SourceAccess.nobody()
 
-    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+    def item_access(
+        self, folders: Sequence[FolderSpec], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[str, SourceAccess]]:
         return self._access.item_access(listing_cql(folders, None))
 
     async def group_members(self, name: str) -> list[SourceUser]:
@@ -270,15 +272,7 @@ def open_confluence(
     # and the client brings aiohttp with it, which only a connection's work needs.
     from knowledge.sources.connectors.confluence_api import ConfluenceApi
 
-    api = ConfluenceApi(
-        session,
-        base_url,
-        credentials,
-        retries=options.retries,
-        max_wait=options.max_wait,
-        sleep=options.sleep,
-        note=options.note,
-    )
+    api = ConfluenceApi(session, base_url, credentials, options)
     return ConfluenceConnector(api, cloud=credentials.email is not None)
 
 

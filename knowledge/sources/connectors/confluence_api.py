@@ -14,27 +14,27 @@ absolute link) fetched without them. Nothing here logs a header.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from yarl import URL
 
-from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
+from knowledge.sources.connectors.api_client import ApiClient
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    BadCredentials,
+    ConnectorError,
+    ConnectorUnavailable,
+    NoAccess,
+)
 from knowledge.sources.connectors.credentials import Credentials
+from knowledge.sources.connectors.paging import MAX_PAGES, paged
 from knowledge.sources.fetch import FetchSession
 from knowledge.sources.retry import RetryPolicy, retried
-from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageTooLarge, Refused
+from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page
 
-log = logging.getLogger(__name__)
 Json = dict[str, Any]
-Sleep = Callable[[float], Awaitable[object]]
 RETRIED = frozenset({429, 502, 503, 504})
-MAX_PAGES = 10_000
-"""Result pages followed for one listing at most: a `_links.next` loop cannot run forever."""
 
 
 class NotFound(ConnectorError):
@@ -51,33 +51,24 @@ class LeftOrigin(ConnectorError):
         self.url = url
 
 
-class ConfluenceApi:
+class ConfluenceApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
         base_url: str,
         credentials: Credentials,
-        *,
-        retries: int = 3,
-        max_wait: float = 60.0,
-        sleep: Sleep = asyncio.sleep,
-        note: Callable[[str], Awaitable[None]] | None = None,
+        options: ApiOptions,
     ) -> None:
-        self._session = session
-        self.base_url = base_url.rstrip("/")
-        self._origin = URL(self.base_url).origin()
+        super().__init__(
+            session,
+            "Confluence",
+            base_url,
+            sleep=options.sleep,
+            note=options.note,
+            hint=" (on Cloud it ends in /wiki)",
+        )
         self._headers = {"Authorization": credentials.authorization(), "Accept": "application/json"}
-        self._retry = RetryPolicy(RETRIED, retries, max_wait)
-        self._sleep = sleep
-        self._note = note
-        self.host = URL(self.base_url).host or self.base_url
-
-    def url(self, path: str, params: Mapping[str, str | int] | None = None) -> str:
-        """`path` under the base URL (or an absolute link on the same origin), with `params`."""
-        target = path if "://" in path else self.base_url + path
-        if params:
-            target += ("&" if "?" in target else "?") + urlencode(params, quote_via=quote)
-        return target
+        self._retry = RetryPolicy(RETRIED, options.retries, options.max_wait)
 
     async def get_json(self, path: str, params: Mapping[str, str | int] | None = None) -> Json:
         data = await self._json(path, params)
@@ -93,27 +84,15 @@ class ConfluenceApi:
         return [item for item in data if isinstance(item, dict)]
 
     async def _json(self, path: str, params: Mapping[str, str | int] | None) -> object:
-        page = await self._get(self.url(path, params))
-        try:
-            return json.loads(page.body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConnectorUnavailable(
-                f"{self.base_url} did not answer like Confluence's REST API (no JSON); check the "
-                "base URL (on Cloud it ends in /wiki)"
-            ) from exc
+        return self.decoded(await self._get(self.url(path, params)))
 
     async def results(self, path: str, params: Mapping[str, str | int]) -> AsyncIterator[Json]:
         """Every result of a paginated listing, following `_links.next` to the end."""
-        url: str | None = self.url(path, params)
-        for _ in range(MAX_PAGES):
-            if url is None:
-                return
-            data = await self.get_json(url)
+        too_long = f"a listing at {self.host} ran past {MAX_PAGES} pages of results"
+        async for data in paged(self.url(path, params), self.get_json, self._next, too_long=too_long):
             for result in data.get("results") or []:
                 if isinstance(result, dict):
                     yield result
-            url = self._next(data)
-        raise ConnectorUnavailable(f"a listing at {self.host} ran past {MAX_PAGES} pages of results")
 
     def _next(self, data: Json) -> str | None:
         following = (data.get("_links") or {}).get("next")
@@ -121,7 +100,7 @@ class ConfluenceApi:
             return None
         if "://" not in following:
             return self.base_url + following
-        if URL(following).origin() != self._origin:
+        if not self.allowed(following):
             raise ConnectorError(
                 f"Confluence pointed the next page of results to another site ({URL(following).host})"
             )
@@ -137,10 +116,10 @@ class ConfluenceApi:
         return page.body
 
     async def _get(self, url: str, *, max_bytes: int | None = None, signed: bool = True) -> Page:
-        if signed and not self._same_origin(url):
+        if signed and not self.allowed(url):
             raise LeftOrigin(url)  # before any request: the credentials never leave the origin
         headers = self._headers if signed else {"Accept": "*/*"}
-        within = self._same_origin if signed else None
+        within = self.allowed if signed else None
         try:
             page = await retried(
                 lambda: self._session.get(url, headers, within=within),
@@ -152,24 +131,14 @@ class ConfluenceApi:
             raise self._translated(exc) from exc
         except OffSite as exc:
             raise LeftOrigin(exc.url) from exc
-        except Refused as exc:
-            raise ConnectorError(f"Lore may not connect to {self.host}: {exc}") from exc
-        except PageTooLarge as exc:
-            raise ConnectorError(f"too large: {exc}") from exc
         except FetchError as exc:
-            raise ConnectorUnavailable(f"I couldn't reach Confluence at {self.host}: {exc}") from exc
+            raise self.fetch_error(exc) from exc
         if max_bytes is not None and len(page.body) > max_bytes:
             raise ConnectorError(f"too large: over {max_bytes // (1024 * 1024)} MB")
         return page
 
     async def _waiting(self, exc: HttpStatus, wait: float) -> None:
-        await self._say(f"Confluence answered {exc.status}; trying again in {wait:g} s")
-
-    def _same_origin(self, url: str) -> bool:
-        try:
-            return URL(url).origin() == self._origin
-        except ValueError:  # no host, or not absolute: not this origin
-            return False
+        await self.say(f"Confluence answered {exc.status}; trying again in {wait:g} s")
 
     def _translated(self, exc: HttpStatus) -> ConnectorError:
         if exc.status == 401:
@@ -189,8 +158,3 @@ class ConfluenceApi:
                 f"Confluence at {self.host} kept asking Lore to slow down (429); it will try again at the next refresh"
             )
         return ConnectorUnavailable(f"Confluence at {self.host} answered {exc.status}; try again later")
-
-    async def _say(self, message: str) -> None:
-        log.info("%s: %s", self.host, message)
-        if self._note is not None:
-            await self._note(message)

@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
 
 from yarl import URL
 
+from knowledge.sources.connectors.api_client import ApiClient, Params, Sleep
 from knowledge.sources.connectors.base import (
     BadCredentials,
     ConnectorError,
@@ -37,19 +36,18 @@ from knowledge.sources.connectors.base import (
 )
 from knowledge.sources.connectors.drive_files import NotFound
 from knowledge.sources.connectors.google_auth import GoogleTokens
+from knowledge.sources.connectors.paging import MAX_PAGES, paged
 from knowledge.sources.fetch import FetchSession
-from knowledge.sources.retry import RetryPolicy, retried
-from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageTooLarge, Refused
+from knowledge.sources.retry import RetryPolicy
+from knowledge.sources.web import HttpStatus, Page
 
-log = logging.getLogger(__name__)
 Json = dict[str, Any]
-Sleep = Callable[[float], Awaitable[object]]
+
 DRIVE_URL = "https://www.googleapis.com/drive/v3"
 SHEETS_URL = "https://sheets.googleapis.com/v4"
 DIRECTORY_URL = "https://admin.googleapis.com/admin/directory/v1"
 RATE_LIMITS = frozenset({"userRateLimitExceeded", "rateLimitExceeded"})
 RETRIED = frozenset({403, 429, 500, 502, 503, 504})
-MAX_PAGES = 10_000  # pages of one listing at most: a loop guard, far above a real drive
 
 
 def reasons(detail: str) -> list[str]:
@@ -94,7 +92,7 @@ def roots(drive_url: str) -> tuple[str, str]:
     return origin + "/v4", origin + "/admin/directory/v1"
 
 
-class DriveApi:
+class DriveApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
@@ -107,93 +105,52 @@ class DriveApi:
         sleep: Sleep = asyncio.sleep,
         note: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
-        self._session = session
-        self.base_url = base_url.rstrip("/")
-        self.sheets_url, self.directory_url = roots(self.base_url)
-        self.host = URL(self.base_url).host or self.base_url
-        self._origins = {str(URL(u).origin()) for u in (self.base_url, self.sheets_url, self.directory_url)}
+        sheets_url, directory_url = roots(base_url.rstrip("/"))
+        super().__init__(
+            session,
+            "Google",
+            base_url,
+            also=(sheets_url, directory_url),
+            keeps="its tokens never go",
+            sleep=sleep,
+            note=note,
+        )
+        self.sheets_url, self.directory_url = sheets_url, directory_url
         self._tokens = tokens
         self._directory_tokens = directory_tokens
         self._policy = QuotaPolicy(RETRIED, retries, max_wait)
-        self._sleep = sleep
-        self._note = note
-        self.requests = 0
-        """Requests sent (token requests aside): what a sync cost."""
 
-    def allowed(self, url: str) -> bool:
-        """Whether `url` is on one of the origins the credentials may go to."""
-        try:
-            return str(URL(url).origin()) in self._origins
-        except ValueError:
-            return False
+    async def get_json(self, path: str, params: Params | None = None, *, directory: bool = False) -> Json:
+        return self.json_object(await self.get(self.url(path, params), directory=directory))
 
-    def url(self, path: str, params: Mapping[str, str | int | bool] | None = None) -> str:
-        """`path` under the Drive root (or an absolute address), with `params`."""
-        target = path if "://" in path else self.base_url + path
-        if params:
-            values = {k: str(v).lower() if isinstance(v, bool) else v for k, v in params.items()}
-            target += ("&" if "?" in target else "?") + urlencode(values, quote_via=quote)
-        return target
-
-    async def get_json(
-        self, path: str, params: Mapping[str, str | int | bool] | None = None, *, directory: bool = False
-    ) -> Json:
-        page = await self.get(self.url(path, params), directory=directory)
-        try:
-            data = json.loads(page.body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConnectorUnavailable(
-                f"{self.host} did not answer like Google's API (no JSON); check the address"
-            ) from exc
-        if not isinstance(data, dict):
-            raise ConnectorUnavailable(f"{self.host} answered something other than a JSON object")
-        return data
-
-    async def pages(
-        self, path: str, params: Mapping[str, str | int | bool], *, directory: bool = False
-    ) -> AsyncIterator[Json]:
+    async def pages(self, path: str, params: Params, *, directory: bool = False) -> AsyncIterator[Json]:
         """Every page of a listing, following `nextPageToken`."""
-        token: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await self.get_json(
+
+        async def page(token: str | None) -> Json:
+            return await self.get_json(
                 path, {**params, **({"pageToken": token} if token else {})}, directory=directory
             )
-            yield page
-            token = page.get("nextPageToken") or None
-            if token is None:
-                return
-        raise ConnectorUnavailable(f"a listing at {self.host} ran past {MAX_PAGES} pages")
+
+        def following(data: Json) -> str | None:
+            return str(data.get("nextPageToken") or "") or None
+
+        async for data in paged(
+            None, page, following, too_long=f"a listing at {self.host} ran past {MAX_PAGES} pages"
+        ):
+            yield data
 
     async def get(self, url: str, *, directory: bool = False, max_bytes: int | None = None) -> Page:
         """A signed GET, tried again as the quota policy says; a refused token is renewed once."""
-        if not self.allowed(url):  # before any request: the token never leaves Google's origins
-            raise ConnectorError(
-                f"Google pointed to another site ({URL(url).host}), where its tokens never go"
-            )
+        self.guard(url)  # before any request: the token never leaves Google's origins
         tokens = self._directory_tokens if directory else self._tokens
         for renewed in (False, True):
             try:
-                page = await retried(
-                    lambda: self._send(url, tokens),
-                    self._policy,
-                    sleep=self._sleep,
-                    before_wait=self._waiting,
-                )
+                page = await self.retried(lambda: self._send(url, tokens), self._policy)
             except HttpStatus as exc:
                 if exc.status == 401 and not renewed:
                     tokens.forget()
                     continue
                 raise self._translated(exc, directory) from exc
-            except OffSite as exc:
-                raise ConnectorError(
-                    f"Google redirected to another site ({URL(exc.url).host}); Lore stops there"
-                ) from exc
-            except Refused as exc:
-                raise ConnectorError(f"Lore may not connect to {self.host}: {exc}") from exc
-            except PageTooLarge as exc:
-                raise ConnectorError(f"too large: {exc}") from exc
-            except FetchError as exc:
-                raise ConnectorUnavailable(f"I couldn't reach Google at {self.host}: {exc}") from exc
             if max_bytes is not None and len(page.body) > max_bytes:
                 raise ConnectorError(f"too large: over {max_bytes // (1024 * 1024)} MB")
             return page
@@ -201,8 +158,7 @@ class DriveApi:
 
     async def _send(self, url: str, tokens: GoogleTokens) -> Page:
         headers = {"Authorization": await tokens.authorization(), "Accept": "application/json, */*"}
-        self.requests += 1
-        return await self._session.get(url, headers, within=self.allowed)
+        return await self.request(url, headers)
 
     async def _waiting(self, exc: HttpStatus, wait: float) -> None:
         why = ", ".join(reasons(exc.detail)) or str(exc.status)
@@ -228,9 +184,3 @@ class DriveApi:
         if exc.status == 429:
             return ConnectorUnavailable("Google kept asking Lore to slow down (429); the next sync goes on")
         return ConnectorUnavailable(f"Google at {self.host} answered {exc.status}{why}; try again later")
-
-    async def say(self, text: str) -> None:
-        """Tell whoever follows the sync (a wait, a file left out); logged too."""
-        log.info("%s: %s", self.host, text)
-        if self._note is not None:
-            await self._note(text)

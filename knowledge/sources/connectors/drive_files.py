@@ -31,7 +31,7 @@ SPREADSHEET = "application/vnd.google-apps.spreadsheet"
 PRESENTATION = "application/vnd.google-apps.presentation"
 GOOGLE_APPS = "application/vnd.google-apps."
 MEDIA_PREFIXES = ("image/", "video/", "audio/")
-PERMISSION_FIELDS = "id,type,role,emailAddress,domain,allowFileDiscovery,deleted"
+PERMISSION_FIELDS = "id,type,role,emailAddress,domain,allowFileDiscovery,deleted,pendingOwner"
 FILE_FIELDS = (
     "id,name,mimeType,parents,driveId,version,md5Checksum,size,modifiedTime,trashed,webViewLink,"
     f"owners(displayName,emailAddress),lastModifyingUser(displayName,emailAddress),permissions({PERMISSION_FIELDS})"
@@ -82,7 +82,11 @@ class Grant:
 
     @classmethod
     def from_json(cls, data: Any) -> Grant | None:
-        if not isinstance(data, dict) or data.get("deleted") or not data.get("type"):
+        """A permission as Drive gives it; None for one that grants nothing (deleted: its
+        account is gone; a pending owner's, until they accept)."""
+        if not isinstance(data, dict) or data.get("deleted") or data.get("pendingOwner"):
+            return None
+        if not data.get("type"):
             return None
         return cls(
             type=str(data["type"]),

@@ -93,6 +93,9 @@ class DriveLister:
         self.roots: dict[str, Root] = {}
         """The root each listed file was found under, by file id."""
         self.left_out = 0
+        self.incremental = False
+        """Whether this listing is of the change feed (what it lists did change: its content,
+        or only who may open it)."""
 
     async def listing(
         self, folders: Sequence[FolderSpec], since: object, state: State
@@ -107,6 +110,7 @@ class DriveLister:
             changes = await self._changes(tokens)
             tree = Tree(state.get("folders"))
             if changes is not None and not self._moved_folders(changes, tree, kept):
+                self.incremental = True
                 for listed in self._changed(changes, tree, kept):
                     yield listed
                 async for ref in self._retried(retry, tree, kept):

@@ -1,8 +1,7 @@
 """Reading the Drive files a listing found changed: a Google Doc exported as Markdown, a
 deck exported as PowerPoint, a stored file downloaded, a spreadsheet's sheets read through
 the Sheets API (each sheet an attachment of the spreadsheet, read as CSV: the tables path,
-capped per table), each with who may open it (the listing's permissions, else
-`permissions.list`). A file that fails is `Skipped` and remembered (`retry` in the state:
+capped per table), each with who may open it (`drive_access.py`). A file that fails is `Skipped` and remembered (`retry` in the state:
 the change feed will not list it again); several in a row, or refused credentials, stop.
 """
 
@@ -26,15 +25,8 @@ from knowledge.sources.connectors.base import (
     Skipped,
     State,
 )
-from knowledge.sources.connectors.drive_files import (
-    FILE_FIELDS,
-    PERMISSION_FIELDS,
-    DriveFile,
-    Grant,
-    Kind,
-    NotFound,
-    file_path,
-)
+from knowledge.sources.connectors.drive_access import DriveAccess
+from knowledge.sources.connectors.drive_files import FILE_FIELDS, DriveFile, Kind, NotFound, file_path
 from knowledge.sources.connectors.drive_listing import DriveLister, Root
 
 if TYPE_CHECKING:
@@ -52,9 +44,12 @@ class Sheet:
 
 
 class DriveReader:
-    def __init__(self, api: DriveApi, lister: DriveLister, *, max_bytes: int = MAX_FILE_BYTES) -> None:
+    def __init__(
+        self, api: DriveApi, lister: DriveLister, access: DriveAccess, *, max_bytes: int = MAX_FILE_BYTES
+    ) -> None:
         self._api = api
         self._lister = lister
+        self._access = access
         self._max_bytes = max_bytes
         self._sheets: dict[str, list[Sheet] | None] = {}
         """A spreadsheet's grid sheets (None: the Sheets API refused; the first sheet only)."""
@@ -108,7 +103,7 @@ class DriveReader:
         else:
             data = await self._download(file)
         root = self._lister.roots.get(file_id) or Root("", "folder", "", "", "")
-        grants = file.grants if file.grants is not None else await self._grants(file)
+        grants = await self._access.grants(file)
         return Item(
             id=file.id,
             title=file.name,
@@ -125,6 +120,7 @@ class DriveReader:
             key=f"{self._api.base_url}/files/{file.id}",
             mime_type=file.read_as,
             facts=file.facts(grants),
+            access=await self._access.file(file),
         )
 
     async def _export(self, file: DriveFile, mime_type: str) -> bytes:
@@ -138,21 +134,6 @@ class DriveReader:
             )
         url = self._api.url(file_path(file.id), {"alt": "media", "supportsAllDrives": True})
         return (await self._api.get(url, max_bytes=self._max_bytes)).body
-
-    async def _grants(self, file: DriveFile) -> tuple[Grant, ...] | None:
-        """Who may open the file, by `permissions.list`; None when Drive won't say."""
-        params: dict[str, str | int | bool] = {
-            "fields": f"nextPageToken,permissions({PERMISSION_FIELDS})",
-            "supportsAllDrives": True,
-            "pageSize": 100,
-        }
-        found: list[Grant] = []
-        try:
-            async for page in self._api.pages(file_path(file.id, "/permissions"), params):
-                found += [g for g in map(Grant.from_json, page.get("permissions") or []) if g is not None]
-        except NoAccess:
-            return None
-        return tuple(found)
 
     # -- spreadsheets ---------------------------------------------------------------------
 

@@ -150,7 +150,9 @@ class GitHubConnector:
             found.append(item)
         return found
 
-    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+    def item_access(
+        self, folders: Sequence[FolderSpec], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[str, SourceAccess]]:
         return self._access.item_access(folders)
 
     async def group_members(self, name: str) -> list[SourceUser]:
@@ -173,15 +175,7 @@ def open_github(
     # and the client brings aiohttp and PyJWT with it, which only a connection's work needs.
     from knowledge.sources.connectors.github_api import GitHubApi
 
-    api = GitHubApi(
-        session,
-        base_url,
-        credentials,
-        retries=options.retries,
-        max_wait=options.max_wait,
-        sleep=options.sleep,
-        note=options.note,
-    )
+    api = GitHubApi(session, base_url, credentials, options)
     return GitHubConnector(api)
 
 
@@ -198,4 +192,5 @@ GITHUB = ConnectorKind(
     check_options=check_options,
     syncs_permissions=True,
     access_key=lambda external_id, meta: repository_of(external_id),
+    account_key=str.lower,
 )

@@ -15,7 +15,8 @@ names as collaborators or team members do: fewer, never more.)
 
 People are tied to Slack by their emails on the organisation's verified domains (GraphQL
 `organizationVerifiedDomainEmails`), the only emails GitHub vouches for; someone with none
-reads public repositories only (an admin may map them: `lore access grant --user`).
+reads public repositories only (an admin may map them: `lore access map U… LOGIN`). Logins
+are case-insensitive on GitHub, so Lore names people by their lower-cased login.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from knowledge.sources.connectors.base import ConnectorError, FolderSpec
 from knowledge.sources.connectors.github_listing import Lister, Validators
 from knowledge.sources.connectors.github_repos import NotFound, dig
+from knowledge.sources.connectors.paging import paged
 from knowledge.sources.connectors.permissions import SourceAccess, SourceUser, group, user
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ class GitHubAccess:
         people = await self._all(f"/repos/{full_name}/collaborators", {"affiliation": "all"})
         teams = await self._all(f"/repos/{full_name}/teams", {})
         owner = full_name.split("/", 1)[0]
-        grantees = {user(str(p["login"])) for p in people if isinstance(p, dict) and p.get("login")}
+        grantees = {user(str(p["login"]).lower()) for p in people if isinstance(p, dict) and p.get("login")}
         grantees |= {group(f"{owner}/{t['slug']}") for t in teams if isinstance(t, dict) and t.get("slug")}
         return SourceAccess.of([grantees])  # nobody named: nobody reads it (one empty clause)
 
@@ -95,7 +97,9 @@ class GitHubAccess:
             members = await self._all(f"/orgs/{org}/teams/{slug}/members", {})
         except NotFound:
             return []
-        return [SourceUser(str(m["login"])) for m in members if isinstance(m, dict) and m.get("login")]
+        return [
+            SourceUser(str(m["login"]).lower()) for m in members if isinstance(m, dict) and m.get("login")
+        ]
 
     async def people(self, logins: Sequence[str]) -> list[SourceUser]:
         """The people, with their emails on the verified domains of the organisations whose
@@ -137,11 +141,15 @@ class GitHubAccess:
     async def _all(self, path: str, params: dict[str, str | int]) -> list[Any]:
         """Every page of a REST listing."""
         found: list[Any] = []
-        following: str | None = self._api.url(path, {**params, "per_page": PAGE_SIZE})
-        for _ in range(MAX_PAGES):
-            if following is None:
-                return found
-            response = await self._api.get(following)
+        first = self._api.url(path, {**params, "per_page": PAGE_SIZE})
+        too_long = f"GitHub's listing of {path} ran past {MAX_PAGES} pages"
+        async for response in paged(
+            first,
+            self._api.get,
+            lambda r: r.next,
+            too_long=too_long,
+            max_pages=MAX_PAGES,
+            error=ConnectorError,
+        ):
             found += response.data if isinstance(response.data, list) else []
-            following = response.next
-        raise ConnectorError(f"GitHub's listing of {path} ran past {MAX_PAGES} pages")
+        return found

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from knowledge.sources.connectors.base import (
-    BadCredentials,
     ConnectorError,
-    ConnectorUnavailable,
     Item,
     Skipped,
 )
+from knowledge.sources.connectors.failures import FailureStreak
 from knowledge.sources.connectors.github_listing import PAGE_SIZE, Lister, Thread, Validators
 from knowledge.sources.connectors.github_repos import Json, NotFound, dig, login, parse_time
 from knowledge.sources.connectors.github_text import (
@@ -33,8 +32,6 @@ if TYPE_CHECKING:
 
 DISCUSSION_BATCH = 10  # discussions per GraphQL query, with their comments: keeps a query's cost low
 MAX_BLOB_BYTES = 5 * 1024 * 1024  # a larger file in a repository is data, not documentation
-FAILURES_IN_A_ROW = 5
-"""Items failing one after another before the sync stops (GitHub is down, not one item)."""
 
 
 class Reader:
@@ -43,7 +40,7 @@ class Reader:
     def __init__(self, api: GitHubApi, listed: Lister) -> None:
         self._api = api
         self._listed = listed
-        self._failures = 0
+        self._failures = FailureStreak("items")
 
     async def fetch(self, ids: Sequence[str]) -> list[Item | Skipped]:
         found: list[Item | Skipped] = []
@@ -62,9 +59,9 @@ class Reader:
             batch = discussions[start : start + DISCUSSION_BATCH]
             try:
                 found += await self._discussions_of(batch)
-                self._failures = 0
+                self._failures.succeeded()
             except ConnectorError as exc:
-                self._failed(exc)
+                self._failures.failed(exc)
                 found += [
                     Skipped(f"{t.repo.full_name}:discussion:{t.number}", f"discussion #{t.number}", str(exc))
                     for t in batch
@@ -85,18 +82,10 @@ class Reader:
         except NotFound:
             return []  # gone since the listing
         except ConnectorError as exc:
-            self._failed(exc)
+            self._failures.failed(exc)
             return [Skipped(item_id, title, str(exc))]
-        self._failures = 0
+        self._failures.succeeded()
         return [item]
-
-    def _failed(self, exc: ConnectorError) -> None:
-        """An item failed: fine, unless the credentials are refused or GitHub keeps failing."""
-        if isinstance(exc, BadCredentials):
-            raise exc
-        self._failures += 1
-        if self._failures >= FAILURES_IN_A_ROW:
-            raise ConnectorUnavailable(f"{FAILURES_IN_A_ROW} items failed in a row; the last: {exc}") from exc
 
     async def _file(self, item_id: str) -> Item | Skipped:
         file = self._listed.files[item_id]

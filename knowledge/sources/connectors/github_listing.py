@@ -24,12 +24,12 @@ from knowledge.sources.connectors.base import (
 )
 from knowledge.sources.connectors.github_repos import Json, NotFound, Repo, dig, parse_time
 from knowledge.sources.connectors.github_text import Selection
+from knowledge.sources.connectors.paging import MAX_PAGES, paged
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.github_api import GitHubApi, Response
 
 PAGE_SIZE = 100  # GitHub's largest page
-MAX_PAGES = 10_000  # a loop guard, far above a real listing
 MAX_TREES = 2_000
 """Folders walked one request each when a repository's tree is too large to list at once."""
 EDITS_OVERLAP = timedelta(hours=1)
@@ -268,10 +268,23 @@ class Lister:
 
     async def _discussion_refs(self, repo: Repo) -> AsyncIterator[ItemRef]:
         owner, name = repo.full_name.split("/", 1)
-        after: str | None = None
-        for _ in range(MAX_PAGES):
+
+        async def page(after: str | None) -> Any:
             data = await self._api.graphql(LIST_DISCUSSIONS, {"owner": owner, "name": name, "after": after})
-            listing = dig(data, "repository", "discussions") or {}
+            return dig(data, "repository", "discussions") or {}
+
+        def following(listing: Any) -> str | None:
+            if not dig(listing, "pageInfo", "hasNextPage"):
+                return None
+            cursor = str(dig(listing, "pageInfo", "endCursor") or "")
+            if not cursor:  # more to come, and no way to it: not a complete listing
+                raise ConnectorUnavailable(
+                    f"GitHub gave no cursor to the next discussions of {repo.full_name}"
+                )
+            return cursor
+
+        too_long = f"the discussions of {repo.full_name} ran past {MAX_PAGES} pages"
+        async for listing in paged(None, page, following, too_long=too_long):
             for node in listing.get("nodes") or []:
                 if not isinstance(node, dict) or not isinstance(node.get("number"), int):
                     continue
@@ -284,20 +297,14 @@ class Lister:
                     version,
                     parse_time(node.get("updatedAt")),
                 )
-            if not dig(listing, "pageInfo", "hasNextPage"):
-                return
-            after = str(dig(listing, "pageInfo", "endCursor") or "") or None
-        raise ConnectorUnavailable(f"the discussions of {repo.full_name} ran past {MAX_PAGES} pages")
 
     async def pages(
         self, url: str, cache: Validators, slim: Any
     ) -> AsyncIterator[tuple[list[Any], dict[int, Json]]]:
         """Every page of a listing, each read from `cache` when it answers 304; with each,
         the raw items by number when the page came whole (for issues)."""
-        following: str | None = url
-        for _ in range(MAX_PAGES):
-            if following is None:
-                return
+
+        async def page(following: str) -> tuple[Any, dict[int, Json]]:
             response = await self._get(following, cache)
             if response.not_modified:
                 data = cache.cached(following)
@@ -310,9 +317,11 @@ class Lister:
                     else {}
                 )
             cache.keep(following, response.etag, data)
+            return data, raw
+
+        too_long = f"a listing at {self._api.host} ran past {MAX_PAGES} pages"
+        async for data, raw in paged(url, page, lambda found: found[0]["next"], too_long=too_long):
             yield data["items"], raw
-            following = data["next"]
-        raise ConnectorUnavailable(f"a listing at {self._api.host} ran past {MAX_PAGES} pages")
 
     async def _get(self, url: str, cache: Validators) -> Response:
         return await self._api.get(url, etag=cache.etag(url))

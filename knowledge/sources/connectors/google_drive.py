@@ -7,6 +7,10 @@ a Workspace user (a Workspace admin's choice; the same key reads group members f
 Directory), or **one user's OAuth client** and refresh token (no admin rights needed).
 Scopes: `drive.readonly` (and the Directory's read-only group and user scopes).
 
+Who may open each file is Drive's sharing (`drive_access.py`): a permission sync and a
+group sync (the Directory's members) keep it, and the change feed brings sharing changes
+at the next content sync.
+
 Folders are written as a Drive folder's id or link (`https://drive.google.com/drive/folders/
 ID`), a shared drive's id, `my-drive`, `shared-with-me`, or a folder's name (looked up among
 the folders the account sees). Items are Drive file ids; each document carries the file's
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -27,19 +32,23 @@ from knowledge.sources.connectors.base import (
     ApiOptions,
     AttachmentRef,
     BadCredentials,
+    ConnectorError,
     ConnectorKind,
     Folder,
     FolderSpec,
     Item,
+    ItemRef,
     Listed,
     Skipped,
     State,
 )
 from knowledge.sources.connectors.credentials import Credentials
+from knowledge.sources.connectors.drive_access import DriveAccess
 from knowledge.sources.connectors.drive_files import FOLDER
 from knowledge.sources.connectors.drive_listing import MY_DRIVE, SHARED_WITH_ME, DriveLister
 from knowledge.sources.connectors.drive_reader import DriveReader
 from knowledge.sources.connectors.google_keys import from_fields, read_key, token_origin_allowed
+from knowledge.sources.connectors.permissions import SourceAccess, SourceUser
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.drive_api import DriveApi
@@ -87,10 +96,14 @@ def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class DriveConnector:
-    def __init__(self, api: DriveApi) -> None:
+    """A `Connector` and an `AccessReader` (`drive_access.py`: a file is read by whom Drive
+    lets open it)."""
+
+    def __init__(self, api: DriveApi, *, subject: str | None = None, directory: bool = False) -> None:
         self._api = api
         self._lister = DriveLister(api)
-        self._reader = DriveReader(api, self._lister)
+        self._access = DriveAccess(api, subject=subject, directory=directory)
+        self._reader = DriveReader(api, self._lister, self._access)
 
     @property
     def base_url(self) -> str:
@@ -146,10 +159,41 @@ class DriveConnector:
     ) -> AsyncIterator[Listed]:
         state = state if state is not None else {}
         self._reader.state = state
-        return self._lister.listing(folders, since, state)
+        self._access.link_sharing = str((options or {}).get("link_sharing") or "domain")
+        return self._with_access(self._lister.listing(folders, since, state))
+
+    async def _with_access(self, listing: AsyncIterator[Listed]) -> AsyncIterator[Listed]:
+        """Each listed file with who may open it now, where that costs nothing (the listing
+        gave its permissions) or where the change feed listed it (it may be its sharing that
+        changed: a shared drive's file is then asked `permissions.list`). When Drive fails to
+        say, nobody, until a later sync can tell (fail closed; the rest of the listing goes on)."""
+        async for listed in listing:
+            file = self._lister.files.get(listed.id) if isinstance(listed, ItemRef) else None
+            known = file is not None and (file.grants is not None or self._lister.incremental)
+            if isinstance(listed, ItemRef) and file is not None and known:
+                try:
+                    access = await self._access.file(file)
+                except BadCredentials:
+                    raise
+                except ConnectorError as exc:
+                    await self._api.say(f"{file.name}: who may open it is unknown for now ({exc})")
+                    access = SourceAccess.nobody()
+                listed = replace(listed, access=access)
+            yield listed
 
     async def fetch(self, ids: Sequence[str]) -> list[Item | Skipped]:
         return await self._reader.fetch(ids)
+
+    def item_access(
+        self, folders: Sequence[FolderSpec], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[str, SourceAccess]]:
+        return self._access.item_access(folders, options)
+
+    async def group_members(self, name: str) -> list[SourceUser]:
+        return await self._access.group_members(name)
+
+    async def people(self, account_ids: Sequence[str]) -> list[SourceUser]:
+        return await self._access.people(account_ids)
 
     async def attachments(self, item_id: str) -> list[AttachmentRef]:
         """A spreadsheet's sheets (each read as a table); other files have none."""
@@ -208,7 +252,7 @@ def open_drive(
         sleep=options.sleep,
         note=options.note,
     )
-    return DriveConnector(api)
+    return DriveConnector(api, subject=key.subject, directory=key.is_service_account)
 
 
 GOOGLE_DRIVE = ConnectorKind(
@@ -224,4 +268,6 @@ GOOGLE_DRIVE = ConnectorKind(
     aliases=("google drive", "gdrive", "drive", "google docs"),
     folder_names=folder_names,
     read_credentials=from_fields,
+    syncs_permissions=True,
+    account_key=str.lower,  # people are their emails, whose case Google ignores
 )

@@ -132,16 +132,7 @@ def open_notion(
     # and the client brings aiohttp with it, which only a connection's work needs.
     from knowledge.sources.connectors.notion_api import NotionApi
 
-    api = NotionApi(
-        session,
-        base_url,
-        credentials,
-        retries=options.retries,
-        max_wait=options.max_wait,
-        sleep=options.sleep,
-        note=options.note,
-        requests_per_second=options.requests_per_second,
-    )
+    api = NotionApi(session, base_url, credentials, options)
     return NotionConnector(api)
 
 

@@ -26,25 +26,26 @@ answers pinned) would not apply, and Lore needs no more of it than these few end
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
-from urllib.parse import quote, urlencode
 
-from yarl import URL
-
-from knowledge.sources.connectors.base import BadCredentials, ConnectorError, ConnectorUnavailable, NoAccess
+from knowledge.sources.connectors.api_client import ApiClient, Params
+from knowledge.sources.connectors.base import (
+    ApiOptions,
+    BadCredentials,
+    ConnectorError,
+    ConnectorUnavailable,
+    NoAccess,
+)
 from knowledge.sources.connectors.credentials import Credentials
 from knowledge.sources.connectors.notion_values import Json, Listing, NotFound
+from knowledge.sources.connectors.paging import MAX_PAGES, paged
 from knowledge.sources.fetch import FetchSession
 from knowledge.sources.robots import Pacer, retry_after
-from knowledge.sources.web import FetchError, HttpStatus, OffSite, Page, PageTooLarge, Refused
+from knowledge.sources.web import HttpStatus, Page
 
-log = logging.getLogger(__name__)
-Sleep = Callable[[float], Awaitable[object]]
 NOTION_VERSION = "2026-03-11"
 PAGE_SIZE = 100  # Notion's largest page
 LIMITED = frozenset({429, 529})
@@ -53,52 +54,63 @@ RATE_LIMIT_RETRIES = 12
 """A request told to wait (429, 529) is tried again this many times before the sync gives up."""
 LONGEST_WAIT = 300.0
 """The longest `Retry-After` waited for: a workspace-wide limit may ask for more than a minute."""
-MAX_PAGES = 10_000
-"""Result pages followed for one listing at most: a cursor loop cannot run forever."""
 
 
-class NotionApi:
+class SlowDowns:
+    """When one request to Notion is tried again (its `Backoff`): told to wait (429, 529), up to
+    `RATE_LIMIT_RETRIES` times; failing (500, 502, 503, 504), up to `retries` times, counted
+    apart. It waits as `Retry-After` says, else 1, 2, 4 … s (30 at most)."""
+
+    def __init__(self, retries: int, max_wait: float) -> None:
+        self._retries = retries
+        self._max_wait = max_wait
+        self._limited = self._failed = 0
+
+    def wait(self, exc: BaseException | None, attempt: int) -> float | None:
+        if not isinstance(exc, HttpStatus):
+            return None
+        if exc.status in LIMITED:
+            self._limited += 1
+            return self._after(exc, self._limited, RATE_LIMIT_RETRIES)
+        if exc.status in RETRIED:
+            self._failed += 1
+            return self._after(exc, self._failed, self._retries)
+        return None
+
+    def _after(self, exc: HttpStatus, count: int, retries: int) -> float | None:
+        if count > retries:
+            return None
+        asked = retry_after(exc.retry_after)
+        wait = min(2.0 ** (count - 1), 30.0) if asked is None else asked
+        return wait if wait <= self._max_wait else None
+
+
+class NotionApi(ApiClient):
     def __init__(
         self,
         session: FetchSession,
         base_url: str,
         credentials: Credentials,
+        options: ApiOptions,
         *,
-        retries: int = 3,
-        max_wait: float = 60.0,
-        sleep: Sleep = asyncio.sleep,
-        note: Callable[[str], Awaitable[None]] | None = None,
-        requests_per_second: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._session = session
-        self.base_url = base_url.rstrip("/")
-        self._origin = URL(self.base_url).origin()
-        self.host = URL(self.base_url).host or self.base_url
-        self._authorization = credentials.authorization()
-        self._retries = retries
-        self._max_wait = max(max_wait, LONGEST_WAIT)
-        self._sleep = sleep
-        self._note = note
-        self._pacer = (
-            Pacer(1.0 / requests_per_second, sleep=sleep, clock=clock) if requests_per_second > 0 else None
+        sleep, rate = options.sleep, options.requests_per_second
+        super().__init__(
+            session, "Notion", base_url, keeps="its token never goes", sleep=sleep, note=options.note
         )
-        self.requests = 0
-        """Requests sent (retries included): what a sync cost."""
-
-    def url(self, path: str, params: Mapping[str, str | int] | None = None) -> str:
-        target = self.base_url + path
-        if params:
-            target += "?" + urlencode(params, quote_via=quote)
-        return target
+        self._authorization = credentials.authorization()
+        self._retries = options.retries
+        self._max_wait = max(options.max_wait, LONGEST_WAIT)
+        self._pacer = Pacer(1.0 / rate, sleep=sleep, clock=clock) if rate > 0 else None
 
     # -- what the connector calls ----------------------------------------------------------
 
-    async def get(self, path: str, params: Mapping[str, str | int] | None = None) -> Json:
-        return await self._json(self.url(path, params), None)
+    async def get(self, path: str, params: Params | None = None) -> Json:
+        return self.json_object(await self._send(self.url(path, params), None))
 
     async def post(self, path: str, body: Mapping[str, Any]) -> Json:
-        return await self._json(self.url(path), dict(body))
+        return self.json_object(await self._send(self.url(path), dict(body)))
 
     async def results(
         self,
@@ -110,49 +122,33 @@ class NotionApi:
     ) -> AsyncIterator[Json]:
         """Every result of a paginated list, cursor after cursor: a POST with `body` (search,
         queries), else a GET with `params`. `listing` learns whether Notion listed everything."""
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
+
+        async def page(cursor: str | None) -> Json:
+            start: dict[str, str | int] = {
+                "page_size": PAGE_SIZE,
+                **({"start_cursor": cursor} if cursor else {}),
+            }
             if body is not None:
-                sent = {**body, "page_size": PAGE_SIZE, **({"start_cursor": cursor} if cursor else {})}
-                data = await self.post(path, sent)
-            else:
-                query = {
-                    **(params or {}),
-                    "page_size": PAGE_SIZE,
-                    **({"start_cursor": cursor} if cursor else {}),
-                }
-                data = await self.get(path, query)
+                return await self.post(path, {**body, **start})
+            return await self.get(path, {**(params or {}), **start})
+
+        def following(data: Json) -> str | None:
+            cursor = data.get("next_cursor")
+            return cursor if data.get("has_more") and isinstance(cursor, str) and cursor else None
+
+        too_long = f"a listing at {self.host} ran past {MAX_PAGES} pages of results"
+        async for data in paged(None, page, following, too_long=too_long):
             for result in data.get("results") or []:
                 if isinstance(result, dict):
                     yield result
             status = data.get("request_status")
             if listing is not None and isinstance(status, dict) and status.get("type") == "incomplete":
                 listing.complete = False
-            following = data.get("next_cursor")
-            if not data.get("has_more") or not isinstance(following, str) or not following:
-                return
-            cursor = following
-        raise ConnectorUnavailable(f"a listing at {self.host} ran past {MAX_PAGES} pages of results")
 
     # -- requests ----------------------------------------------------------------------------
 
-    async def _json(self, url: str, body: Json | None) -> Json:
-        page = await self._send(url, body)
-        try:
-            data = json.loads(page.body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ConnectorUnavailable(
-                f"{self.base_url} did not answer like Notion's API (no JSON); check the address"
-            ) from exc
-        if not isinstance(data, dict):
-            raise ConnectorUnavailable(f"{self.base_url} answered JSON that is not an object")
-        return data
-
     async def _send(self, url: str, body: Json | None) -> Page:
-        if not self._same_origin(url):  # before any request: the token never leaves the origin
-            raise ConnectorError(
-                f"Notion pointed to another site ({URL(url).host}), where its token never goes"
-            )
+        self.guard(url)
         headers = {
             "Authorization": self._authorization,
             "Notion-Version": NOTION_VERSION,
@@ -161,64 +157,17 @@ class NotionApi:
         data = None if body is None else json.dumps(body).encode()
         if data is not None:
             headers["Content-Type"] = "application/json"
-        limited = failed = 0
-        while True:
+
+        async def attempt() -> Page:
             if self._pacer is not None:
                 await self._pacer.wait(self.host)
-            try:
-                self.requests += 1
-                page = await self._request(url, data, headers)
-            except HttpStatus as exc:
-                if exc.status in LIMITED:
-                    limited += 1
-                    wait = self._wait(exc, limited, RATE_LIMIT_RETRIES)
-                else:
-                    failed += 1
-                    wait = self._wait(exc, failed, self._retries) if exc.status in RETRIED else None
-                if wait is None:
-                    raise self._translated(exc) from exc
-                await self._pause(wait, f"Notion answered {exc.status}")
-                continue
-            if page.status in (301, 302, 303, 307, 308):
-                raise ConnectorUnavailable(f"Notion at {self.host} redirected the request; check the address")
-            return page
+            return await self.request(url, headers, data)
 
-    async def _request(self, url: str, data: bytes | None, headers: Mapping[str, str]) -> Page:
         try:
-            if data is None:
-                return await self._session.get(url, headers, within=self._same_origin)
-            return await self._session.post(url, data, headers)
-        except HttpStatus:
-            raise
-        except OffSite as exc:
-            raise ConnectorError(
-                f"Notion redirected to another site ({URL(exc.url).host}); Lore stops there"
-            ) from exc
-        except Refused as exc:
-            raise ConnectorError(f"Lore may not connect to {self.host}: {exc}") from exc
-        except PageTooLarge as exc:
-            raise ConnectorError(f"too large: {exc}") from exc
-        except FetchError as exc:
-            raise ConnectorUnavailable(f"I couldn't reach Notion at {self.host}: {exc}") from exc
-
-    def _same_origin(self, url: str) -> bool:
-        try:
-            return URL(url).origin() == self._origin
-        except ValueError:
-            return False
-
-    def _wait(self, exc: HttpStatus, attempt: int, retries: int) -> float | None:
-        """Seconds to wait before the `attempt`th retry, or None to give up."""
-        if attempt > retries:
-            return None
-        asked = retry_after(exc.retry_after)
-        wait = min(2.0 ** (attempt - 1), 30.0) if asked is None else asked
-        return wait if wait <= self._max_wait else None
-
-    async def _pause(self, seconds: float, why: str) -> None:
-        await self.say(f"{why}; waiting {seconds:g} s")
-        if seconds > 0:
-            await self._sleep(seconds)
+            page = await self.retried(attempt, SlowDowns(self._retries, self._max_wait))
+        except HttpStatus as exc:
+            raise self._translated(exc) from exc
+        return self.unredirected(page)
 
     def _translated(self, exc: HttpStatus) -> ConnectorError:
         code, said = _error(exc.detail)
@@ -245,12 +194,6 @@ class NotionApi:
         if exc.status == 400:
             return ConnectorError(f"Notion at {self.host} refused the request ({code or 400}){why}")
         return ConnectorUnavailable(f"Notion at {self.host} answered {exc.status}{why}; try again later")
-
-    async def say(self, message: str) -> None:
-        """Tell whoever follows the sync (a wait, a part not read); logged too."""
-        log.info("%s: %s", self.host, message)
-        if self._note is not None:
-            await self._note(message)
 
 
 def _error(detail: str) -> tuple[str, str]:

@@ -15,13 +15,12 @@ from typing import TYPE_CHECKING
 from yarl import URL
 
 from knowledge.sources.connectors.base import (
-    BadCredentials,
     ConnectorError,
-    ConnectorUnavailable,
     Item,
     NoAccess,
     Skipped,
 )
+from knowledge.sources.connectors.failures import FailureStreak
 from knowledge.sources.connectors.notion_markdown import (
     CHILDREN,
     Renderer,
@@ -46,7 +45,6 @@ MAX_DEPTH = 12
 """Blocks nested deeper than this are not read (Notion's editor rarely goes past 6)."""
 MAX_BLOCKS = 10_000
 """Blocks read for one page at most; the rest of a longer page is left out, and said so."""
-FAILURES_IN_A_ROW = 5  # then the service is down, not the page: the sync stops and says so
 NOT_FOLLOWED = {"child_page", "child_database"}
 """Blocks whose children are documents of their own (a child page) or rows (a database)."""
 
@@ -58,7 +56,7 @@ class Reader:
         self._api = api
         self._tree = tree
         self._listed = listed
-        self._failures = 0
+        self._failures = FailureStreak("pages")
         self._synced: dict[str, list[Json]] = {}
         """Children of synced blocks' sources, read once per sync however many pages show them."""
         self._users: dict[str, str] | None = None
@@ -73,20 +71,13 @@ class Reader:
             except NotFound:
                 continue  # gone since the listing
             except ConnectorError as exc:
-                self._failed(exc)
+                self._failures.failed(exc)
                 found.append(Skipped(page_id, title, str(exc)))
                 continue
-            self._failures = 0
+            self._failures.succeeded()
             if item is not None:
                 found.append(item)
         return found
-
-    def _failed(self, exc: ConnectorError) -> None:
-        if isinstance(exc, BadCredentials):
-            raise exc
-        self._failures += 1
-        if self._failures >= FAILURES_IN_A_ROW:
-            raise ConnectorUnavailable(f"{FAILURES_IN_A_ROW} pages failed in a row; the last: {exc}") from exc
 
     async def _page(self, page_id: str) -> Item | None:
         page = self._listed.get(page_id) or await self._api.get(f"/v1/pages/{page_id}")

@@ -3,23 +3,26 @@ read each item (permission sync) and who is in each group, with the emails that 
 source's people to Slack's (group sync). Confluence is the first; GitHub, Google Drive and
 Notion plug into the same two capabilities.
 
-An item's access is said in the source's own terms (`SourceAccess`: clauses of `user:ID`
-and `group:NAME` grantees, a reader needing one of every clause), and becomes a document's
+An item's access is said in the source's own terms (`SourceAccess`: clauses of `user:ID`,
+`group:NAME` and `domain:NAME` grantees, a reader needing one of every clause; a domain is
+held by everyone whose confirmed email is in it, Google Drive's "anyone at acme.com"), and
+becomes a document's
 access (`storage.document_access.DocumentAccess`) once prefixed with the connection's id,
 so that two sites' principals never meet.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from knowledge.sources.connectors.base import FolderSpec
 from storage.document_access import DocumentAccess
 
 USER = "user"
 GROUP = "group"
+DOMAIN = "domain"
 
 
 def user(account_id: str) -> str:
@@ -32,16 +35,21 @@ def group(name: str) -> str:
     return f"{GROUP}:{name}"
 
 
+def domain(name: str) -> str:
+    """A grantee: everyone whose confirmed email is in this domain (`acme.com`)."""
+    return f"{DOMAIN}:{name.lower()}"
+
+
 def principal(connection_id: int, grantee: str) -> str:
     """A grantee of connection `connection_id`, as documents and readers carry it."""
     return f"{connection_id}:{grantee}"
 
 
 def grantee_of(principal_text: str) -> tuple[int, str, str] | None:
-    """(connection id, `user` or `group`, id) of a principal; None for anything else."""
+    """(connection id, `user`, `group` or `domain`, id) of a principal; None for anything else."""
     connection, _, rest = principal_text.partition(":")
     kind, _, value = rest.partition(":")
-    if not connection.isdigit() or kind not in (USER, GROUP) or not value:
+    if not connection.isdigit() or kind not in (USER, GROUP, DOMAIN) or not value:
         return None
     return int(connection), kind, value
 
@@ -91,10 +99,13 @@ class SourceUser:
 class AccessReader(Protocol):
     """The permission-sync and group-sync capabilities of a connector."""
 
-    def item_access(self, folders: Sequence[FolderSpec]) -> AsyncIterator[tuple[str, SourceAccess]]:
+    def item_access(
+        self, folders: Sequence[FolderSpec], options: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[tuple[str, SourceAccess]]:
         """(item id, access) for every item under `folders`, without their content: what a
-        permission sync reads. Raises `ConnectorError` when the source cannot say (the
-        caller fails closed)."""
+        permission sync reads; `options` are the attachment's (`ConnectorKind.check_options`:
+        Google Drive's `link_sharing`). Raises `ConnectorError` when the source cannot say
+        (the caller fails closed)."""
 
     async def group_members(self, name: str) -> list[SourceUser]:
         """Every member of the group, every page of them (`ConnectorError` if it can't)."""

@@ -52,7 +52,7 @@ from knowledge.sources.connectors.registry import connector_kind
 from knowledge.sources.connectors.service import Connections
 from knowledge.sources.jobs import JobContext
 from knowledge.sources.jobs.counters import Count, JobCounters
-from storage.document_access import DocumentAccess
+from storage.document_access import DocumentAccess, restriction
 from storage.records import ConnectionRef, DocumentRef, IndexRef, SourceConfigRef
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.sources import SourceRepository
@@ -138,6 +138,8 @@ class _SyncRun:
         """Prefixes of the ids the listing covered completely (`Complete`)."""
         self.kind: ConnectorKind = connector_kind(connection.kind)
         self.state: State = dict(source.options.get("state") or {})
+        self.restriction = restriction(source.options)
+        """The clause the attachment's restriction to Slack groups adds (read again per batch)."""
         self.started = time.monotonic()
 
     async def execute(self) -> None:
@@ -228,6 +230,7 @@ class _SyncRun:
     ) -> None:
         self.context.count(Count.PAGES_UNCHANGED)
         self.context.count(Count.DOCUMENTS_UNCHANGED)
+        await self._follow_listed_access(ref)  # shared anew, the same content: its documents follow
         if complete:
             path = tuple(p for p in str(stored.meta.get("path") or "").split(" > ") if p)
             access = await asyncio.to_thread(self.s.documents.access, stored.id)
@@ -237,6 +240,9 @@ class _SyncRun:
         await self.context.handled(f"page:{ref.id}", "unchanged")
 
     async def _fetch(self, connector: Connector, batch: list[ItemRef]) -> None:
+        # An admin may restrict (or lift) the attachment while it syncs: each batch reads it.
+        current = await asyncio.to_thread(self.s.sources.get, self.source.id)
+        self.restriction = restriction(current.options)
         items = {item.id: item for item in await connector.fetch([ref.id for ref in batch])}
         for ref in batch:
             item = items.get(ref.id)
@@ -246,6 +252,7 @@ class _SyncRun:
                 await self.context.handled(f"page:{ref.id}", "gone")
                 continue
             if isinstance(item, Skipped):  # kept as indexed; tried again next time
+                await self._follow_listed_access(ref)
                 self.context.count(Count.PAGES_FAILED)
                 self.context.skip(item.reason)
                 await self.context.say(f"skipped: {item.title}: {item.reason}", "warning")
@@ -260,12 +267,24 @@ class _SyncRun:
             if self.context.stopped():
                 return
 
+    async def _follow_listed_access(self, ref: ItemRef) -> None:
+        """An item kept as indexed still takes who may read it now, when its listing said
+        (a file whose sharing changed, or that Drive failed to say for: nobody for now)."""
+        stored = self.pages.get(ref.id)
+        if ref.access is not None and stored is not None:
+            access = ref.access.document_access(self.connection.id).also(self.restriction)
+            ids = [stored.id, *(d.id for d in self.attachments.get(ref.id, {}).values())]
+            await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(ids, access))
+
     def _access(self, item: Item) -> DocumentAccess:
         """The item's access in Lore (what the index decides, for a connector that does not
-        sync permissions)."""
-        if item.access is None:
-            return DocumentAccess.public()
-        return item.access.document_access(self.connection.id)
+        sync permissions), narrowed by the attachment's restriction to Slack groups."""
+        found = (
+            DocumentAccess.public()
+            if item.access is None
+            else item.access.document_access(self.connection.id)
+        )
+        return found.also(self.restriction)
 
     async def _ingest_page(self, item: Item, *, again: bool = False) -> None:
         access = self._access(item)
@@ -301,7 +320,8 @@ class _SyncRun:
             self.context.count(Count.PAGES_FETCHED)
         result = await self._add(source, f"{item.title} — {item.url}")
         if result is not None:
-            await self._remember_version(result, item.id, item.version, item.facts)
+            followed = access if item.access is not None else None
+            await self._remember_version(result, item.id, item.version, item.facts, followed)
             if result.outcome == Outcome.UNCHANGED and result.document.external_id != item.id:
                 self.twins.append((item, result.document.id))
 
@@ -322,6 +342,7 @@ class _SyncRun:
             await self.context.say(f"attachments of {page_title} not listed: {exc}", "warning")
             return
         kept: dict[str, DocumentRef] = {}
+        unchanged: list[int] = []
         for attachment in listed:
             document = stored.pop(attachment.id, None)
             if document is not None:
@@ -333,9 +354,12 @@ class _SyncRun:
                 continue
             if document is not None and document.meta.get("version") == attachment.version:
                 self.context.count(Count.ATTACHMENTS_UNCHANGED)
+                unchanged.append(document.id)
                 continue
             await self._ingest_attachment(connector, attachment, page_id, page_url, path, access)
         self.attachments[page_id] = kept
+        if unchanged and self.kind.syncs_permissions:  # an attachment is read by its page's readers
+            await asyncio.to_thread(self.s.documents.set_access, dict.fromkeys(unchanged, access))
         for attachment_id, document in stored.items():
             await self.s.ingestor.remove(self.index, [document.id], claim=self.context.job.claim)
             self.context.count(Count.DOCUMENTS_REMOVED)
@@ -378,7 +402,10 @@ class _SyncRun:
         )
         result = await self._add(source, attachment.title, counted_as="attachments")
         if result is not None:
-            await self._remember_version(result, ATTACHMENT + attachment.id, attachment.version)
+            followed = access if self.kind.syncs_permissions else None
+            await self._remember_version(
+                result, ATTACHMENT + attachment.id, attachment.version, access=followed
+            )
 
     async def _add(self, source: Source, shown: str, *, counted_as: str = "documents") -> IngestResult | None:
         result = await self.s.ingestor.attempt(self.index, source)  # one page's failure is its own
@@ -394,16 +421,24 @@ class _SyncRun:
         return result
 
     async def _remember_version(
-        self, result: IngestResult, external_id: str, version: Version, facts: Facts | None = None
+        self,
+        result: IngestResult,
+        external_id: str,
+        version: Version,
+        facts: Facts | None = None,
+        access: DocumentAccess | None = None,
     ) -> None:
         """Content identical to what is indexed is not written again; its document still
-        learns the new version, so the next sync does not fetch it again, and the item's new
-        facts (who may open it: a file shared with someone more is a new version of the same text)."""
+        learns the new version, so the next sync does not fetch it again, the item's new
+        facts, and its new access from a connector that syncs permissions (a file shared with
+        someone more, or less, is a new version of the same text)."""
         if result.outcome == Outcome.UNCHANGED and result.document.external_id == external_id:
             updates = {**(facts or {}), "version": version}
             await asyncio.to_thread(
                 self.s.documents.update_meta, result.document.id, updates, claim=self.context.job.claim
             )
+            if access is not None:
+                await asyncio.to_thread(self.s.documents.set_access, {result.document.id: access})
 
     def _gone(self, item_id: str) -> bool:
         """Indexed before, not listed now, where the listing was complete."""

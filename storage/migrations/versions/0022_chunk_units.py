@@ -6,7 +6,7 @@ Existing chunks keep NULL until the repair at start reads them (`Ingestor.repair
 them is the engine's work, which a migration of storage/ does not import.
 
 Revision ID: 0022
-Revises: 0017
+Revises: 0020
 Create Date: 2026-11-28
 """
 
@@ -17,7 +17,7 @@ from alembic import op
 
 
 revision = '0022'
-down_revision = '0017'
+down_revision = '0020'
 branch_labels = None
 depends_on = None
 

@@ -26,6 +26,8 @@ QUERIES = {
     "q9": "a query with no judgement is left out",
 }
 QRELS = [("q1", "d2", 1), ("q2", "d4", 1), ("q3", "d3", 1)]
+SUBSET = ("--max-queries", "2", "--max-documents", "3")
+"""A subset, as a slow machine evaluates one: q1 and q2, over d2, d4 and d1."""
 
 
 def beir_folder(root: Path) -> Path:
@@ -78,6 +80,15 @@ def test_eval_beir_scores_each_retrieval_and_leaves_the_home_untouched(tmp_path:
     assert not home.exists()  # a throw-away store
 
 
+def test_a_sample_keeps_the_first_queries_their_judged_documents_and_the_first_others(tmp_path: Path) -> None:
+    beir = load_beir(beir_folder(tmp_path / "beir"))
+    two = beir.sample(queries=2, documents=3)
+    assert list(two.queries) == ["q1", "q2"] and set(two.qrels) == {"q1", "q2"}
+    assert set(two.corpus) == {"d2", "d4", "d1"}, "the judged ones, then the corpus's first other"
+    assert set(beir.sample(queries=2, documents=1).corpus) == {"d2", "d4"}, "never fewer than judged"
+    assert beir.sample() == beir and beir.sample(documents=4).corpus == beir.corpus
+
+
 @pytest.mark.e2e
 @pytest.mark.postgres
 @pytest.mark.chroma_server
@@ -97,7 +108,7 @@ def test_eval_beir_runs_on_the_configured_postgresql_and_chroma_server(
     before = {c.name for c in client.list_collections()}
     try:
         run = subprocess.run(
-            [LORE, "eval", "beir", str(beir_folder(tmp_path / "beir")), "--json"],
+            [LORE, "eval", "beir", str(beir_folder(tmp_path / "beir")), "--json", *SUBSET],
             env={
                 "PATH": "/usr/bin:/bin",
                 "LORE_HOME": str(tmp_path / "home"),
@@ -112,6 +123,7 @@ def test_eval_beir_runs_on_the_configured_postgresql_and_chroma_server(
         )
         assert run.returncode == 0, run.stderr
         assert "evaluating on PostgreSQL" in run.stderr and "Chroma server at" in run.stderr
+        assert "ingested 3 documents" in run.stderr
         scores = json.loads(run.stdout)
         assert scores["keyword"]["ndcg@10"] == 1.0 and scores["hybrid"]["ndcg@10"] == 1.0
         assert {c.name for c in client.list_collections()} == before  # its namespace is gone

@@ -204,3 +204,29 @@ async def test_syncs_run_when_due_and_a_failed_one_waits_before_trying_again(syn
     sync.fake.fail_permissions = False
     retried = await waited.run_due()
     assert [r.error for r in retried if isinstance(r, PermissionReport)] == [None]
+
+
+async def test_a_restriction_to_slack_groups_narrows_what_the_source_lets_through(sync: Sync) -> None:
+    """An attachment restricted to #eng (issue 41): its content sync and its permission sync
+    both add the clause, on top of Confluence's own; lifting it restores Confluence's alone."""
+    restrict_engineering(sync)
+    sources = SourceRepository(sync.stack.db)
+    source = sources.set_options((await sync.attach("ENG")).id, {"restricted_to": ["channel:CENG"]})
+    assert (await sync.run(source, trigger="manual")).state == JobState.SUCCEEDED
+    documents = sync.stack.documents
+    deploy = next(
+        d for d in documents.list_ready(sync.index.id, limit=100, access=None) if d.name == "Deploy"
+    )
+    ada = {
+        principal(sync, "user:acc-ada"),
+        principal(sync, "group:ops"),
+        principal(sync, "group:confluence-users"),
+    }
+    assert not documents.access(deploy.id).readable_by(ada), "Confluence lets Ada; #eng does not know her"
+    assert documents.access(deploy.id).readable_by(ada | {"slack:channel:CENG"})
+    assert not documents.access(deploy.id).readable_by({"slack:channel:CENG"})
+
+    sources.set_options(source.id, {"restricted_to": []})
+    report = await access_sync(sync).permissions(sources.get(source.id))
+    assert report.error is None and report.changed == 7
+    assert documents.access(deploy.id).readable_by(ada)

@@ -2,7 +2,10 @@
 Chroma, the offline embedder) against the fake Google: a folder's Doc, every sheet of a
 Sheet, a deck and a PDF indexed with their links, authors, paths and permissions; an
 unchanged re-sync that costs one changes request; edits, trashing and moving out reflected
-at the next sync; quota errors waited out; one failing file skipped and tried again."""
+at the next sync; quota errors waited out; one failing file skipped and tried again; and
+who may read each file following Drive's sharing (users by email, groups through the
+Directory, domains, anyone with the link as the Workspace's domain), through the content
+sync's change feed and the permission and group syncs, failing closed."""
 
 from __future__ import annotations
 
@@ -14,8 +17,12 @@ import pytest
 
 from knowledge.answering.answer import Citation
 from knowledge.sources.connectors import FolderSpec
+from knowledge.sources.connectors.access_sync import AccessSync
 from knowledge.sources.connectors.google_keys import oauth_client, service_account
+from storage.document_access import AccessFilter
 from storage.records import ConnectionRef, IndexRef, JobRef, SourceConfigRef
+from storage.repositories.source_access import SourceAccessRepository
+from storage.repositories.sources import SourceRepository
 from storage.values import JobState
 from tests.fakes.google_server import (
     CLIENT_ID,
@@ -33,6 +40,15 @@ from tests.knowledge.sources.connector_jobs import Jobs, connector_jobs
 ADA = f"ada@{DOMAIN}"
 HANDBOOK = ["Expenses policy", "Office directory", "Onboarding deck", "Salary bands", "Security policy.pdf"]
 SHEETS = ["Office directory › Desks", "Office directory › Rooms"]
+BOB, CY, DAN = f"bob@{DOMAIN}", f"cy@{DOMAIN}", f"dan@{DOMAIN}"
+EXPENSES, DIRECTORY, DECK, PDF, SALARY = (
+    "Expenses policy",
+    "Office directory",
+    "Onboarding deck",
+    "Security policy.pdf",
+    "Salary bands",
+)
+DIRECTORY_ALL = {DIRECTORY, *SHEETS}
 
 
 @dataclass
@@ -56,9 +72,15 @@ class DriveSync:
     def names(self) -> list[str]:
         return sorted(self.jobs.documents(self.index))
 
+    @property
+    def ada(self) -> AccessFilter:
+        """Ada (who owns the Handbook), as a search on her behalf reads."""
+        return AccessFilter(frozenset({f"{self.connection.id}:user:{ADA}"}))
+
     async def top(self, query: str) -> tuple[str, str, str]:
-        """The best passage for `query`: its document, its text, the link it is cited with."""
-        hit = (await self.jobs.stack.retriever.search([self.index], query)).hits[0]
+        """The best passage for `query` that Ada may read: its document, its text, the link
+        it is cited with."""
+        hit = (await self.jobs.stack.retriever.search([self.index], query, access=self.ada)).hits[0]
         return hit.document.name, hit.text, Citation.from_hit(1, hit).url or ""
 
 
@@ -214,6 +236,33 @@ async def test_a_shared_drive_and_an_oauth_user(stack: Stack) -> None:
         runbook = jobs.documents(index)["Deploy runbook"]
         assert f"user:cy@{DOMAIN}" in runbook.meta["drive_access"], "a permission change reaches the document"
 
+        # One user's OAuth client has no Directory: the group eng@ is unknown, no one reads
+        # through it; the drive's member Ada and Cy, given the file since, do.
+        db = stack.db
+        syncer = AccessSync(
+            jobs.connections, SourceAccessRepository(db), SourceRepository(db), stack.documents
+        )
+        grouped = await syncer.groups(connection)
+        assert grouped.error is None and grouped.members == 0
+        assert not [r for r in fake.api_requests() if r.path.startswith("/admin/")], "not even asked"
+        people = SourceAccessRepository(db)
+        for email, readable in ((ADA, True), (f"cy@{DOMAIN}", True), (BOB, False)):
+            access = AccessFilter(people.principals("T1", None, email))
+            assert bool(stack.documents.list_ready(index.id, access=access)) is readable, email
+
+        # Drive fails to say who may open a changed file: nobody for now, the sync goes on.
+        ada = AccessFilter(people.principals("T1", None, ADA))
+        fake.edit(seeded.drive_doc, "# Deploys\n\nProduction deploys go out on Wednesdays.\n")
+        fake.fail(f"/drive/v3/files/{seeded.drive_doc}/permissions")
+        job = await jobs.run(index, source)
+        assert job.state == JobState.SUCCEEDED and job.counters["pages_failed"] == 1, jobs.log(job)
+        assert stack.documents.list_ready(index.id, access=ada) == [], "fail closed, never open"
+        fake.fail(f"/drive/v3/files/{seeded.drive_doc}/permissions", times=0)
+        job = await jobs.run(index, source)
+        assert job.state == JobState.SUCCEEDED, jobs.log(job)
+        hits = (await stack.retriever.search([index], "which day do deploys go out", access=ada)).hits
+        assert "Wednesdays" in hits[0].text, "tried again, with who may open it"
+
 
 async def test_no_key_or_token_reaches_a_log(drive: DriveSync, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
@@ -232,3 +281,127 @@ async def test_no_key_or_token_reaches_a_log(drive: DriveSync, caplog: pytest.Lo
     assert "PRIVATE KEY" in key
     for secret in (*tokens, key.split("\\n")[1]):
         assert secret not in logged
+
+
+def access_sync(drive: DriveSync) -> AccessSync:
+    db = drive.jobs.stack.db
+    return AccessSync(
+        drive.jobs.connections, SourceAccessRepository(db), SourceRepository(db), drive.jobs.stack.documents
+    )
+
+
+def reads(drive: DriveSync, email: str | None) -> set[str]:
+    """The documents of the index a Slack user with this confirmed email may read."""
+    principals = SourceAccessRepository(drive.jobs.stack.db).principals("T1", None, email)
+    listed = drive.jobs.stack.documents.list_ready(drive.index.id, limit=100, access=AccessFilter(principals))
+    return {d.name for d in listed}
+
+
+async def test_who_may_read_a_file_follows_drive_sharing_users_groups_and_the_domain(
+    drive: DriveSync, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The Handbook: Expenses shared with acme.com, the Office directory with the group eng@
+    (Bob, and the group leads@ with Cy), the deck with anyone with the link, Salary bands
+    with Bob, the PDF with nobody but Ada (its owner)."""
+    fake, seeded = drive.fake, drive.seeded
+    source = await drive.attach(seeded.handbook)
+    await drive.run(source, trigger="manual")
+    syncer = access_sync(drive)
+    grouped = await syncer.groups(drive.connection)
+    assert grouped.error is None and grouped.groups == 1 and grouped.members == 2, grouped
+    everything = {*HANDBOOK, *SHEETS}
+    assert reads(drive, ADA) == everything
+    assert reads(drive, BOB) == {EXPENSES, DECK, SALARY, *DIRECTORY_ALL}
+    assert reads(drive, CY) == {EXPENSES, DECK, *DIRECTORY_ALL}, "through the nested group"
+    assert reads(drive, DAN) == {EXPENSES, DECK}, "anyone with the link: the domain"
+    assert reads(drive, "mallory@elsewhere.example") == set(), "not the world"
+    assert reads(drive, None) == set(), "a channel, or someone Slack confirms no email for"
+    synced = await syncer.permissions(SourceRepository(drive.jobs.stack.db).get(source.id))
+    assert synced.error is None and synced.changed == 0, "the permission sync agrees with the content sync"
+
+    # Revoked and granted in Drive: the change feed brings it at the next content sync, for a
+    # Google Doc (a new version, the same text) and a stored file (the same bytes) alike.
+    fake.unshare(seeded.private_doc, BOB)
+    fake.share(seeded.pdf, Permission("user", "reader", CY))
+    fake.exports.clear()
+    job = await drive.run(source)
+    assert reads(drive, BOB) == {EXPENSES, DECK, *DIRECTORY_ALL}, drive.jobs.log(job)
+    assert PDF in reads(drive, CY) and seeded.pdf not in fake.exports, "not downloaded again"
+    assert job.counters.get("chunks", 0) == 0, "nothing embedded again"
+
+    fake.groups[f"leads@{DOMAIN}"].remove(CY)  # a group sync is enough
+    fake.suspended.add(BOB)  # suspended in the Workspace: no longer an active member
+    await syncer.groups(drive.connection)
+    assert reads(drive, CY) == {EXPENSES, DECK, PDF}
+    assert reads(drive, BOB) == {EXPENSES, DECK}
+    fake.suspended.discard(BOB)
+    await syncer.groups(drive.connection)
+    assert reads(drive, BOB) == {EXPENSES, DECK, *DIRECTORY_ALL}
+
+    caplog.set_level(logging.INFO)
+    fake.admins.discard(ADA)  # the Directory refuses: the group is unknown, no one reads through it
+    refused = await syncer.groups(drive.connection)
+    assert refused.error is None and refused.members == 0
+    assert reads(drive, BOB) == {EXPENSES, DECK}
+    assert f"group eng@{DOMAIN}: the Directory won't list its members" in caplog.text
+
+    fake.fail(f"/drive/v3/files/{seeded.handbook}")  # Drive won't list the folder: nobody reads it
+    failed = await syncer.permissions(SourceRepository(drive.jobs.stack.db).get(source.id))
+    assert failed.error is not None and "500" in failed.error
+    assert reads(drive, ADA) == set(), "fail closed, never open"
+
+
+async def test_anyone_with_the_link_is_public_only_when_the_attachment_says_so(drive: DriveSync) -> None:
+    source = await drive.jobs.connections.attach(
+        drive.connection, drive.index, [FolderSpec(drive.seeded.hr)], selection={"link_sharing": "public"}
+    )
+    await drive.run(source, trigger="manual")
+    await access_sync(drive).groups(drive.connection)  # who Ada is: her email, Drive's id for her
+    assert reads(drive, None) == {DECK}, "shared with anyone, and the attachment says public"
+    assert reads(drive, DAN) == {DECK} and reads(drive, ADA) == {DECK, PDF}
+    synced = await access_sync(drive).permissions(SourceRepository(drive.jobs.stack.db).get(source.id))
+    assert synced.error is None and synced.changed == 0 and synced.restricted == 1
+
+
+async def test_a_file_whose_permissions_drive_wont_give_is_read_by_nobody(stack: Stack) -> None:
+    """Acting as Bob, who may open Ada's memo but not share it: Drive gives him neither its
+    permissions in the listing nor `permissions.list` (403), so no one reads it in Lore."""
+    jobs = connector_jobs(stack)
+    index = stack.index("bob")
+    async with FakeGoogle() as fake:
+        seed(fake)
+        memo = fake.add("Board memo", DOCUMENT, None, content="# Board memo\n\nThe board meets in June.\n")
+        fake.share(memo.id, Permission("user", "reader", BOB))
+        credentials = service_account(fake.service_account_key(), BOB)
+        connection, _ = await jobs.connections.connect("T1", fake.drive_url, credentials, kind="google-drive")
+        source = await jobs.connections.attach(connection, index, [FolderSpec("shared-with-me")])
+        job = await jobs.run(index, source, trigger="manual")
+        assert job.state == JobState.SUCCEEDED, jobs.log(job)
+        [document] = stack.documents.list_ready(index.id, access=None)
+        assert document.name == "Board memo" and document.meta["drive_access"] == "unknown"
+        assert stack.documents.access(document.id).unknown
+        assert "Board memo: Google Drive did not say who may read it" in jobs.log(job)
+        principals = SourceAccessRepository(stack.db).principals("T1", None, BOB)
+        assert stack.documents.readable([document.id], AccessFilter(principals)) == set(), "not even Bob"
+        refused = [r.path for r in fake.api_requests() if r.status == 403]
+        assert refused == [f"/drive/v3/files/{memo.id}/permissions"]
+
+
+async def test_sharing_from_the_change_feed_keeps_the_attachments_restriction_to_slack_groups(
+    drive: DriveSync,
+) -> None:
+    """An attachment restricted to #eng (issue 41): a file shared anew, its content the same,
+    takes its new sharing from the change feed and still the #eng clause."""
+    fake, seeded = drive.fake, drive.seeded
+    sources = SourceRepository(drive.jobs.stack.db)
+    source = sources.set_options((await drive.attach(seeded.hr)).id, {"restricted_to": ["channel:CENG"]})
+    await drive.run(source, trigger="manual")
+    fake.share(seeded.pdf, Permission("user", "reader", CY))  # the same bytes: not fetched again
+    fake.exports.clear()
+    await drive.run(source)
+    assert seeded.pdf not in fake.exports
+    documents = drive.jobs.stack.documents
+    [pdf] = [d for d in documents.list_ready(drive.index.id, access=None) if d.name == PDF]
+    cy = f"{drive.connection.id}:user:{CY}"
+    assert not documents.access(pdf.id).readable_by({cy}), "Drive lets Cy; #eng does not know him"
+    assert documents.access(pdf.id).readable_by({cy, "slack:channel:CENG"})

@@ -1,6 +1,7 @@
 """The Google Drive connector's values, without a server: how folders are written, the
 attachment's options, Google keys checked before anything is sent (and never printed), what a
-Drive file is read as and how its permissions are recorded, ids kept inside their path."""
+Drive file is read as, how its permissions are recorded and who they let read it, ids kept
+inside their path."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 import pytest
 
 from knowledge.sources.connectors import FolderSpec
+from knowledge.sources.connectors.drive_access import access_of, workspace_of
 from knowledge.sources.connectors.drive_api import reasons
 from knowledge.sources.connectors.drive_files import DriveFile, Grant, Kind, file_path
 from knowledge.sources.connectors.google_drive import check_options, parse_folder
@@ -18,6 +20,7 @@ from knowledge.sources.connectors.google_keys import (
     service_account,
     token_origin_allowed,
 )
+from knowledge.sources.connectors.permissions import SourceAccess
 
 PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
 KEY = {
@@ -159,3 +162,37 @@ def test_ids_stay_inside_their_path_and_errors_are_read() -> None:
     )
     assert reasons(body) == ["userRateLimitExceeded", "X"]
     assert reasons("<html>") == []
+
+
+def grants(*permissions: dict[str, object]) -> tuple[Grant, ...]:
+    return tuple(g for g in map(Grant.from_json, permissions) if g is not None)
+
+
+def test_drive_permissions_become_grantees_anyone_being_the_workspace_domain() -> None:
+    """Every role reads; deleted and pending-owner entries and unknown roles grant nothing;
+    `allowFileDiscovery` is irrelevant; "anyone" is the connection's Workspace domain unless
+    the attachment says public; permissions Drive would not give: nobody."""
+    shared = grants(
+        {"type": "user", "role": "owner", "emailAddress": "Ada@Acme.com"},
+        {"type": "user", "role": "commenter", "emailAddress": "bob@acme.com"},
+        {"type": "group", "role": "writer", "emailAddress": "eng@acme.com"},
+        {"type": "domain", "role": "reader", "domain": "partner.example", "allowFileDiscovery": True},
+        {"type": "user", "role": "writer", "emailAddress": "cy@acme.com", "pendingOwner": True},
+        {"type": "user", "role": "reader", "emailAddress": "gone@acme.com", "deleted": True},
+        {"type": "user", "role": "someNewRole", "emailAddress": "eve@acme.com"},
+    )
+    assert access_of(shared, "acme.com", "domain") == SourceAccess.of(
+        [{"user:ada@acme.com", "user:bob@acme.com", "group:eng@acme.com", "domain:partner.example"}]
+    )
+    for discoverable in (True, False):
+        anyone = grants({"type": "anyone", "role": "reader", "allowFileDiscovery": discoverable})
+        assert access_of(anyone, "acme.com", "domain") == SourceAccess.of([{"domain:acme.com"}])
+        assert access_of(anyone, "acme.com", "public") == SourceAccess.public()
+        assert access_of(anyone, None, "domain") == SourceAccess.of([set()]), "a consumer account: nobody"
+    assert access_of(None, "acme.com", "public") == SourceAccess.nobody()
+    assert access_of((), "acme.com", "domain").document_access(3).readable_by({"3:domain:acme.com"}) is False
+    assert (workspace_of("Docs-Bot@ACME.com"), workspace_of("someone@gmail.com"), workspace_of(None)) == (
+        "acme.com",
+        None,
+        None,
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from knowledge.sources.retry import RetryPolicy, retried
+from knowledge.sources.retry import Backoff, RetryPolicy, retried
 from knowledge.sources.web import FetchError, HttpStatus
 
 POLICY = RetryPolicy(frozenset({429, 503}), retries=3, max_wait=60.0)
@@ -33,7 +33,7 @@ class Service:
     async def before_wait(self, exc: HttpStatus, wait: float) -> None:
         self.heard.append((exc.status, wait))
 
-    async def run(self, policy: RetryPolicy = POLICY) -> object:
+    async def run(self, policy: Backoff = POLICY) -> object:
         return await retried(self.call, policy, sleep=self.sleep, before_wait=self.before_wait)
 
 
@@ -65,3 +65,27 @@ async def test_other_answers_and_errors_are_not_retried(error: Exception) -> Non
     with pytest.raises(type(error)):
         await service.run()
     assert service.calls == 1 and service.slept == []
+
+
+class Counting:
+    """A `Backoff` that counts what it was asked: 429s may be waited for twice, 503s once,
+    each budget apart (as Notion's client keeps them)."""
+
+    def __init__(self) -> None:
+        self.asked: list[int] = []
+        self.spent = {429: 0, 503: 0}
+
+    def wait(self, exc: BaseException | None, attempt: int) -> float | None:
+        assert isinstance(exc, HttpStatus)
+        self.asked.append(attempt)
+        self.spent[exc.status] += 1
+        return 0.5 if self.spent[exc.status] <= {429: 2, 503: 1}[exc.status] else None
+
+
+async def test_a_backoff_is_asked_once_per_failed_attempt_so_it_may_count() -> None:
+    busy, limited = HttpStatus(503, "Busy", None), HttpStatus(429, "Too Many", None)
+    service, backoff = Service(limited, busy, limited, busy), Counting()
+    with pytest.raises(HttpStatus) as raised:
+        await service.run(backoff)
+    assert backoff.asked == [1, 2, 3, 4], "once each, in order"
+    assert raised.value is busy and service.calls == 4 and service.slept == [0.5, 0.5, 0.5]
