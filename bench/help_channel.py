@@ -248,8 +248,10 @@ def _scored(
     return {
         "kind": message.kind,
         "id": message.item.id if message.item else None,
+        "ts": ts,
         "text": message.text,
         "answered": answer is not None,
+        "cites_gold": bool(answer and message.item and _cites(answer, message.item.gold)),
         "decision": decision[0] if decision else "undecided",
         "confidence": decision[1] if decision else None,
         "lines": _lines(shown) if answer else 0,
@@ -303,6 +305,19 @@ def _shown(message: dict[str, Any]) -> str:
                 e.get("text", "") for e in block["elements"] if not e.get("text", "").startswith("Sources:")
             ]
     return "\n".join(texts).replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _cites(message: dict[str, Any], gold: tuple[str, ...]) -> bool:
+    """Whether the answer's sources line names one of the files that answer its question
+    (by file name: why an answer misses its facts, the wrong document or the wrong lines)."""
+    sources = " ".join(
+        e.get("text", "")
+        for b in message.get("blocks") or []
+        if b["type"] == "context"
+        for e in b["elements"]
+        if e.get("text", "").startswith("Sources:")
+    )
+    return any(Path(g).name in sources for g in gold)
 
 
 def _lines(text: str) -> int:
