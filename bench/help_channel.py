@@ -62,7 +62,7 @@ its confidences crowding near 1 (the tune half's own data; the held-out half was
 PRECISION_GOAL, FALSE_GOAL, FEWEST_ANSWERS = 0.9, 0.05, 5
 """The goals, and the fewest answers a threshold must give for its precision to count."""
 DECISION = re.compile(
-    r"help channel post (?P<ts>\d+\.\d+) \(conversation \d+\): (?P<what>answered|left alone[^(]*)"
+    r"help channel post (?P<ts>\d+\.\d+) \(conversation \d+\): (?P<what>answered|left alone[^(\n]*)"
     r"(?:\s*\((?:abstained|confidence (?P<confidence>[\d.]+)))?"
 )
 RESULTS_OF = {
