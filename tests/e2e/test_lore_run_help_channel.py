@@ -1,5 +1,5 @@
 """A help channel through the real `lore run` (HTTP mode, a process of its own), the fake Slack
-Web API and signed requests: an admin makes #ask-eng a help channel and names its expert;
+Web API and signed requests: an admin makes #ask-eng a help channel (its own threshold, 80%) and names its expert;
 an answerable question posted to nobody gets a short answer in its thread, chatter and an
 unanswerable question get nothing; "Show more" gives the whole answer to the presser alone;
 a reply marked with "Save as the answer" answers a reworded question in another thread
@@ -94,7 +94,10 @@ async def test_a_help_channel_answers_what_it_knows_and_learns_what_people_verif
         slack.add_channel(CHANNEL, "ask-eng")
         slack.add_file("FDEP", "deploy.md", DEPLOY, "text/markdown")
         assert "deploy.md" in await door.mention(CHANNEL, "UADM", "add this doc", files=("FDEP",))
-        assert "without a mention" in await door.mention(CHANNEL, "UADM", "answer questions here")
+        # the channel's own threshold, below the default (0.96, chosen on the docs corpus's tune
+        # half): this one-page corpus is sure of less
+        set_up = await door.mention(CHANNEL, "UADM", "answer questions here when 80% sure")
+        assert "without a mention" in set_up and "80%" in set_up
         assert "<@UDANA>" in await door.mention(CHANNEL, "UADM", "experts here are <@UDANA>")
 
         # an answerable question, to nobody: a short answer in its thread
