@@ -61,7 +61,8 @@ async def test_extractive_answer_quotes_and_cites(stack: Stack) -> None:
     assert "two minutes" in first.text and "[1]" in answer.text
     assert len(first.text) < len(HANDBOOK)  # trimmed to the sentences that answer
     shape = answer.as_json()
-    assert set(shape) == {"answer", "mode", "abstained", "fallback", "citations", "confidence"}
+    assert set(shape) == {"answer", "short", "mode", "abstained", "fallback", "citations", "confidence"}
+    assert shape["short"] and len(str(shape["short"])) <= len(str(shape["answer"])), "the glance form is no longer"
     assert set(shape["citations"][0]) == {"n", "name", "url", "source", "section", "text", "score"}  # type: ignore[index]
     assert first.section == "Deployments", "the heading its passage stands under"
     assert shape["citations"][0]["section"] == "Deployments"  # type: ignore[index]

@@ -443,9 +443,9 @@ def test_a_megabyte_is_chunked_in_well_under_a_few_seconds() -> None:
     text = markdown(1_000_000, seed=14)
     chunk_text(text[:50_000])  # loads the tokenizer
     with own_heap():
-        started = time.perf_counter()
+        started = time.process_time()  # CPU time: a loaded machine slows the wall clock, not the work
         chunks = chunk_text(text, title="Speed")
-        assert time.perf_counter() - started < 4.0  # splitting by the tokenizer itself took minutes
+        assert time.process_time() - started < 4.0  # splitting by the tokenizer itself took minutes
     assert len(chunks) > 1000
 
 
