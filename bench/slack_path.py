@@ -159,9 +159,11 @@ async def lore_run(
     *,
     jobs_in_process: bool = False,
     stores: dict[str, str] | None = None,
+    settings: dict[str, str] | None = None,
 ) -> AsyncIterator[int]:
     """`lore run --host 127.0.0.1 --port PORT` talking to the fakes; its pid once it serves.
-    `stores`: DATABASE_URL, CHROMA_HOST and CHROMA_PORT of shared stores."""
+    `stores`: DATABASE_URL, CHROMA_HOST and CHROMA_PORT of shared stores; `settings`: settings of
+    the run's own (`LORE_HELP_CONFIDENCE`)."""
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
     }
@@ -177,6 +179,7 @@ async def lore_run(
     if llm_url:
         env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=llm_url)
     env.update(stores or {})
+    env.update(settings or {})
     lore = str(Path(sys.executable).with_name("lore"))
     with (home / "lore-run.log").open("ab") as log:
         process = await asyncio.create_subprocess_exec(

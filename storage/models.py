@@ -606,6 +606,9 @@ class VerifiedAnswer(SQLModel, table=True):
     cited: list[dict[str, Any]] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     """The documents it rests on: id, content hash when verified, name, url."""
     answer_id: int | None = Field(default=None, foreign_key="answer_log.id")
+    asked_by: int | None = Field(default=None, foreign_key="user.id")
+    """Who asked the question in these words (None once an expert wrote it anew): when they
+    are forgotten, their wording goes and the answer awaits a question from the experts."""
     review_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     """After this it awaits review (flagged `expired`)."""
     flagged: str | None = Field(default=None, max_length=32)

@@ -357,6 +357,8 @@ class VerifiedRef:
     review_at: datetime | None
     flagged: str | None
     updated_at: datetime
+    asked_by: int | None = None
+    """Who asked the question in these words (None once an expert wrote it)."""
 
     @property
     def live(self) -> bool:

@@ -104,7 +104,7 @@ class Settings(KnowledgeSettings):
         default=3.0, gt=0, description="How often a job's progress message is updated in the thread."
     )
     lore_help_confidence: float = Field(
-        default=0.75,
+        default=0.96,
         ge=0,
         le=1,
         description="How confident Lore must be to answer a question in a help channel, where nobody "

@@ -692,7 +692,12 @@ def verified_saved(question: str, updated: bool = False) -> str:
     )
 
 
+NO_QUESTION = "(no question: whoever asked it was forgotten; edit it to write the question it answers)"
+
+
 def verified_line(question: str, answer: str, by: str, flagged: str | None) -> str:
+    if not question:
+        question = NO_QUESTION
     q = e(question if len(question) <= 150 else question[:149] + "…")
     a = e(answer if len(answer) <= 200 else answer[:199] + "…")
     state = f" _(awaiting review: {e(flagged)})_" if flagged else ""
@@ -731,6 +736,7 @@ HOME_VERIFIED_EXPIRE = "Set aside for review"
 HOME_VERIFIED_RENEW = "Verify again"
 HOME_VERIFIED_REMOVE = "Remove"
 VERIFIED_FORM_TITLE = "Edit the answer"
+VERIFIED_FORM_QUESTION = "The question it answers"
 VERIFIED_FORM_LABEL = "The verified answer"
 
 

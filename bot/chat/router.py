@@ -190,10 +190,13 @@ class Router:
         if not actor.conversation.help_channel or not isinstance(command, c.Question):
             return False
         text = command.text
+        post = f"help channel post {turn.thread_id} (conversation {actor.conversation.id})"
         if not asks_something(text):
+            log.info("%s: left alone, not a question", post)
             return False
         indexes = await self._actions.indexes.enabled(actor)
         if not indexes:
+            log.info("%s: left alone, no index to answer from", post)
             return False
         started = time.monotonic()
         # Posted in the channel, for everyone there: only what everyone there may read.
@@ -202,12 +205,20 @@ class Router:
         answer = await self._services.knowledge.ask(request)
         record = self._recorder(turn, text, indexes, started)
         experts = bool(actor.conversation.experts)
-        if not sure(answer, self._actions.helping.threshold(actor.conversation)):
+        threshold = self._actions.helping.threshold(actor.conversation)
+        # Why Lore spoke or not, without the message's words: what an operator tuning the
+        # channel's threshold reads (and what `bench.help_channel` counts).
+        found = "abstained" if answer.abstained else f"confidence {answer.confidence or 0.0:.3f}"
+        weighed = f"{found}, threshold {threshold:.3f}, verified {answer.verified is not None}"
+        if not sure(answer, threshold):
+            log.info("%s: left alone, not sure (%s)", post, weighed)
             if experts and (not answer.abstained or answer.verified is not None):
                 await surface.not_sure(messages.NOT_SURE_OFFER, await record(answer))
             return False
         if await turn.answered_by_people():
+            log.info("%s: left alone, people are answering (%s)", post, weighed)
             return False
+        log.info("%s: answered (%s)", post, weighed)
         await surface.answer(_events(answer), record, Offers(experts=experts))
         return True
 

@@ -184,13 +184,13 @@ class HelpFlows:
                 "link": await reader.permalink(channel, ts, exact=True),
                 "source_key": f"slack:{channel}:{ts}",
             }
-            helping = self._actions.helping
+            helping, asker = self._actions.helping, str(parent.get("user") or "")
             if reaction:
                 saved = await helping.save_by_reaction(
-                    actor, asker=str(parent.get("user") or ""), members_of=people.group_members, **fields
+                    actor, asker=asker, members_of=people.group_members, **fields
                 )
             else:
-                saved = await helping.save_reply(actor, **fields)
+                saved = await helping.save_reply(actor, asker=asker, **fields)
             await _tell(
                 client, who, messages.verified_saved(saved.question), None, str(reply.get("thread_ts") or "")
             )

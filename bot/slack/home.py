@@ -264,12 +264,15 @@ class AppHome:
         verified_id = str(view.get("private_metadata") or "")
         values = (view.get("state") or {}).get("values") or {}
         text = str(((values.get("answer") or {}).get("value") or {}).get("value") or "")
+        question = str(((values.get("question") or {}).get("value") or {}).get("value") or "")
         if who is None or not verified_id.isdigit():
             return
 
         async def act() -> str:
             user, member_of = await people.user(who), await people.member_of(who)
-            done = await self._helping.edit(user, int(verified_id), text, member_of, people.group_members)
+            done = await self._helping.edit(
+                user, int(verified_id), text, member_of, people.group_members, question=question
+            )
             return messages.verified_edited(done.question)
 
         self._events.spawn(self._act(client, who, people, act))

@@ -77,7 +77,17 @@ def verified_modal(verified: VerifiedRef) -> dict[str, Any]:
         "submit": {"type": "plain_text", "text": "Save"},
         "close": {"type": "plain_text", "text": "Cancel"},
         "blocks": [
-            {"type": "context", "elements": [{"type": "plain_text", "text": verified.question[:2000]}]},
+            {
+                "type": "input",
+                "block_id": "question",
+                "label": {"type": "plain_text", "text": messages.VERIFIED_FORM_QUESTION},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "value",
+                    "max_length": 2000,
+                    **({"initial_value": verified.question[:2000]} if verified.question else {}),
+                },
+            },
             {
                 "type": "input",
                 "block_id": "answer",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Connection, Delete, delete, update
+from sqlalchemy import ColumnElement, Connection, Delete, String, cast, delete, literal, update
 from sqlalchemy import select as sa_select
 from sqlmodel import col
 
@@ -32,6 +32,7 @@ from storage.models import (
     utcnow,
 )
 from storage.repositories.usage import stale_days
+from storage.repositories.verified import FORGOTTEN
 
 Removed = dict[str, int]
 
@@ -51,7 +52,10 @@ class Retention:
     def forget_user(self, tenant_id: str, user_id: int) -> Removed:
         """Remove what one person asked and said: their questions (and the answers to them),
         their verdicts and comments on anyone's answers, their console sessions and sign-in
-        links; their name is blanked. The rows removed per table."""
+        links; their name is blanked. A verified answer to a question they asked keeps its
+        answer and who verified it, but loses their wording (the question, its vector, a key
+        made from it) and awaits review until an expert gives it a question in their own
+        words (`FORGOTTEN`). The rows removed per table."""
         removed = self._remove_answers(
             (col(AnswerLog.tenant_id) == tenant_id) & (col(AnswerLog.user_id) == user_id),
             stale_days(tenant_id),
@@ -74,6 +78,20 @@ class Retention:
                 )
             )
             connection.execute(update(User).where(col(User.id) == user_id).values(name=""))
+            worded = connection.execute(
+                update(VerifiedAnswer)
+                .where(col(VerifiedAnswer.tenant_id) == tenant_id, col(VerifiedAnswer.asked_by) == user_id)
+                .values(
+                    question="",
+                    question_vector=[],
+                    source_key=literal("forgotten:") + cast(col(VerifiedAnswer.id), String),
+                    asked_by=None,
+                    flagged=FORGOTTEN,
+                    updated_at=utcnow(),
+                )
+            )
+            if worded.rowcount:
+                found["verified_answer questions"] = int(worded.rowcount)
             for table, result in (
                 (AnswerFeedback.__tablename__, verdicts),
                 (ConsoleSession.__tablename__, sessions),

@@ -33,6 +33,12 @@ class VerifiedEntry:
     cited: Sequence[dict[str, Any]] = field(default_factory=tuple)
     answer_id: int | None = None
     review_at: datetime | None = None
+    asked_by: int | None = None
+    """Who asked `question` in these words (None: the verifier wrote it)."""
+
+
+FORGOTTEN = "asker forgotten"
+"""Why a verified answer whose asker was forgotten awaits review: it has no question."""
 
 
 class VerifiedRepository:
@@ -63,6 +69,7 @@ class VerifiedRepository:
             row.answered_by, row.verified_by = entry.answered_by, entry.verified_by
             row.verified_at = row.updated_at = now
             row.link, row.cited, row.answer_id = entry.link, list(entry.cited), entry.answer_id
+            row.asked_by = entry.asked_by
             row.review_at, row.flagged = entry.review_at, None
             session.add(row)
             session.flush()
@@ -90,13 +97,24 @@ class VerifiedRepository:
             names = _names(session, {r.verified_by for r in rows})
             return [_ref(r, names.get(r.verified_by, "")) for r in rows]
 
-    def edit(self, verified_id: int, answer: str, verified_by: int) -> VerifiedRef:
-        """New words for the answer, verified again by the editor (and no longer flagged)."""
+    def edit(
+        self,
+        verified_id: int,
+        answer: str,
+        verified_by: int,
+        question: tuple[str, Sequence[float], str] | None = None,
+    ) -> VerifiedRef:
+        """New words for the answer, verified again by the editor (and no longer flagged);
+        with `question` (its words, their vector, the embedding model), the question in the
+        editor's words too: nobody's wording but theirs any more."""
         with self._db.session() as session:
             row = _row(session, verified_id)
             row.answer, row.verified_by = answer, verified_by
+            if question is not None:
+                row.question, vector, row.embedding_model = question
+                row.question_vector, row.asked_by = [float(x) for x in vector], None
             row.verified_at = row.updated_at = utcnow()
-            row.flagged = None
+            row.flagged = None if row.question else row.flagged  # no question: still awaits one
             session.add(row)
             session.flush()
             return self._ref(session, row)
@@ -179,6 +197,7 @@ def _ref(row: VerifiedAnswer, verified_by_name: str) -> VerifiedRef:
         link=row.link,
         cited=tuple(row.cited),
         answer_id=row.answer_id,
+        asked_by=row.asked_by,
         review_at=aware(row.review_at),
         flagged=row.flagged,
         updated_at=aware(row.updated_at),

@@ -14,10 +14,12 @@ import pytest
 import pytest_asyncio
 from sqlmodel import col, select
 
+from bot.app.local import operator_place
 from storage.access import Place
 from storage.document_access import DocumentAccess
 from storage.models import AnswerLog, Document
 from tests.bot.conftest import BOT, TEAM, SlackBot, markdown_file, only_reply, running_bot
+from tests.storage.test_console_storage import every_row
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 Json = dict[str, Any]
@@ -369,3 +371,51 @@ async def test_the_overview_counts_a_day_of_escalated_and_verified_answers(bot: 
     )
     today = after.usage.days[-1]
     assert (today.escalated, today.verified) == (after.usage.escalated, after.usage.verified)
+
+
+async def test_forgetting_the_asker_takes_their_words_out_of_a_verified_answer(bot: SlackBot) -> None:
+    """A reply marked ✅ keeps who asked; once the asker is forgotten, their wording is neither
+    in the Home nor matched again, and the answer waits until an expert writes the question
+    (the Home's edit form), then answers again."""
+    wording = "my charger got left on the Leeds trip, can the office replace it?"
+    question = await post(bot, HELP, "UBEN", wording)
+    reply = bot.next_ts()
+    bot.slack.add_message(
+        HELP, reply, "Facilities replace chargers: file a ticket.", "UANA", thread_ts=question
+    )
+    await react(bot, "UDAN", HELP, reply)
+    assert "Leeds trip" in await listed(bot)
+    asked = await bot.mention(HELP, "UANA", "can the office replace the charger I left on a trip?")
+    assert "Facilities replace chargers" in bot.said(HELP, asked)
+    assert "Leeds trip" in bot.said(HELP, asked), "a verified answer shows the question it answers"
+
+    services = bot.runtime.services
+    place = await operator_place(services, TEAM)
+    queued = await services.actions.admin.forget_user(place, "UBEN")
+    done = await services.forgetting.wait(queued, "test")
+    assert done.removed["verified_answer questions"] == 1
+
+    rows = every_row(services.db)
+    assert "Leeds trip" not in rows and "my charger got left" not in rows
+    view = await home_of(bot, "UDAN")
+    assert "Leeds" not in json.dumps(view) and "Facilities replace chargers" in json.dumps(view)
+    asked = await bot.mention(HELP, "UANA", "who replaces a charger left on a trip?")
+    assert "Facilities replace chargers" not in bot.said(HELP, asked), "no question: not answered with"
+    [block] = [b for b in view["blocks"] if "Facilities replace chargers" in json.dumps(b)]
+    verified_id = block["accessory"]["options"][0]["value"].split(":")[1]
+    await home_press(bot, "UDAN", f"renew:{verified_id}")  # verifying it again needs a question first
+    asked = await bot.mention(HELP, "UANA", "who replaces a charger left on a trip?")
+    assert "Facilities replace chargers" not in bot.said(HELP, asked)
+
+    await home_press(bot, "UDAN", f"edit:{verified_id}")
+    form = [c.params["view"] for c in bot.calls("views.open")][-1]
+    values = {
+        "question": {"value": {"type": "plain_text_input", "value": "Who replaces a lost laptop charger?"}},
+        "answer": {
+            "value": {"type": "plain_text_input", "value": "Facilities replace chargers: file a ticket."}
+        },
+    }
+    status, _ = await bot.submit_view("UDAN", form, values)
+    assert status == 200
+    asked = await bot.mention(HELP, "UANA", "who replaces a lost laptop charger?")
+    assert "Facilities replace chargers" in bot.said(HELP, asked)

@@ -1,5 +1,5 @@
 """A help channel through the real `lore run` (HTTP mode, a process of its own), the fake Slack
-Web API and signed requests: an admin makes #ask-eng a help channel and names its expert;
+Web API and signed requests: an admin makes #ask-eng a help channel (its own threshold, 80%) and names its expert;
 an answerable question posted to nobody gets a short answer in its thread, chatter and an
 unanswerable question get nothing; "Show more" gives the whole answer to the presser alone;
 a reply marked with "Save as the answer" answers a reworded question in another thread
@@ -61,6 +61,17 @@ def with_button(slack: FakeSlack, action_id: str) -> list[dict[str, Any]]:
     return found
 
 
+async def decided(home: Path, ts: str) -> str:
+    """What Lore decided on the post `ts` in a help channel, once `lore run` logs it (the log
+    says why it left a post alone, and never the post's words)."""
+    async with asyncio.timeout(90):
+        while True:
+            for line in (home / "lore-run.log").read_text(errors="replace").splitlines():
+                if f"help channel post {ts} (" in line:
+                    return line.split("): ", 1)[1]
+            await asyncio.sleep(0.5)
+
+
 def said_to(slack: FakeSlack, ts: str, since: int) -> list[SlackCall]:
     """What Lore said (publicly or not) in the thread of `ts`, since call `since`."""
     return [
@@ -83,7 +94,10 @@ async def test_a_help_channel_answers_what_it_knows_and_learns_what_people_verif
         slack.add_channel(CHANNEL, "ask-eng")
         slack.add_file("FDEP", "deploy.md", DEPLOY, "text/markdown")
         assert "deploy.md" in await door.mention(CHANNEL, "UADM", "add this doc", files=("FDEP",))
-        assert "without a mention" in await door.mention(CHANNEL, "UADM", "answer questions here")
+        # the channel's own threshold, below the default (0.96, chosen on the docs corpus's tune
+        # half): this one-page corpus is sure of less
+        set_up = await door.mention(CHANNEL, "UADM", "answer questions here when 80% sure")
+        assert "without a mention" in set_up and "80%" in set_up
         assert "<@UDANA>" in await door.mention(CHANNEL, "UADM", "experts here are <@UDANA>")
 
         # an answerable question, to nobody: a short answer in its thread
@@ -100,8 +114,11 @@ async def test_a_help_channel_answers_what_it_knows_and_learns_what_people_verif
         unknown = await door.post(CHANNEL, "UANA", "what is the guest wifi password in the Lisbon office?")
         control = await door.post(CHANNEL, "UANA", "which day do we deploy the billing service?")
         await reply_to(slack, control)
-        await asyncio.sleep(3)
+        assert (await decided(tmp_path, chatter)).startswith("left alone")
+        assert (await decided(tmp_path, unknown)).startswith("left alone, not sure")
+        await asyncio.sleep(1)
         assert said_to(slack, chatter, before) == [] and said_to(slack, unknown, before) == []
+        assert "lunch" not in (tmp_path / "lore-run.log").read_text(), "the log never has the words"
         assert not [c for c in slack.calls[before:] if c.method == "chat.postEphemeral"]
 
         # "Show more": the whole answer, to the presser alone
@@ -127,7 +144,8 @@ async def test_a_help_channel_answers_what_it_knows_and_learns_what_people_verif
         again = await door.mention(
             CHANNEL, "UADM", "what is the way to get access to the production database?"
         )
-        assert "it-access" in again and "Verified by ana" in again, again
+        first = json.loads(again)["blocks"][0]["text"]["text"]
+        assert first.startswith("Ask in #it-access") and "Verified by ana" in again, again
         assert f"slack.com/archives/{CHANNEL}/p{replied.replace('.', '')}" in again
 
         # "Ask an expert" mentions the expert; the expert's reply is offered as the answer

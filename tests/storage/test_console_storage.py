@@ -5,8 +5,9 @@ and sign-in links that work once."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import inspect, text
 
 from storage.db import Database
 from storage.records import NewDocument
@@ -272,3 +273,67 @@ def test_whole_past_days_are_kept_and_dropped_when_their_questions_change(databa
     assert figures()[0] == 2  # today's and yesterday's
     Retention(database).forget_user(TENANT, ids["ada"])
     assert figures()[0] == 0
+
+
+def every_row(db: Database) -> str:
+    """Every row of every table, as text: where a removed wording must not be."""
+    with db.engine.connect() as connection:
+        tables = inspect(connection).get_table_names()
+        return "\n".join(
+            str(row) for table in tables for row in connection.execute(text(f'SELECT * FROM "{table}"'))
+        )
+
+
+def test_forgetting_an_asker_takes_their_wording_out_of_verified_answers(database: Database) -> None:
+    """A verified answer to a question someone asked keeps its answer and who verified it when
+    that person is forgotten, but not their wording (the question, its vector, a key made of
+    it): it awaits review until an expert writes the question. A question an expert rewrote,
+    and another person's, stay."""
+    ids = world(database)
+    repository = VerifiedRepository(database)
+
+    def save(key: str, question: str, asked_by: str, verified_by: str, **more: object) -> int:
+        entry = VerifiedEntry(
+            tenant_id=TENANT, index_id=ids["index"], source_key=key, question=question,
+            answer=f"the answer to {key.split(':')[0]}", question_vector=[0.25, 0.5, 0.75], embedding_model="m",
+            answered_by="bea", verified_by=ids[verified_by], asked_by=ids[asked_by], **more,  # type: ignore[arg-type]
+        )  # fmt: skip
+        return repository.save(entry).id
+
+    asked = "my payslip from the maternity leave months is missing, who fixes that?"
+    said = "can I claim the physiotherapy for my knee on the team budget?"
+    from_answer = save("answer", asked, "ada", "bea", answer_id=ask(database, ids, asked, "public"))
+    from_reply = save("slack:CPUB:1.2", asked, "ada", "bea")
+    from_teach = save("said:" + said, said, "ada", "ada")
+    rewritten = save("slack:CPUB:3.4", "ada's wording about her overtime", "ada", "bea")
+    repository.edit(
+        rewritten, "the overtime answer", ids["bea"], ("How is overtime paid?", [1.0, 0.0, 0.0], "m")
+    )
+    theirs = save("slack:CPUB:5.6", "bea's question about the VPN", "bea", "bea")
+
+    removed = Retention(database).forget_user(TENANT, ids["ada"])
+    Retention(database).scrub()
+
+    assert removed["verified_answer questions"] == 3
+    rows = every_row(database)
+    for wording in ("maternity leave", "physiotherapy", "ada's wording"):
+        assert wording not in rows
+    for verified in (from_answer, from_reply, from_teach):
+        kept = repository.get(verified, TENANT)
+        assert kept.question == "" and kept.question_vector == () and kept.asked_by is None
+        assert kept.answer.startswith("the answer to") and kept.verified_by in (ids["ada"], ids["bea"])
+        assert kept.flagged == "asker forgotten" and not kept.source_key.startswith("said:")
+    live = {v.id for v in repository.of_indexes([ids["index"]], live_only=True)}
+    assert live == {rewritten, theirs}
+    assert repository.get(rewritten, TENANT).question == "How is overtime paid?"
+    assert repository.get(theirs, TENANT).question == "bea's question about the VPN"
+    if database.engine.dialect.name == "sqlite":  # nor in the database's files
+        path = Path(str(database.engine.url.database))
+        files = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+        assert b"maternity leave" not in files and b"physiotherapy" not in files
+
+    # an expert gives it a question in their own words: answered with again
+    repository.edit(from_reply, "the answer to slack", ids["bea"], ("Who fixes a missing payslip?", [0.0, 1.0, 0.0], "m"))  # fmt: skip
+    assert repository.get(from_reply, TENANT).live
+    repository.edit(from_answer, "the answer, edited", ids["bea"])  # no question yet: still set aside
+    assert not repository.get(from_answer, TENANT).live

@@ -15,6 +15,10 @@ is `Action.ADD` there (the channel's members). Who may mark what:
 - experts and admins edit, set aside for review, verify again and remove them (from the Home).
 A verified answer is set aside for review after `LORE_VERIFIED_REVIEW_DAYS`, and when a
 document it rests on changes (`knowledge.answering.verified`).
+
+A verified answer remembers who asked its question in those words (`asked_by`): when that
+person is forgotten (`lore forget-user`), the wording goes with them, and the answer waits,
+set aside, until an expert gives it a question in their own words (Edit, in the Home).
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ NOT_SHAREABLE = (
     "verified answer: I give verified answers to whoever asks here."
 )
 NOT_A_MEMBER = "You can manage a channel's verified answers from Home only for channels you are in."
+NEEDS_A_QUESTION = (
+    "That verified answer has no question any more (whoever asked it was forgotten): edit it "
+    "and write the question it answers, in your own words."
+)
 QUESTION_LIMIT = 2_000
 ANSWER_LIMIT = 4_000
 
@@ -139,10 +147,18 @@ class HelpActions:
         answered_by: str,
         link: str | None,
         source_key: str,
+        asker: str = "",
     ) -> VerifiedRef:
-        """A person's reply as the verified answer to the thread's question (any member)."""
+        """A person's reply as the verified answer to the thread's question (any member);
+        `asker`: the Slack id of who asked it (who started the thread)."""
         index = await self._channel_index(actor)
-        return await self._save(actor, index, question, answer, answered_by, link, source_key)
+        asked_by = None
+        if asker:
+            person = await asyncio.to_thread(self._directory.ensure_user, actor.place.tenant_id, asker)
+            asked_by = person.id
+        return await self._save(
+            actor, index, question, answer, answered_by, link, source_key, asked_by=asked_by
+        )
 
     async def save_by_reaction(
         self,
@@ -160,7 +176,13 @@ class HelpActions:
         if actor.user.external_id != asker and not await self.is_expert(actor, members_of):
             raise NotAllowed(NOT_THE_ASKER)
         return await self.save_reply(
-            actor, question=question, answer=answer, answered_by=answered_by, link=link, source_key=source_key
+            actor,
+            question=question,
+            answer=answer,
+            answered_by=answered_by,
+            link=link,
+            source_key=source_key,
+            asker=asker,
         )
 
     async def verify_answer(
@@ -187,6 +209,7 @@ class HelpActions:
             f"answer:{record.id}",
             cited=cited,
             answer_id=record.id,
+            asked_by=record.user_id,
         )
 
     async def teach(self, actor: Actor, question: str, answer: str) -> VerifiedRef:
@@ -194,7 +217,14 @@ class HelpActions:
         index = await self._channel_index(actor)
         key = "said:" + " ".join(question.lower().split())[:200]
         return await self._save(
-            actor, index, question, answer, actor.user.name or actor.user.external_id, None, key
+            actor,
+            index,
+            question,
+            answer,
+            actor.user.name or actor.user.external_id,
+            None,
+            key,
+            asked_by=actor.user.id,
         )
 
     async def here(self, actor: Actor) -> list[VerifiedRef]:
@@ -249,12 +279,22 @@ class HelpActions:
         answer: str,
         member_of: Sequence[str],
         members_of: MembersOf = no_groups,
+        question: str | None = None,
     ) -> VerifiedRef:
-        actor, _ = await self._manager(user, verified_id, member_of, members_of)
+        """New words for the answer, and for its question when `question` differs (then the
+        question is the editor's own: forgetting whoever first asked it leaves it be)."""
+        actor, verified = await self._manager(user, verified_id, member_of, members_of)
         text = answer.strip()[:ANSWER_LIMIT]
         if not text:
             raise KnowledgeError("A verified answer needs some words.")
-        return await asyncio.to_thread(self._repository.edit, verified_id, text, actor.user.id)
+        asked = " ".join((question or "").split())[:QUESTION_LIMIT]
+        if not asked and not verified.question:
+            raise KnowledgeError(NEEDS_A_QUESTION)
+        worded = None
+        if asked and asked != verified.question:
+            verifier = self._services.verified
+            worded = (asked, await verifier.vector(asked), verifier.model_id)
+        return await asyncio.to_thread(self._repository.edit, verified_id, text, actor.user.id, worded)
 
     async def expire(
         self, user: UserRef, verified_id: int, member_of: Sequence[str], members_of: MembersOf = no_groups
@@ -269,6 +309,8 @@ class HelpActions:
     ) -> VerifiedRef:
         """Verified again as it is, against the documents as they are now."""
         actor, verified = await self._manager(user, verified_id, member_of, members_of)
+        if not verified.question:
+            raise KnowledgeError(NEEDS_A_QUESTION)
         cited = await self._cited([int(c["document_id"]) for c in verified.cited if c.get("document_id")])
         return await asyncio.to_thread(
             self._repository.renew, verified_id, actor.user.id, self._review_at(), cited
@@ -328,6 +370,7 @@ class HelpActions:
         *,
         cited: Sequence[dict[str, object]] = (),
         answer_id: int | None = None,
+        asked_by: int | None = None,
     ) -> VerifiedRef:
         question, answer = " ".join(question.split())[:QUESTION_LIMIT], answer.strip()[:ANSWER_LIMIT]
         if not question or not answer:
@@ -348,6 +391,7 @@ class HelpActions:
             cited=list(cited),
             answer_id=answer_id,
             review_at=self._review_at(),
+            asked_by=asked_by,
         )
         return await asyncio.to_thread(self._repository.save, entry)
 
