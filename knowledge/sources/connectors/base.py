@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
 from knowledge.errors import KnowledgeError
@@ -276,3 +276,15 @@ class Connector(Protocol):
 
     async def download(self, attachment: AttachmentRef, max_bytes: int) -> bytes:
         """The attachment's bytes (`ConnectorError` when over `max_bytes`)."""
+
+
+def parse_time(value: object) -> datetime | None:
+    """An ISO 8601 time as the services' APIs write it (`Z` or an offset; none means UTC), or
+    None for anything else."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)

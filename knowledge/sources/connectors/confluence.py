@@ -29,6 +29,7 @@ from knowledge.sources.connectors.base import (
     ItemRef,
     Listed,
     State,
+    parse_time,
 )
 from knowledge.sources.connectors.confluence_access import RESTRICTION_EXPAND, ConfluenceAccess
 from knowledge.sources.connectors.credentials import Credentials
@@ -86,16 +87,6 @@ def listing_cql(folders: Sequence[FolderSpec], since: datetime | None) -> str:
     if since is not None:
         cql += f" and lastmodified >= {cql_string(since.astimezone(UTC).strftime(CQL_TIME))}"
     return cql + " order by lastmodified asc"
-
-
-def parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def _get(data: Any, *path: str) -> Any:

@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from knowledge.extraction.formats import PPTX, type_from_mime, type_from_name
-from knowledge.sources.connectors.base import ConnectorError
+from knowledge.sources.connectors.base import ConnectorError, parse_time
 
 FOLDER = "application/vnd.google-apps.folder"
 DOCUMENT = "application/vnd.google-apps.document"
@@ -108,16 +108,6 @@ def _person(data: Any) -> str | None:
         return None
     found = data.get("displayName") or data.get("emailAddress")
     return str(found) if found else None
-
-
-def parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)

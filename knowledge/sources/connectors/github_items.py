@@ -14,10 +14,11 @@ from knowledge.sources.connectors.base import (
     ConnectorError,
     Item,
     Skipped,
+    parse_time,
 )
 from knowledge.sources.connectors.failures import FailureStreak
 from knowledge.sources.connectors.github_listing import PAGE_SIZE, Lister, Thread, Validators
-from knowledge.sources.connectors.github_repos import Json, NotFound, dig, login, parse_time
+from knowledge.sources.connectors.github_repos import Json, NotFound, dig, login
 from knowledge.sources.connectors.github_text import (
     NOTEBOOK,
     Post,

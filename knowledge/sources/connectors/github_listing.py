@@ -21,8 +21,9 @@ from knowledge.sources.connectors.base import (
     ItemRef,
     Listed,
     State,
+    parse_time,
 )
-from knowledge.sources.connectors.github_repos import Json, NotFound, Repo, dig, parse_time
+from knowledge.sources.connectors.github_repos import Json, NotFound, Repo, dig
 from knowledge.sources.connectors.github_text import Selection
 from knowledge.sources.connectors.paging import MAX_PAGES, paged
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from knowledge.sources.connectors.base import ConnectorError
@@ -15,16 +14,6 @@ Json = dict[str, Any]
 
 class NotFound(ConnectorError):
     """GitHub answered 404 (or GraphQL NOT_FOUND): no such thing, or not for these credentials."""
-
-
-def parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def dig(data: Any, *path: str) -> Any:

@@ -30,17 +30,10 @@ from knowledge.sources.connectors.base import (
     ItemRef,
     Listed,
     State,
-)
-from knowledge.sources.connectors.notion_tree import Tree, object_title
-from knowledge.sources.connectors.notion_values import (
-    Json,
-    Listing,
-    NotFound,
-    is_gone,
-    normal_id,
-    parent_of,
     parse_time,
 )
+from knowledge.sources.connectors.notion_tree import Tree, object_title
+from knowledge.sources.connectors.notion_values import Json, Listing, NotFound, is_gone, normal_id, parent_of
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.notion_api import NotionApi

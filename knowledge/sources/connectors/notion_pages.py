@@ -19,6 +19,7 @@ from knowledge.sources.connectors.base import (
     Item,
     NoAccess,
     Skipped,
+    parse_time,
 )
 from knowledge.sources.connectors.failures import FailureStreak
 from knowledge.sources.connectors.notion_markdown import (
@@ -29,14 +30,7 @@ from knowledge.sources.connectors.notion_markdown import (
     title_of,
 )
 from knowledge.sources.connectors.notion_tree import Tree
-from knowledge.sources.connectors.notion_values import (
-    Json,
-    NotFound,
-    is_gone,
-    normal_id,
-    parent_of,
-    parse_time,
-)
+from knowledge.sources.connectors.notion_values import Json, NotFound, is_gone, normal_id, parent_of
 
 if TYPE_CHECKING:
     from knowledge.sources.connectors.notion_api import NotionApi

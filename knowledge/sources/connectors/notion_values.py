@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from knowledge.sources.connectors.base import ConnectorError
@@ -44,16 +43,6 @@ def parent_of(data: Mapping[str, Any]) -> tuple[str, str]:
     if kind not in PARENTS or not parent.get(kind):
         return "", ""
     return PARENTS[kind], normal_id(str(parent[kind]))
-
-
-def parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def is_gone(data: Mapping[str, Any]) -> bool:
