@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -24,6 +23,7 @@ from storage.repositories.sources import SourceRepository
 from storage.secrets import SecretBox
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
 from tests.knowledge.conftest import Stack
+from tests.knowledge.sources.connector_jobs import run_to_end
 
 LOOPBACK = AllowList.parse("127.0.0.1")
 
@@ -51,18 +51,7 @@ class Sync:
 
     async def run_job(self, job: JobRef) -> JobRef:
         """Run the worker until `job` ends."""
-        stop = asyncio.Event()
-        task = asyncio.create_task(self.worker.run(stop, "test-worker"))
-        try:
-            for _ in range(3000):
-                job = await self.jobs.get_indexing_job_status(job.id)
-                if job.finished:
-                    return job
-                await asyncio.sleep(0.02)
-            raise AssertionError(f"job {job.id} never finished")
-        finally:
-            stop.set()
-            await task
+        return await run_to_end(self.jobs, self.worker, job, rounds=3000)
 
     def stack_source(self, config_id: int) -> SourceConfigRef:
         return SourceRepository(self.stack.db).get(config_id)

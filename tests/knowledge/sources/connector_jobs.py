@@ -39,6 +39,22 @@ class Waits:
             await self.then.pop(0)()
 
 
+async def run_to_end(jobs: IndexingJobs, worker: JobWorker, job: JobRef, *, rounds: int) -> JobRef:
+    """Run `worker` until `job` ends (polling every 20 ms, `rounds` times at most)."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop, "test-worker"))
+    try:
+        for _ in range(rounds):
+            job = await jobs.get_indexing_job_status(job.id)
+            if job.finished:
+                return job
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"job {job.id} never finished")
+    finally:
+        stop.set()
+        await task
+
+
 @dataclass
 class Jobs:
     stack: Stack
@@ -53,18 +69,7 @@ class Jobs:
 
     async def run_job(self, job: JobRef) -> JobRef:
         """Run the worker until `job` ends."""
-        stop = asyncio.Event()
-        task = asyncio.create_task(self.worker.run(stop, "test-worker"))
-        try:
-            for _ in range(6000):
-                job = await self.jobs.get_indexing_job_status(job.id)
-                if job.finished:
-                    return job
-                await asyncio.sleep(0.02)
-            raise AssertionError(f"job {job.id} never finished")
-        finally:
-            stop.set()
-            await task
+        return await run_to_end(self.jobs, self.worker, job, rounds=6000)
 
     def documents(self, index: IndexRef) -> dict[str, DocumentRef]:
         """Every ready document, whoever may read it."""
