@@ -10,11 +10,10 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from cryptography.fernet import Fernet
 
-from tests.bot.conftest import TEAM, SlackBot, running_bot
+from tests.bot.conftest import SlackBot, running_bot
 
 Json = dict[str, Any]
 ADMIN, MEMBER = "UADMIN", "UMEMBER"
@@ -62,20 +61,7 @@ async def open_modal(bot: SlackBot, user: str, channel: str, kind: str, label: s
 async def submit(bot: SlackBot, user: str, view: Json, **fields: str) -> tuple[int, str]:
     """Submit the modal as Slack does (a signed `view_submission`), with the fields typed in."""
     values = {name: {"value": {"type": "plain_text_input", "value": value}} for name, value in fields.items()}
-    payload = {
-        "type": "view_submission",
-        "team": {"id": TEAM, "domain": "lore-test"},
-        "user": {"id": user, "username": user.lower(), "team_id": TEAM},
-        "api_app_id": "A0001",
-        "token": "legacy-verification-token",
-        "trigger_id": "42.trigger",
-        "view": {**view, "state": {"values": values}},
-    }
-    status, body = await bot.post(
-        urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded"
-    )
-    await bot.settle()
-    return status, body
+    return await bot.submit_view(user, view, values)
 
 
 def everything_slack_saw(bot: SlackBot) -> str:
