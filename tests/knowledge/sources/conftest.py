@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
 
 import pytest
-from cryptography.fernet import Fernet
 
 from knowledge.sources.connectors import Credentials
 from knowledge.sources.connectors.confluence import parse_space
 from knowledge.sources.connectors.service import Connections
-from knowledge.sources.connectors.sync import ConnectorSync, SyncPolicy
-from knowledge.sources.crawl import Crawler
-from knowledge.sources.jobs import IndexingJobs, JobRunner, JobWorker
+from knowledge.sources.jobs import IndexingJobs, JobWorker
 from knowledge.sources.web import AllowList
 from storage.records import ConnectionRef, DocumentRef, IndexRef, JobRef, SourceConfigRef
-from storage.repositories.connections import ConnectionRepository
-from storage.repositories.jobs import JobRepository
 from storage.repositories.sources import SourceRepository
-from storage.secrets import SecretBox
 from tests.fakes.confluence_server import EMAIL, TOKEN, FakeConfluence, Seeded, seed
 from tests.knowledge.conftest import Stack
-from tests.knowledge.sources.connector_jobs import run_to_end
+from tests.knowledge.sources.connector_jobs import connector_jobs, run_to_end
 
 LOOPBACK = AllowList.parse("127.0.0.1")
 
@@ -65,37 +58,21 @@ class Sync:
 
 @pytest.fixture
 async def sync(stack: Stack) -> AsyncIterator[Sync]:
-    waits: list[float] = []
-    on_wait: list[Callable[[], Awaitable[object]]] = []
-
-    async def sleep(seconds: float) -> None:
-        waits.append(seconds)
-        while on_wait:
-            await on_wait.pop(0)()
-
-    sources, repository = SourceRepository(stack.db), JobRepository(stack.db)
-    box = SecretBox(Fernet.generate_key().decode())
-    connections = Connections(ConnectionRepository(stack.db, box), LOOPBACK, sleep=sleep)
-    service = IndexingJobs(repository, sources, stack.indexes, stack.ingestor, LOOPBACK)
-
-    def no_crawler(options: Mapping[str, object]) -> Crawler:
-        raise AssertionError("a connector's job never crawls")
-
-    runner = JobRunner(
-        repository,
-        sources,
-        stack.indexes,
-        stack.documents,
-        stack.ingestor,
-        no_crawler,
-        worker="test-worker",
-        syncs={
-            "confluence": ConnectorSync(connections, sources, stack.documents, stack.ingestor, SyncPolicy())
-        },
-    )
-    worker = JobWorker(service, runner, poll_seconds=0.05, stale_after=timedelta(minutes=5))
+    built = connector_jobs(stack)
+    connections, waits = built.connections, built.waits
     index = stack.index("confluence")
     async with FakeConfluence() as fake:
         pages = seed(fake)
         connection, _ = await connections.connect("T1", fake.base_url, Credentials(TOKEN, EMAIL))
-        yield Sync(stack, fake, pages, connections, service, worker, index, connection, waits, on_wait)
+        yield Sync(
+            stack,
+            fake,
+            pages,
+            connections,
+            built.jobs,
+            built.worker,
+            index,
+            connection,
+            waits.seconds,
+            waits.then,
+        )
