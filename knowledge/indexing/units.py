@@ -1,26 +1,36 @@
-"""Each chunk's quotable units, read once at ingest and recorded on the chunk.
+"""Each chunk's quotable units, read once at ingest from the whole document and recorded on
+the chunk.
 
 A passage's sentences, list items and code blocks (`knowledge.text.quotes`) are what the
-second stage scores and the writers quote. They are read here, when the document is
-chunked, with the passages before each chunk in its section (a chunk may begin inside a code
-block or a sentence one of them opened), and stored beside the chunk's text as JSON, so a
-question reads no markup: it decodes what ingest recorded.
+second stage scores and the writers quote. The document is read whole, once, when it is
+chunked (`document_units`): each unit knows where its source lies in the document's text,
+and a chunk's units are those that begin in its span [start, end), each stored whole, even
+one that runs past the chunk's end (a quote may not stop mid-fact). A unit that begins
+before a chunk and runs into it is stored on it too, as the piece the chunk holds, marked
+`continues` (scored, not quoted on its own: the chunk it begins in holds it whole). They are
+stored beside the chunk's text as JSON, so a question reads no markup: it decodes what
+ingest recorded.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
+import textwrap
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import replace
+from typing import Any, Protocol
 
-from knowledge.text.cuts import Before
-from knowledge.text.quotes import Kind, Unit, units
+from knowledge.text.quotes import Kind, Unit, document_units, sentences, units
+from knowledge.text.syntax import FENCE
 
-__all__ = ["PRECEDING", "Passage", "decoded", "encoded", "read_units", "recorded", "section_before"]
+__all__ = ["FORM", "PREFIX", "Passage", "current", "decoded", "encoded", "read_units", "rebuilt", "recorded"]
 
-PRECEDING = 2
-"""How many passages before a chunk are read to tell whether it begins inside a code block
-(a block may be longer than a passage)."""
+FORM = 2
+"""The form units are recorded in: 2 with document offsets, read from the whole document.
+Chunks recorded in another form are read again at start (`Ingestor.read_old_units`)."""
+PREFIX = f'{{"form":{FORM},'
+"""How a record of the current form begins (the repair at start finds the others by it)."""
 
 
 class Passage(Protocol):
@@ -34,39 +44,94 @@ class Passage(Protocol):
     def start(self) -> int | None: ...
 
 
-def section_before(chunks: Sequence[Passage], i: int) -> Before:
-    """What comes before `chunks[i]` in its section: the `PRECEDING` chunks before it under
-    the same heading, joined without what each repeats, and how much of them it repeats."""
-    section: list[Passage] = []
-    for back in range(1, PRECEDING + 1):
-        if i - back < 0 or chunks[i - back].heading != chunks[i].heading:
-            break
-        section.insert(0, chunks[i - back])
-    return Before.section([(c.text, c.start) for c in section], chunks[i].start)
+def read_units(chunks: Sequence[Passage], text: str | None = None) -> list[list[Unit]]:
+    """The units of each of a document's chunks (all of them, in order), from the units of
+    the document's `text` read once; without `text` (chunks stored before their units were
+    recorded), from the text the chunks' offsets rebuild. A chunk without an offset (a table's)
+    is read alone."""
+    document = text if text is not None else rebuilt(chunks)
+    whole = document_units(document)
+    starts = [u.start or 0 for u in whole]
+    return [_of(chunk, document, whole, starts) for chunk in chunks]
 
 
-def read_units(chunks: Sequence[Passage]) -> list[list[Unit]]:
-    """The units of each of a document's chunks (all of them, in order), each read with the
-    chunks before it in its section."""
-    return [units(chunk.text, section_before(chunks, i)) for i, chunk in enumerate(chunks)]
+def _of(chunk: Passage, document: str, whole: list[Unit], starts: list[int]) -> list[Unit]:
+    """`chunk`'s units among `whole` (the `document`'s, ordered by start)."""
+    if chunk.start is None or document[chunk.start : chunk.start + len(chunk.text)] != chunk.text:
+        return units(chunk.text)
+    begin, end = chunk.start, chunk.start + len(chunk.text)
+    first = bisect.bisect_left(starts, begin)
+    own = whole[first : bisect.bisect_left(starts, end)]
+    found = [u if u.titled is not None and u.titled >= begin else replace(u, section="") for u in own]
+    pieces = [
+        piece
+        for u in whole[max(0, first - _BACK) : first]
+        if u.end is not None and u.end > begin
+        for piece in _piece(u, document, begin, end)
+    ]
+    return [*pieces, *found] or units(chunk.text)
+
+
+_BACK = 64
+"""How many units before a chunk are looked at for one that runs into it (a unit is at most
+`MAX_UNIT_CHARS` long as quoted, a chunk's overlap a few dozen words)."""
+
+
+def _piece(unit: Unit, document: str, begin: int, end: int) -> list[Unit]:
+    """What the chunk [begin, end) holds of `unit`, which begins before it, marked `continues`
+    (scored, not quoted on its own: the chunk before holds it whole): a code block's lines
+    from the one the chunk begins in, made whole, without a closing fence; the sentences of
+    prose, the first of them a fragment."""
+    assert unit.end is not None
+    stop = min(unit.end, end)
+    if unit.kind == Kind.CODE:
+        line = document.rfind("\n", 0, begin) + 1
+        lines = document[max(line, unit.start or 0) : stop].split("\n")
+        if len(lines) > 1 and FENCE.match(lines[-1]) and not FENCE.sub("", lines[-1]).strip():
+            lines.pop()
+        code = textwrap.dedent("\n".join(lines)).strip("\n")
+        return (
+            [Unit(code, Kind.CODE, unit.block, "", unit.label, True, begin, unit.end)] if code.strip() else []
+        )
+    found = sentences(" ".join(document[begin:stop].split()), unit.block)
+    return [
+        replace(u, label=unit.label, continues=k == 0, start=begin, end=unit.end) for k, u in enumerate(found)
+    ]
+
+
+def rebuilt(chunks: Sequence[Passage]) -> str:
+    """A document's text as its chunks hold it, each at its offset (what no chunk holds,
+    headings and dropped passages, left blank)."""
+    placed = [(c.start, c.text) for c in chunks if c.start is not None]
+    size = max((start + len(text) for start, text in placed), default=0)
+    text = [" "] * size
+    for start, passage in placed:
+        text[start : start + len(passage)] = passage
+    return "".join(text)
 
 
 def encoded(found: Sequence[Unit]) -> str:
-    """Units as stored on their chunk: a JSON list of [text, kind, block, section, label,
-    continues]."""
-    return json.dumps(
-        [[u.text, u.kind.value, u.block, u.section, u.label, u.continues] for u in found],
+    """Units as stored on their chunk: a JSON object of the form and a list of [text, kind,
+    block, section, label, continues, start, end]."""
+    rows = json.dumps(
+        [[u.text, u.kind.value, u.block, u.section, u.label, u.continues, u.start, u.end] for u in found],
         ensure_ascii=False,
         separators=(",", ":"),
     )
+    return f'{PREFIX}"units":{rows}}}'
 
 
 def decoded(stored: str) -> list[Unit]:
-    """Units as `encoded` stored them."""
-    return [
-        Unit(text, Kind(kind), block, section, label, continues)
-        for text, kind, block, section, label, continues in json.loads(stored)
-    ]
+    """Units as `encoded` stored them (or as the form before it did: a bare list, without
+    offsets)."""
+    value: Any = json.loads(stored)
+    rows = value["units"] if isinstance(value, dict) else value
+    return [Unit(row[0], Kind(row[1]), *row[2:]) for row in rows]
+
+
+def current(stored: str | None) -> bool:
+    """Whether units were recorded in the current form (not in an older one, nor not at all)."""
+    return stored is not None and stored.startswith(PREFIX)
 
 
 def recorded(stored: str | None, text: str) -> list[Unit]:

@@ -152,5 +152,5 @@ class Judge:
                 continue
             following = await self._retriever.following(passage.hit)
             if following is not None:
-                passages[i] = self._ranker.read_on(ranking, passage, *following)
+                passages[i] = self._ranker.read_on(ranking, passage, following)
         return replace(ranking, passages=passages)

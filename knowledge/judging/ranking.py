@@ -37,12 +37,14 @@ import numpy as np
 from cachetools import LRUCache
 
 from knowledge.backends.embedding import Embedder, Vectors
+from knowledge.indexing.chunking import innermost
 from knowledge.indexing.units import recorded
 from knowledge.judging import parameters
 from knowledge.search.retrieval import Hit
-from knowledge.text.quotes import Unit, continued_code, units
+from knowledge.text.quotes import Unit
 from knowledge.text.words import content_words, stem, stems_of
 from storage.keyword import MAX_TERMS
+from storage.records import ChunkRecord
 
 Frequencies = Callable[[Sequence[str]], Awaitable[tuple[list[int], int]]]
 """How many chunks hold each word, and how many chunks there are."""
@@ -229,31 +231,25 @@ class Ranker:
         scored.sort(key=lambda s: s.score, reverse=True)
         return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail], terms)
 
-    def read_on(self, ranking: Ranking, passage: Scored, following: str, repeated: int = 0) -> Scored:
-        """`passage` with the units of the passage that follows it in its document appended,
-        scored by question coverage alone (they are not embedded: a passage read on is a
-        quote's continuation, not a candidate). Its first `repeated` characters repeat the end
-        of `passage` (chunks overlap)."""
+    def read_on(self, ranking: Ranking, passage: Scored, following: ChunkRecord) -> Scored:
+        """`passage` with the units ingest recorded for the passage that follows it in its
+        document appended, scored by question coverage alone (they are not embedded: a
+        passage read on is a quote's continuation, not a candidate). Chunks overlap: those of
+        its units that begin before `passage` ends are `passage`'s own already (it holds
+        them whole); without offsets, those whose text it holds, and fragments, are left out.
+        Units of another section are shown under its title."""
+        hit = passage.hit
+        end = hit.start + len(hit.text) if hit.start is not None else None
+        section = innermost(following.heading) if following.heading != hit.heading else ""
         known = {u.unit.text for u in passage.units}
-        code, following = (
-            continued_code(passage.units[-1].unit, passage.hit.text, following, repeated)
-            if passage.units
-            else (None, following)
-        )
         fresh = [
-            *([code] if code else []),
-            *(u for u in units(following, titles=False) if u.text not in known),
+            u if u.section or not section else replace(u, section=section)
+            for u in recorded(following.units, following.text)
+            if not (u.continues or (u.start is None and following.start is not None))  # (titles alone)
+            and (u.start >= end if end is not None and u.start is not None else u.text not in known)
         ]
-        own, completed = passage.units, False
-        # Passages overlap: the next one may begin with the end of a sentence this one holds,
-        # a fragment, unless it starts with a capital ("CORSMiddleware as an inner ..."); or
-        # go on with the unit this one was cut inside.
-        while fresh:
-            if own and not completed and (whole := _completed(own[-1].unit, fresh[0])):
-                own, completed = [*own[:-1], replace(own[-1], unit=whole)], True
-            elif not (fresh[0].fragment or any(fresh[0].text in text for text in known)):
-                break
-            fresh.pop(0)
+        while fresh and (fresh[0].fragment or any(fresh[0].text in text for text in known)):
+            fresh.pop(0)  # a fragment of what the passage holds, read without offsets
         added = [
             ScoredUnit(u, 0.0, c, self._weights.unit_mix_coverage * c)
             for u in fresh
@@ -261,9 +257,9 @@ class Ranker:
         ]
         return replace(
             passage,
-            units=[*own, *added],
+            units=[*passage.units, *added],
             following=passage.following + len(added),
-            continued=passage.continued or completed or bool(added),
+            continued=passage.continued or bool(added) or _runs_on(passage, end),
         )
 
     async def question_terms(self, question: str) -> QuestionTerms:
@@ -327,24 +323,6 @@ def score_passage(
     return Scored(hit, w.passage_score(signals), scored_units, signals=signals)
 
 
-MIN_OVERLAP = 12
-"""Characters two cut pieces of one unit must share for them to be joined."""
-
-
-def _completed(cut: Unit, next_: Unit) -> Unit | None:
-    """`cut`, the last unit of a passage cut inside it, made whole by `next_`, the first unit
-    of the passage that follows (which overlaps it: it holds `cut` and more, or begins inside
-    it); None when `next_` does not go on with it."""
-    if next_.kind != cut.kind or next_.text in cut.text:
-        return None
-    if next_.text.startswith(cut.text):
-        return replace(next_, block=cut.block, section=cut.section, label=cut.label)
-    for shared in range(min(len(cut.text), len(next_.text)), MIN_OVERLAP - 1, -1):
-        if cut.text.endswith(next_.text[:shared]):
-            return replace(cut, text=cut.text + next_.text[shared:])
-    return None
-
-
 def question_terms(words: Sequence[str], frequencies: tuple[dict[str, int], int] | None) -> QuestionTerms:
     """Stemmed words with their idf; each weighs 1.0 without counts. A word no chunk holds
     weighs the most."""
@@ -397,6 +375,12 @@ def folder_names(hit: Hit) -> list[str]:
     """The folders a passage's document lies in, outermost first: its source key (a path or
     a URL) without the file name."""
     return _FOLDER_SEPARATORS.split(hit.document.source_key)[:-1]
+
+
+def _runs_on(passage: Scored, end: int | None) -> bool:
+    """Whether a unit of `passage` runs on past its end, into the next passage (it holds the
+    unit whole: the next passage's piece of it is not to be quoted again)."""
+    return end is not None and any(u.unit.end is not None and u.unit.end > end for u in passage.own_units)
 
 
 def folders(hit: Hit) -> set[str]:

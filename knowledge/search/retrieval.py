@@ -20,12 +20,10 @@ from cachetools import LRUCache
 
 from knowledge.backends.embedding import Embedder, Vectors
 from knowledge.errors import EmbedderUnavailable
-from knowledge.indexing.chunking import innermost
 from knowledge.indexing.ingest import check_model
 from knowledge.search.filters import ContextFilter, Filter, document_fields, matches
 from knowledge.search.notices import Notice, NoticeKind
 from knowledge.search.readable import UnreadableDocuments, nearest_readable
-from knowledge.text.cuts import repeated
 from storage.document_access import PUBLIC_ONLY, AccessFilter
 from storage.keyword import KeywordIndex
 from storage.records import ChunkRecord, DocumentRef, IndexRef
@@ -138,21 +136,13 @@ class Retriever:
         """How many chunks hold each word, and how many chunks there are (for idf)."""
         return await asyncio.to_thread(self._keyword.frequencies, words)
 
-    async def following(self, hit: Hit) -> tuple[str, int] | None:
-        """The text of the passage that follows `hit` in its document, if any (a passage
-        often ends by introducing what the next one lists), with how many of its first
-        characters repeat the end of `hit` (chunks overlap). One that opens another section
-        begins with that section's heading, as a `#` line (the stored text has none), so a
-        quote running on into it shows where it went."""
+    async def following(self, hit: Hit) -> ChunkRecord | None:
+        """The chunk that follows `hit` in its document, as stored, with the units ingest
+        recorded for it (a passage often ends by introducing what the next one lists)."""
         found = await asyncio.to_thread(
             self._documents.chunks_in, [(hit.document.id, hit.position + 1, hit.position + 1)]
         )
-        if not found:
-            return None
-        chunk = found[0]
-        if chunk.heading != hit.heading and (section := innermost(chunk.heading)):
-            return f"# {section}\n\n{chunk.text}", 0  # it starts a section: its title comes first
-        return chunk.text, repeated(hit.start, hit.text, chunk.start)
+        return found[0] if found else None
 
     async def search(
         self,

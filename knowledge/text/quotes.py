@@ -13,14 +13,12 @@ from __future__ import annotations
 import enum
 import re
 import textwrap
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
-from knowledge.text.cuts import Before, begins_mid_sentence, closing_fence, continued_block, goes_on
 from knowledge.text.directives import (
     AUTODOC,
     BLOCK,
     DESCRIPTION,
-    INCLUDE,
     MKDOCS_ADMONITION,
     Framed,
     admonition,
@@ -42,6 +40,7 @@ from knowledge.text.syntax import (
     ITEM,
     TABLE,
     UNDERLINE,
+    fence_lines,
     heading_text,
     indentation,
     is_heading,
@@ -85,8 +84,17 @@ class Unit:
     label: str = ""
     """The name a reST description directive gives its body (`.. py:data:: DEBUG`)."""
     continues: bool = False
-    """It begins in the middle of a sentence or a code block the passage before holds (known
-    from that passage's text: "CLI command, or `with` block." ends a sentence begun there)."""
+    """It is the part of a unit that begins before the passage (in the passage before it),
+    which holds the unit whole: "CLI command, or `with` block." ends a sentence begun there."""
+    start: int | None = None
+    """Where its source begins in the document's text; None when not known (a passage read
+    alone)."""
+    end: int | None = None
+    """Where its source ends in the document's text (`document[start:end]` is what it was read
+    from)."""
+    titled: int | None = field(default=None, compare=False)
+    """Where the heading of its `section` begins in the document's text (not stored: a
+    passage shows the section only when it holds that heading)."""
 
     @property
     def shown(self) -> str:
@@ -150,24 +158,18 @@ def without_marker(text: str) -> str:
     return text[found.end() - 1 :] if found else text
 
 
-def units(text: str, before: Before = Before(), *, titles: bool = True) -> list[Unit]:
-    """The quotable units of `text`, in order. `before` is what comes before it in its
-    section, if known (the passages before it and how much of them it repeats): a passage may
-    begin inside a code block opened there, and those lines are code, not prose. A text of titles alone is
-    quoted by its titles' words, unless `titles` is False (the rest of a passage read on
-    into: the next section's title is nothing to quote)."""
+def units(text: str, *, titles: bool = True) -> list[Unit]:
+    """The quotable units of `text`, a passage read alone (a table's rows, a chunk stored
+    without its document's units), in order. A text of titles alone is quoted by its titles'
+    words, unless `titles` is False."""
     lines = split_lines(text)
     while lines and not lines[-1].strip():
         lines.pop()
     if lines and _BARE_MARKER.match(lines[-1]):
         lines.pop()  # the passage was cut just after the next item's number
     out: list[Unit] = []
-    i, code, _, cut, _, whole = continued_block(before, text)
-    if not i and cut and lines and (DIRECTIVE.match(whole) or FENCE.match(whole) or INCLUDE.match(whole)):
-        lines[0] = whole  # begun in the middle of a directive's, a fence's or an include's line
-    elif not i and cut:
-        goes_on(lines)
-    if not i and (closing := closing_fence(lines)) is not None:  # it starts inside a fenced block
+    i, code = 0, []
+    if (closing := _closing_fence(lines)) is not None:  # it starts inside a fenced block
         i, code = closing + 1, lines[:closing]
     block = 1 if any(line.strip() for line in code) else 0
     if block:  # the rest of a block the passage before begins
@@ -176,8 +178,6 @@ def units(text: str, before: Before = Before(), *, titles: bool = True) -> list[
     found = [u for u in out if u.rendered.strip() and not _bare_fences(u)]  # not an image's tag alone
     if len(found) > 1 and _looks_like_a_title(found[-1]) and found[-2].block != found[-1].block:
         found.pop()  # a heading whose underline fell into the next passage
-    if found and lines and not i and _at_start(found[0], lines) and begins_mid_sentence(before, text):
-        found[0] = replace(found[0], continues=True)
     if not found and titles:  # nothing but titles: their words are what there is to quote
         words = " ".join(
             line.strip()
@@ -188,14 +188,81 @@ def units(text: str, before: Before = Before(), *, titles: bool = True) -> list[
     return found
 
 
-def _at_start(unit: Unit, lines: list[str]) -> bool:
-    """Whether `unit` is a sentence the passage's first line begins."""
-    first = " ".join(lines[0].split())
-    return (
-        unit.kind == Kind.SENTENCE
-        and bool(first)
-        and (first.startswith(unit.text) or unit.text.startswith(first))
-    )
+def document_units(text: str) -> list[Unit]:
+    """The quotable units of a whole document, in order, each with where its source lies in
+    `text` (`Unit.start`, `Unit.end`): read once, from its first line, so that no unit is
+    guessed from a piece of it. Blocks are placed by their lines; a sentence or an item within
+    its block by its first word, searched for from where the one before it begins."""
+    lines = split_lines(text)
+    at = line_starts(text)
+    out: list[Unit] = []
+    _read(lines, 0, out, 0, at=at)
+    placed, cursor = [], 0
+    for unit in out:
+        lo, hi = unit.start or 0, unit.end or len(text)
+        first = unit.text.split(maxsplit=1)[:1]
+        found = text.find(first[0], max(lo, cursor), hi) if first else -1
+        start = found if found >= 0 else max(lo, min(cursor, hi))
+        if found >= 0:
+            cursor = found + len(first[0])
+        placed.append(replace(unit, start=start, end=hi))
+    for k, unit in enumerate(placed[:-1]):  # a unit of a block ends where the next one begins
+        after = placed[k + 1].start
+        if (
+            after is not None
+            and unit.start is not None
+            and unit.end is not None
+            and unit.start < after < unit.end
+        ):
+            end = after
+            while end > unit.start + 1 and text[end - 1].isspace():
+                end -= 1
+            placed[k] = replace(unit, end=end)
+    return [u for u in placed if u.rendered.strip() and not _bare_fences(u)]
+
+
+def line_starts(text: str) -> list[int]:
+    """Where each line of `text`, as `split_lines` cuts it, begins."""
+    return [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _closing_fence(lines: list[str]) -> int | None:
+    """The line of the fence that closes a code block begun before the passage (a passage
+    cut from a document may start inside one), or None."""
+    inside, fences = _fence_roles(lines)
+    return fences[0][0] if inside and fences else None
+
+
+def _fence_roles(lines: list[str]) -> tuple[bool, list[tuple[int, bool]]]:
+    """Whether `lines` begin inside a fenced code block, and each fence line that opens or
+    closes one, with whether it opens. A fence naming a language opens a block: one inside a
+    block is its text (CommonMark), which in a document means the guess of where blocks
+    begin was wrong, so the guess with fewer of those is taken. On a tie, the passage began
+    inside a block when it holds an odd number of fences and the first is bare and follows a
+    line of text: code runs up to the fence that closes it, while a fence that opens a block
+    follows a blank line or a heading."""
+    fences = fence_lines(lines, 0)
+
+    def walk(inside: bool) -> tuple[int, list[tuple[int, bool]]]:
+        wrong, roles = 0, []
+        for j in fences:
+            if inside and FENCE.sub("", lines[j]).strip():
+                wrong += 1
+                continue
+            inside = not inside
+            roles.append((j, inside))
+        return wrong, roles
+
+    (outside_wrong, outside), (inside_wrong, inside) = walk(False), walk(True)
+    if inside_wrong != outside_wrong:
+        return (True, inside) if inside_wrong < outside_wrong else (False, outside)
+    first = fences[0] if len(fences) % 2 else 0
+    if first == 0 or FENCE.sub("", lines[first]).strip() or not lines[first - 1].strip():
+        return False, outside
+    return True, inside
 
 
 def _bare_fences(unit: Unit) -> bool:
@@ -205,14 +272,18 @@ def _bare_fences(unit: Unit) -> bool:
     )
 
 
-def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0) -> int:
+def _read(
+    lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0, at: list[int] | None = None
+) -> int:
     """The units of `lines` from line `i` on, appended to `out`; the last block number used
-    (`block` is the one before the first). `depth`: how many list items `lines` is nested in."""
-    section, label, label_indent = "", "", -1
+    (`block` is the one before the first). `depth`: how many list items `lines` is nested in.
+    With `at`, where each line begins in the document: each unit gets the span of the block
+    it was read from (`Unit.start`, `Unit.end`) unless a nested reading gave it a narrower one."""
+    section, label, label_indent, titled = "", "", -1, None
     while i < len(lines):
         line = lines[i]
         if is_heading(lines, i):
-            section, label = heading_text(lines[i]), ""
+            section, label, titled = heading_text(lines[i]), "", at[i] if at else None
             i += 1 if ATX.match(line) else 2
             continue
         if not line.strip() or (UNDERLINE.match(line) and not FENCE.match(line)) or unread(line):
@@ -221,7 +292,7 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
         if label and indentation(line) <= label_indent:
             label = ""
         block += 1
-        start = len(out)
+        start, first = len(out), i
         if description := DESCRIPTION.match(line):
             label, label_indent = description.group("name"), indentation(line)
             i = past_options(lines, i + 1)  # `:noindex:` is not its body
@@ -243,11 +314,28 @@ def _read(lines: list[str], i: int, out: list[Unit], block: int, depth: int = 0)
         elif DOCTEST.match(line):
             i = _doctest(lines, i, out, block)
         elif ITEM.match(line) or FIELD.match(line):
-            i, block = _item(lines, i, out, block, depth)
+            i, block = _item(lines, i, out, block, depth, at)
         else:
             i = _paragraph(lines, i, out, block)
-        out[start:] = [Unit(u.text, u.kind, u.block, section, label) for u in out[start:]]
+        span = _span(lines, at, first, i)
+        out[start:] = [
+            replace(u, section=section, label=label, titled=titled)
+            if u.start is not None or span is None
+            else replace(u, section=section, label=label, titled=titled, start=span[0], end=span[1])
+            for u in out[start:]
+        ]
     return block
+
+
+def _span(lines: list[str], at: list[int] | None, first: int, after: int) -> tuple[int, int] | None:
+    """Where lines `first` to `after` (not included) lie in the document, without the blank
+    lines that end them; None without `at`."""
+    if at is None:
+        return None
+    last = max(first, min(after, len(lines)) - 1)
+    while last > first and not lines[last].strip():
+        last -= 1
+    return at[first], at[last] + len(lines[last])
 
 
 def _framed(framed: Framed, out: list[Unit], block: int) -> int:
@@ -257,32 +345,6 @@ def _framed(framed: Framed, out: list[Unit], block: int) -> int:
         out.pop()  # "What it looks like:" introduces what only a docs build shows
     out.extend(_sentences(framed.text, block))
     return framed.end
-
-
-def continued_code(previous: Unit, before: str, text: str, repeated: int = 0) -> tuple[Unit | None, str]:
-    """When the passage `before` ends inside a code block, or with the line opening one,
-    and the passage after it, `text`, goes on with the block: the block's rest as a code
-    unit, without the lines `text` repeats of `before` (its first `repeated` characters:
-    chunks overlap), and the text after the block. When `previous` (the passage's last unit) is the block's code, the unit is
-    the whole block, read from its opener as `previous` was, so that it begins with
-    `previous`'s text (one block, its lines indented as written); else a block of its own
-    after it. Otherwise None and `text`."""
-    continued = continued_block(Before(before, repeated), text)
-    if not continued.lines:
-        return None, text
-    rest = "\n".join(split_lines(text)[continued.lines :])
-    fresh = continued.code[continued.repeated :]
-    if not "".join(fresh).strip():
-        return None, rest
-    if previous.kind == Kind.CODE and continued.opener >= 0:
-        read: list[Unit] = []
-        _read([*split_lines(before)[continued.opener :], *fresh], 0, read, previous.block - 1)
-        whole = next((u for u in read if u.kind == Kind.CODE), None)
-        if whole is not None and whole.text.startswith(previous.text):
-            return replace(whole, block=previous.block, section=previous.section, label=previous.label), rest
-    code = _cap(textwrap.dedent("\n".join(fresh)).strip("\n"))
-    block = previous.block if previous.kind == Kind.CODE else previous.block + 1
-    return Unit(code, Kind.CODE, block, previous.section, previous.label), rest
 
 
 def _looks_like_a_title(unit: Unit) -> bool:
@@ -345,7 +407,9 @@ def _table(lines: list[str], i: int, out: list[Unit], block: int) -> int:
     return end
 
 
-def _item(lines: list[str], i: int, out: list[Unit], block: int, depth: int) -> tuple[int, int]:
+def _item(
+    lines: list[str], i: int, out: list[Unit], block: int, depth: int, at: list[int] | None = None
+) -> tuple[int, int]:
     """Consecutive list items (or reST fields): each item's own paragraph is a unit, what is
     nested in it after that (a paragraph, a literal or fenced code block, a sub-list) is read
     as blocks of its own. The line after the list, and the last block number used."""
@@ -375,7 +439,9 @@ def _item(lines: list[str], i: int, out: list[Unit], block: int, depth: int) -> 
         if literal:  # "Example::" introduces the literal block nested in the item
             text = text[:-3] if text.endswith(" ::") else text[:-1]
         out.append(Unit(_cap(text), Kind.ITEM, block))
-        block = _nested(lines[own:end], out, block, depth + 1, literal=literal)
+        block = _nested(
+            lines[own:end], out, block, depth + 1, literal=literal, at=at[own:end] if at else None
+        )
         if (
             end >= len(lines)
             or not lines[end].strip()
@@ -401,7 +467,9 @@ def _item_text(lines: list[str], base: int) -> str:
     return text
 
 
-def _nested(lines: list[str], out: list[Unit], block: int, depth: int, *, literal: bool) -> int:
+def _nested(
+    lines: list[str], out: list[Unit], block: int, depth: int, *, literal: bool, at: list[int] | None = None
+) -> int:
     """What a list item holds after its own paragraph, dedented and read as blocks (all of it
     one literal block when the item's text ended with `::`); the last block number used.
     Deeper than `MAX_NESTING` (a model's or a document's runaway list), it is one unit."""
@@ -415,7 +483,8 @@ def _nested(lines: list[str], out: list[Unit], block: int, depth: int, *, litera
     if literal:
         out.append(_code("\n".join(dedented).strip("\n"), block + 1))
         return block + 1
-    return _read(dedented, 0, out, block, depth)
+    where = [a + least if line.strip() else a for a, line in zip(at, lines, strict=True)] if at else None
+    return _read(dedented, 0, out, block, depth, where)
 
 
 def _paragraph(lines: list[str], i: int, out: list[Unit], block: int) -> int:
@@ -450,6 +519,11 @@ def _starts_block(lines: list[str], j: int, first: int) -> bool:
         or UNDERLINE.match(line)
         or indentation(line) > indentation(lines[first]) + 1
     )
+
+
+def sentences(text: str, block: int) -> list[Unit]:
+    """The sentences of a paragraph's `text`, as units of `block`."""
+    return _sentences(text, block)
 
 
 def _sentences(text: str, block: int) -> list[Unit]:

@@ -13,7 +13,7 @@ from knowledge.backends.embedding import LocalEmbedder, Vectors
 from knowledge.engine import Knowledge, Request
 from knowledge.indexing.chunking import chunk_text
 from knowledge.indexing.ingest import Source
-from knowledge.indexing.units import decoded, read_units, section_before
+from knowledge.indexing.units import PREFIX, decoded, encoded, read_units
 from knowledge.judging.abstain import Calibration, Evidence, evidence
 from knowledge.judging.judge import READ_ON
 from knowledge.judging.ranking import (
@@ -30,14 +30,13 @@ from knowledge.judging.ranking import (
     without_word,
 )
 from knowledge.search.followup import standalone_question
-from knowledge.search.retrieval import Retrieval
-from knowledge.text.cuts import Before
+from knowledge.search.retrieval import Hit, Retrieval
 from knowledge.text.quotes import Kind, Unit, units
 from knowledge.text.words import content_words, stems_of
 from storage.keyword import MAX_TERMS
-from storage.records import IndexRef
+from storage.records import ChunkRecord, IndexRef
 from tests.knowledge.conftest import Stack, md
-from tests.knowledge.text.test_quotes import preceded
+from tests.knowledge.text.test_quotes import Chunk, in_document
 
 TRUSTING = Calibration(50.0, (0.0, 0.0, 0.0, 0.0, 0.0), 0.5)
 CALIBRATION = Calibration.fitted()
@@ -260,7 +259,30 @@ async def test_each_of_the_best_passages_is_read_on_into_the_next(stack: Stack) 
     assert len(read) >= 2, "not only the best passage is read on"
     for passage in read:
         following = await stack.retriever.following(passage.hit)
-        assert following is not None and passage.units[-1].unit.text in following[0]
+        assert following is not None and passage.units[-1].unit in decoded(following.units or "")
+
+
+def next_chunk(hit: Hit, following: str, heading: str | None = None) -> ChunkRecord:
+    """The chunk after `hit` in its document, holding `following` (which may repeat the end
+    of `hit`, as chunks overlap), with its units as ingest records them: read from the whole
+    document."""
+    assert hit.start is not None
+    overlap = next(
+        (
+            len(hit.text) - k
+            for k in range(len(hit.text))
+            if hit.text[k:].strip() and following.startswith(hit.text[k:])
+        ),
+        0,
+    )
+    separator = "" if overlap or hit.text.endswith("\n") else "\n"
+    document = " " * hit.start + hit.text + separator + following[overlap:]
+    start = hit.start + len(hit.text) + len(separator) - overlap
+    chunks = [Chunk(hit.heading, hit.text, hit.start), Chunk(hit.heading, following, start)]
+    found = read_units(chunks, document)[1]
+    return ChunkRecord(
+        0, hit.document.id, 0, hit.position + 1, heading or hit.heading, following, start, encoded(found)
+    )
 
 
 async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(stack: Stack) -> None:
@@ -272,55 +294,42 @@ async def test_reading_on_skips_the_overlap_even_when_it_starts_with_a_capital(s
     assert passage.units[-1].unit.text.startswith("Wrap the whole application")
     # chunks overlap: the next one starts inside that sentence, at a capitalised name
     following = "CORSMiddleware so error responses carry the headers too.\n\nList custom headers in `expose_headers`.\n"
-    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(
-        ranking, passage, following, preceded(passage.hit.text, following).repeated
-    )
+    ranker = Ranker(stack.embedder, stack.retriever.term_frequencies)
+    read = ranker.read_on(ranking, passage, next_chunk(passage.hit, following))
     added = [u.unit.text for u in read.units[len(passage.units) :]]
     assert added == ["List custom headers in `expose_headers`."]
-    targets = ".. _`CORS`: https://developer.mozilla.org/docs/Web/HTTP/CORS\n\nSessions\n--------\n"
-    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, passage, targets)
+    targets = "\n.. _`CORS`: https://developer.mozilla.org/docs/Web/HTTP/CORS\n\nSessions\n--------\n"
+    read = ranker.read_on(ranking, passage, next_chunk(passage.hit, targets))
     assert read.units == passage.units, "link targets and the next section's title are nothing to quote"
 
 
-async def test_a_unit_the_passage_was_cut_inside_is_completed_not_repeated(stack: Stack) -> None:
+async def test_a_unit_a_chunk_is_cut_inside_is_recorded_whole_and_read_on_once(stack: Stack) -> None:
     index = stack.index()
-    # a passage as the chunker may cut one: inside its last sentence, or inside a code block
-    page = (
-        "# CORS\n\nBrowsers block cross-origin reads. Wrap the whole application with CORSMiddleware so error"
+    filler = " ".join(
+        f"Step {n} checks the proxy settings of the session before it starts." for n in range(40)
     )
-    tree = "# Layout\n\nLay the templates out like this:\n\n```\nyourpackage/\n    admin/"
-    await stack.ingestor.add(index, md("cors.md", page))
-    await stack.ingestor.add(index, md("layout.md", tree))
+    page = f"# Proxies\n\n{filler}\n\nSet HTTPS_PROXY for every session.\n\n- one item\n- another item\n"
+    await stack.ingestor.add(index, md("proxies.md", page))
+    chunks = chunk_text(page, title="proxies.md")
+    assert len(chunks) > 1
+    for chunk, found in zip(chunks, read_units(chunks, page), strict=True):
+        assert chunk.start is not None
+        own = [u for u in found if not u.continues]
+        assert all(
+            u.start is not None and chunk.start <= u.start < chunk.start + len(chunk.text) for u in own
+        )
+        assert all(u.text in " ".join(page.split()) for u in own), "each whole, even past the chunk's end"
+        pieces = [u for u in found if u.continues]
+        assert all(u.fragment for u in pieces[:1]), "the piece of a sentence begun before is a fragment"
+    _, ranking = await ranked(stack, index, "how do the steps check the proxy settings?")
     ranker = Ranker(stack.embedder, stack.retriever.term_frequencies)
-    for question, name, following, whole, rest in [
-        (
-            "how do error responses get CORS headers?",
-            "cors.md",
-            "CORSMiddleware so error responses carry the headers too.\n\nList custom headers in `expose_headers`.\n",
-            "Wrap the whole application with CORSMiddleware so error responses carry the headers too.",
-            ["List custom headers in `expose_headers`."],
-        ),
-        (
-            "how do error responses get CORS headers?",
-            "cors.md",
-            "application with CORSMiddleware so error responses carry the headers too.\n",
-            "Wrap the whole application with CORSMiddleware so error responses carry the headers too.",
-            [],
-        ),
-        (
-            "how do we lay out the admin templates?",
-            "layout.md",
-            "out like this:\n\n```\nyourpackage/\n    admin/\n        index.html\n```\n\nThen render `admin/index.html`.\n",
-            "```\nyourpackage/\n    admin/\n        index.html\n```",
-            ["Then render `admin/index.html`."],
-        ),
-    ]:
-        _, ranking = await ranked(stack, index, question)
-        passage = next(p for p in ranking.passages if p.hit.document.name == name)
-        read = ranker.read_on(ranking, passage, following, preceded(passage.hit.text, following).repeated)
+    for passage in ranking.passages:
+        following = await stack.retriever.following(passage.hit)
+        if following is None:
+            continue
+        read = ranker.read_on(ranking, passage, following)
         texts = [u.unit.text for u in read.units]
-        assert texts[len(passage.units) - 1] == whole, "the cut unit is replaced by the whole one"
-        assert texts[len(passage.units) :] == rest and read.following == len(rest)
+        assert len(texts) == len(set(texts)), "no unit read on twice"
 
 
 async def test_the_lead_is_a_sentence_that_states_not_one_that_introduces_code(stack: Stack) -> None:
@@ -379,7 +388,7 @@ def test_a_quote_grows_back_into_the_tail_of_a_block_the_passage_before_begins_o
         "Connection retries are also available via this interface.\n"
         "Requests will be retried the given number of times in case a connection fails."
     )
-    found = units(text, preceded(before, text))
+    found = in_document(before, text)
     assert found[0].kind == Kind.CODE and found[0].continues, "the end of another example"
     assert 0.4 < TAIL_SHARE < 0.6
     passage = scored_units(found, [0.4, 1.0, 0.8])  # under TAIL_SHARE of the best: another example's end
@@ -509,24 +518,27 @@ async def test_a_passage_that_begins_inside_a_literal_block_is_scored_with_its_l
     assert units(passage.hit.text)[0].kind == "sentence", "read alone, its first lines would be prose"
 
 
-async def test_the_passage_before_is_read_within_a_section_only(stack: Stack) -> None:
-    """Ingest reads each chunk's units with the chunks before it in its section, and no other."""
-    page = (
-        "# Responses\n\n## Set Cookie\n\nUse `set_cookie` on the response to set a cookie the browser keeps.\n\n"
-        "## HTML\n\nTakes some text or bytes and returns an HTML response to the browser.\n"
-    )
-    chunks = chunk_text(page, title="responses.md")
-    html = next(i for i, c in enumerate(chunks) if c.text.startswith("Takes some text"))
-    assert html > 0 and section_before(chunks, html) == Before(), "another section's passage"
-    logging_chunks = chunk_text(_debugging_page(), title="api.rst")
-    assert section_before(logging_chunks, 0) == Before()
-    later = len(logging_chunks) - 1
-    assert later > 0
-    before = section_before(logging_chunks, later)
-    text = logging_chunks[later].text
-    assert before.text and before.text != text and before.text[-40:] in _debugging_page()
-    assert text.startswith(before.text[len(before.text) - before.repeated :]), "the overlap, by offsets"
-    assert read_units(logging_chunks)[later] == units(text, before)
+def test_a_chunks_units_are_the_documents_units_in_its_span() -> None:
+    """Ingest reads a document once, whole; each chunk gets the units that begin in it, and
+    the piece of one begun before it; each unit's offsets slice the document back to it."""
+    page = _debugging_page(40)
+    chunks = chunk_text(page, title="api.rst")
+    assert len(chunks) > 2
+    read = read_units(chunks, page)
+    for chunk, found in zip(chunks, read, strict=True):
+        assert chunk.start is not None
+        for unit in found:
+            assert unit.start is not None and unit.end is not None
+            source = page[unit.start : unit.end]
+            if unit.continues:
+                assert unit.start == chunk.start
+            elif unit.kind == Kind.CODE:
+                assert unit.text.removesuffix("\n…").split("\n")[-1].strip() in source
+            else:
+                assert " ".join(source.split()).startswith(unit.text.split()[0])
+    code = [u for found in read for u in found if u.kind == Kind.CODE and not u.continues]
+    assert len({u.start for u in code}) == len(code), "a block longer than a chunk is recorded whole once"
+    assert any(u.end is not None and u.end - (u.start or 0) > len(chunks[1].text) for u in code)
 
 
 async def test_units_are_recorded_at_ingest_and_old_chunks_get_them_at_repair(stack: Stack) -> None:
@@ -537,8 +549,8 @@ async def test_units_are_recorded_at_ingest_and_old_chunks_get_them_at_repair(st
     hits = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
     stored = {h.chunk_id: h.units for h in hits}
     assert stored and all(u is not None for u in stored.values())
-    read = read_units(chunk_text(_debugging_page(40), title="api.rst"))
-    assert all(decoded(h.units or "") == read[h.position] for h in hits), "each read with its section"
+    read = read_units(chunk_text(_debugging_page(40), title="api.rst"), _debugging_page(40))
+    assert all(decoded(h.units or "") == read[h.position] for h in hits), "read from the whole document"
     assert any(u.kind == Kind.CODE for h in hits if h.position for u in decoded(h.units or "")[:1]), (
         "a chunk beginning inside the literal block begins with code"
     )
@@ -550,6 +562,13 @@ async def test_units_are_recorded_at_ingest_and_old_chunks_get_them_at_repair(st
     again = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
     assert {h.chunk_id: h.units for h in again} == stored, "the same units as ingest recorded"
     assert stack.ingestor.read_old_units() == 0, "once read, nothing is read again"
+    with stack.db.engine.begin() as connection:  # as Lore recorded them before their offsets
+        connection.execute(text_sql('update chunk set units = \'[["Old.","sentence",1,"","",false]]\''))
+    assert decoded('[["Old.","sentence",1,"","",false]]') == [Unit("Old.", Kind.SENTENCE, 1)], "still read"
+    assert await stack.ingestor.repair({index.id: index}) == 0
+    again = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
+    assert all((h.units or "").startswith(PREFIX) for h in again), "older forms are read again at start"
+    assert {h.chunk_id: h.units for h in again} == stored
 
 
 def scored_units(found: Sequence[Unit], scores: Sequence[float]) -> Scored:
@@ -671,12 +690,14 @@ async def test_the_passage_read_on_into_names_the_section_it_opens(stack: Stack)
         "## HTMLResponse\n\nTakes some text or bytes and returns an HTML response.\n"
     )
     await stack.ingestor.add(index, md("responses.md", page))
-    retrieval, _ = await ranked(stack, index, "how do I set a cookie on a response?")
-    cookie = next(h for h in retrieval.hits if "set_cookie" in h.text)
-    assert await stack.retriever.following(cookie) == (
-        "# HTMLResponse\n\nTakes some text or bytes and returns an HTML response.",
-        0,
-    ), "the stored passage has no heading line: it is given one; another section repeats nothing"
+    _, ranking = await ranked(stack, index, "how do I set a cookie on a response?")
+    cookie = next(p for p in ranking.passages if "set_cookie" in p.hit.text)
+    following = await stack.retriever.following(cookie.hit)
+    assert following is not None and following.text.startswith("Takes some text")
+    read = Ranker(stack.embedder, stack.retriever.term_frequencies).read_on(ranking, cookie, following)
+    assert [(u.unit.text, u.unit.section) for u in read.units[len(cookie.units) :]] == [
+        ("Takes some text or bytes and returns an HTML response.", "HTMLResponse")
+    ], "the stored passage has no heading line: its units are shown under it"
 
 
 def test_a_question_the_page_asks_is_never_the_lead() -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from knowledge.text.cuts import Before
-from knowledge.text.quotes import MAX_NESTING, Kind, Unit, continued_code, units
+from dataclasses import dataclass
+
+from knowledge.indexing.units import read_units
+from knowledge.text.quotes import MAX_NESTING, Kind, Unit, units
 
 RST = """Configuration Handling
 ======================
@@ -45,13 +47,34 @@ async def lifespan(app):
 """
 
 
-def preceded(before: str, text: str) -> Before:
-    """`before` as the text before the passage `text` in its section, with as much of its end
-    as `text` begins with repeated (as chunking would have recorded their offsets)."""
-    for start in range(max(0, len(before) - 2000), len(before)):
-        if before[start:].strip() and text.startswith(before[start:]):
-            return Before(before, len(before) - start)
-    return Before(before)
+@dataclass(frozen=True)
+class Chunk:
+    heading: str
+    text: str
+    start: int | None
+
+
+def in_document(before: str, text: str) -> list[Unit]:
+    """The units recorded for the passage `text` of a document that is `before` and then
+    `text`, as much of its start as `before` ends with repeated (chunks overlap): read from the
+    whole document, as ingest reads them."""
+    overlap = next(
+        (
+            len(before) - start
+            for start in range(max(0, len(before) - 2000), len(before))
+            if before[start:].strip() and text.startswith(before[start:])
+        ),
+        0,
+    )
+    separator = "" if overlap or before.endswith("\n") else "\n"  # (else it begins a line)
+    document = before + separator + text[overlap:]
+    chunks = [Chunk("", before, 0), Chunk("", text, len(before) + len(separator) - overlap)]
+    return read_units(chunks, document)[1]
+
+
+def whole(unit: Unit) -> Unit:
+    """`unit` without where it lies in its document."""
+    return Unit(unit.text, unit.kind, unit.block, unit.section, unit.label, unit.continues)
 
 
 def test_rst_is_cut_into_sentences_items_and_whole_code_blocks() -> None:
@@ -193,65 +216,74 @@ DEBUGGING = (
 )
 
 
-def test_a_literal_block_cut_between_two_passages_continues_as_code() -> None:
-    ending = units(DEBUGGING)[-1]
-    assert ending == Unit("import logging\nHTTPConnection.debuglevel = 1", Kind.CODE, 1, "Debugging")
+def in_two(before: str, following: str) -> tuple[list[Unit], list[Unit]]:
+    """The units recorded for two chunks of one document, `before` and then `following`
+    (which may repeat the end of `before`)."""
+    overlap = next(
+        (
+            len(before) - k
+            for k in range(len(before))
+            if before[k:].strip() and following.startswith(before[k:])
+        ),
+        0,
+    )
+    separator = "" if overlap or before.endswith("\n") else "\n"
+    document = before + separator + following[overlap:]
+    chunks = [Chunk("", before, 0), Chunk("", following, len(before) + len(separator) - overlap)]
+    first, second = read_units(chunks, document)
+    return first, second
+
+
+def test_a_literal_block_cut_between_two_passages_is_recorded_whole_where_it_begins() -> None:
     following = (
         "debuglevel = 1\n\n"  # the overlap begins inside a line the passage already holds
         "      logging.basicConfig()\n"
         "      log.setLevel(logging.DEBUG)\n\n"
         "One key difference is the license."
     )
-    code, rest = continued_code(ending, DEBUGGING, following, preceded(DEBUGGING, following).repeated)
-    assert code == Unit(
+    first, second = in_two(DEBUGGING, following)
+    assert whole(first[-1]) == Unit(
         "import logging\nHTTPConnection.debuglevel = 1\n\nlogging.basicConfig()\nlog.setLevel(logging.DEBUG)",
         Kind.CODE,
         1,
         "Debugging",
-    ), "the whole block, one unit: the passage's part of it and the rest"
-    assert [u.text for u in units(rest)] == ["One key difference is the license."]
-    nested = "Define it::\n\n    def create_app():\n        app = Flask(__name__)"
-    code, _ = continued_code(
-        units(nested)[-1],
-        nested,
-        "        app.config.from_pyfile('config.py')\n    return app\n",
-        preceded(nested, "        app.config.from_pyfile('config.py')\n    return app\n").repeated,
+    ), "the whole block, one unit, on the passage it begins in, though it runs past its end"
+    assert [(u.kind, u.continues) for u in second] == [(Kind.CODE, True), (Kind.SENTENCE, False)]
+    assert (
+        second[0].text
+        == "HTTPConnection.debuglevel = 1\n\nlogging.basicConfig()\nlog.setLevel(logging.DEBUG)"
     )
-    assert code is not None and code.text == (
+    assert second[-1].text == "One key difference is the license."
+    nested = "Define it::\n\n    def create_app():\n        app = Flask(__name__)"
+    first, _ = in_two(nested, "        app.config.from_pyfile('config.py')\n    return app\n")
+    assert first[-1].text == (
         "def create_app():\n    app = Flask(__name__)\n    app.config.from_pyfile('config.py')\nreturn app"
     ), "its lines indented as written, not each part on its own"
 
 
-def test_a_passage_ending_with_the_line_that_opens_a_literal_block_continues_as_code() -> None:
+def test_a_passage_ending_with_the_line_that_opens_a_literal_block_holds_the_block() -> None:
     before = "Requests encodes it for you if you pass it directly::"
-    (opener,) = units(before)
-    assert opener.text == "Requests encodes it for you if you pass it directly:"
     following = "    >>> url = 'https://api.example.com/'\n    >>> r = requests.post(url, json=payload)\n\nNote the header."
-    code, rest = continued_code(opener, before, following, preceded(before, following).repeated)
-    assert code == Unit(
-        ">>> url = 'https://api.example.com/'\n>>> r = requests.post(url, json=payload)", Kind.CODE, 2
-    )
-    assert [u.text for u in units(rest)] == ["Note the header."]
+    first, second = in_two(before, following)
+    assert [whole(u) for u in first] == [
+        Unit("Requests encodes it for you if you pass it directly:", Kind.SENTENCE, 1)
+    ]
+    assert [whole(u) for u in second] == [
+        Unit(">>> url = 'https://api.example.com/'\n>>> r = requests.post(url, json=payload)", Kind.CODE, 1),
+        Unit("Note the header.", Kind.SENTENCE, 2),
+    ], "the block begins in the next passage: it is that one's, and a read-on finds it there"
 
 
-def test_only_a_block_left_open_is_continued_and_only_by_indented_text() -> None:
-    code = units(DEBUGGING)[-1]
+def test_only_a_block_left_open_runs_on_and_only_by_indented_text() -> None:
     paragraph = "Another paragraph.\n    y = 2"
-    assert continued_code(code, DEBUGGING, paragraph, preceded(DEBUGGING, paragraph).repeated) == (
-        None,
-        paragraph,
+    first, second = in_two(DEBUGGING, paragraph)
+    assert whole(first[-1]) == Unit(
+        "import logging\nHTTPConnection.debuglevel = 1", Kind.CODE, 1, "Debugging"
     )
-    assert continued_code(
-        code,
-        "Some prose.\n\n    x = 1",
-        "    y = 2",
-        preceded("Some prose.\n\n    x = 1", "    y = 2").repeated,
-    ) == (None, "    y = 2"), "no block open"
-    repeated = "debuglevel = 1\n\nDone."
-    assert continued_code(code, DEBUGGING, repeated, preceded(DEBUGGING, repeated).repeated) == (
-        None,
-        "Done.",
-    ), "only repeated lines"
+    assert Kind.CODE not in [u.kind for u in second]
+    first, second = in_two("Some prose.\n\n    x = 1\n\n", "Then.\n    y = 2")
+    assert (first[-1].kind, first[-1].text) == (Kind.SENTENCE, "x = 1"), "no block open"
+    assert Kind.CODE not in [u.kind for u in second]
 
 
 def test_a_passage_that_begins_inside_a_literal_block_reads_its_first_lines_as_code() -> None:
@@ -269,16 +301,19 @@ def test_a_passage_that_begins_inside_a_literal_block_reads_its_first_lines_as_c
     )
     alone = units(text)
     assert alone[0].kind == Kind.SENTENCE, "without the passage before, the lines read as prose"
-    found = units(text, preceded(before, text))
+    found = in_document(before, text)
     assert [(u.kind, u.text) for u in found] == [
         (Kind.CODE, "@pytest.fixture\ndef runner(app):\n    return app.test_cli_runner()"),
         (Kind.SENTENCE, "Use the runner to invoke commands."),
     ]
-    assert units(text, preceded("The passage before says nothing of code.", text)) == alone
+    assert [(u.kind, u.text) for u in in_document("The passage before says nothing of code.\n\n", text)] == [
+        (u.kind, u.text) for u in alone
+    ]
     opener = "conftest::\n\n    import pytest\n\n    @pytest.fixture\n    def runner(app):"
-    assert units(opener, preceded(before, opener))[0] == Unit(
-        "conftest:", Kind.SENTENCE, 1, continues=True
-    ), "it repeats the opener: read as is, the end of a sentence begun before it"
+    begun = in_document(before, opener)[0]
+    assert (begun.kind, begun.continues, begun.fragment) == (Kind.SENTENCE, True, True), (
+        "it repeats the opener: the end of a sentence begun before it"
+    )
 
 
 def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> None:
@@ -291,7 +326,7 @@ def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> No
         "The configuration files themselves are Python files"
     )
     text = "$ flask run\n    * Running on http://127.0.0.1:5000/\n\nThe configuration files themselves are Python files."
-    assert [(u.kind, u.text) for u in units(text, preceded(before, text))] == [
+    assert [(u.kind, u.text) for u in in_document(before, text)] == [
         (Kind.CODE, "$ flask run\n * Running on http://127.0.0.1:5000/"),
         (Kind.SENTENCE, "The configuration files themselves are Python files."),
     ]
@@ -300,28 +335,30 @@ def test_a_passage_may_repeat_lines_of_a_block_the_passage_before_closes() -> No
 def test_a_passage_that_begins_inside_a_fenced_block_reads_up_to_its_closing_fence() -> None:
     before = "Add the middleware:\n\n```python\napp = Starlette()\napp.add_middleware(\n    CORSMiddleware,"
     text = "CORSMiddleware,\n    allow_origins=['*'],\n)\n```\n\nThen run it.\n\n```\nuvicorn app:app\n```"
-    found = units(text, preceded(before, text))
+    found = in_document(before, text)
     assert [(u.kind, u.text) for u in found] == [
         (Kind.CODE, "    CORSMiddleware,\n    allow_origins=['*'],\n)"),
         (Kind.SENTENCE, "Then run it."),
         (Kind.CODE, "```\nuvicorn app:app\n```"),
     ]
     titled = "Title\n``````````\n\nProse::\n\n    code_line()"  # reST lets a title's underline be backticks
-    assert units("code_line()\n\nMore prose.", preceded(titled, "code_line()\n\nMore prose."))[0] == Unit(
-        "code_line()", Kind.CODE, 1, continues=True
-    )
+    assert [(u.kind, u.text) for u in in_document(titled, "code_line()\n\nMore prose.")] == [
+        (Kind.CODE, "code_line()"),
+        (Kind.SENTENCE, "More prose."),
+    ]
 
 
 def test_a_passage_between_two_fenced_blocks_knows_which_fence_closes_and_which_opens() -> None:
     # it begins inside one block and ends inside the next: two fences, as if it held one whole block
     text = "routes = [\n    Route('/', homepage),\n]\n```\n\nNow the test configuration:\n\n```python title=\"conftest.py\"\nimport pytest"
+    document = "```python\n" + text  # the document opens the block the passage begins in
     assert [(u.kind, u.text) for u in units(text)] == [
         (Kind.CODE, "routes = [\n    Route('/', homepage),\n]"),
         (Kind.SENTENCE, "Now the test configuration:"),
         (Kind.CODE, '```python title="conftest.py"\nimport pytest'),
     ]
     following = "import pytest\n\n@pytest.fixture\ndef client():\n    ...\n```\n\nThen write the tests."
-    assert [(u.kind, u.text) for u in units(following, preceded(text, following))] == [
+    assert [(u.kind, u.text) for u in in_document(document, following)] == [
         (Kind.CODE, "import pytest\n\n@pytest.fixture\ndef client():\n    ..."),
         (Kind.SENTENCE, "Then write the tests."),
     ]
@@ -442,7 +479,7 @@ def test_markdown_admonitions_read_as_their_rest_directives() -> None:
 def test_a_passage_begun_mid_line_in_a_block_shows_that_line_whole_and_no_stray_brackets() -> None:
     before = 'Read it:\n\n```python\nform = await request.form()\nfilename = form["upload_file"].filename'
     text = '= form["upload_file"].filename\ncontents = await form["upload_file"].read()\n```\n\nDone.'
-    assert units(text, preceded(before, text))[0].text == (
+    assert in_document(before, text)[0].text == (
         'filename = form["upload_file"].filename\ncontents = await form["upload_file"].read()'
     )
     tail = units("]\n```\n\nYou can also mount sub-applications.")[0]
@@ -508,7 +545,7 @@ def test_a_passage_begun_mid_line_in_an_indented_body_reads_that_line_with_the_r
         "socket for ``timeout`` seconds. If no timeout is specified explicitly, requests do\n"
         "    not time out.\n\nErrors\n------\n\nA network problem raises a ``ConnectionError``.\n"
     )
-    read = [(u.text, u.fragment) for u in units(passage, preceded(before, passage))]
+    read = [(u.text, u.fragment) for u in in_document(before, passage)]
     assert read == [
         ("socket for ``timeout`` seconds.", True),
         ("If no timeout is specified explicitly, requests do not time out.", False),
@@ -518,19 +555,13 @@ def test_a_passage_begun_mid_line_in_an_indented_body_reads_that_line_with_the_r
         "without the passage before, where the line began is not known"
     )
     cut_at_its_start = "Ends here.\n" + passage[passage.index("If no") :]
-    assert [u.text for u in units(cut_at_its_start, preceded("Ends here.\n", cut_at_its_start))][1] == (
+    assert [u.text for u in in_document("Ends here.\n", cut_at_its_start)][1] == (
         "If no timeout is specified explicitly, requests do"
     ), "a passage that begins at a line's start is read as it stands"
     item = "*   ``SECRET_KEY`` is used by Flask to keep data safe. It is set to ``'dev'`` during\n"
-    listed = units(
-        "set to ``'dev'`` during\n    development. Override it when deploying.\n",
-        preceded(item, "set to ``'dev'`` during\n    development. Override it when deploying.\n"),
-    )
+    listed = in_document(item, "set to ``'dev'`` during\n    development. Override it when deploying.\n")
     assert [u.text for u in listed] == ["set to ``'dev'`` during development.", "Override it when deploying."]
-    doctest = units(
-        "like this:\n    >>> requests.get(url)\n",
-        preceded("It is used like this:\n", "like this:\n    >>> requests.get(url)\n"),
-    )
+    doctest = in_document("It is used like this:\n", "like this:\n    >>> requests.get(url)\n")
     assert [u.kind for u in doctest] == [Kind.SENTENCE, Kind.CODE], "a block after it is not its paragraph"
 
 
@@ -584,33 +615,24 @@ def test_a_passage_that_begins_mid_sentence_knows_it_from_the_passage_before() -
         "CLI command, or ``with`` block. Various callbacks run during the context.\n"
     )
     wrapped = "CLI command, or ``with`` block. Various callbacks run during the context.\n"
-    found = units(wrapped, preceded(before[: before.index("CLI")], wrapped))
+    found = in_document(before[: before.index("CLI")], wrapped)
     assert [(u.text, u.fragment) for u in found] == [
         ("CLI command, or ``with`` block.", True),
         ("Various callbacks run during the context.", False),
     ], "at the start of a line that goes on with a sentence of the line before"
     assert units(wrapped)[0].fragment is False, "without the passage before, it cannot be told"
     one_line = "The application context is pushed during a request, CLI"  # overlapping from mid-line
-    assert units("CLI command, or ``with`` block.", preceded(one_line, "CLI command, or ``with`` block."))[
+    assert in_document(one_line, "CLI command, or ``with`` block.")[0].fragment
+    assert not in_document("It is pushed during a request. CLI", "CLI commands push it.")[0].fragment
+    assert not in_document(before[: before.index("Various")], "Various callbacks run during the context.\n")[
         0
     ].fragment
-    assert not units(
-        "CLI commands push it.", preceded("It is pushed during a request. CLI", "CLI commands push it.")
-    )[0].fragment
-    assert not units(
-        "Various callbacks run during the context.\n",
-        preceded(before[: before.index("Various")], "Various callbacks run during the context.\n"),
-    )[0].fragment
     paragraph = "The context\n-----------\n\nSome intro.\n\n"
-    assert not units("CLI commands push it too.\n", preceded(paragraph, "CLI commands push it too.\n"))[
-        0
-    ].fragment, "a new paragraph"
-    assert not units(
-        "CLI commands push it too.\n", preceded("The context\n-----------", "CLI commands push it too.\n")
-    )[0].fragment, "after a title"
-    assert not units(
-        "- CLI commands push it too.\n", preceded("Where it is pushed,", "- CLI commands push it too.\n")
-    )[0].fragment, "an item"
+    assert not in_document(paragraph, "CLI commands push it too.\n")[0].fragment, "a new paragraph"
+    assert not in_document("The context\n-----------", "CLI commands push it too.\n")[0].fragment, (
+        "after a title"
+    )
+    assert not in_document("Where it is pushed,", "- CLI commands push it too.\n")[0].fragment, "an item"
 
 
 def test_mkdocstrings_reference_is_no_text_of_the_page() -> None:
@@ -634,7 +656,7 @@ def test_mkdocstrings_reference_is_no_text_of_the_page() -> None:
 def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_page_does() -> None:
     before = "Then install the file with ``pip``.\n\n.. code-block:: none"
     text = "code-block:: none\n\n    $ pip install flaskr-1.0.0-py3-none-any.whl\n\nPip installs it.\n"
-    assert [(u.kind, u.text) for u in units(text, preceded(before, text))] == [
+    assert [(u.kind, u.text) for u in in_document(before, text)] == [
         (Kind.CODE, "$ pip install flaskr-1.0.0-py3-none-any.whl"),
         (Kind.SENTENCE, "Pip installs it."),
     ], "the directive's line, begun in its middle, is read whole from the passage before"
@@ -642,8 +664,8 @@ def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_
     assert [u.text for u in units(listed)][-1] == "2. It escapes special characters.", (
         "the next item's number, cut from its text, is not part of the item before"
     )
-    assert units("1.", preceded("Intro.\n\n.. note:: 1.", "1.")) == [], (
-        "a passage of a cut number alone holds nothing"
+    assert all(u.fragment for u in in_document("Intro.\n\n.. note:: 1.", "1.")), (
+        "a passage of a cut number alone holds nothing to quote"
     )
     numbered = units("Steps:\n\n#.  Create the app.\n#.  Configure it.\n")
     assert [u.rendered for u in numbered[1:]] == ["-  Create the app.", "-  Configure it."]
@@ -651,10 +673,9 @@ def test_a_passage_cut_in_a_directive_line_or_before_an_items_text_reads_as_the_
 
 def test_directive_options_a_passage_begins_with_and_a_pages_metadata_are_no_text() -> None:
     before = "Useful Functions and Classes\n----------------------------\n\n.. autoclass:: Flask"
-    assert units(
-        "Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n",
-        preceded(before, "Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n"),
-    )[-1].text == ("The app object.")
+    assert in_document(before, "Flask\n   :members:\n   :member-order: bysource\n\nThe app object.\n")[
+        -1
+    ].text == ("The app object.")
     assert [u.text for u in units(":orphan:\n\nThis page moved.\n")] == ["This page moved."]
     assert [u.text for u in units(":param url: The URL to fetch.\n")] == [":param url: The URL to fetch."], (
         "a field of text is kept"
@@ -746,7 +767,7 @@ def test_html_that_formats_words_is_not_shown_and_a_cut_include_line_is_no_text(
     assert units(text)[0].rendered == 'Data "parsing" and `kwargs` work, `<code>` in a span stays.'
     before = "Override the handler:\n\n{* ../../docs_src/handling_errors/tutorial004_py310.py hl[2,14:19] *}"
     cut = "hl[2,14:19] *}\n\nNow you will get a text version."  # a passage begun inside the include's line
-    assert [u.text for u in units(cut, preceded(before, cut))] == ["Now you will get a text version."]
+    assert [u.text for u in in_document(before, cut)] == ["Now you will get a text version."]
 
 
 def test_entities_and_substitutions_read_as_the_page_shows_them() -> None:
