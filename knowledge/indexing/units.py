@@ -27,8 +27,8 @@ from knowledge.text.syntax import FENCE
 __all__ = ["FORM", "PREFIX", "Passage", "current", "decoded", "encoded", "read_units", "rebuilt", "recorded"]
 
 FORM = 2
-"""The form units are recorded in: 2 with document offsets, read from the whole document.
-Chunks recorded in another form are read again at start (`Ingestor.read_old_units`)."""
+"""The form units are recorded in: 2 with document offsets, read from the whole document,
+and their text as a reader sees it. Chunks recorded in another form are read again at start (`Ingestor.read_old_units`)."""
 PREFIX = f'{{"form":{FORM},'
 """How a record of the current form begins (the repair at start finds the others by it)."""
 
@@ -112,13 +112,30 @@ def rebuilt(chunks: Sequence[Passage]) -> str:
 
 def encoded(found: Sequence[Unit]) -> str:
     """Units as stored on their chunk: a JSON object of the form and a list of [text, kind,
-    block, section, label, continues, start, end]."""
+    block, section, label, continues, start, end, rendered] (rendered: as a reader sees it,
+    '' when that is its text)."""
     rows = json.dumps(
-        [[u.text, u.kind.value, u.block, u.section, u.label, u.continues, u.start, u.end] for u in found],
+        [_row(u) for u in found],
         ensure_ascii=False,
         separators=(",", ":"),
     )
     return f'{PREFIX}"units":{rows}}}'
+
+
+def _row(unit: Unit) -> list[Any]:
+    rendered = unit.rendered
+    shown = rendered if rendered != unit.text else ""
+    return [
+        unit.text,
+        unit.kind.value,
+        unit.block,
+        unit.section,
+        unit.label,
+        unit.continues,
+        unit.start,
+        unit.end,
+        shown,
+    ]
 
 
 def decoded(stored: str) -> list[Unit]:
@@ -126,7 +143,14 @@ def decoded(stored: str) -> list[Unit]:
     offsets)."""
     value: Any = json.loads(stored)
     rows = value["units"] if isinstance(value, dict) else value
-    return [Unit(row[0], Kind(row[1]), *row[2:]) for row in rows]
+    return [_unit(row) for row in rows]
+
+
+def _unit(row: list[Any]) -> Unit:
+    text, kind, block, section, label, continues, *rest = row
+    start, end, shown = (*rest, None, None, None)[:3]  # (the form before: without them)
+    display = None if shown is None else shown or text
+    return Unit(text, Kind(kind), block, section, label, continues, start, end, display=display)
 
 
 def current(stored: str | None) -> bool:

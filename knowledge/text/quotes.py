@@ -95,6 +95,8 @@ class Unit:
     titled: int | None = field(default=None, compare=False)
     """Where the heading of its `section` begins in the document's text (not stored: a
     passage shows the section only when it holds that heading)."""
+    display: str | None = field(default=None, compare=False)
+    """`rendered`, as ingest recorded it (a question renders no markup); None: not recorded."""
 
     @property
     def shown(self) -> str:
@@ -112,6 +114,8 @@ class Unit:
         """The text as a reader sees it: prose with its reST markup rendered, code as written
         in a fenced block (one read from an indented block gets its fences: in Markdown its
         `# comment` line would be a heading, `>>>` a nested quote, `**kwargs` bold)."""
+        if self.display is not None:
+            return self.display
         if self.kind == Kind.ITEM:
             return readable(_AUTO_NUMBER.sub(r"\1-", self.text))
         if self.kind != Kind.CODE:
@@ -197,28 +201,26 @@ def document_units(text: str) -> list[Unit]:
     at = line_starts(text)
     out: list[Unit] = []
     _read(lines, 0, out, 0, at=at)
-    placed, cursor = [], 0
+    starts, ends, cursor = [], [], 0
     for unit in out:
         lo, hi = unit.start or 0, unit.end or len(text)
         first = unit.text.split(maxsplit=1)[:1]
         found = text.find(first[0], max(lo, cursor), hi) if first else -1
-        start = found if found >= 0 else max(lo, min(cursor, hi))
+        starts.append(found if found >= 0 else max(lo, min(cursor, hi)))
+        ends.append(hi)
         if found >= 0:
             cursor = found + len(first[0])
-        placed.append(replace(unit, start=start, end=hi))
-    for k, unit in enumerate(placed[:-1]):  # a unit of a block ends where the next one begins
-        after = placed[k + 1].start
-        if (
-            after is not None
-            and unit.start is not None
-            and unit.end is not None
-            and unit.start < after < unit.end
-        ):
-            end = after
-            while end > unit.start + 1 and text[end - 1].isspace():
+    for k in range(len(out) - 1):  # a unit of a block ends where the next one begins
+        if starts[k] < starts[k + 1] < ends[k]:
+            end = starts[k + 1]
+            while end > starts[k] + 1 and text[end - 1].isspace():
                 end -= 1
-            placed[k] = replace(unit, end=end)
-    return [u for u in placed if u.rendered.strip() and not _bare_fences(u)]
+            ends[k] = end
+    return [  # (not `replace`: a long page has 100,000s of units)
+        Unit(u.text, u.kind, u.block, u.section, u.label, u.continues, start, end, u.titled)
+        for u, start, end in zip(out, starts, ends, strict=True)
+        if u.rendered.strip() and not _bare_fences(u)
+    ]
 
 
 def line_starts(text: str) -> list[int]:
@@ -317,11 +319,11 @@ def _read(
             i, block = _item(lines, i, out, block, depth, at)
         else:
             i = _paragraph(lines, i, out, block)
-        span = _span(lines, at, first, i)
-        out[start:] = [
-            replace(u, section=section, label=label, titled=titled)
-            if u.start is not None or span is None
-            else replace(u, section=section, label=label, titled=titled, start=span[0], end=span[1])
+        lo, hi = _span(lines, at, first, i) or (None, None)
+        out[start:] = [  # (not `replace`: a long page has 100,000s of units)
+            Unit(u.text, u.kind, u.block, section, label, u.continues, lo, hi, titled)
+            if u.start is None
+            else Unit(u.text, u.kind, u.block, section, label, u.continues, u.start, u.end, titled)
             for u in out[start:]
         ]
     return block
