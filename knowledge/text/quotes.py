@@ -1,11 +1,14 @@
-"""Passages cut into the units an answer may quote: sentences, list items, code blocks.
+"""Documents cut into the units an answer may quote: sentences, list items, code blocks.
 
 Documents arrive as Markdown or reStructuredText-flavoured plain text. A quote must never
-stop in the middle of a fact, so a passage is cut only where a reader would pause: between
+stop in the middle of a fact, so a document is cut only where a reader would pause: between
 sentences of a paragraph, between list items, around a code block (fenced, indented after
 a `::` paragraph, or under a `.. code-block::` directive), which is kept whole. Heading lines
 and their underlines are not quotable; they name the section the units that follow belong to.
 A quoted sentence or item shows reST's inline markup as Sphinx renders it (`knowledge.text.markup`).
+
+Ingest reads each document once, whole (`document_units`), each unit with where its source
+lies in the document; `units` reads a passage alone (a table's rows, a model's answer).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What a line of a Markdown or reStructuredText page is: a fence, a directive, a list item,
 a field, a doctest, a table row, a title and its underline. The patterns and the few helpers
-that read lines with them, shared by the reader of passages (`knowledge.text.quotes`) and the
-reader of what a cut left (`knowledge.text.cuts`).
+that read lines with them, used by the reader of documents (`knowledge.text.quotes`), the
+directives it reads (`knowledge.text.directives`) and the chunker.
 """
 
 from __future__ import annotations
@@ -75,11 +75,6 @@ ATTRIBUTES = re.compile(r"\s*\{\s*[#.][^{}\n]*\}\s*$")
 def heading_text(line: str) -> str:
     """A heading line's words, without its `#` marks and its attribute list (`{ #anchor }`)."""
     return ATTRIBUTES.sub("", line.strip().lstrip("#")).strip()
-
-
-def opens_literal(line: str) -> bool:
-    """A code directive, or a paragraph's line ending with `::` (not another directive)."""
-    return bool(CODE_DIRECTIVE.match(line)) or (line.rstrip().endswith("::") and not DIRECTIVE.match(line))
 
 
 def fence_lines(lines: list[str], start: int) -> list[int]:
