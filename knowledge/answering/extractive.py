@@ -341,7 +341,7 @@ def _unrepeated(unit: Unit, shown: Collection[str]) -> Unit:
     repeated = max(
         (n for end in ends for n in range(len(lines) - 1, 0, -1) if end[-n:] == lines[:n]), default=0
     )
-    return replace(unit, text="\n".join(lines[repeated:])) if repeated else unit
+    return replace(unit, text="\n".join(lines[repeated:]), display=None) if repeated else unit
 
 
 def _within(unit: Unit, shown: Collection[str]) -> bool:
