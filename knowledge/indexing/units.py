@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import bisect
 import json
+import logging
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
@@ -24,7 +26,11 @@ from typing import Any, Protocol
 from knowledge.text.quotes import Kind, Unit, document_units, sentences, units
 from knowledge.text.syntax import FENCE
 
-__all__ = ["FORM", "PREFIX", "Passage", "current", "decoded", "encoded", "read_units", "rebuilt", "recorded"]
+__all__ = [
+    "FORM", "PREFIX", "Passage", "current", "decoded", "encoded", "paragraphs", "read_units", "rebuilt", "recorded"
+]  # fmt: skip
+
+log = logging.getLogger(__name__)
 
 FORM = 2
 """The form units are recorded in: 2 with document offsets, read from the whole document,
@@ -50,9 +56,27 @@ def read_units(chunks: Sequence[Passage], text: str | None = None) -> list[list[
     recorded), from the text the chunks' offsets rebuild. A chunk without an offset (a table's)
     is read alone."""
     document = text if text is not None else rebuilt(chunks)
-    whole = document_units(document)
+    try:
+        whole = document_units(document)
+    except Exception:  # a bug of the reader on one page: its passages as paragraphs, not a failed ingest
+        log.exception(
+            "could not read the units of a document of %d characters: read as paragraphs", len(document)
+        )
+        whole = paragraphs(document)
     starts = [u.start or 0 for u in whole]
     return [_of(chunk, document, whole, starts) for chunk in chunks]
+
+
+def paragraphs(document: str) -> list[Unit]:
+    """A document's paragraphs (what blank lines part) as plain units, with their offsets."""
+    return [
+        Unit(" ".join(found.group().split()), Kind.SENTENCE, block, start=found.start(), end=found.end())
+        for block, found in enumerate(_PARAGRAPH.finditer(document), 1)
+    ]
+
+
+_PARAGRAPH = re.compile(r"\S(?:.|\n(?![ \t]*\n))*")
+"""Text up to a blank line."""
 
 
 def _of(chunk: Passage, document: str, whole: list[Unit], starts: list[int]) -> list[Unit]:

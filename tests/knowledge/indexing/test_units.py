@@ -8,7 +8,7 @@ import time
 import pytest
 
 from knowledge.indexing.chunking import chunk_text
-from knowledge.indexing.units import PREFIX, decoded, encoded, read_units, rebuilt
+from knowledge.indexing.units import PREFIX, decoded, encoded, paragraphs, read_units, rebuilt
 from knowledge.text.quotes import Kind, Unit, document_units
 
 SPHINX = """Configuration
@@ -137,3 +137,11 @@ def test_hostile_input_never_raises_and_reads_in_a_sane_time(page: str) -> None:
     assert time.process_time() - started < 20
     assert all(u.start is not None and u.end is not None and u.start <= u.end <= len(page) for u in found)
     encoded(found)  # (surrogates are stored as JSON escapes)
+
+
+def test_the_fallback_reads_paragraphs_with_their_offsets() -> None:
+    """What ingest records when the reader fails on a page: its paragraphs, never a lost page."""
+    page = "One paragraph\nwrapped.\n\n   \nTwo.\n\n\n```\nunclosed"
+    found = paragraphs(page)
+    assert [u.text for u in found] == ["One paragraph wrapped.", "Two.", "``` unclosed"]
+    assert [" ".join(page[u.start or 0 : u.end].split()) for u in found] == [u.text for u in found]
