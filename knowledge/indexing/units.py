@@ -108,16 +108,20 @@ def _piece(unit: Unit, document: str, begin: int, end: int) -> list[Unit]:
     prose, the first of them a fragment."""
     assert unit.end is not None
     stop = min(unit.end, end)
-    if unit.kind == Kind.CODE:
+    if unit.kind == Kind.CODE:  # from the start of a line: the first, indented as the others
         line = document.rfind("\n", 0, begin) + 1
-        lines = document[max(line, unit.start or 0) : stop].split("\n")
+        first = document.rfind("\n", 0, unit.start or 0) + 1
+        lines = document[max(line, first) : stop].split("\n")
         if len(lines) > 1 and FENCE.match(lines[-1]) and not FENCE.sub("", lines[-1]).strip():
             lines.pop()
         code = textwrap.dedent("\n".join(lines)).strip("\n")
         return (
             [Unit(code, Kind.CODE, unit.block, "", unit.label, True, begin, unit.end)] if code.strip() else []
         )
-    found = sentences(" ".join(document[begin:stop].split()), unit.block)
+    words = " ".join(document[begin:stop].split())
+    if words.endswith("::"):  # a paragraph introducing a literal block, as the reader shows it
+        words = words[:-3] if words.endswith(" ::") else words[:-1]
+    found = sentences(words, unit.block)
     return [
         replace(u, label=unit.label, continues=k == 0, start=begin, end=unit.end) for k, u in enumerate(found)
     ]

@@ -207,12 +207,11 @@ def document_units(text: str) -> list[Unit]:
     starts, ends, cursor = [], [], 0
     for unit in out:
         lo, hi = unit.start or 0, unit.end or len(text)
-        first = unit.text.split(maxsplit=1)[:1]
-        found = text.find(first[0], max(lo, cursor), hi) if first else -1
+        found = _found(text, unit, max(lo, cursor), hi)
         starts.append(found if found >= 0 else max(lo, min(cursor, hi)))
         ends.append(hi)
         if found >= 0:
-            cursor = found + len(first[0])
+            cursor = found + 1
     for k in range(len(out) - 1):  # a unit of a block ends where the next one begins
         if starts[k] < starts[k + 1] < ends[k]:
             end = starts[k + 1]
@@ -224,6 +223,27 @@ def document_units(text: str) -> list[Unit]:
         for u, start, end in zip(out, starts, ends, strict=True)
         if u.rendered.strip() and not _bare_fences(u)
     ]
+
+
+def _found(text: str, unit: Unit, lo: int, hi: int) -> int:
+    """Where `unit` begins in `text[lo:hi]`, or -1: code by its first line as written; prose
+    by its first word followed by its second (a word alone may be found in a sentence before)."""
+    if unit.kind == Kind.CODE:
+        first = next((line.strip() for line in unit.text.split("\n") if line.strip()), "")
+        return text.find(first, lo, hi) if first else -1
+    words = unit.text.split(maxsplit=2)
+    if not words:
+        return -1
+    at = text.find(words[0], lo, hi)
+    while at >= 0 and len(words) > 1:
+        after = _SPACE.match(text, at + len(words[0])).end()  # type: ignore[union-attr]
+        if text.startswith(words[1], after):
+            return at
+        at = text.find(words[0], at + 1, hi)
+    return at
+
+
+_SPACE = re.compile(r"\s*")
 
 
 def line_starts(text: str) -> list[int]:
