@@ -6,11 +6,11 @@ import argparse
 import asyncio
 import json
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-Section = Callable[[Path, bool], Awaitable[dict[str, Any]]]
+Section = Callable[[Path, bool], Coroutine[Any, Any, dict[str, Any]]]
 
 
 def run_alone(name: str, section: Section, quick_help: str) -> None:
