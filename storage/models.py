@@ -600,6 +600,9 @@ class VerifiedAnswer(SQLModel, table=True):
     question_vector: list[float] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
     embedding_model: str = Field(max_length=120)
     answered_by: str = Field(default="", max_length=255, description="Who wrote the answer (a name).")
+    answered_by_user: int | None = Field(default=None, foreign_key="user.id")
+    """Who wrote the answer, as a Lore user (None: unknown, or forgotten): forgetting them
+    blanks `answered_by`."""
     verified_by: int = Field(foreign_key="user.id")
     verified_at: datetime = Field(default_factory=utcnow, sa_type=DateTime(timezone=True))
     link: str | None = Field(default=None, max_length=2048, description="The thread it was given in.")

@@ -633,8 +633,13 @@ def sources_line(sources: Sequence[str]) -> str:
     return "Sources: " + " · ".join(sources)
 
 
+A_TEAMMATE = "a teammate"
+"""Who verified an answer, once they were forgotten (`lore forget-user`)."""
+
+
 def verified_mark(question: str, verified_by: str, when: datetime, link: str | None) -> str:
     """Under a verified answer: whose it is, when, and its thread (each already made safe)."""
+    verified_by = verified_by or A_TEAMMATE
     day = f"{when.day} {when:%b}" if when.year == datetime.now(UTC).year else f"{when.day} {when:%b %Y}"
     thread = f" · <{link}|the thread>" if link else ""
     return f"✅ Verified by {verified_by} on {day}, answering “{question}”{thread}"
@@ -701,7 +706,7 @@ def verified_line(question: str, answer: str, by: str, flagged: str | None) -> s
     q = e(question if len(question) <= 150 else question[:149] + "…")
     a = e(answer if len(answer) <= 200 else answer[:199] + "…")
     state = f" _(awaiting review: {e(flagged)})_" if flagged else ""
-    return f"*“{q}”*{state}\n{a}\n_verified by {e(by)}_"
+    return f"*“{q}”*{state}\n{a}\n_verified by {e(by or A_TEAMMATE)}_"
 
 
 def verified_removed(question: str) -> str:
@@ -726,7 +731,7 @@ def escalated_line(question: str, when: str) -> str:
 
 def verified_review_line(question: str, by: str, when: str, flagged: str | None) -> str:
     state = f" — awaiting review ({e(flagged)})" if flagged else ""
-    return f"“{e(question[:200])}”, verified by {e(by)} {when}{state}"
+    return f"“{e(question[:200])}”, verified by {e(by or A_TEAMMATE)} {when}{state}"
 
 
 NO_VERIFIED = "No verified answers here yet. Mark a good reply in a thread with “Save as the answer”."

@@ -183,6 +183,7 @@ class HelpFlows:
                 "answered_by": await reader.name(str(reply.get("user") or "")),
                 "link": await reader.permalink(channel, ts, exact=True),
                 "source_key": f"slack:{channel}:{ts}",
+                "answerer": str(reply.get("user") or ""),
             }
             helping, asker = self._actions.helping, str(parent.get("user") or "")
             if reaction:
