@@ -52,6 +52,7 @@ class DocumentRepository:
         self._db = db
         self.writer = writer or Writer.of_this_process()
         self._keeper = LeaseKeeper(self._renew, self.writer.lease_seconds)
+        db.close_with(self._keeper)
         self._on_delete = on_delete or (lambda: None)
         """Called once deleted rows are committed (`storage.scrub.Scrubber.request`: the
         keyword index keeps a deleted passage's terms until the scrub after it)."""
@@ -213,9 +214,10 @@ class DocumentRepository:
         return self._keeper.held
 
     def close(self) -> None:
-        """Stop renewing leases: rows still held are left to expire, for another process to
-        finish (as if this one had been killed)."""
-        self._keeper.release_all()
+        """Stop renewing leases (the keeper's thread ended when this returns): rows still held
+        are left to expire, for another process to finish (as if this one had been killed).
+        Disposing the database closes it too."""
+        self._keeper.close()
 
     def _lease(
         self, session: Session, document_ids: Sequence[int], only: Sequence[DocumentStatus] | None = None
