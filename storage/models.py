@@ -331,6 +331,10 @@ class SlackGroup(SQLModel, table=True):
     read_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
     error: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     failed_at: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    claimed_by: str | None = Field(default=None, max_length=128)
+    """The process reading its members on schedule now (`SlackGroupRepository.claim_due`)."""
+    claimed_until: datetime | None = Field(default=None, sa_type=DateTime(timezone=True))
+    """After this, another process may take the read over (its reader stopped)."""
 
 
 class SlackGroupMember(SQLModel, table=True):
