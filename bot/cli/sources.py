@@ -286,28 +286,16 @@ def _folders(
     if kind != "notion" and (databases or workspace):
         raise typer.BadParameter("--workspace and --database are for Notion", param_hint="--database")
     if kind == "google-drive":
-        if spaces or page or repos:
-            raise typer.BadParameter("a Google Drive source takes --folder (a link, an id or a name)")
-        wanted, hint = list(drive_folders), "--folder"
+        wanted, hint = _drive_wanted(spaces, page, repos, drive_folders), "--folder"
     elif kind == "notion":
-        if spaces or repos:
-            raise typer.BadParameter(
-                "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
-            )
-        wanted = (["workspace"] if workspace else []) + ([page] if page else []) + list(databases)
-        hint = "--workspace/--page/--database"
+        wanted, hint = (
+            _notion_wanted(spaces, page, repos, databases, workspace),
+            "--workspace/--page/--database",
+        )
     elif kind == "github":
-        if spaces or page:
-            raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
-        wanted, hint = repos, "--repo"
+        wanted, hint = _github_wanted(spaces, page, repos), "--repo"
     else:
-        if repos:
-            raise typer.BadParameter(
-                "--repo is for GitHub; a Confluence source takes --space", param_hint="--repo"
-            )
-        if page and len(spaces) != 1:
-            raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
-        wanted, hint = [f"{key}/{page}" if page else key for key in spaces], "--space/--page"
+        wanted, hint = _confluence_wanted(spaces, page, repos), "--space/--page"
     if not wanted:
         raise typer.BadParameter(f"say what to attach with {hint.split('/')[0]}", param_hint=hint)
     try:
@@ -344,6 +332,38 @@ async def _followed(services: Services, job: JobRef, label: str) -> str:
     async with running_jobs(services, schedule=False, more=channel_syncs):
         job = await follow_with_bar(services.jobs, job, label)
     return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
+
+
+def _drive_wanted(spaces: list[str], page: str | None, repos: list[str], folders: Sequence[str]) -> list[str]:
+    if spaces or page or repos:
+        raise typer.BadParameter("a Google Drive source takes --folder (a link, an id or a name)")
+    return list(folders)
+
+
+def _notion_wanted(
+    spaces: list[str], page: str | None, repos: list[str], databases: Sequence[str], workspace: bool
+) -> list[str]:
+    if spaces or repos:
+        raise typer.BadParameter(
+            "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
+        )
+    return (["workspace"] if workspace else []) + ([page] if page else []) + list(databases)
+
+
+def _github_wanted(spaces: list[str], page: str | None, repos: list[str]) -> list[str]:
+    if spaces or page:
+        raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
+    return repos
+
+
+def _confluence_wanted(spaces: list[str], page: str | None, repos: list[str]) -> list[str]:
+    if repos:
+        raise typer.BadParameter(
+            "--repo is for GitHub; a Confluence source takes --space", param_hint="--repo"
+        )
+    if page and len(spaces) != 1:
+        raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
+    return [f"{key}/{page}" if page else key for key in spaces]
 
 
 def _selection(
