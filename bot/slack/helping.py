@@ -184,14 +184,7 @@ class HelpFlows:
                 if not reaction:
                     await _tell(client, who, messages.NOT_A_REPLY)
                 return
-            channel, ts = where["channel"], str(reply["ts"])
-            fields: Json = {
-                "question": await reader.plain(parent),
-                "answer": await reader.plain(reply),
-                "answered_by": await reader.name(str(reply.get("user") or "")),
-                "link": await reader.permalink(channel, ts, exact=True),
-                "source_key": f"slack:{channel}:{ts}",
-            }
+            fields = await _verified_fields(reader, where["channel"], reply, parent)
             helping, asker = self._actions.helping, str(parent.get("user") or "")
             if reaction:
                 saved = await helping.save_by_reaction(
@@ -280,6 +273,18 @@ async def offer_to_save(client: AsyncWebClient, expert: str, where: Json, questi
         )
     except SlackApiError as exc:
         log.info("could not offer to save the answer: %s", exc.response.get("error"))
+
+
+async def _verified_fields(reader: ChannelReader, channel: str, reply: Message, parent: Message) -> Json:
+    """A reply and its thread's first message as a verified answer's fields, as Slack has them."""
+    ts = str(reply["ts"])
+    return {
+        "question": await reader.plain(parent),
+        "answer": await reader.plain(reply),
+        "answered_by": await reader.name(str(reply.get("user") or "")),
+        "link": await reader.permalink(channel, ts, exact=True),
+        "source_key": f"slack:{channel}:{ts}",
+    }
 
 
 def _answer_id(action: Json) -> int | None:
