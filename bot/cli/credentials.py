@@ -44,7 +44,7 @@ def credentials_from(kind: str, given: Options) -> Credentials:
     g = given
     google = (g.key_file, g.act_as, g.client_id, g.client_secret_env, g.refresh_token_env, g.token_uri)
     if kind == "google-drive" or any(google):
-        found = _google_credentials(kind, *google)
+        found = _google_credentials(kind, g)
         if g.email or g.token_env or g.pat_env or g.app_id or g.installation_id or g.private_key_file:
             raise typer.BadParameter(
                 "Google Drive takes --key-file with --act-as (a service account), or --client-id, "
@@ -114,15 +114,7 @@ def _app_credentials(
         raise typer.BadParameter(str(exc)) from None
 
 
-def _google_credentials(
-    kind: str,
-    key_file: Path | None,
-    act_as: str | None,
-    client_id: str | None,
-    client_secret_env: str | None,
-    refresh_token_env: str | None,
-    token_uri: str | None,
-) -> Credentials:
+def _google_credentials(kind: str, given: Options) -> Credentials:
     """A service account's key (read from its file) acting as a user, or an OAuth client's
     id with its secret and a refresh token from the environment variables named."""
     if kind != "google-drive":
@@ -130,36 +122,44 @@ def _google_credentials(
             "--key-file, --act-as, --client-id, --client-secret-env, --refresh-token-env and --token-uri "
             "are for Google Drive"
         )
-    oauth = (client_id, client_secret_env, refresh_token_env, token_uri)
     try:
-        if key_file is not None:
-            if any(oauth):
-                raise typer.BadParameter("give a service account's --key-file, or an OAuth client: not both")
-            if not act_as:
-                raise typer.BadParameter(
-                    "a service account acts as a Workspace user: --act-as you@your-domain",
-                    param_hint="--act-as",
-                )
-            return _google({"key": _read_small(key_file, "--key-file"), "act_as": act_as})
-        if act_as:
-            raise typer.BadParameter("--act-as goes with a service account's --key-file")
-        if not (client_id and client_secret_env and refresh_token_env):
-            raise typer.BadParameter(
-                "connect Google Drive with --key-file KEY.json --act-as USER (a service account), or with "
-                "--client-id, --client-secret-env and --refresh-token-env (one user's OAuth client)"
-            )
-        secret = _secret(client_secret_env)
-        refresh = _secret(refresh_token_env)
-        return _google(
-            {
-                "client_id": client_id,
-                "client_secret": secret,
-                "refresh_token": refresh,
-                "token_uri": token_uri or "",
-            }
-        )
+        if given.key_file is not None:
+            return _service_account(given.key_file, given)
+        return _oauth_client(given)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+def _service_account(key_file: Path, given: Options) -> Credentials:
+    if any((given.client_id, given.client_secret_env, given.refresh_token_env, given.token_uri)):
+        raise typer.BadParameter("give a service account's --key-file, or an OAuth client: not both")
+    if not given.act_as:
+        raise typer.BadParameter(
+            "a service account acts as a Workspace user: --act-as you@your-domain",
+            param_hint="--act-as",
+        )
+    return _google({"key": _read_small(key_file, "--key-file"), "act_as": given.act_as})
+
+
+def _oauth_client(given: Options) -> Credentials:
+    if given.act_as:
+        raise typer.BadParameter("--act-as goes with a service account's --key-file")
+    client_id, secret_env, refresh_env = given.client_id, given.client_secret_env, given.refresh_token_env
+    if not (client_id and secret_env and refresh_env):
+        raise typer.BadParameter(
+            "connect Google Drive with --key-file KEY.json --act-as USER (a service account), or with "
+            "--client-id, --client-secret-env and --refresh-token-env (one user's OAuth client)"
+        )
+    secret = _secret(secret_env)
+    refresh = _secret(refresh_env)
+    return _google(
+        {
+            "client_id": client_id,
+            "client_secret": secret,
+            "refresh_token": refresh,
+            "token_uri": given.token_uri or "",
+        }
+    )
 
 
 def _google(fields: dict[str, str]) -> Credentials:
