@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import ColumnElement, update
 from sqlmodel import Session, col, delete, select
+from sqlmodel.sql.expression import SelectOfScalar
 
 from storage.db import Database
 from storage.document_access import PUBLIC, PUBLIC_ONLY, AccessFilter, readable_sql
@@ -157,37 +158,38 @@ class DocumentRepository(ChunkReads, DocumentAccessReads):
         `source_config_id`). Each is taken by a conditional update, so a row whose writer
         finished it meanwhile, or that another process took first, is left alone; rows
         another live process is writing are never touched."""
+        abandoned = self._abandoned()
+        with self._db.session() as session:
+            query = select(Document.id).where(abandoned)
+            if source_config_id is not None:
+                query = query.where(Document.source_config_id == source_config_id)
+            candidates = [i for i in session.exec(query).all() if i is not None]
+        taken = [found for d in candidates if (found := self._take(d, abandoned)) is not None]
+        self._keeper.hold(d.id for d in taken)
+        return taken
+
+    def _abandoned(self) -> ColumnElement[bool]:
+        """Unfinished rows whose lease expired (or that never had one, and are old)."""
         now = utcnow()
-        abandoned = col(Document.status).in_(UNFINISHED) & (
+        return col(Document.status).in_(UNFINISHED) & (
             (col(Document.lease_expires_at) < now)
             | (
                 col(Document.lease_expires_at).is_(None)
                 & (col(Document.time_added) < self.writer.abandoned_before())
             )
         )
+
+    def _take(self, document_id: int, abandoned: ColumnElement[bool]) -> DocumentRef | None:
+        """The document, now `deleting` under this process's lease, if it is still abandoned."""
         with self._db.session() as session:
-            query = select(Document.id).where(abandoned)
-            if source_config_id is not None:
-                query = query.where(Document.source_config_id == source_config_id)
-            candidates = list(session.exec(query).all())
-        taken = []
-        for document_id in candidates:
-            with self._db.session() as session:
-                done = session.exec(
-                    update(Document)
-                    .where(col(Document.id) == document_id, abandoned)
-                    .values(
-                        status=DocumentStatus.DELETING,
-                        writer=self.writer.name,
-                        lease_expires_at=self.writer.expiry(),
-                    )
-                )
-                if done.rowcount == 1:
-                    row = session.get(Document, document_id)
-                    assert row is not None
-                    taken.append(document_ref(row))
-        self._keeper.hold(d.id for d in taken)
-        return taken
+            done = session.exec(
+                update(Document).where(col(Document.id) == document_id, abandoned).values(self._deleting())
+            )
+            if done.rowcount != 1:
+                return None
+            row = session.get(Document, document_id)
+            assert row is not None
+            return document_ref(row)
 
     def held(self) -> frozenset[int]:
         """Ids of the documents this process holds a lease on now."""
@@ -207,12 +209,16 @@ class DocumentRepository(ChunkReads, DocumentAccessReads):
         statement = update(Document).where(col(Document.id).in_(document_ids))
         if only is not None:
             statement = statement.where(col(Document.status).in_(only))
-        session.exec(
-            statement.values(
-                status=DocumentStatus.DELETING, writer=self.writer.name, lease_expires_at=self.writer.expiry()
-            )
-        )
+        session.exec(statement.values(self._deleting()))
         self._keeper.hold(document_ids)
+
+    def _deleting(self) -> dict[str, Any]:
+        """The values that make a row `deleting` under this process's lease."""
+        return {
+            "status": DocumentStatus.DELETING,
+            "writer": self.writer.name,
+            "lease_expires_at": self.writer.expiry(),
+        }
 
     def _renew(self, document_ids: list[int]) -> None:
         with self._db.session() as session:
@@ -304,12 +310,7 @@ class DocumentRepository(ChunkReads, DocumentAccessReads):
         if not index_ids:
             return []
         with self._db.session() as session:
-            query = select(Document).where(
-                col(Document.index_id).in_(index_ids),
-                Document.status == DocumentStatus.READY,
-                readable_sql(access),
-            )
-            return [document_ref(r) for r in session.exec(query).all()]
+            return [document_ref(r) for r in session.exec(_readable_in(index_ids, access)).all()]
 
     def recent(
         self, index_ids: Sequence[int], *, limit: int = 10, access: AccessFilter = PUBLIC_ONLY
@@ -317,15 +318,9 @@ class DocumentRepository(ChunkReads, DocumentAccessReads):
         """The ready documents of those indexes that `access` may read, added last, newest first."""
         if not index_ids:
             return []
+        newest = (col(Document.time_added).desc(), col(Document.id).desc())
         with self._db.session() as session:
-            query = select(Document).where(
-                col(Document.index_id).in_(index_ids),
-                Document.status == DocumentStatus.READY,
-                readable_sql(access),
-            )
-            rows = session.exec(
-                query.order_by(col(Document.time_added).desc(), col(Document.id).desc()).limit(limit)
-            )
+            rows = session.exec(_readable_in(index_ids, access).order_by(*newest).limit(limit))
             return [document_ref(r) for r in rows.all()]
 
     def unfinished(self, *, source_config_id: int | None = None) -> list[DocumentRef]:
@@ -342,6 +337,15 @@ class DocumentRepository(ChunkReads, DocumentAccessReads):
         with self._db.session() as session:
             rows = session.exec(select(Document).where(col(Document.id).in_(document_ids))).all()
             return {r.id: document_ref(r) for r in rows if r.id is not None}
+
+
+def _readable_in(index_ids: Sequence[int], access: AccessFilter) -> SelectOfScalar[Document]:
+    """The ready documents of those indexes that `access` may read."""
+    return select(Document).where(
+        col(Document.index_id).in_(index_ids),
+        Document.status == DocumentStatus.READY,
+        readable_sql(access),
+    )
 
 
 def _index_ids(session: Session, document_ids: Sequence[int]) -> set[int]:
