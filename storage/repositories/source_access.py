@@ -6,12 +6,12 @@ last ran, failed, or is running (a claim, so that two processes never run the sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, func, or_
-from sqlmodel import col, delete, select
+from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
 from storage.models import (
@@ -105,41 +105,18 @@ class SourceAccessRepository(SyncRuns):
         (`7:domain:acme.com`); and whatever else admins granted them."""
         found: set[str] = set()
         with self._db.session() as session:
-            accounts: list[tuple[int, str]] = []
-            if email:
-                accounts += session.exec(
-                    select(SourceAccount.source_id, SourceAccount.account_id)
-                    .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
-                    .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
-                ).all()
+            accounts = _accounts_by_email(session, tenant_id, email) if email else []
             if user_id is not None:
                 grants = session.exec(
                     select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
                 ).all()
                 found.update(grants)
-                for granted in grants:
-                    source, _, rest = granted.partition(":")
-                    kind, _, account = rest.partition(":")
-                    if source.isdigit() and kind == "user" and account:
-                        accounts.append((int(source), account))
+                accounts += _granted_accounts(grants)
             found.update(f"{source_id}:user:{account}" for source_id, account in accounts)
             if email and "@" in email:
                 found.update(self._domains(session, tenant_id, email))
             if accounts:
-                memberships = session.exec(
-                    select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
-                        or_(
-                            *(
-                                and_(
-                                    col(SourceGroupMember.source_id) == source_id,
-                                    col(SourceGroupMember.account_id) == account,
-                                )
-                                for source_id, account in accounts
-                            )
-                        )
-                    )
-                ).all()
-                found.update(f"{source_id}:group:{group}" for source_id, group in memberships)
+                found.update(_groups(session, accounts))
         return frozenset(found)
 
     @staticmethod
@@ -157,12 +134,7 @@ class SourceAccessRepository(SyncRuns):
     def accounts_with_email(self, tenant_id: str, email: str) -> list[tuple[int, str]]:
         """(source id, account id) of the people of the workspace's sources with this email."""
         with self._db.session() as session:
-            rows = session.exec(
-                select(SourceAccount.source_id, SourceAccount.account_id)
-                .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
-                .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
-            ).all()
-            return [(int(s), str(a)) for s, a in rows]
+            return [(int(s), str(a)) for s, a in _accounts_by_email(session, tenant_id, email)]
 
     # -- grants -----------------------------------------------------------------------------
 
@@ -219,3 +191,42 @@ class SourceAccessRepository(SyncRuns):
                 Document.source_config_id == config_id, Document.access_clauses != 0
             )
             return int(session.exec(query).one())
+
+
+def _accounts_by_email(session: Session, tenant_id: str, email: str) -> list[tuple[int, str]]:
+    """(source id, account id) of the people of the workspace's sources with this email."""
+    rows = session.exec(
+        select(SourceAccount.source_id, SourceAccount.account_id)
+        .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
+        .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
+    ).all()
+    return list(rows)
+
+
+def _granted_accounts(grants: Iterable[str]) -> list[tuple[int, str]]:
+    """The source accounts among granted principals (`7:user:<account>`)."""
+    accounts = []
+    for granted in grants:
+        source, _, rest = granted.partition(":")
+        kind, _, account = rest.partition(":")
+        if source.isdigit() and kind == "user" and account:
+            accounts.append((int(source), account))
+    return accounts
+
+
+def _groups(session: Session, accounts: Sequence[tuple[int, str]]) -> set[str]:
+    """The groups (`7:group:<name>`) these source accounts are members of."""
+    memberships = session.exec(
+        select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
+            or_(
+                *(
+                    and_(
+                        col(SourceGroupMember.source_id) == source_id,
+                        col(SourceGroupMember.account_id) == account,
+                    )
+                    for source_id, account in accounts
+                )
+            )
+        )
+    ).all()
+    return {f"{source_id}:group:{group}" for source_id, group in memberships}
