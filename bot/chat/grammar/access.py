@@ -113,27 +113,31 @@ def restrict_source(said: Said) -> Command | None:
         return RestrictSource(_attachment(found.group("source")), found.group("index"), ())
     if not (found := _RESTRICT.match(raw)):
         return None
-    groups, names = [], []
-    for group in _GROUP.finditer(found.group("whom")):
-        if group.group("bare"):
-            bare = group.group("bare")
-            key = f"usergroup:{bare}" if bare.startswith("S") else f"channel:{bare}"
-            name = bare
-        elif group.group("channel"):
-            key, name = (
-                f"channel:{group.group('channel')}",
-                "#" + (group.group("channel_name") or group.group("channel")),
-            )
-        else:
-            key = f"usergroup:{group.group('usergroup')}"
-            name = group.group("usergroup_name") or group.group("usergroup")
-        groups.append(key)
-        names.append(name if name.startswith(("#", "@")) or key.startswith("channel") else f"@{name}")
+    named = [_group(group) for group in _GROUP.finditer(found.group("whom"))]
+    groups, names = [key for key, _ in named], [name for _, name in named]
     if not groups:
         return RestrictSource(_attachment(found.group("source")), found.group("index"), (), unlinked=True)
     return RestrictSource(
         _attachment(found.group("source")), found.group("index"), tuple(groups), tuple(names)
     )
+
+
+def _group(group: re.Match[str]) -> tuple[str, str]:
+    """A Slack channel or user group as Slack linked it: its key (`channel:C…`,
+    `usergroup:S…`) and how it is named (`#eng`, `@eng-team`)."""
+    if group.group("bare"):
+        bare = group.group("bare")
+        key = f"usergroup:{bare}" if bare.startswith("S") else f"channel:{bare}"
+        name = bare
+    elif group.group("channel"):
+        key, name = (
+            f"channel:{group.group('channel')}",
+            "#" + (group.group("channel_name") or group.group("channel")),
+        )
+    else:
+        key = f"usergroup:{group.group('usergroup')}"
+        name = group.group("usergroup_name") or group.group("usergroup")
+    return key, name if name.startswith(("#", "@")) or key.startswith("channel") else f"@{name}"
 
 
 def _attachment(said: str) -> str:
