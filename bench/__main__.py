@@ -51,6 +51,7 @@ from bench import (
     replicas,
     retrieval,
     servers,
+    stop_children_on_term,
 )
 from bench.report import charts, markdown
 from bench.slack_path import Plan, measure, prepare_channel
@@ -127,6 +128,7 @@ def main() -> None:
         help="the real-file corpus (bench.realfiles)",
     )
     args = parser.parse_args()
+    stop_children_on_term()
     if args.redraw:
         publish(json.loads((args.out / "latest.json").read_text()), args.out)
         return

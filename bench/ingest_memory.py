@@ -162,8 +162,13 @@ def lore_ingest(home: Path, folder: Path) -> dict[str, Any]:
         process = subprocess.Popen(
             [lore, "ingest", "-i", "bench", str(folder)], env=lore_env(home), stdout=log, stderr=log
         )
-        with TreePeak(process.pid) as tree:
-            _, status, usage = os.wait4(process.pid, 0)
+        try:
+            with TreePeak(process.pid) as tree:
+                _, status, usage = os.wait4(process.pid, 0)
+        except BaseException:  # the bench stopped: so does its `lore ingest`
+            process.kill()
+            process.wait()
+            raise
         process.returncode = os.waitstatus_to_exitcode(status)
     seconds = time.perf_counter() - started
     return {

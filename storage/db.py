@@ -8,11 +8,12 @@ of work in a thread (`asyncio.to_thread`).
 from __future__ import annotations
 
 import secrets
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Engine, event, make_url, text
 from sqlmodel import Session, create_engine
@@ -20,11 +21,24 @@ from sqlmodel import Session, create_engine
 from storage.migrations_runner import upgrade_to_head
 
 
+class Closing(Protocol):
+    """A part that works through the database from a thread of its own (`LeaseKeeper`)."""
+
+    def close(self) -> None: ...
+
+
 @dataclass(frozen=True)
 class Database:
-    """An engine plus the dialect facts repositories need."""
+    """An engine plus the dialect facts repositories need, and the parts that write through it
+    from threads of their own, stopped when it is disposed (`close_with`)."""
 
     engine: Engine
+    _parts: weakref.WeakSet[Closing] = field(default_factory=weakref.WeakSet, compare=False, repr=False)
+
+    def close_with(self, part: Closing) -> None:
+        """`part` is closed (its thread stopped and joined) when this database is disposed,
+        before its engine: whoever forgets to close it, it never outlives the database."""
+        self._parts.add(part)
 
     @property
     def dialect(self) -> str:
@@ -49,6 +63,8 @@ class Database:
             return str(connection.execute(text("select version()")).scalar()).split(",")[0]
 
     def dispose(self) -> None:
+        for part in list(self._parts):
+            part.close()
         self.engine.dispose()
 
 

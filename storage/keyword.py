@@ -133,33 +133,40 @@ class KeywordIndex:
         terms = query_terms(query)
         if not terms or not index_ids or k <= 0 or (document_ids is not None and not document_ids):
             return []
-        readable, condition_params = readable_condition(access, "d")
-        access_params: dict[str, list[object]] = {
-            name: [*values] for name, values in condition_params.items()
-        }
-        if not access.public_only and unreadable is not None and len(unreadable) <= MAX_EXCLUDED:
-            readable, access_params = "1 = 1", {}
-            if unreadable:
-                readable, access_params = "d.id NOT IN :unreadable", {"unreadable": [*sorted(unreadable)]}
+        readable = _readable(access, unreadable)
         with self._db.engine.connect() as connection:
             if self._db.dialect != "sqlite":
                 found = self._postgres.search(
-                    connection, index_ids, terms, k, document_ids, readable=(readable, access_params)
+                    connection, index_ids, terms, k, document_ids, readable=readable
                 )
                 return [KeywordHit(chunk, score) for chunk, score in found]
-            documents = _DOCUMENT_FILTER if document_ids is not None else ""
-            statement = text(_SQLITE.format(documents=f"{documents} AND {readable}"))
-            statement = statement.bindparams(
-                bindparam("index_ids", expanding=True),
-                *(bindparam(name, expanding=True) for name in access_params),
-            )
-            params: dict[str, object] = {"index_ids": list(index_ids), "k": k, **access_params}
-            if document_ids is not None:
-                statement = statement.bindparams(bindparam("document_ids", expanding=True))
-                params["document_ids"] = list(document_ids)
-            terms = within_budget(terms, _postings(connection, terms), self._max_postings)
-            params["match"] = " OR ".join(f'"{t}"' for t in terms)
-            rows = connection.execute(statement, params).all()
+            return self._search_sqlite(connection, index_ids, terms, k, document_ids, readable)
+
+    def _search_sqlite(
+        self,
+        connection: Connection,
+        index_ids: Sequence[int],
+        terms: list[str],
+        k: int,
+        document_ids: Sequence[int] | None,
+        readable: tuple[str, dict[str, list[object]]],
+    ) -> list[KeywordHit]:
+        """The search on SQLite's FTS5 index (`readable`: the access condition on `d`, the
+        document, and its parameters)."""
+        condition, access_params = readable
+        documents = _DOCUMENT_FILTER if document_ids is not None else ""
+        statement = text(_SQLITE.format(documents=f"{documents} AND {condition}"))
+        statement = statement.bindparams(
+            bindparam("index_ids", expanding=True),
+            *(bindparam(name, expanding=True) for name in access_params),
+        )
+        params: dict[str, object] = {"index_ids": list(index_ids), "k": k, **access_params}
+        if document_ids is not None:
+            statement = statement.bindparams(bindparam("document_ids", expanding=True))
+            params["document_ids"] = list(document_ids)
+        terms = within_budget(terms, _postings(connection, terms), self._max_postings)
+        params["match"] = " OR ".join(f'"{t}"' for t in terms)
+        rows = connection.execute(statement, params).all()
         return [KeywordHit(int(row[0]), float(row[1])) for row in rows]
 
     def frequencies(self, words: Sequence[str]) -> tuple[list[int], int]:
@@ -197,6 +204,21 @@ def within_budget(terms: Sequence[str], postings: Sequence[int], budget: int = M
         kept.add(i)
         spent += n
     return [t for i, t in enumerate(terms) if i in kept] or list(terms[:1])
+
+
+def _readable(
+    access: AccessFilter, unreadable: Collection[int] | None
+) -> tuple[str, dict[str, list[object]]]:
+    """The SQL condition on `d` (the document) that keeps what `access` may read, and its
+    parameters: the documents' clauses checked, or the caller's known unreadable ids
+    excluded (when there are few enough)."""
+    readable, condition_params = readable_condition(access, "d")
+    access_params: dict[str, list[object]] = {name: [*values] for name, values in condition_params.items()}
+    if not access.public_only and unreadable is not None and len(unreadable) <= MAX_EXCLUDED:
+        readable, access_params = "1 = 1", {}
+        if unreadable:
+            readable, access_params = "d.id NOT IN :unreadable", {"unreadable": [*sorted(unreadable)]}
+    return readable, access_params
 
 
 def _postings(connection: Connection, terms: Sequence[str]) -> list[int]:

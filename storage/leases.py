@@ -56,10 +56,16 @@ class Writer:
         return utcnow() - timedelta(seconds=self.lease_seconds)
 
 
-@dataclass
+JOIN_SECONDS = 10.0
+"""How long closing waits for a renewal under way (one short UPDATE) to end."""
+
+
+@dataclass(eq=False)
 class LeaseKeeper:
     """Renews the leases of the rows this process holds, every quarter lease, from a thread
-    that runs only while there are some. `renew(ids)` does the writing."""
+    that runs only while there are some. `renew(ids)` does the writing. `close()` stops the
+    thread and waits for it: nothing is renewed afterwards (rows still held are left to
+    expire, as a killed process leaves them), so no renewal outlives the database it writes to."""
 
     renew: Callable[[list[int]], None]
     lease_seconds: float = LEASE_SECONDS
@@ -67,11 +73,12 @@ class LeaseKeeper:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _wake: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _closed: bool = False
 
     def hold(self, ids: Iterable[int]) -> None:
         with self._lock:
             self._held.update(ids)
-            if self._held and self._thread is None:
+            if self._held and self._thread is None and not self._closed:
                 self._wake.clear()
                 self._thread = threading.Thread(target=self._run, name="lore-lease-keeper", daemon=True)
                 self._thread.start()
@@ -82,10 +89,15 @@ class LeaseKeeper:
             if not self._held:
                 self._wake.set()
 
-    def release_all(self) -> None:
+    def close(self) -> None:
+        """Stop renewing, and wait for the thread (and a renewal under way) to end."""
         with self._lock:
+            self._closed = True
             self._held.clear()
             self._wake.set()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(JOIN_SECONDS)
 
     @property
     def held(self) -> frozenset[int]:
@@ -97,7 +109,7 @@ class LeaseKeeper:
             self._wake.wait(max(self.lease_seconds / 4, 0.05))
             with self._lock:
                 ids = sorted(self._held)
-                if not ids:
+                if not ids or self._closed:
                     self._thread = None
                     return
                 self._wake.clear()

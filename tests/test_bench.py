@@ -4,11 +4,12 @@ writes the JSON, the table and the charts."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.processes import run_in_group
 
 ROOT = Path(__file__).resolve().parents[1]
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
@@ -16,12 +17,9 @@ SCIFACT = ROOT.parent / "shared" / "data" / "scifact"
 
 @pytest.mark.slow
 def test_quick_benchmark_runs_every_section_and_reports(tmp_path: Path) -> None:
-    run = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--out", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=1200,
+    # its own process group: a timeout stops the bench and the `lore run`s it started
+    run = run_in_group(
+        [sys.executable, "-m", "bench", "--quick", "--out", str(tmp_path)], cwd=ROOT, timeout=1200
     )
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "latest.json").read_text())

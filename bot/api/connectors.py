@@ -170,24 +170,33 @@ class NewConnector(BaseModel):
 
     @model_validator(mode="after")
     def _one_way_in(self) -> NewConnector:
-        app = (self.app_id, self.installation_id, self.private_key)
-        oauth = (self.client_id, self.client_secret, self.refresh_token)
         if self.token_uri is not None and (self.kind != "google-drive" or self.key is not None):
             raise ValueError("token_uri goes with a Google Drive OAuth client")
         if self.kind == "google-drive":
-            if self.token is not None or any(app):
-                raise ValueError(
-                    "Google Drive takes a service account's key, or an OAuth client: no token or app"
-                )
-            if (self.key is None) == (not all(oauth)) or (self.key is not None and any(oauth)):
-                raise ValueError(
-                    "Google Drive takes a service account's key (with email: the user it acts as), or an "
-                    "OAuth client's client_id, client_secret and refresh_token"
-                )
-            if self.key is not None and self.email is None:
-                raise ValueError("a service account acts as a Workspace user: give their email")
-            return self
-        if self.key is not None or any(oauth):
+            self._google_drive_way_in()
+        else:
+            self._token_way_in()
+        return self
+
+    def _google_drive_way_in(self) -> None:
+        """A service account's key (acting as a user), or one user's OAuth client."""
+        oauth = (self.client_id, self.client_secret, self.refresh_token)
+        if self.token is not None or any((self.app_id, self.installation_id, self.private_key)):
+            raise ValueError(
+                "Google Drive takes a service account's key, or an OAuth client: no token or app"
+            )
+        if (self.key is None) == (not all(oauth)) or (self.key is not None and any(oauth)):
+            raise ValueError(
+                "Google Drive takes a service account's key (with email: the user it acts as), or an "
+                "OAuth client's client_id, client_secret and refresh_token"
+            )
+        if self.key is not None and self.email is None:
+            raise ValueError("a service account acts as a Workspace user: give their email")
+
+    def _token_way_in(self) -> None:
+        """Confluence's, GitHub's or Notion's token, or a GitHub App's key."""
+        app = (self.app_id, self.installation_id, self.private_key)
+        if self.key is not None or any((self.client_id, self.client_secret, self.refresh_token)):
             raise ValueError("key, client_id, client_secret and refresh_token are for Google Drive")
         if self.kind == "confluence" and (any(app) or self.url is None or self.token is None):
             raise ValueError("Confluence takes a url and a token (with an email for Cloud), no GitHub App")
@@ -201,7 +210,6 @@ class NewConnector(BaseModel):
             raise ValueError(
                 "GitHub takes a token, or a GitHub App's app_id, installation_id and private_key"
             )
-        return self
 
     def credentials(self) -> Credentials:
         """ValueError when a Google key is not one (its message says why)."""
@@ -306,30 +314,38 @@ class AttachSpaces(BaseModel):
         if (self.drive_folders is not None or self.link_sharing is not None) != (kind == "google-drive"):
             raise BadRequest("Invalid request: drive_folders: a Google Drive connector takes drive_folders.")
         if kind == "notion":
-            given = (self.spaces, self.page, self.repositories, self.options)
-            if any(g is not None for g in given) or not self.notion:
-                raise BadRequest(
-                    "Invalid request: notion: a Notion connector takes `notion` (pages, databases)."
-                )
-            try:
-                return [connector_kind(kind).parse_folder(text) for text in self.notion]
-            except ValueError as exc:
-                raise BadRequest(f"Invalid request: notion: {exc}") from None
+            return self._notion_folders()
         if self.notion is not None:
             raise BadRequest("Invalid request: notion: only a Notion connector takes `notion`.")
         if kind == "google-drive":
-            if self.spaces is not None or self.page is not None or self.repositories or self.options:
-                raise BadRequest(
-                    "Invalid request: drive_folders: a Google Drive connector takes drive_folders."
-                )
-            try:
-                return [connector_kind(kind).parse_folder(name) for name in self.drive_folders or []]
-            except ValueError as exc:
-                raise BadRequest(f"Invalid request: drive_folders: {exc}") from None
+            return self._drive_folders()
         if kind == "github":
-            if self.spaces is not None or self.page is not None or not self.repositories:
-                raise BadRequest("Invalid request: repositories: a GitHub connector takes repositories.")
-            return [connector_kind(kind).parse_folder(name) for name in self.repositories]
+            return self._repositories()
+        return self._spaces()
+
+    def _notion_folders(self) -> list[FolderSpec]:
+        given = (self.spaces, self.page, self.repositories, self.options)
+        if any(g is not None for g in given) or not self.notion:
+            raise BadRequest("Invalid request: notion: a Notion connector takes `notion` (pages, databases).")
+        try:
+            return [connector_kind("notion").parse_folder(text) for text in self.notion]
+        except ValueError as exc:
+            raise BadRequest(f"Invalid request: notion: {exc}") from None
+
+    def _drive_folders(self) -> list[FolderSpec]:
+        if self.spaces is not None or self.page is not None or self.repositories or self.options:
+            raise BadRequest("Invalid request: drive_folders: a Google Drive connector takes drive_folders.")
+        try:
+            return [connector_kind("google-drive").parse_folder(name) for name in self.drive_folders or []]
+        except ValueError as exc:
+            raise BadRequest(f"Invalid request: drive_folders: {exc}") from None
+
+    def _repositories(self) -> list[FolderSpec]:
+        if self.spaces is not None or self.page is not None or not self.repositories:
+            raise BadRequest("Invalid request: repositories: a GitHub connector takes repositories.")
+        return [connector_kind("github").parse_folder(name) for name in self.repositories]
+
+    def _spaces(self) -> list[FolderSpec]:
         if self.repositories is not None or self.options is not None or not self.spaces:
             raise BadRequest("Invalid request: spaces: a Confluence connector takes spaces (and a page).")
         if self.page is not None and len(self.spaces) != 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 
 from bot.app.actions import AddOutcome
 from bot.app.actions.indexes import describe
@@ -17,20 +17,14 @@ from bot.app.actions.threads import ThreadText
 from bot.app.services import Services
 from bot.chat import commands as c
 from bot.chat import messages
+from bot.chat.access import AccessCommands
 from bot.chat.connectors import ConnectorCommands
-from bot.chat.grammar import asks_something
+from bot.chat.helping import HelpChannelCommands
 from bot.chat.history import HistoryCommands
 from bot.chat.render import (
-    permissions_refreshed,
     render_documents_md,
-    render_explanation,
     render_listing_md,
-    render_mapped,
-    render_mappings,
-    render_restricted,
     render_review_md,
-    render_unmapped,
-    render_verified_md,
 )
 from bot.chat.sources import SiteCommands
 from bot.chat.surface import Confirmation, DownloadError, IncomingFile, Offers, Surface, Turn
@@ -48,6 +42,8 @@ class Router:
         self._sites = SiteCommands(services)
         self._connectors = ConnectorCommands(services, self._sites)
         self._history = HistoryCommands(services, self._sites)
+        self._access = AccessCommands(services)
+        self._helping = HelpChannelCommands(services, self._recorder)
         self._handlers: dict[type, Callable[..., Awaitable[None]]] = {
             c.Question: self._question,
             c.AddFiles: self._add_files,
@@ -82,16 +78,16 @@ class Router:
             c.RequireMentions: self._require_mentions,
             c.LearnChannel: self._learn_channel,
             c.ForgetChannelHistory: self._forget_history,
-            c.HelpChannel: self._help_channel,
-            c.SetExperts: self._set_experts,
-            c.Teach: self._teach,
-            c.ListVerified: self._list_verified,
-            c.RefreshPermissions: self._refresh_permissions,
-            c.ExplainAccess: self._explain_access,
-            c.MapAccount: self._map_account,
-            c.UnmapAccount: self._unmap_account,
-            c.ListMappings: self._list_mappings,
-            c.RestrictSource: self._restrict_source,
+            c.HelpChannel: self._helping.help_channel,
+            c.SetExperts: self._helping.set_experts,
+            c.Teach: self._helping.teach,
+            c.ListVerified: self._helping.list_verified,
+            c.RefreshPermissions: self._access.refresh_permissions,
+            c.ExplainAccess: self._access.explain_access,
+            c.MapAccount: self._access.map_account,
+            c.UnmapAccount: self._access.unmap_account,
+            c.ListMappings: self._access.list_mappings,
+            c.RestrictSource: self._access.restrict_source,
         }
         self._answered: list[Callable[[Answer], None]] = []
 
@@ -181,46 +177,9 @@ class Router:
         return record
 
     async def unasked(self, turn: Turn, surface: Surface) -> bool:
-        """A message posted to nobody in a help channel: answered when it asks something and
-        Lore is sure enough (the channel's threshold; a verified answer close enough counts),
-        and nobody has begun answering it; else left alone (where there are experts and Lore
-        found something, the asker alone is offered "Ask an expert").
-        Whether Lore answered."""
-        actor, command = turn.actor, turn.command
-        if not actor.conversation.help_channel or not isinstance(command, c.Question):
-            return False
-        text = command.text
-        post = f"help channel post {turn.thread_id} (conversation {actor.conversation.id})"
-        if not asks_something(text):
-            log.info("%s: left alone, not a question", post)
-            return False
-        indexes = await self._actions.indexes.enabled(actor)
-        if not indexes:
-            log.info("%s: left alone, no index to answer from", post)
-            return False
-        started = time.monotonic()
-        # Posted in the channel, for everyone there: only what everyone there may read.
-        access = await self._actions.access.for_answer(actor, private=False)
-        request = Request(indexes, [{"role": "user", "content": text}], unasked=True, access=access)
-        answer = await self._services.knowledge.ask(request)
-        record = self._recorder(turn, text, indexes, started)
-        experts = bool(actor.conversation.experts)
-        threshold = self._actions.helping.threshold(actor.conversation)
-        # Why Lore spoke or not, without the message's words: what an operator tuning the
-        # channel's threshold reads (and what `bench.help_channel` counts).
-        found = "abstained" if answer.abstained else f"confidence {answer.confidence or 0.0:.3f}"
-        weighed = f"{found}, threshold {threshold:.3f}, verified {answer.verified is not None}"
-        if not sure(answer, threshold):
-            log.info("%s: left alone, not sure (%s)", post, weighed)
-            if experts and (not answer.abstained or answer.verified is not None):
-                await surface.not_sure(messages.NOT_SURE_OFFER, await record(answer))
-            return False
-        if await turn.answered_by_people():
-            log.info("%s: left alone, people are answering (%s)", post, weighed)
-            return False
-        log.info("%s: answered (%s)", post, weighed)
-        await surface.answer(_events(answer), record, Offers(experts=experts))
-        return True
+        """A message posted to nobody in a help channel (`HelpChannelCommands.unasked`):
+        whether Lore answered."""
+        return await self._helping.unasked(turn, surface)
 
     async def _add_files(self, command: c.AddFiles, turn: Turn, surface: Surface) -> None:
         if command.thread_too and turn.thread is not None:
@@ -373,36 +332,6 @@ class Router:
         reviews = await self._actions.feedback.review(turn.actor.place, command.index)
         await surface.tell(render_review_md(reviews))
 
-    async def _refresh_permissions(self, command: c.RefreshPermissions, turn: Turn, surface: Surface) -> None:
-        await surface.working()
-        await surface.tell(permissions_refreshed(await self._actions.access.refresh(turn.actor.place)))
-
-    async def _explain_access(self, command: c.ExplainAccess, turn: Turn, surface: Surface) -> None:
-        explanation = await self._actions.access.explain(turn.actor.place, command.user, command.document)
-        await surface.tell(render_explanation(explanation))
-
-    async def _map_account(self, command: c.MapAccount, turn: Turn, surface: Surface) -> None:
-        access = self._actions.access
-        mapping, changed = await access.map(turn.actor.place, command.user, command.account, command.source)
-        await surface.tell(render_mapped(mapping, changed=changed))
-
-    async def _unmap_account(self, command: c.UnmapAccount, turn: Turn, surface: Surface) -> None:
-        removed = await self._actions.access.unmap(turn.actor.place, command.user, command.source)
-        await surface.tell(render_unmapped(command.user, removed))
-
-    async def _list_mappings(self, command: c.ListMappings, turn: Turn, surface: Surface) -> None:
-        await surface.tell(render_mappings(await self._actions.access.mappings(turn.actor.place)))
-
-    async def _restrict_source(self, command: c.RestrictSource, turn: Turn, surface: Surface) -> None:
-        if command.unlinked:
-            await surface.tell(messages.RESTRICT_NEEDS_LINKS)
-            return
-        await surface.working()
-        done = await self._actions.restrictions.restrict(
-            turn.actor.place, command.source, command.index, command.groups, command.names
-        )
-        await surface.tell(render_restricted(done))
-
     async def _help(self, command: c.Help, turn: Turn, surface: Surface) -> None:
         await surface.tell(messages.help_text())
 
@@ -429,23 +358,6 @@ class Router:
     async def _forget_history(self, command: c.ForgetChannelHistory, turn: Turn, surface: Surface) -> None:
         await self._history.forget(turn, surface)
 
-    async def _help_channel(self, command: c.HelpChannel, turn: Turn, surface: Surface) -> None:
-        helping = self._actions.helping
-        conversation = await helping.help_mode(turn.actor, command.on, command.confidence)
-        await surface.say(messages.help_mode(command.on, helping.threshold(conversation)))
-
-    async def _set_experts(self, command: c.SetExperts, turn: Turn, surface: Surface) -> None:
-        conversation = await self._actions.helping.set_experts(turn.actor, command.experts)
-        await surface.say(messages.experts_set(conversation.experts))
-
-    async def _teach(self, command: c.Teach, turn: Turn, surface: Surface) -> None:
-        saved = await self._actions.helping.teach(turn.actor, command.question, command.answer)
-        await surface.say(messages.verified_saved(saved.question))
-
-    async def _list_verified(self, command: c.ListVerified, turn: Turn, surface: Surface) -> None:
-        kept = await self._actions.helping.here(turn.actor)
-        await surface.tell(render_verified_md(kept))
-
     async def _lock(self, command: c.LockSettings, turn: Turn, surface: Surface) -> None:
         await self._actions.settings.lock(turn.actor, command.locked)
         await surface.say(messages.settings_locked(command.locked))
@@ -453,20 +365,6 @@ class Router:
     async def _documents_only(self, command: c.DocumentsOnly, turn: Turn, surface: Surface) -> None:
         index = await self._actions.indexes.set_documents_only(turn.actor.place, command.name, command.on)
         await surface.say(messages.documents_only(index.name, describe(index, turn.actor.place), command.on))
-
-
-def sure(answer: Answer, threshold: float) -> bool:
-    """Whether an answer may be given where nobody asked Lore: the documents' answer at
-    `threshold` or more, or a verified answer close enough to stand on its own
-    (`VerifiedMatch.confident`)."""
-    documents = not answer.abstained and (answer.confidence or 0.0) >= threshold
-    if answer.verified is not None:
-        return answer.verified.confident or documents
-    return documents
-
-
-async def _events(answer: Answer) -> AsyncIterator[Answer]:
-    yield answer
 
 
 def _thread_line(outcome: AddOutcome, thread: ThreadText, target: IndexRef) -> str:

@@ -135,7 +135,9 @@ def worker() -> None:
             loop.add_signal_handler(sig, stop.set)
         from bot.app.workers import build_worker, refresh_scheduler
         from bot.slack.history import channel_syncs
+        from bot.slack.memberships import attach
 
+        attach(services)  # its scheduler reads restrictions' Slack groups, as `lore run`'s does
         job_worker, name = build_worker(services, more=channel_syncs)
         typer.echo(f"worker {name} waiting for indexing jobs (Ctrl-C to stop)")
         scheduler = refresh_scheduler(services)

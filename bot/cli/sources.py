@@ -4,20 +4,15 @@ SOURCE --index NAME --space KEY [--page ID]`, `--repo OWNER/NAME` (with what to 
 `--folder ID|LINK|NAME` (Google Drive) or `--workspace` / `--page LINK` / `--database LINK`
 (Notion), `lore source remove SOURCE`.
 
-Secrets never come from the command line, where shell history and `ps` would keep them:
-`--token-env VAR` / `--pat-env VAR` / `--client-secret-env VAR` / `--refresh-token-env VAR`
-name an environment variable that holds them, a GitHub App's private key is read from
-`--private-key-file` and a Google service account's key from `--key-file`, and without any
-of them the token is asked for at a prompt that does not echo.
+The credentials `add` is given are read by `bot.cli.credentials`: never from the command line.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -27,13 +22,16 @@ from bot.app.services import Services
 from bot.chat import messages
 from bot.chat.render import age, plain
 from bot.cli.common import settings_or_exit, with_services
+from bot.cli.credentials import Options, credentials_from
 from bot.cli.jobs import follow_with_bar
-from knowledge import CONNECTORS, Credentials, FolderSpec
+from knowledge import CONNECTORS, FolderSpec
 from storage.access import Place
-from storage.records import ConnectionRef
+from storage.records import ConnectionRef, JobRef
 from storage.values import LOCAL_TENANT
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from knowledge import Schedule
+
 TENANT_HELP = "Workspace: a Slack team id (T…), or `local` for the shell and the CLI."
 
 
@@ -44,7 +42,6 @@ source_app = typer.Typer(
     help="Connected doc sources (Confluence, GitHub, Google Drive, Notion): add, list, folders, attach, remove.",
     no_args_is_help=True,
 )
-MAX_KEY_BYTES = 64 * 1024
 app.add_typer(source_app, name="source")
 
 
@@ -110,27 +107,22 @@ def add(
     """Connect Confluence, GitHub, Google Drive or Notion: the credentials are checked against
     it, then kept encrypted (LORE_SECRET_KEY). Without --token-env/--pat-env (or a key file)
     the token is asked for, unechoed."""
-    kind = {"gdrive": "google-drive", "drive": "google-drive"}.get(kind.lower(), kind.lower())
-    google = (key_file, act_as, client_id, client_secret_env, refresh_token_env, token_uri)
-    if kind not in CONNECTORS:
-        raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
-    if url is None and CONNECTORS[kind].default_url is None:
-        raise typer.BadParameter(f"give the address of your {CONNECTORS[kind].label}", param_hint="--url")
-    if kind == "google-drive" or any(google):
-        credentials = _google_credentials(
-            kind, key_file, act_as, client_id, client_secret_env, refresh_token_env, token_uri
-        )
-        if email or token_env or pat_env or app_id or installation_id or private_key_file:
-            raise typer.BadParameter(
-                "Google Drive takes --key-file with --act-as (a service account), or --client-id, "
-                "--client-secret-env and --refresh-token-env (one user's OAuth client)"
-            )
-    elif app_id or installation_id or private_key_file:
-        credentials = _app_credentials(
-            kind, app_id, installation_id, private_key_file, email, token_env, pat_env
-        )
-    else:
-        credentials = _credentials(kind, email, token_env, pat_env)
+    kind = _kind(kind, url)
+    given = Options(
+        email=email,
+        token_env=token_env,
+        pat_env=pat_env,
+        app_id=app_id,
+        installation_id=installation_id,
+        private_key_file=private_key_file,
+        key_file=key_file,
+        act_as=act_as,
+        client_id=client_id,
+        client_secret_env=client_secret_env,
+        refresh_token_env=refresh_token_env,
+        token_uri=token_uri,
+    )
+    credentials = credentials_from(kind, given)
 
     async def work(services: Services) -> str:
         place = await _place(services, tenant)
@@ -247,34 +239,18 @@ def attach(
     selection = _selection(only, include, exclude, skip_closed)
 
     async def work(services: Services) -> str:
-        from knowledge import Schedule
-
-        every = Schedule.parse(schedule)
-        if every is None:
-            raise typer.BadParameter(f"“{schedule}” is not a schedule", param_hint="--schedule")
+        every = _schedule(schedule)
         place = await _place(services, tenant)
         connection = await services.connections.find(tenant, source)
         chosen = _folders(connection.kind, space, page, repo, folder, database, workspace=workspace)
-        nonlocal selection
-        if selection is not None and connection.kind != "github":
-            raise typer.BadParameter("--only, --include, --exclude and --skip-closed are for GitHub")
-        if link_sharing is not None:
-            if connection.kind != "google-drive":
-                raise typer.BadParameter("--link-sharing is for Google Drive", param_hint="--link-sharing")
-            selection = _checked("google-drive", {"link_sharing": link_sharing})
+        options = _options(connection.kind, selection, link_sharing)
         done = await services.actions.connectors.attach(
-            place, connection, index, chosen, schedule=every, selection=selection
+            place, connection, index, chosen, schedule=every, selection=options
         )
-        target, job = done.index, done.job
         label = source_label(done.source)
         if not follow:
-            return f"job {job.id} queued: {label} into {target.name}; follow it with `lore jobs --follow {job.id}`"
-        from bot.app.workers import running_jobs
-        from bot.slack.history import channel_syncs
-
-        async with running_jobs(services, schedule=False, more=channel_syncs):
-            job = await follow_with_bar(services.jobs, job, label)
-        return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
+            return f"job {done.job.id} queued: {label} into {done.index.name}; follow it with `lore jobs --follow {done.job.id}`"
+        return await _followed(services, done.job, label)
 
     typer.echo(with_services(settings_or_exit(), work))
 
@@ -295,62 +271,6 @@ def remove(
     typer.echo(with_services(settings_or_exit(), work))
 
 
-def _credentials(kind: str, email: str | None, token_env: str | None, pat_env: str | None) -> Credentials:
-    """Credentials from the environment variable named, or from an unechoed prompt."""
-    if kind in ("github", "notion"):
-        label = CONNECTORS[kind].label
-        if email or (token_env and pat_env):
-            raise typer.BadParameter(f"{label} takes one token: --token-env VAR (no --email)")
-        return _token(token_env or pat_env, f"{label} token", None)
-    if pat_env and (email or token_env):
-        raise typer.BadParameter("use --pat-env alone (Data Center), or --email with --token-env (Cloud)")
-    if token_env and not email:
-        raise typer.BadParameter("--token-env goes with --email (Cloud); for Data Center use --pat-env")
-    return _token(pat_env or token_env, "API token" if email else "Personal access token", email)
-
-
-def _token(variable: str | None, prompt: str, email: str | None) -> Credentials:
-    if variable:
-        token = os.environ.get(variable, "")  # named by the user at the entry point: not a setting
-        if not token.strip():
-            raise typer.BadParameter(f"the environment variable {variable} is empty or unset")
-    else:
-        token = typer.prompt(prompt, hide_input=True)
-    try:
-        return Credentials(token.strip(), email)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-def _app_credentials(
-    kind: str,
-    app_id: str | None,
-    installation_id: str | None,
-    key_file: Path | None,
-    *others: str | None,
-) -> Credentials:
-    if kind != "github":
-        raise typer.BadParameter("--app-id, --installation-id and --private-key-file are for a GitHub App")
-    if any(others):
-        raise typer.BadParameter(
-            "a GitHub App signs in with its key alone: no --email, --token-env or --pat-env"
-        )
-    if not (app_id and installation_id and key_file):
-        raise typer.BadParameter("a GitHub App needs --app-id, --installation-id and --private-key-file")
-    try:
-        if key_file.stat().st_size > MAX_KEY_BYTES:
-            raise typer.BadParameter(
-                f"{key_file} is too large to be a private key", param_hint="--private-key-file"
-            )
-        key = key_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise typer.BadParameter(f"can't read {key_file}: {exc}", param_hint="--private-key-file") from None
-    try:
-        return Credentials(key, app_id=app_id.strip(), installation_id=installation_id.strip())
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
 def _folders(
     kind: str,
     spaces: list[str],
@@ -366,34 +286,84 @@ def _folders(
     if kind != "notion" and (databases or workspace):
         raise typer.BadParameter("--workspace and --database are for Notion", param_hint="--database")
     if kind == "google-drive":
-        if spaces or page or repos:
-            raise typer.BadParameter("a Google Drive source takes --folder (a link, an id or a name)")
-        wanted, hint = list(drive_folders), "--folder"
+        wanted, hint = _drive_wanted(spaces, page, repos, drive_folders), "--folder"
     elif kind == "notion":
-        if spaces or repos:
-            raise typer.BadParameter(
-                "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
-            )
-        wanted = (["workspace"] if workspace else []) + ([page] if page else []) + list(databases)
-        hint = "--workspace/--page/--database"
+        wanted, hint = (
+            _notion_wanted(spaces, page, repos, databases, workspace),
+            "--workspace/--page/--database",
+        )
     elif kind == "github":
-        if spaces or page:
-            raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
-        wanted, hint = repos, "--repo"
+        wanted, hint = _github_wanted(spaces, page, repos), "--repo"
     else:
-        if repos:
-            raise typer.BadParameter(
-                "--repo is for GitHub; a Confluence source takes --space", param_hint="--repo"
-            )
-        if page and len(spaces) != 1:
-            raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
-        wanted, hint = [f"{key}/{page}" if page else key for key in spaces], "--space/--page"
+        wanted, hint = _confluence_wanted(spaces, page, repos), "--space/--page"
     if not wanted:
         raise typer.BadParameter(f"say what to attach with {hint.split('/')[0]}", param_hint=hint)
     try:
         return [CONNECTORS[kind].parse_folder(text) for text in wanted]
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint=hint) from None
+
+
+def _schedule(said: str) -> Schedule:
+    from knowledge import Schedule
+
+    every = Schedule.parse(said)
+    if every is None:
+        raise typer.BadParameter(f"“{said}” is not a schedule", param_hint="--schedule")
+    return every
+
+
+def _options(kind: str, selection: dict[str, Any] | None, link_sharing: str | None) -> dict[str, Any] | None:
+    """The attachment's options: GitHub's selection, or Google Drive's link sharing."""
+    if selection is not None and kind != "github":
+        raise typer.BadParameter("--only, --include, --exclude and --skip-closed are for GitHub")
+    if link_sharing is not None:
+        if kind != "google-drive":
+            raise typer.BadParameter("--link-sharing is for Google Drive", param_hint="--link-sharing")
+        return _checked("google-drive", {"link_sharing": link_sharing})
+    return selection
+
+
+async def _followed(services: Services, job: JobRef, label: str) -> str:
+    """Run the sync here, with a progress bar, and say how it went."""
+    from bot.app.workers import running_jobs
+    from bot.slack.history import channel_syncs
+
+    async with running_jobs(services, schedule=False, more=channel_syncs):
+        job = await follow_with_bar(services.jobs, job, label)
+    return plain(messages.job_summary(label, job.state.value, job.counters, job.seconds, job.error))
+
+
+def _drive_wanted(spaces: list[str], page: str | None, repos: list[str], folders: Sequence[str]) -> list[str]:
+    if spaces or page or repos:
+        raise typer.BadParameter("a Google Drive source takes --folder (a link, an id or a name)")
+    return list(folders)
+
+
+def _notion_wanted(
+    spaces: list[str], page: str | None, repos: list[str], databases: Sequence[str], workspace: bool
+) -> list[str]:
+    if spaces or repos:
+        raise typer.BadParameter(
+            "a Notion source takes --workspace, --page LINK or --database LINK", param_hint="--space"
+        )
+    return (["workspace"] if workspace else []) + ([page] if page else []) + list(databases)
+
+
+def _github_wanted(spaces: list[str], page: str | None, repos: list[str]) -> list[str]:
+    if spaces or page:
+        raise typer.BadParameter("a GitHub source takes --repo OWNER/NAME (or an owner), not --space")
+    return repos
+
+
+def _confluence_wanted(spaces: list[str], page: str | None, repos: list[str]) -> list[str]:
+    if repos:
+        raise typer.BadParameter(
+            "--repo is for GitHub; a Confluence source takes --space", param_hint="--repo"
+        )
+    if page and len(spaces) != 1:
+        raise typer.BadParameter("--page goes with exactly one --space", param_hint="--page")
+    return [f"{key}/{page}" if page else key for key in spaces]
 
 
 def _selection(
@@ -419,74 +389,15 @@ def _checked(kind: str, given: dict[str, Any]) -> dict[str, Any]:
         raise typer.BadParameter(str(exc)) from None
 
 
-def _google_credentials(
-    kind: str,
-    key_file: Path | None,
-    act_as: str | None,
-    client_id: str | None,
-    client_secret_env: str | None,
-    refresh_token_env: str | None,
-    token_uri: str | None,
-) -> Credentials:
-    """A service account's key (read from its file) acting as a user, or an OAuth client's
-    id with its secret and a refresh token from the environment variables named."""
-    if kind != "google-drive":
-        raise typer.BadParameter(
-            "--key-file, --act-as, --client-id, --client-secret-env, --refresh-token-env and --token-uri "
-            "are for Google Drive"
-        )
-    oauth = (client_id, client_secret_env, refresh_token_env, token_uri)
-    try:
-        if key_file is not None:
-            if any(oauth):
-                raise typer.BadParameter("give a service account's --key-file, or an OAuth client: not both")
-            if not act_as:
-                raise typer.BadParameter(
-                    "a service account acts as a Workspace user: --act-as you@your-domain",
-                    param_hint="--act-as",
-                )
-            return _google({"key": _read_small(key_file, "--key-file"), "act_as": act_as})
-        if act_as:
-            raise typer.BadParameter("--act-as goes with a service account's --key-file")
-        if not (client_id and client_secret_env and refresh_token_env):
-            raise typer.BadParameter(
-                "connect Google Drive with --key-file KEY.json --act-as USER (a service account), or with "
-                "--client-id, --client-secret-env and --refresh-token-env (one user's OAuth client)"
-            )
-        secret = _secret(client_secret_env)
-        refresh = _secret(refresh_token_env)
-        return _google(
-            {
-                "client_id": client_id,
-                "client_secret": secret,
-                "refresh_token": refresh,
-                "token_uri": token_uri or "",
-            }
-        )
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-
-
-def _google(fields: dict[str, str]) -> Credentials:
-    read = CONNECTORS["google-drive"].read_credentials
-    assert read is not None  # Google Drive reads its own credentials
-    return read(fields)
-
-
-def _secret(variable: str) -> str:
-    value = os.environ.get(variable, "")  # named by the user at the entry point: not a setting
-    if not value.strip():
-        raise typer.BadParameter(f"the environment variable {variable} is empty or unset")
-    return value.strip()
-
-
-def _read_small(path: Path, hint: str) -> str:
-    try:
-        if path.stat().st_size > MAX_KEY_BYTES:
-            raise typer.BadParameter(f"{path} is too large to be a key", param_hint=hint)
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise typer.BadParameter(f"can't read {path}: {exc}", param_hint=hint) from None
+def _kind(kind: str, url: str | None) -> str:
+    """The connector `lore source add KIND` names (gdrive and drive are Google Drive), with the
+    address it needs."""
+    kind = {"gdrive": "google-drive", "drive": "google-drive"}.get(kind.lower(), kind.lower())
+    if kind not in CONNECTORS:
+        raise typer.BadParameter(f"Lore can connect {', '.join(CONNECTORS)}, not {kind}", param_hint="KIND")
+    if url is None and CONNECTORS[kind].default_url is None:
+        raise typer.BadParameter(f"give the address of your {CONNECTORS[kind].label}", param_hint="--url")
+    return kind
 
 
 async def _place(services: Services, tenant: str) -> Place:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -43,6 +43,21 @@ SAVE_ACTION = "save_as_answer_button"
 CHECK_MARKS = frozenset({"white_check_mark", "heavy_check_mark", "ballot_box_with_check"})
 
 
+@dataclass(frozen=True)
+class Press:
+    """A press of one of an answer's buttons: which answer, by whom, from which message."""
+
+    answer_id: int
+    who: Who
+    client: AsyncWebClient
+    people: People
+    body: Json
+
+    @property
+    def thread(self) -> str | None:
+        return _thread(self.body)
+
+
 class HelpFlows:
     def __init__(self, runtime: Runtime, spawn: Callable[[Any], None], workspaces: Workspaces) -> None:
         self._actions = runtime.services.actions
@@ -56,71 +71,64 @@ class HelpFlows:
         return space.reader
 
     def register(self, app: AsyncApp) -> None:
-        app.action(MORE_ACTION)(self.more)
-        app.action(VERIFY_ACTION)(self.verify)
-        app.action(ESCALATE_ACTION)(self.escalate)
+        app.action(MORE_ACTION)(self._pressed(self.more))
+        app.action(VERIFY_ACTION)(self._pressed(self.verify))
+        app.action(ESCALATE_ACTION)(self._pressed(self.escalate))
         app.action(SAVE_ACTION)(self.save_offered)
         app.message_shortcut(SAVE_SHORTCUT)(self.save_shortcut)
         app.event("reaction_added")(self.reacted)
 
     # -- an answer's buttons ------------------------------------------------------------------
 
-    async def more(
-        self, ack: Any, body: Json, action: Json, client: AsyncWebClient, who: Who | None, people: People
-    ) -> None:
-        await ack()
-        answer_id = _answer_id(action)
-        if who is None or answer_id is None:
-            return
+    def _pressed(self, act: Callable[[Actor, Press], Awaitable[None]]) -> Callable[..., Awaitable[None]]:
+        """A Bolt listener for one of an answer's buttons: acknowledge, read which answer from the
+        button's value, and `act` on it as the person who pressed (in the background)."""
 
-        async def act(actor: Actor) -> None:
-            record = await self._actions.answers.given_here(actor, answer_id)
-            thread = _thread(body) or record.thread
-            for blocks in whole_messages(record.text or "", record.cited):
-                await _tell(client, who, fallback_text(blocks), blocks, thread)
+        async def pressed(
+            ack: Any, body: Json, action: Json, client: AsyncWebClient, who: Who | None, people: People
+        ) -> None:
+            await ack()
+            answer_id = _answer_id(action)
+            if who is None or answer_id is None:
+                return
+            press = Press(answer_id, who, client, people, body)
 
-        self._spawn(self._as_actor(client, who, people, act, _thread(body)))
+            async def as_actor(actor: Actor) -> None:
+                await act(actor, press)
 
-    async def verify(
-        self, ack: Any, body: Json, action: Json, client: AsyncWebClient, who: Who | None, people: People
-    ) -> None:
-        await ack()
-        answer_id = _answer_id(action)
-        if who is None or answer_id is None:
-            return
+            self._spawn(self._as_actor(client, who, people, as_actor, press.thread))
+
+        return pressed
+
+    async def more(self, actor: Actor, press: Press) -> None:
+        record = await self._actions.answers.given_here(actor, press.answer_id)
+        thread = press.thread or record.thread
+        for blocks in whole_messages(record.text or "", record.cited):
+            await _tell(press.client, press.who, fallback_text(blocks), blocks, thread)
+
+    async def verify(self, actor: Actor, press: Press) -> None:
+        who, body = press.who, press.body
         message_ts = str(
             (body.get("message") or {}).get("ts") or (body.get("container") or {}).get("message_ts") or ""
         )
+        link = (
+            await self._reader(who).permalink(who.channel or "", message_ts, exact=True)
+            if message_ts
+            else None
+        )
+        saved = await self._actions.helping.verify_answer(
+            actor, press.answer_id, link, press.people.group_members
+        )
+        await _tell(press.client, who, messages.verified_saved(saved.question), None, press.thread)
 
-        async def act(actor: Actor) -> None:
-            link = (
-                await self._reader(who).permalink(who.channel or "", message_ts, exact=True)
-                if message_ts
-                else None
-            )
-            saved = await self._actions.helping.verify_answer(actor, answer_id, link, people.group_members)
-            await _tell(client, who, messages.verified_saved(saved.question), None, _thread(body))
-
-        self._spawn(self._as_actor(client, who, people, act, _thread(body)))
-
-    async def escalate(
-        self, ack: Any, body: Json, action: Json, client: AsyncWebClient, who: Who | None, people: People
-    ) -> None:
-        await ack()
-        answer_id = _answer_id(action)
-        if who is None or answer_id is None:
-            return
-
-        async def act(actor: Actor) -> None:
-            record = await self._actions.helping.escalate(actor, answer_id)
-            asker = actor.user.external_id
-            text = messages.escalation(actor.conversation.experts, asker, record.question)
-            thread = record.thread or _thread(body)
-            await client.chat_postMessage(
-                channel=who.channel or "", thread_ts=thread, text=text, unfurl_links=False
-            )
-
-        self._spawn(self._as_actor(client, who, people, act, _thread(body)))
+    async def escalate(self, actor: Actor, press: Press) -> None:
+        record = await self._actions.helping.escalate(actor, press.answer_id)
+        asker = actor.user.external_id
+        text = messages.escalation(actor.conversation.experts, asker, record.question)
+        thread = record.thread or press.thread
+        await press.client.chat_postMessage(
+            channel=press.who.channel or "", thread_ts=thread, text=text, unfurl_links=False
+        )
 
     # -- a reply as the answer --------------------------------------------------------------------
 
@@ -176,14 +184,7 @@ class HelpFlows:
                 if not reaction:
                     await _tell(client, who, messages.NOT_A_REPLY)
                 return
-            channel, ts = where["channel"], str(reply["ts"])
-            fields: Json = {
-                "question": await reader.plain(parent),
-                "answer": await reader.plain(reply),
-                "answered_by": await reader.name(str(reply.get("user") or "")),
-                "link": await reader.permalink(channel, ts, exact=True),
-                "source_key": f"slack:{channel}:{ts}",
-            }
+            fields = await _verified_fields(reader, where["channel"], reply, parent)
             helping, asker = self._actions.helping, str(parent.get("user") or "")
             if reaction:
                 saved = await helping.save_by_reaction(
@@ -272,6 +273,19 @@ async def offer_to_save(client: AsyncWebClient, expert: str, where: Json, questi
         )
     except SlackApiError as exc:
         log.info("could not offer to save the answer: %s", exc.response.get("error"))
+
+
+async def _verified_fields(reader: ChannelReader, channel: str, reply: Message, parent: Message) -> Json:
+    """A reply and its thread's first message as a verified answer's fields, as Slack has them."""
+    ts = str(reply["ts"])
+    return {
+        "question": await reader.plain(parent),
+        "answer": await reader.plain(reply),
+        "answered_by": await reader.name(str(reply.get("user") or "")),
+        "link": await reader.permalink(channel, ts, exact=True),
+        "source_key": f"slack:{channel}:{ts}",
+        "answerer": str(reply.get("user") or ""),
+    }
 
 
 def _answer_id(action: Json) -> int | None:

@@ -10,6 +10,7 @@ Lore (`users.conversations`), so nobody changes a channel they are not in.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp
@@ -64,8 +65,8 @@ class AppHome:
         app.view(ADD_URL)(self.add_url)
         app.action(ENABLE)(self.enable)
         app.action(DISABLE)(self.disable)
-        app.action(REFRESH_JOB)(self.refresh_job)
-        app.action(STOP_JOB)(self.stop_job)
+        app.action(REFRESH_JOB)(self._job_button(self.refresh_job))
+        app.action(STOP_JOB)(self._job_button(self.stop_job))
         app.action(VERIFIED_MENU)(self.verified_menu)
         app.view(VERIFIED_FORM)(self.verified_edited)
 
@@ -182,37 +183,36 @@ class AppHome:
 
     # -- jobs ---------------------------------------------------------------------------------
 
-    async def refresh_job(
-        self, ack: Any, action: Json, client: AsyncWebClient, who: Who | None, people: People
-    ) -> None:
-        await ack()
-        job_id = _job_id(action)
-        if who is None or job_id is None:
-            return
+    def _job_button(
+        self, act: Callable[[People, Who, int], Awaitable[str]]
+    ) -> Callable[..., Awaitable[None]]:
+        """A Bolt listener for a job's button: acknowledge, read which job from the button's
+        value, and `act` on it as the person who pressed (in the background)."""
 
-        async def act() -> str:
-            attached = await self._home.refresh_job(
-                await people.user(who), job_id, await people.member_of(who)
-            )
-            if attached.already_running:
-                return messages.job_already_running(attached.source.name)
-            return messages.home_refreshing(attached.source.name)
+        async def pressed(
+            ack: Any, action: Json, client: AsyncWebClient, who: Who | None, people: People
+        ) -> None:
+            await ack()
+            job_id = _job_id(action)
+            if who is None or job_id is None:
+                return
 
-        self._events.spawn(self._act(client, who, people, act))
+            async def done() -> str:
+                return await act(people, who, job_id)
 
-    async def stop_job(
-        self, ack: Any, action: Json, client: AsyncWebClient, who: Who | None, people: People
-    ) -> None:
-        await ack()
-        job_id = _job_id(action)
-        if who is None or job_id is None:
-            return
+            self._events.spawn(self._act(client, who, people, done))
 
-        async def act() -> str:
-            job = await self._home.stop_job(await people.user(who), job_id, await people.member_of(who))
-            return messages.stop_requested(f"job {job.id}")
+        return pressed
 
-        self._events.spawn(self._act(client, who, people, act))
+    async def refresh_job(self, people: People, who: Who, job_id: int) -> str:
+        attached = await self._home.refresh_job(await people.user(who), job_id, await people.member_of(who))
+        if attached.already_running:
+            return messages.job_already_running(attached.source.name)
+        return messages.home_refreshing(attached.source.name)
+
+    async def stop_job(self, people: People, who: Who, job_id: int) -> str:
+        job = await self._home.stop_job(await people.user(who), job_id, await people.member_of(who))
+        return messages.stop_requested(f"job {job.id}")
 
     # -- verified answers -----------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """What an answer says about itself beside its text (`Notice`): that Lore is unsure, searched
 by keyword only, found passages for another project, or could not use the model. Values, not
-wording: each surface words them (`bot/chat/messages.py`).
+wording: each surface words them (`bot/chat/messages/answers.py`).
 
 They start here because retrieval is the first stage with something to say."""
 

@@ -138,16 +138,8 @@ def _asked(session: Session, rows: Sequence[AnswerLog]) -> list[Asked]:
     ids = [r.id for r in rows if r.id is not None]
     if not ids:
         return []
-    indexes: dict[int, set[int]] = {}
-    for answer_id, index_id in session.exec(
-        select(AnswerIndex.answer_id, AnswerIndex.index_id).where(col(AnswerIndex.answer_id).in_(ids))
-    ).all():
-        indexes.setdefault(answer_id, set()).add(index_id)
-    verdicts: dict[int, list[AnswerFeedback]] = {}
-    for verdict in session.exec(
-        select(AnswerFeedback).where(col(AnswerFeedback.answer_id).in_(ids)).order_by(col(AnswerFeedback.id))
-    ).all():
-        verdicts.setdefault(verdict.answer_id, []).append(verdict)
+    indexes = _indexes_searched(session, ids)
+    verdicts = _verdicts(session, ids)
     conversations = _by_id(session, Conversation, {r.conversation_id for r in rows})
     channels = _by_id(session, Channel, {c.channel_id for c in conversations.values()})
     users = _by_id(session, User, {r.user_id for r in rows})
@@ -188,6 +180,28 @@ def _asked(session: Session, rows: Sequence[AnswerLog]) -> list[Asked]:
             )
         )
     return found
+
+
+def _indexes_searched(session: Session, answer_ids: Sequence[int]) -> dict[int, set[int]]:
+    """The indexes each answer searched."""
+    indexes: dict[int, set[int]] = {}
+    for answer_id, index_id in session.exec(
+        select(AnswerIndex.answer_id, AnswerIndex.index_id).where(col(AnswerIndex.answer_id).in_(answer_ids))
+    ).all():
+        indexes.setdefault(answer_id, set()).add(index_id)
+    return indexes
+
+
+def _verdicts(session: Session, answer_ids: Sequence[int]) -> dict[int, list[AnswerFeedback]]:
+    """People's verdicts on each answer, in the order they were given."""
+    verdicts: dict[int, list[AnswerFeedback]] = {}
+    for verdict in session.exec(
+        select(AnswerFeedback)
+        .where(col(AnswerFeedback.answer_id).in_(answer_ids))
+        .order_by(col(AnswerFeedback.id))
+    ).all():
+        verdicts.setdefault(verdict.answer_id, []).append(verdict)
+    return verdicts
 
 
 def _by_id(session: Session, table: type[T], ids: set[int | None]) -> dict[int, T]:

@@ -26,7 +26,9 @@ from storage.models import (
     AnswerLog,
     ConsoleGrant,
     ConsoleSession,
+    Conversation,
     QuestionVector,
+    SlackGroupMember,
     User,
     VerifiedAnswer,
     utcnow,
@@ -52,7 +54,10 @@ class Retention:
     def forget_user(self, tenant_id: str, user_id: int) -> Removed:
         """Remove what one person asked and said: their questions (and the answers to them),
         their verdicts and comments on anyone's answers, their console sessions and sign-in
-        links; their name is blanked. A verified answer to a question they asked keeps its
+        links; their name and email are blanked, and so is their name where it was kept with
+        an answer they wrote (`VerifiedAnswer.answered_by`); they are no channel's expert any
+        more, nor a member of the Slack groups Lore last read (read again at the next
+        refresh), so their Slack id is nowhere but in the job's record. A verified answer to a question they asked keeps its
         answer and who verified it, but loses their wording (the question, its vector, a key
         made from it) and awaits review until an expert gives it a question in their own
         words (`FORGOTTEN`). The rows removed per table."""
@@ -77,7 +82,7 @@ class Retention:
                     col(ConsoleGrant.tenant_id) == tenant_id, col(ConsoleGrant.user_external_id) == external
                 )
             )
-            connection.execute(update(User).where(col(User.id) == user_id).values(name=""))
+            found.update(_unname(connection, tenant_id, user_id))
             worded = connection.execute(
                 update(VerifiedAnswer)
                 .where(col(VerifiedAnswer.tenant_id) == tenant_id, col(VerifiedAnswer.asked_by) == user_id)
@@ -173,3 +178,55 @@ class Retention:
             yield run
             if raw is not None:
                 raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def _unname(connection: Connection, tenant_id: str, user_id: int) -> Removed:
+    """Every place a person's name or Slack id is kept, but the job's record and the audit
+    log (what admins did, kept by design): their user row's name and email, the name kept with
+    the answers they wrote (by user, or by name or Slack id for those saved before it was
+    known), the channels they were an expert of, the Slack groups they were read in."""
+    found: Removed = {}
+    person = connection.execute(
+        sa_select(col(User.external_id), col(User.name)).where(col(User.id) == user_id)
+    ).one_or_none()
+    if person is None:
+        return found
+    external, name = str(person[0]), str(person[1] or "")
+    connection.execute(update(User).where(col(User.id) == user_id).values(name="", email=None))
+    written = connection.execute(
+        update(VerifiedAnswer)
+        .where(
+            col(VerifiedAnswer.tenant_id) == tenant_id,
+            (col(VerifiedAnswer.answered_by_user) == user_id)
+            | (
+                col(VerifiedAnswer.answered_by_user).is_(None)
+                & col(VerifiedAnswer.answered_by).in_([n for n in (name, external) if n])
+            ),
+        )
+        .values(answered_by="", answered_by_user=None)
+    )
+    experts = 0
+    for conversation_id, listed in connection.execute(
+        sa_select(col(Conversation.id), col(Conversation.experts)).where(
+            col(Conversation.tenant_id) == tenant_id
+        )
+    ).all():
+        if external in (listed or []):
+            kept = [e for e in listed if e != external]
+            connection.execute(
+                update(Conversation).where(col(Conversation.id) == conversation_id).values(experts=kept)
+            )
+            experts += 1
+    groups = connection.execute(
+        delete(SlackGroupMember).where(
+            col(SlackGroupMember.tenant_id) == tenant_id, col(SlackGroupMember.user_external_id) == external
+        )
+    )
+    for what, count in (
+        ("verified_answer answerers", written.rowcount),
+        ("conversation experts", experts),
+        (str(SlackGroupMember.__tablename__), groups.rowcount),
+    ):
+        if count:
+            found[what] = int(count)
+    return found

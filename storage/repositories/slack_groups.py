@@ -9,9 +9,12 @@ succeeds) and says why.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, delete, select
 
 from storage.db import Database
@@ -56,6 +59,7 @@ class SlackGroupRepository:
             if error is None:
                 row.read_at = now
             row.error, row.failed_at = error, (now if error else None)
+            row.claimed_by = row.claimed_until = None
             session.add(row)
 
     def groups_of(self, tenant_id: str, user_external_id: str) -> set[str]:
@@ -105,6 +109,40 @@ class SlackGroupRepository:
             if not fresh and not waiting:
                 found.append(key)
         return found
+
+    def claim_due(
+        self,
+        tenant_id: str,
+        keys: Iterable[str],
+        every: timedelta,
+        retry_after: timedelta,
+        worker: str,
+        until: datetime,
+    ) -> list[str]:
+        """Those of the groups due a read (`due`) that `worker` takes, till `until` or till it
+        stores what it read: each is taken by a conditional update (still due, claimed by
+        nobody or by a process whose claim ran out), so of several processes on one database
+        (`lore run`, `lore worker`s) one reads it."""
+        now = utcnow()
+        due = (
+            (col(SlackGroup.read_at).is_(None) | (col(SlackGroup.read_at) < now - every))
+            & (col(SlackGroup.failed_at).is_(None) | (col(SlackGroup.failed_at) < now - retry_after))
+            & (col(SlackGroup.claimed_until).is_(None) | (col(SlackGroup.claimed_until) < now))
+        )
+        taken = []
+        for key in self.due(tenant_id, keys, every, retry_after):
+            with suppress(IntegrityError), self._db.session() as session:  # never read: no row yet
+                if session.get(SlackGroup, (tenant_id, key)) is None:
+                    session.add(SlackGroup(tenant_id=tenant_id, group_key=key))
+            with self._db.session() as session:
+                claimed = session.exec(
+                    update(SlackGroup)
+                    .where(col(SlackGroup.tenant_id) == tenant_id, col(SlackGroup.group_key) == key, due)
+                    .values(claimed_by=worker, claimed_until=until)
+                )
+                if claimed.rowcount:
+                    taken.append(key)
+        return taken
 
     def forget_unused(self, tenant_id: str, keep: Iterable[str]) -> None:
         """Forget the groups (and members) of the workspace that no restriction names now."""

@@ -6,26 +6,23 @@ last ran, failed, or is running (a claim, so that two processes never run the sa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, update
-from sqlmodel import col, delete, select
+from sqlalchemy import and_, func, or_
+from sqlmodel import Session, col, delete, select
 
 from storage.db import Database
 from storage.models import (
     AccessGrant,
     DocSource,
-    DocSourceConfig,
     Document,
     DocumentAccessEntry,
     SourceAccount,
     SourceGroupMember,
-    utcnow,
 )
-from storage.repositories._rows import aware
+from storage.repositories.sync_runs import SyncRuns
 
 
 @dataclass(frozen=True)
@@ -37,16 +34,7 @@ class Person:
     name: str = ""
 
 
-@dataclass(frozen=True)
-class SyncState:
-    """When a permission (or group) sync of one attachment (or connection) last succeeded,
-    and why the last one failed, if it did."""
-
-    synced_at: datetime | None
-    error: str | None
-
-
-class SourceAccessRepository:
+class SourceAccessRepository(SyncRuns):
     def __init__(self, db: Database) -> None:
         self._db = db
 
@@ -117,41 +105,18 @@ class SourceAccessRepository:
         (`7:domain:acme.com`); and whatever else admins granted them."""
         found: set[str] = set()
         with self._db.session() as session:
-            accounts: list[tuple[int, str]] = []
-            if email:
-                accounts += session.exec(
-                    select(SourceAccount.source_id, SourceAccount.account_id)
-                    .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
-                    .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
-                ).all()
+            accounts = _accounts_by_email(session, tenant_id, email) if email else []
             if user_id is not None:
                 grants = session.exec(
                     select(AccessGrant.principal).where(AccessGrant.user_id == user_id)
                 ).all()
                 found.update(grants)
-                for granted in grants:
-                    source, _, rest = granted.partition(":")
-                    kind, _, account = rest.partition(":")
-                    if source.isdigit() and kind == "user" and account:
-                        accounts.append((int(source), account))
+                accounts += _granted_accounts(grants)
             found.update(f"{source_id}:user:{account}" for source_id, account in accounts)
             if email and "@" in email:
                 found.update(self._domains(session, tenant_id, email))
             if accounts:
-                memberships = session.exec(
-                    select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
-                        or_(
-                            *(
-                                and_(
-                                    col(SourceGroupMember.source_id) == source_id,
-                                    col(SourceGroupMember.account_id) == account,
-                                )
-                                for source_id, account in accounts
-                            )
-                        )
-                    )
-                ).all()
-                found.update(f"{source_id}:group:{group}" for source_id, group in memberships)
+                found.update(_groups(session, accounts))
         return frozenset(found)
 
     @staticmethod
@@ -169,12 +134,7 @@ class SourceAccessRepository:
     def accounts_with_email(self, tenant_id: str, email: str) -> list[tuple[int, str]]:
         """(source id, account id) of the people of the workspace's sources with this email."""
         with self._db.session() as session:
-            rows = session.exec(
-                select(SourceAccount.source_id, SourceAccount.account_id)
-                .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
-                .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
-            ).all()
-            return [(int(s), str(a)) for s, a in rows]
+            return [(int(s), str(a)) for s, a in _accounts_by_email(session, tenant_id, email)]
 
     # -- grants -----------------------------------------------------------------------------
 
@@ -224,109 +184,6 @@ class SourceAccessRepository:
                 session.delete(row)
             return sorted(row.principal for row in rows)
 
-    # -- when syncs ran -----------------------------------------------------------------------
-
-    def claim_permissions(self, config_id: int, *, stale_after: timedelta) -> bool:
-        """Take the attachment's permission sync for this process; False when another
-        process holds it (and has not gone silent for `stale_after`)."""
-        return self._claim(DocSourceConfig, DocSourceConfig.id, config_id, "access_claimed_at", stale_after)
-
-    def claim_groups(self, source_id: int, *, stale_after: timedelta) -> bool:
-        return self._claim(DocSource, DocSource.id, source_id, "groups_claimed_at", stale_after)
-
-    def _claim(self, table: type, key: Any, row_id: int, column: str, stale_after: timedelta) -> bool:
-        """One UPDATE that sets the claim only where it is free (or stale): of two processes
-        racing for it, the database lets one win."""
-        now = utcnow()
-        claimed = col(getattr(table, column))
-        with self._db.session() as session:
-            result = session.exec(
-                update(table)
-                .where(col(key) == row_id)
-                .where(or_(claimed.is_(None), claimed < now - stale_after))
-                .values({column: now})
-            )
-            return bool(result.rowcount)
-
-    def record_permissions(self, config_id: int, error: str | None) -> None:
-        """A permission sync of the attachment ended (failed with `error`), and is released."""
-        with self._db.session() as session:
-            row = session.get(DocSourceConfig, config_id)
-            if row is None:
-                return
-            now = utcnow()
-            if error is None:
-                row.access_synced_at = now
-            row.access_error, row.access_failed_at = error, (now if error else None)
-            row.access_claimed_at = None
-            session.add(row)
-
-    def record_groups(self, source_id: int, error: str | None) -> None:
-        with self._db.session() as session:
-            row = session.get(DocSource, source_id)
-            if row is None:
-                return
-            now = utcnow()
-            if error is None:
-                row.groups_synced_at = now
-            row.groups_error, row.groups_failed_at = error, (now if error else None)
-            row.groups_claimed_at = None
-            session.add(row)
-
-    def permissions_state(self, config_id: int) -> SyncState:
-        with self._db.session() as session:
-            row = session.get(DocSourceConfig, config_id)
-            if row is None:
-                return SyncState(None, None)
-            return SyncState(aware(row.access_synced_at), row.access_error)
-
-    def groups_state(self, source_id: int) -> SyncState:
-        with self._db.session() as session:
-            row = session.get(DocSource, source_id)
-            if row is None:
-                return SyncState(None, None)
-            return SyncState(aware(row.groups_synced_at), row.groups_error)
-
-    def permissions_due(self, kinds: Iterable[str], every: timedelta, retry_after: timedelta) -> list[int]:
-        """Attachments of those connector kinds whose permissions were not synced within
-        `every` (never synced first); one whose last sync failed, once `retry_after` passed."""
-        table = DocSourceConfig
-        return self._due(
-            table, table.id, table.access_synced_at, table.access_failed_at, kinds, every, retry_after
-        )
-
-    def groups_due(self, kinds: Iterable[str], every: timedelta, retry_after: timedelta) -> list[int]:
-        table = DocSource
-        return self._due(
-            table, table.id, table.groups_synced_at, table.groups_failed_at, kinds, every, retry_after
-        )
-
-    def _due(
-        self,
-        table: type,
-        key: Any,
-        synced: Any,
-        failed: Any,
-        kinds: Iterable[str],
-        every: timedelta,
-        retry_after: timedelta,
-    ) -> list[int]:
-        wanted = list(kinds)
-        if not wanted:
-            return []
-        at, failure = col(synced), col(failed)
-        now = utcnow()
-        with self._db.session() as session:
-            query = select(col(key))
-            if table is DocSourceConfig:
-                query = query.join(DocSource, col(DocSource.id) == DocSourceConfig.source_id)
-            query = query.where(
-                col(DocSource.kind).in_(wanted),
-                or_(at.is_(None), at < now - every),
-                or_(failure.is_(None), failure < now - retry_after),
-            )
-            return [int(i) for i in session.exec(query.order_by(at.is_not(None), at)).all()]
-
     def restricted_count(self, config_id: int) -> int:
         """How many documents of the attachment its source restricts (or whose access is unknown)."""
         with self._db.session() as session:
@@ -334,3 +191,42 @@ class SourceAccessRepository:
                 Document.source_config_id == config_id, Document.access_clauses != 0
             )
             return int(session.exec(query).one())
+
+
+def _accounts_by_email(session: Session, tenant_id: str, email: str) -> list[tuple[int, str]]:
+    """(source id, account id) of the people of the workspace's sources with this email."""
+    rows = session.exec(
+        select(SourceAccount.source_id, SourceAccount.account_id)
+        .join(DocSource, col(DocSource.id) == SourceAccount.source_id)
+        .where(DocSource.tenant_id == tenant_id, SourceAccount.email == email.strip().lower())
+    ).all()
+    return list(rows)
+
+
+def _granted_accounts(grants: Iterable[str]) -> list[tuple[int, str]]:
+    """The source accounts among granted principals (`7:user:<account>`)."""
+    accounts = []
+    for granted in grants:
+        source, _, rest = granted.partition(":")
+        kind, _, account = rest.partition(":")
+        if source.isdigit() and kind == "user" and account:
+            accounts.append((int(source), account))
+    return accounts
+
+
+def _groups(session: Session, accounts: Sequence[tuple[int, str]]) -> set[str]:
+    """The groups (`7:group:<name>`) these source accounts are members of."""
+    memberships = session.exec(
+        select(SourceGroupMember.source_id, SourceGroupMember.group_name).where(
+            or_(
+                *(
+                    and_(
+                        col(SourceGroupMember.source_id) == source_id,
+                        col(SourceGroupMember.account_id) == account,
+                    )
+                    for source_id, account in accounts
+                )
+            )
+        )
+    ).all()
+    return {f"{source_id}:group:{group}" for source_id, group in memberships}

@@ -23,19 +23,17 @@ from sqlmodel import col, select
 
 from storage.db import Database
 from storage.models import (
-    AnswerCitation,
     AnswerFeedback,
     AnswerIndex,
     AnswerLog,
     Channel,
     Conversation,
-    Document,
     UsageDay,
 )
 from storage.repositories._rows import aware, insert_ignoring_conflict
-from storage.values import ConversationKind, DocumentStatus, utcnow
+from storage.repositories.citations import CitationReads
+from storage.values import ConversationKind, utcnow
 
-TOP = 12
 LATENCY_STEP_MS = 10
 """Latencies are counted in SQL in buckets this wide; a percentile is its bucket's start."""
 
@@ -95,15 +93,6 @@ class Usage:
         return self.questions - self.abstained
 
 
-@dataclass(frozen=True)
-class Cited:
-    document_id: int
-    index_id: int
-    name: str
-    url: str | None
-    times: int
-
-
 @dataclass
 class Figures:
     """The countable part of some questions' usage: what adds up across days (a day's
@@ -153,7 +142,9 @@ class Figures:
         )
 
 
-class UsageRepository:
+class UsageRepository(CitationReads):
+    """Usage figures of a workspace's questions; the documents its answers cited (`CitationReads`)."""
+
     def __init__(self, db: Database) -> None:
         self._db = db
 
@@ -165,9 +156,19 @@ class UsageRepository:
         first_whole = since.date() if since == _midnight(since.date()) else since.date() + timedelta(days=1)
         today = min(until, utcnow()).date()  # today's figures are still growing: never kept
         whole = [first_whole + timedelta(days=n) for n in range(max(0, (today - first_whole).days))]
-        kept = self._kept(tenant_id, whole)
-        missing = [d for d in whole if d not in kept]
-        by_day: dict[date, Figures] = dict(kept)
+        by_day = self._whole_days(tenant_id, whole)
+        edges = [(since, _midnight(first_whole)), (_midnight(today), until)] if whole else [(since, until)]
+        for start, end in edges:
+            if start < end:
+                for d, found in self._count(tenant_id, start, end).items():
+                    by_day.setdefault(d, Figures()).add(found)
+        return self._summary(by_day)
+
+    def _whole_days(self, tenant_id: str, whole: Sequence[date]) -> dict[date, Figures]:
+        """The figures of whole past days: those kept, and the missing ones counted (in one
+        pass) and kept."""
+        by_day = self._kept(tenant_id, whole)
+        missing = [d for d in whole if d not in by_day]
         if missing:
             computed = self._count(
                 tenant_id, _midnight(missing[0]), _midnight(missing[-1] + timedelta(days=1))
@@ -175,11 +176,10 @@ class UsageRepository:
             fresh = {d: computed.get(d, Figures()) for d in missing}
             self._keep(tenant_id, fresh)
             by_day.update(fresh)
-        edges = [(since, _midnight(first_whole)), (_midnight(today), until)] if whole else [(since, until)]
-        for start, end in edges:
-            if start < end:
-                for d, found in self._count(tenant_id, start, end).items():
-                    by_day.setdefault(d, Figures()).add(found)
+        return by_day
+
+    def _summary(self, by_day: dict[date, Figures]) -> Usage:
+        """The window's figures from its days'."""
         total = Figures()
         days = []
         for d in sorted(by_day):
@@ -211,55 +211,11 @@ class UsageRepository:
         """Count the questions asked in [since, until), per day: five grouped scans of the
         usage index (and the verdicts and indexes joined to it), side by side, each on a
         connection of its own (readers do not block each other)."""
-        window = _window(tenant_id, since, until)
-        day = _date(self._db.dialect)
-        bucket = col(AnswerLog.latency_ms) // LATENCY_STEP_MS
-        queries: dict[str, Select[Any]] = {
-            "askers": sa_select(day, col(AnswerLog.user_id))
-            .where(window, col(AnswerLog.user_id).is_not(None))
-            .group_by(day, col(AnswerLog.user_id)),
-            "cells": sa_select(
-                day,
-                col(AnswerLog.conversation_id),
-                func.count(),
-                func.coalesce(func.sum(_int(and_(col(AnswerLog.abstained), ~col(AnswerLog.verified)))), 0),
-                func.coalesce(func.sum(_int(col(AnswerLog.verified))), 0),
-                func.count(col(AnswerLog.escalated_at)),
-            )
-            .where(window)
-            .group_by(day, col(AnswerLog.conversation_id)),
-            "verdicts": sa_select(day, col(AnswerFeedback.helpful), func.count())
-            .join(AnswerLog, col(AnswerLog.id) == col(AnswerFeedback.answer_id))
-            .where(window)
-            .group_by(day, col(AnswerFeedback.helpful)),
-            "latencies": sa_select(day, bucket, func.count())
-            .where(window, col(AnswerLog.latency_ms).is_not(None))
-            .group_by(day, bucket),
-            "indexes": sa_select(day, col(AnswerIndex.index_id), func.count())
-            .join(AnswerLog, col(AnswerLog.id) == col(AnswerIndex.answer_id))
-            .where(window)
-            .group_by(day, col(AnswerIndex.index_id)),
-        }
+        queries = _scans(_window(tenant_id, since, until), _date(self._db.dialect))
         with ThreadPoolExecutor(max_workers=len(queries)) as pool:
             running = {name: pool.submit(self._rows, query) for name, query in queries.items()}
             found = {name: future.result() for name, future in running.items()}
-        days: dict[date, Figures] = {}
-
-        def of(value: object) -> Figures:
-            return days.setdefault(_day(value), Figures())
-
-        for when, user in found["askers"]:
-            of(when).askers.add(int(user))
-        for when, conversation, count, abstained, quoted, escalated in found["cells"]:
-            key = int(conversation) if conversation is not None else None
-            of(when).cells[key] = [int(count), int(abstained), int(quoted), int(escalated)]
-        for when, helpful, count in found["verdicts"]:
-            of(when).verdicts[bool(helpful)] = int(count)
-        for when, b, count in found["latencies"]:
-            of(when).latencies[int(b or 0)] = int(count)
-        for when, index, count in found["indexes"]:
-            of(when).indexes[int(index)] = int(count)
-        return days
+        return _tally(found)
 
     def _kept(self, tenant_id: str, days: Sequence[date]) -> dict[date, Figures]:
         if not days:
@@ -295,41 +251,57 @@ class UsageRepository:
         with self._db.engine.connect() as connection:
             return list(connection.execute(query).all())
 
-    def cited(self, index_ids: Sequence[int], *, limit: int = TOP) -> list[Cited]:
-        """The ready documents of these indexes that answers quoted most, most first."""
-        if not index_ids:
-            return []
-        times = func.count(col(AnswerCitation.answer_id))
-        with self._db.engine.connect() as connection:
-            rows = connection.execute(
-                sa_select(
-                    col(Document.id), col(Document.index_id), col(Document.name), col(Document.url), times
-                )
-                .join(AnswerCitation, col(AnswerCitation.document_id) == col(Document.id))
-                .where(col(Document.index_id).in_(index_ids), col(Document.status) == DocumentStatus.READY)
-                .group_by(col(Document.id), col(Document.index_id), col(Document.name), col(Document.url))
-                .order_by(times.desc(), col(Document.id))
-                .limit(limit)
-            ).all()
-        return [Cited(int(d or 0), int(i), str(n), u, int(t)) for d, i, n, u, t in rows]
 
-    def never_cited(self, index_ids: Sequence[int], *, limit: int = TOP) -> list[Cited]:
-        """Ready documents of these indexes no logged answer ever quoted, oldest first."""
-        if not index_ids:
-            return []
-        quoted = sa_select(col(AnswerCitation.document_id))
-        with self._db.engine.connect() as connection:
-            rows = connection.execute(
-                sa_select(col(Document.id), col(Document.index_id), col(Document.name), col(Document.url))
-                .where(
-                    col(Document.index_id).in_(index_ids),
-                    col(Document.status) == DocumentStatus.READY,
-                    col(Document.id).not_in(quoted),
-                )
-                .order_by(col(Document.time_added), col(Document.id))
-                .limit(limit)
-            ).all()
-        return [Cited(int(d or 0), int(i), str(n), u, 0) for d, i, n, u in rows]
+def _scans(window: ColumnElement[bool], day: ColumnElement[Any]) -> dict[str, Select[Any]]:
+    """The grouped scans `_count` runs, by the part of `Figures` each fills."""
+    bucket = col(AnswerLog.latency_ms) // LATENCY_STEP_MS
+    return {
+        "askers": sa_select(day, col(AnswerLog.user_id))
+        .where(window, col(AnswerLog.user_id).is_not(None))
+        .group_by(day, col(AnswerLog.user_id)),
+        "cells": sa_select(
+            day,
+            col(AnswerLog.conversation_id),
+            func.count(),
+            func.coalesce(func.sum(_int(and_(col(AnswerLog.abstained), ~col(AnswerLog.verified)))), 0),
+            func.coalesce(func.sum(_int(col(AnswerLog.verified))), 0),
+            func.count(col(AnswerLog.escalated_at)),
+        )
+        .where(window)
+        .group_by(day, col(AnswerLog.conversation_id)),
+        "verdicts": sa_select(day, col(AnswerFeedback.helpful), func.count())
+        .join(AnswerLog, col(AnswerLog.id) == col(AnswerFeedback.answer_id))
+        .where(window)
+        .group_by(day, col(AnswerFeedback.helpful)),
+        "latencies": sa_select(day, bucket, func.count())
+        .where(window, col(AnswerLog.latency_ms).is_not(None))
+        .group_by(day, bucket),
+        "indexes": sa_select(day, col(AnswerIndex.index_id), func.count())
+        .join(AnswerLog, col(AnswerLog.id) == col(AnswerIndex.answer_id))
+        .where(window)
+        .group_by(day, col(AnswerIndex.index_id)),
+    }
+
+
+def _tally(found: dict[str, list[Any]]) -> dict[date, Figures]:
+    """Each day's figures from the rows of the scans."""
+    days: dict[date, Figures] = {}
+
+    def of(value: object) -> Figures:
+        return days.setdefault(_day(value), Figures())
+
+    for when, user in found["askers"]:
+        of(when).askers.add(int(user))
+    for when, conversation, count, abstained, quoted, escalated in found["cells"]:
+        key = int(conversation) if conversation is not None else None
+        of(when).cells[key] = [int(count), int(abstained), int(quoted), int(escalated)]
+    for when, helpful, count in found["verdicts"]:
+        of(when).verdicts[bool(helpful)] = int(count)
+    for when, b, count in found["latencies"]:
+        of(when).latencies[int(b or 0)] = int(count)
+    for when, index, count in found["indexes"]:
+        of(when).indexes[int(index)] = int(count)
+    return days
 
 
 def _places(connection: Connection, counts: dict[int | None, int]) -> tuple[PlaceCount, ...]:

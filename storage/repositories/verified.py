@@ -11,7 +11,7 @@ from sqlmodel import col, select
 
 from storage.db import Database
 from storage.document_access import AccessFilter, readable_sql
-from storage.models import Document, DocumentStatus, User, VerifiedAnswer, utcnow
+from storage.models import Document, DocumentStatus, ForgetJob, User, VerifiedAnswer, utcnow
 from storage.records import NotFound, VerifiedRef
 from storage.repositories._rows import aware
 
@@ -30,6 +30,8 @@ class VerifiedEntry:
     answered_by: str
     verified_by: int
     link: str | None = None
+    answered_by_user: int | None = None
+    """Who wrote the answer, when Lore knows them as a user."""
     cited: Sequence[dict[str, Any]] = field(default_factory=tuple)
     answer_id: int | None = None
     review_at: datetime | None = None
@@ -67,6 +69,7 @@ class VerifiedRepository:
             row.question_vector = [float(x) for x in entry.question_vector]
             row.embedding_model = entry.embedding_model
             row.answered_by, row.verified_by = entry.answered_by, entry.verified_by
+            row.answered_by_user = entry.answered_by_user
             row.verified_at = row.updated_at = now
             row.link, row.cited, row.answer_id = entry.link, list(entry.cited), entry.answer_id
             row.asked_by = entry.asked_by
@@ -173,10 +176,13 @@ def _row(session: Any, verified_id: int) -> VerifiedAnswer:
 
 
 def _names(session: Any, user_ids: set[int]) -> dict[int, str]:
+    """Verifiers' names: their Slack id when Lore has no name for them, but "" for one who
+    was forgotten (their name blanked), whom chat calls "a teammate"."""
     if not user_ids:
         return {}
     rows = session.exec(select(User.id, User.name, User.external_id).where(col(User.id).in_(user_ids))).all()
-    return {int(i): str(name or external) for i, name, external in rows}
+    forgotten = set(session.exec(select(ForgetJob.user_id).where(col(ForgetJob.user_id).in_(user_ids))).all())
+    return {int(i): str(name or ("" if i in forgotten else external)) for i, name, external in rows}
 
 
 def _ref(row: VerifiedAnswer, verified_by_name: str) -> VerifiedRef:

@@ -6,17 +6,28 @@ not connect or attach; the modal checks its fields; no secret reaches Slack or a
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from sqlalchemy import update
 
 from bot.app.audit import AuditFilter
+from bot.app.settings import Settings
+from storage.models import SlackGroup
+from storage.repositories.slack_groups import SlackGroupRepository
+from storage.values import utcnow
 from tests.bot import connector_modals
-from tests.bot.conftest import TEAM, SlackBot
+from tests.bot.conftest import BOT_TOKEN, SIGNING_SECRET, TEAM, SlackBot
 from tests.bot.connector_modals import ADMIN, MEMBER, Json, connector_bot, everything_slack_saw, submit
 from tests.fakes.notion_server import TOKEN, FakeNotion, Seeded, seed
 
@@ -145,3 +156,60 @@ async def test_a_notion_attachment_restricted_to_a_channel_reaches_its_members_o
     log = bot.runtime.services.audit.log
     actions = [e.action for e in log.page(TEAM, AuditFilter()) if e.action.startswith("source.")]
     assert actions == ["source.unrestrict", "source.restrict"]
+
+
+async def test_a_bare_worker_reads_a_restrictions_slack_user_group_again(
+    tmp_path: Path, notion: tuple[FakeNotion, Seeded]
+) -> None:
+    """Issue 41's restriction to a Slack user group, with the bot running no jobs of its own
+    (`LORE_JOBS_IN_PROCESS=false`): a `lore worker` process alone reads the group again when
+    it is due, so a newcomer to the group reads what it restricts."""
+    fake, _ = notion
+    async with connector_bot(
+        tmp_path / "home", "CENG", "eng", lore_notion_requests_per_second=0, lore_jobs_in_process=False
+    ) as bot:
+        bot.slack.add_user("UNEW", "newcomer")
+        bot.slack.add_usergroup("SOPS", [MEMBER])
+        _, view = await open_modal(bot, ADMIN)
+        await submit(bot, ADMIN, view, url=fake.base_url, token=TOKEN)
+        services = bot.runtime.services
+        worker = start_worker(services.settings)  # runs the sync job "add" queues, too
+        try:
+            await bot.mention("CENG", ADMIN, "add our Notion to the handbook index")
+            await bot.mention("CENG", ADMIN, "restrict the notion attachment to <!subteam^SOPS|@ops>")
+            groups = SlackGroupRepository(services.db)
+            assert groups.groups_of(TEAM, MEMBER) == {"usergroup:SOPS"}
+            assert groups.groups_of(TEAM, "UNEW") == set()
+            reads = len(bot.calls("usergroups.users.list"))
+            bot.slack.add_usergroup("SOPS", [MEMBER, "UNEW"])
+            with services.db.session() as session:  # read a day ago: due again
+                session.exec(update(SlackGroup).values(read_at=utcnow() - timedelta(days=1)))
+            deadline = time.monotonic() + 100  # the worker checks 10 s after it starts, then every minute
+            while groups.groups_of(TEAM, "UNEW") == set() and time.monotonic() < deadline:
+                assert worker.poll() is None, worker.communicate()
+                await asyncio.sleep(0.5)
+        finally:
+            worker.terminate()
+            worker.communicate(timeout=30)
+        assert groups.groups_of(TEAM, "UNEW") == {"usergroup:SOPS"}
+        assert [c.params["usergroup"] for c in bot.calls("usergroups.users.list")][reads:] == ["SOPS"]
+
+
+def start_worker(settings: Settings) -> subprocess.Popen[bytes]:
+    """`lore worker` on the bot's home, talking to its fakes."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "OPENAI_", "LORE_", "DATABASE_"))
+    }
+    assert settings.lore_secret_key is not None
+    env.update(
+        LORE_HOME=str(settings.lore_home),
+        SLACK_BOT_TOKEN=BOT_TOKEN,
+        SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        SLACK_API_URL=settings.slack_api_url,
+        LORE_SECRET_KEY=settings.lore_secret_key.get_secret_value(),
+        LORE_CRAWL_ALLOW="127.0.0.1",
+        LORE_NOTION_REQUESTS_PER_SECOND="0",
+        LORE_JOB_WORKERS="1",
+    )
+    lore = str(Path(sys.executable).with_name("lore"))
+    return subprocess.Popen([lore, "worker"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -284,6 +284,37 @@ def every_row(db: Database) -> str:
         )
 
 
+def test_forgetting_a_person_blanks_their_name_on_the_answers_they_wrote(database: Database) -> None:
+    """`answered_by` goes for answers a person wrote: known by their user, or, saved before
+    that was kept, by their name or Slack id; another person's name stays."""
+    ids = world(database)
+    repository = VerifiedRepository(database)
+
+    def save(key: str, answered_by: str, answered_by_user: int | None = None) -> int:
+        entry = VerifiedEntry(
+            tenant_id=TENANT, index_id=ids["index"], source_key=key, question=f"question {key}",
+            answer=f"answer {key}", question_vector=[0.25, 0.5, 0.75], embedding_model="m",
+            answered_by=answered_by, verified_by=ids["bea"], answered_by_user=answered_by_user,
+        )  # fmt: skip
+        return repository.save(entry).id
+
+    by_user = save("slack:CPUB:1.1", "Ada Lovelace", ids["ada"])
+    by_name = save("slack:CPUB:1.2", "ada")
+    by_id = save("slack:CPUB:1.3", "UADA")
+    theirs = save("slack:CPUB:1.4", "bea")
+
+    removed = Retention(database).forget_user(TENANT, ids["ada"])
+
+    assert removed["verified_answer answerers"] == 3
+    assert [repository.get(v, TENANT).answered_by for v in (by_user, by_name, by_id, theirs)] == [
+        "",
+        "",
+        "",
+        "bea",
+    ]
+    assert "Ada Lovelace" not in every_row(database)
+
+
 def test_forgetting_an_asker_takes_their_wording_out_of_verified_answers(database: Database) -> None:
     """A verified answer to a question someone asked keeps its answer and who verified it when
     that person is forgotten, but not their wording (the question, its vector, a key made of

@@ -7,10 +7,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from sqlalchemy import update
+from sqlmodel import col
+
 from storage.db import Database
 from storage.document_access import DocumentAccess, restriction, slack_principal
+from storage.models import SlackGroup
 from storage.repositories.directory import Directory
 from storage.repositories.slack_groups import SlackGroupRepository
+from storage.values import utcnow
 
 HOUR = timedelta(hours=1)
 
@@ -44,6 +49,28 @@ def test_reads_replace_members_and_a_failed_read_leaves_none(database: Database)
     assert groups.groups_of("T1", "U1") == {"usergroup:SSRE"}
     assert groups.state("T1", "channel:CENG").read_at is None
     assert groups.groups_of("T2", "U3") == {"channel:CENG"}, "other workspaces untouched"
+
+
+def test_a_due_read_is_claimed_by_one_process_at_a_time(database: Database) -> None:
+    """`lore run` and `lore worker`s each check on schedule: one takes a due group (never read
+    ones too), the others find it taken until its reader stores what it read (then it is not
+    due) or its claim runs out (its process stopped)."""
+    Directory(database).ensure_tenant("T1")
+    groups = SlackGroupRepository(database)
+    groups.replace("T1", "channel:CENG", ["U1"])
+    keys, soon, later = ["channel:CENG", "usergroup:SNEW"], utcnow() + HOUR, utcnow() + 2 * HOUR
+    assert groups.claim_due("T1", keys, timedelta(0), HOUR, "run:1", soon) == keys
+    assert groups.claim_due("T1", keys, timedelta(0), HOUR, "worker:2", later) == []
+    groups.replace("T1", "usergroup:SNEW", ["U2"])
+    assert groups.claim_due("T1", keys, HOUR, HOUR, "worker:2", later) == [], "read now: not due"
+    assert groups.claim_due("T1", keys, timedelta(0), HOUR, "worker:2", later) == ["usergroup:SNEW"]
+    with database.session() as session:  # run:1 stopped: its claim ran out
+        session.exec(
+            update(SlackGroup)
+            .values(claimed_until=utcnow() - HOUR)
+            .where(col(SlackGroup.claimed_by) == "run:1")
+        )
+    assert groups.claim_due("T1", keys, timedelta(0), HOUR, "worker:2", later) == ["channel:CENG"]
 
 
 def test_a_restriction_is_one_more_clause_of_every_documents_access() -> None:

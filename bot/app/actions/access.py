@@ -27,7 +27,7 @@ from knowledge import KnowledgeError, NotAllowed, grantee_of
 from storage.access import Action, Place, allowed, may_manage_connectors, may_map_people
 from storage.document_access import PUBLIC_ONLY, AccessFilter, DocumentAccess
 from storage.records import ConnectionRef, DocumentRef, IndexRef, NotFound, SourceConfigRef, UserRef
-from storage.repositories.source_access import SyncState
+from storage.repositories.sync_runs import SyncState
 from storage.values import LOCAL_TENANT
 
 if TYPE_CHECKING:

@@ -148,17 +148,30 @@ class HelpActions:
         link: str | None,
         source_key: str,
         asker: str = "",
+        answerer: str = "",
     ) -> VerifiedRef:
         """A person's reply as the verified answer to the thread's question (any member);
-        `asker`: the Slack id of who asked it (who started the thread)."""
+        `asker`: the Slack id of who asked it (who started the thread), `answerer`: of who
+        replied (named `answered_by`), so that forgetting either finds what they left."""
         index = await self._channel_index(actor)
-        asked_by = None
-        if asker:
-            person = await asyncio.to_thread(self._directory.ensure_user, actor.place.tenant_id, asker)
-            asked_by = person.id
+        asked_by, written_by = await self._user_id(actor, asker), await self._user_id(actor, answerer)
         return await self._save(
-            actor, index, question, answer, answered_by, link, source_key, asked_by=asked_by
+            actor,
+            index,
+            question,
+            answer,
+            answered_by,
+            link,
+            source_key,
+            asked_by=asked_by,
+            answered_by_user=written_by,
         )
+
+    async def _user_id(self, actor: Actor, external_id: str) -> int | None:
+        if not external_id:
+            return None
+        person = await asyncio.to_thread(self._directory.ensure_user, actor.place.tenant_id, external_id)
+        return person.id
 
     async def save_by_reaction(
         self,
@@ -170,6 +183,7 @@ class HelpActions:
         answered_by: str,
         link: str | None,
         source_key: str,
+        answerer: str = "",
         members_of: MembersOf = no_groups,
     ) -> VerifiedRef:
         """✅ on a reply: the asker's (`asker`, the Slack id who started the thread) or an expert's."""
@@ -183,6 +197,7 @@ class HelpActions:
             link=link,
             source_key=source_key,
             asker=asker,
+            answerer=answerer,
         )
 
     async def verify_answer(
@@ -225,6 +240,7 @@ class HelpActions:
             None,
             key,
             asked_by=actor.user.id,
+            answered_by_user=actor.user.id,
         )
 
     async def here(self, actor: Actor) -> list[VerifiedRef]:
@@ -371,6 +387,7 @@ class HelpActions:
         cited: Sequence[dict[str, object]] = (),
         answer_id: int | None = None,
         asked_by: int | None = None,
+        answered_by_user: int | None = None,
     ) -> VerifiedRef:
         question, answer = " ".join(question.split())[:QUESTION_LIMIT], answer.strip()[:ANSWER_LIMIT]
         if not question or not answer:
@@ -392,6 +409,7 @@ class HelpActions:
             answer_id=answer_id,
             review_at=self._review_at(),
             asked_by=asked_by,
+            answered_by_user=answered_by_user,
         )
         return await asyncio.to_thread(self._repository.save, entry)
 

@@ -19,8 +19,9 @@ from bot.app.actions.sources import SourceActions, label
 from knowledge import IndexNotFound, KnowledgeError, NotAllowed
 from storage.access import Action, Place, allowed, may_manage_connectors
 from storage.records import DocumentRef, IndexRef, IndexStats, JobRef, NotFound, SourceConfigRef
+from storage.repositories.citations import Cited
 from storage.repositories.sources import SITE, SLACK_CHANNEL
-from storage.repositories.usage import Cited, UsageRepository
+from storage.repositories.usage import UsageRepository
 
 if TYPE_CHECKING:
     from bot.app.services import Services

@@ -22,16 +22,19 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from bot.app.audit import AuditAction
-from knowledge import CONNECTORS, KnowledgeError, NotAllowed
+from knowledge import CONNECTORS, KnowledgeError, NotAllowed, worker_name
 from storage.access import Place, may_restrict_sources
 from storage.document_access import RESTRICTED_TO, DocumentAccess, restriction, slack_principal
 from storage.records import IndexRef, SourceConfigRef
 from storage.repositories.slack_groups import GroupState, SlackGroupRepository
+from storage.values import utcnow
 
 if TYPE_CHECKING:
     from bot.app.services import Services
 
 log = logging.getLogger(__name__)
+CLAIM = timedelta(minutes=10)
+"""How long a process may take to read a group's members on schedule before another may."""
 NOT_ALLOWED = "Only workspace admins and connector admins can restrict what a connected source brings."
 GROUP_KINDS = ("channel", "usergroup")
 
@@ -173,7 +176,9 @@ class RestrictionActions:
             due = (
                 keys
                 if every is None
-                else await asyncio.to_thread(self._groups.due, tenant, keys, every, retry)
+                else await asyncio.to_thread(
+                    self._groups.claim_due, tenant, keys, every, retry, worker_name(), utcnow() + CLAIM
+                )
             )
             if not due:
                 continue
