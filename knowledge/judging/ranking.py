@@ -41,7 +41,7 @@ from knowledge.indexing.chunking import innermost
 from knowledge.indexing.units import recorded
 from knowledge.judging import parameters
 from knowledge.search.retrieval import Hit
-from knowledge.text.quotes import Unit
+from knowledge.text.quotes import Kind, Unit
 from knowledge.text.words import content_words, stem, stems_of
 from storage.keyword import MAX_TERMS
 from storage.records import ChunkRecord
@@ -213,7 +213,8 @@ class Ranker:
         weighed = rarest([w for w in words if not common(w, counts)], counts)
         variants = [without_word(question, w) for w in weighed]
         cut = [recorded(h.units, h.text) for h in head]
-        texts = [u.shown[:EMBEDDED_CHARS] for us in cut for u in us]
+        held = [[as_held(u, h) for u in us] for h, us in zip(head, cut, strict=True)]
+        texts = [u.shown[:EMBEDDED_CHARS] for us in held for u in us]
         vectors = await self._embed([question, *variants, *texts])
         moves = (1.0 - vectors[1 : 1 + len(variants)] @ vectors[0]).tolist()
         sims = (vectors[1 + len(variants) :] @ vectors[0]).tolist() if texts else []
@@ -221,12 +222,14 @@ class Ranker:
         top_keyword = max((h.keyword_score or 0.0 for h in head), default=0.0)
         names = set(terms.idf) & set().union(*(folders(h) for h in head))
         scored, offset = [], 0
-        for hit, passage_units in zip(head, cut, strict=True):
+        for hit, passage_units, as_scored in zip(head, cut, held, strict=True):
             unit_sims = sims[offset : offset + len(passage_units)]
             offset += len(passage_units)
             located = len(names & folders(hit)) / len(names) if names else 0.0
             scored.append(
-                score_passage(self._weights, hit, passage_units, unit_sims, terms, top_keyword, located)
+                score_passage(
+                    self._weights, hit, passage_units, unit_sims, terms, top_keyword, located, as_scored
+                )
             )
         scored.sort(key=lambda s: s.score, reverse=True)
         return Ranking(question, scored + [Scored(h, -math.inf, []) for h in tail], terms)
@@ -297,12 +300,15 @@ def score_passage(
     terms: QuestionTerms,
     top_keyword: float,
     located: float = 0.0,
+    as_held: list[Unit] | None = None,
 ) -> Scored:
     """One passage's second-stage score, with its units' (see `Weights`); `located` is the
-    share of the folder names in the question that its path holds."""
+    share of the folder names in the question that its path holds. Units are scored as the
+    passage holds them (`as_held`, when given: the words of a unit running past its end are
+    the next passage's), and kept whole, to be quoted."""
     w = weights
     context = stems_of(f"{hit.heading} {hit.document.name}")
-    held = [stems_of(f"{u.text} {u.section} {u.label}") for u in passage_units]
+    held = [stems_of(f"{u.text} {u.section} {u.label}") for u in (as_held or passage_units)]
     scored_units = []
     for unit, sim, stems in zip(passage_units, sims, held, strict=True):
         coverage = terms.coverage(stems)
@@ -375,6 +381,18 @@ def folder_names(hit: Hit) -> list[str]:
     """The folders a passage's document lies in, outermost first: its source key (a path or
     a URL) without the file name."""
     return _FOLDER_SEPARATORS.split(hit.document.source_key)[:-1]
+
+
+def as_held(unit: Unit, hit: Hit) -> Unit:
+    """`unit` as far as the passage `hit` holds it: a unit stored whole on the passage it
+    begins in may run past its end (its lines, or its words, up to the passage's end, as the
+    passage shows them); others as they are."""
+    if unit.start is None or unit.end is None or hit.start is None or unit.end <= hit.start + len(hit.text):
+        return unit
+    shown = hit.text[max(0, unit.start - hit.start) :]
+    if unit.kind == Kind.CODE:
+        return replace(unit, text="\n".join(unit.text.split("\n")[: shown.count("\n") + 1]))
+    return replace(unit, text=" ".join(unit.text.split()[: len(shown.split())]))
 
 
 def _runs_on(passage: Scored, end: int | None) -> bool:
