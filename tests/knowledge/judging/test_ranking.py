@@ -24,6 +24,7 @@ from knowledge.judging.ranking import (
     Scored,
     ScoredUnit,
     Weights,
+    as_held,
     folders,
     question_terms,
     rarest,
@@ -516,6 +517,21 @@ async def test_a_passage_that_begins_inside_a_literal_block_is_scored_with_its_l
     )
     assert [u.unit.text for u in passage.units[1:]] == ["The license changed as well."]
     assert units(passage.hit.text)[0].kind == "sentence", "read alone, its first lines would be prose"
+
+
+async def test_a_passage_is_scored_by_what_it_holds_of_a_unit_and_quotes_it_whole(stack: Stack) -> None:
+    index = stack.index()
+    clause = ", then the proxy settings of the session are checked once more"
+    page = f"# Proxies\n\nEvery request starts{clause * 40} and HTTPS_PROXY wins in the end.\n"
+    await stack.ingestor.add(index, md("proxies.md", page))
+    _, ranking = await ranked(stack, index, "which proxy setting wins in the end?")
+    first = next(p for p in ranking.passages if p.hit.position == 0)
+    (unit,) = [u.unit for u in first.units]
+    assert unit.text.endswith("HTTPS_PROXY wins in the end."), "stored whole, though it runs past the passage"
+    held = as_held(unit, first.hit)
+    assert unit.text.startswith(held.text) and len(held.text) < len(unit.text)
+    assert "HTTPS_PROXY" not in held.text, "what the passage does not hold is not its evidence"
+    assert set(held.text.split()) <= set(first.hit.text.split())
 
 
 def test_a_chunks_units_are_the_documents_units_in_its_span() -> None:
