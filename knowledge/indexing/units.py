@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from knowledge.text.quotes import Kind, Unit, document_units, sentences, units
-from knowledge.text.syntax import FENCE
+from knowledge.text.quotes import Kind, Unit, document_units, units
+from knowledge.text.syntax import DOCTEST, FENCE, FIELD, indentation
 
 __all__ = [
     "FORM", "PREFIX", "Passage", "current", "decoded", "encoded", "paragraphs", "read_units", "rebuilt", "recorded"
@@ -104,8 +104,9 @@ _BACK = 64
 def _piece(unit: Unit, document: str, begin: int, end: int) -> list[Unit]:
     """What the chunk [begin, end) holds of `unit`, which begins before it, marked `continues`
     (scored, not quoted on its own: the chunk before holds it whole): a code block's lines
-    from the one the chunk begins in, made whole, without a closing fence; the sentences of
-    prose, the first of them a fragment."""
+    from the one the chunk begins in, made whole, without a closing fence; what the chunk
+    holds of prose, read alone (lines of HTML tags alone are nothing: a piece is scored by
+    what a reader sees), the first of its units a fragment."""
     assert unit.end is not None
     stop = min(unit.end, end)
     if unit.kind == Kind.CODE:  # from the start of a line: the first, indented as the others
@@ -118,13 +119,27 @@ def _piece(unit: Unit, document: str, begin: int, end: int) -> list[Unit]:
         return (
             [Unit(code, Kind.CODE, unit.block, "", unit.label, True, begin, unit.end)] if code.strip() else []
         )
-    words = " ".join(document[begin:stop].split())
-    if words.endswith("::"):  # a paragraph introducing a literal block, as the reader shows it
-        words = words[:-3] if words.endswith(" ::") else words[:-1]
-    found = sentences(words, unit.block)
+    lines = document[begin:stop].split("\n")
+    if document[begin - 1 : begin] not in ("", "\n") and _goes_on(lines):
+        lines[0] = (
+            " " * indentation(lines[1]) + lines[0].lstrip()
+        )  # (a body's line, cut: indented as its body)
+    found = units("\n".join(lines), titles=False)  # (as a reader of the chunk alone sees them)
     return [
-        replace(u, label=unit.label, continues=k == 0, start=begin, end=unit.end) for k, u in enumerate(found)
+        Unit(u.text, u.kind, unit.block, "", unit.label, k == 0, begin, unit.end) for k, u in enumerate(found)
     ]
+
+
+def _goes_on(lines: list[str]) -> bool:
+    """Whether a first line, cut from the middle of its line, goes on in the line after it,
+    indented deeper (a directive's or an item's body): "…requests do" and "    not time out."
+    are one sentence. A field or a doctest there is a block of its own."""
+    return (
+        len(lines) > 1
+        and bool(lines[1].strip())
+        and indentation(lines[1]) > indentation(lines[0])
+        and not (FIELD.match(lines[1]) or DOCTEST.match(lines[1]))
+    )
 
 
 def rebuilt(chunks: Sequence[Passage]) -> str:
