@@ -1,0 +1,658 @@
+"""A document's quotable units read by the parsers made for its markup (a PROTOTYPE, issue 37):
+markdown-it-py with mdit-py-plugins for Markdown and MyST, docutils for reStructuredText.
+
+`parsed_units(text, flavour)` returns what `knowledge.text.quotes.document_units` returns:
+sentences, list items and code blocks, in order, each with its section, its directive's label
+and where its source lies in `text` (`document[start:end]`). The parsers find the blocks
+(paragraphs, items, code, boxes) and their lines; sentences are cut within a paragraph as the
+line reader cuts them (`quotes.sentences`). A unit's `text` is its source, its lines joined, as
+the line reader keeps it; for reST its `display` is the text as the parser renders it (a role as
+the page shows it), for Markdown the line reader's rendering (`Unit.rendered`).
+
+Sphinx's directives and roles are unknown to docutils: tolerant handlers stand in for them
+(code directives are code, boxes and version notes head their first paragraph, autodoc and
+tables of contents show nothing, `py:function` labels its body); the reporter is silent and
+nothing raises: a parser that fails on a page leaves it to the line reader.
+"""
+
+from __future__ import annotations
+
+import enum
+import io
+import logging
+import re
+import textwrap
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from docutils import nodes
+from docutils.frontend import get_default_settings
+from docutils.parsers.rst import Directive, Parser, directives, roles
+from docutils.utils import new_document
+from markdown_it import MarkdownIt
+from markdown_it.tree import SyntaxTreeNode
+from mdit_py_plugins.admon import admon_plugin
+from mdit_py_plugins.colon_fence import colon_fence_plugin
+from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+from knowledge.text.markup import readable
+from knowledge.text.quotes import MAX_UNIT_CHARS, Kind, Unit, document_units, line_starts, sentences
+from knowledge.text.syntax import ATTRIBUTES
+
+log = logging.getLogger(__name__)
+
+MAX_DEPTH = 40
+"""Blocks nested deeper are read as one paragraph (each level is a recursion)."""
+
+
+class Flavour(enum.StrEnum):
+    MARKDOWN = "markdown"
+    MYST = "myst"
+    RST = "rst"
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A unit found by a parser: its lines in the document [first, last), before offsets."""
+
+    kind: Kind
+    text: str
+    first: int
+    last: int
+    section: str
+    label: str
+    display: str | None = None
+
+
+def parsed_units(text: str, flavour: str) -> list[Unit]:
+    """The quotable units of a whole document of `flavour` ("markdown", "myst", "rst"), each
+    with where its source lies in `text`; the line reader's when the parser fails."""
+    try:
+        found = list(_rst(text, 0) if flavour == Flavour.RST else _markdown(text, 0, flavour == Flavour.MYST))
+        return _placed(text, found)
+    except Exception:  # a parser's bug on one page: the line reader reads it
+        log.exception("the %s parser failed on a document of %d characters", flavour, len(text))
+        return document_units(text)
+
+
+# --- Offsets ---------------------------------------------------------------------------------
+
+
+def _placed(text: str, found: list[_Block]) -> list[Unit]:
+    """Units with offsets: a block's from its lines; a sentence within its paragraph by its
+    first two words, searched for from where the one before it begins."""
+    at = line_starts(text)
+    lines = text.splitlines() if "\r" in text else text.split("\n")
+    out: list[Unit] = []
+    cursor, block, previous = 0, 0, None
+    for b in found:
+        first = min(max(b.first, 0), len(at) - 1)
+        last = min(max(b.last, first + 1), len(at))
+        while last > first + 1 and not lines[last - 1].strip():
+            last -= 1
+        lo, hi = at[first], at[last - 1] + len(lines[last - 1])
+        key = (b.first, b.last)
+        if key != previous:
+            block, previous, cursor = block + 1, key, lo
+        start = _find(text, b, max(lo, cursor), hi)
+        if start < 0 and b.kind == Kind.SENTENCE and ": " in b.text:  # "Warning: " is no text of the page
+            start = _find(text, _Block(b.kind, b.text.split(": ", 1)[1], 0, 0, "", ""), max(lo, cursor), hi)
+        start = start if start >= 0 else max(lo, min(cursor, hi))
+        cursor = start + 1
+        out.append(Unit(b.text, b.kind, block, b.section, b.label, False, start, hi, display=b.display))
+    for k in range(len(out) - 1):  # a unit of a block ends where the next one begins
+        a, n = out[k], out[k + 1]
+        if (
+            a.block == n.block
+            and a.start is not None
+            and n.start is not None
+            and a.start < n.start < (a.end or 0)
+        ):
+            end = n.start
+            while end > a.start + 1 and text[end - 1].isspace():
+                end -= 1
+            out[k] = Unit(a.text, a.kind, a.block, a.section, a.label, False, a.start, end, display=a.display)
+    return [u for u in out if u.text.strip()]
+
+
+_SPACE = re.compile(r"\s*")
+
+
+def _find(text: str, b: _Block, lo: int, hi: int) -> int:
+    if b.kind == Kind.CODE:
+        first = next((line.strip() for line in b.text.split("\n") if line.strip()), "")
+        found = text.find(first, lo, hi) if first else -1
+        return found if found >= 0 else -1
+    words = b.text.split(maxsplit=2)
+    if not words:
+        return -1
+    at = text.find(words[0], lo, hi)
+    while at >= 0 and len(words) > 1:
+        after = _SPACE.match(text, at + len(words[0]))
+        if after is not None and text.startswith(words[1], after.end()):
+            return at
+        at = text.find(words[0], at + 1, hi)
+    return at
+
+
+def _cap(text: str) -> str:
+    if len(text) <= MAX_UNIT_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_UNIT_CHARS)
+    cut = cut if cut > MAX_UNIT_CHARS // 2 else text.rfind(" ", 0, MAX_UNIT_CHARS)
+    return text[: max(cut, 1)].rstrip() + "\n…"
+
+
+def _joined(lines: list[str]) -> str:
+    return " ".join(line.strip() for line in lines if line.strip())
+
+
+def _prose(
+    text: str, first: int, last: int, section: str, label: str, rendered: str | None = None
+) -> Iterator[_Block]:
+    """A paragraph's sentences; `rendered` (the parser's rendering) gives each its display
+    when it cuts into as many sentences."""
+    if text.endswith("::"):  # reST: "Example::" introduces a literal block
+        text = "" if text == "::" else text[:-3] if text.endswith(" ::") else text[:-1]
+        rendered = None
+    found = sentences(text, 0)
+    shown = sentences(rendered, 0) if rendered is not None else []
+    pair = len(shown) == len(found)
+    for k, s in enumerate(found):
+        yield _Block(Kind.SENTENCE, s.text, first, last, section, label, shown[k].text if pair else None)
+
+
+# --- Markdown and MyST -----------------------------------------------------------------------
+
+
+def _md() -> MarkdownIt:
+    return (
+        MarkdownIt("commonmark", {"maxNesting": MAX_DEPTH})
+        .enable("table")
+        .use(front_matter_plugin)
+        .use(deflist_plugin)
+        .use(admon_plugin)
+        .use(colon_fence_plugin)
+    )
+
+
+_MD = _md()
+_MYST_ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}(?=`[^`\n]+`)")
+_MYST_NAME = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<argument>.*?)\s*$")
+_OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
+
+
+@dataclass
+class _Context:
+    section: str = ""
+    label: str = ""
+    heading: str = ""
+    """A box's or version note's name, for the first paragraph of its body ("Warning: …")."""
+
+
+def _markdown(text: str, shift: int, myst: bool) -> Iterator[_Block]:
+    lines = text.split("\n")
+    yield from _md_children(SyntaxTreeNode(_MD.parse(text)), lines, shift, myst, _Context(), 0)
+
+
+def _md_children(
+    node: SyntaxTreeNode, lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    for child in node.children:
+        yield from _md_node(child, lines, shift, myst, ctx, depth + 1)
+
+
+def _md_node(  # (one case per block type, as the parser names them)
+    node: SyntaxTreeNode, lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    kind = node.type
+    first, last = node.map if node.map else (0, 0)
+    span = lines[first:last]
+    a, z = first + shift, last + shift
+    if kind == "heading":
+        ctx.section = ATTRIBUTES.sub("", node.children[0].content if node.children else "").strip()
+        ctx.label = ""
+    elif kind in ("front_matter", "hr", "html_inline"):
+        return
+    elif kind == "paragraph":
+        raw = _joined(span)
+        if ctx.heading:
+            raw, ctx.heading = f"{ctx.heading}: {raw}", ""
+        yield from _prose(_myst_roles(raw) if myst else raw, a, z, ctx.section, ctx.label)
+    elif kind == "html_block":
+        shown = readable(_joined(span))
+        if shown.strip():
+            yield from _prose(_joined(span), a, z, ctx.section, ctx.label)
+    elif kind in ("code_block", "table"):
+        body = textwrap.dedent("\n".join(span)).strip("\n")
+        yield _Block(Kind.CODE, _cap(body), a, z, ctx.section, ctx.label)
+    elif kind in ("fence", "colon_fence"):
+        yield from _md_fence(node, lines, shift, myst, ctx, depth)
+    elif kind == "list_item":
+        yield from _md_item(node, lines, shift, myst, ctx, depth)
+    elif kind == "dt":
+        yield from _prose(_joined(lines[first : first + 1]), a, a + 1, ctx.section, ctx.label)
+    elif kind == "admonition":
+        tag = str(node.meta.get("tag", "")) if node.meta else ""
+        title = next((c for c in node.children if c.type == "admonition_title"), None)
+        name = title.children[0].content if title and title.children else _ADMONITIONS.get(tag, tag.title())
+        inner = _Context(ctx.section, ctx.label, name.strip())
+        for child in node.children:
+            if child.type != "admonition_title":
+                yield from _md_node(child, lines, shift, myst, inner, depth + 1)
+        if inner.heading:  # a box of a title alone
+            yield _Block(Kind.SENTENCE, inner.heading, a, z, ctx.section, ctx.label)
+    elif depth > MAX_DEPTH:
+        yield from _prose(_joined(span), a, z, ctx.section, ctx.label)
+    else:
+        yield from _md_children(node, lines, shift, myst, ctx, depth)
+
+
+def _md_item(
+    node: SyntaxTreeNode, lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    """A list item: its first paragraph as written (with its marker), the rest as blocks."""
+    children = list(node.children)
+    if children and children[0].type == "paragraph" and children[0].map:
+        first, last = children[0].map
+        own = _joined(lines[first:last])
+        yield _Block(Kind.ITEM, _cap(own), first + shift, last + shift, ctx.section, ctx.label)
+        children = children[1:]
+    for child in children:
+        yield from _md_node(child, lines, shift, myst, ctx, depth + 1)
+
+
+def _md_fence(
+    node: SyntaxTreeNode, lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    """A code block as written (with its fences); a MyST directive (```` ```{note} ````) as
+    what Sphinx shows of it."""
+    first, last = node.map if node.map else (0, 0)
+    directive = _MYST_NAME.match(node.info or "")
+    if directive is None:
+        code = textwrap.dedent("\n".join(lines[first:last])).strip("\n")
+        yield _Block(Kind.CODE, _cap(code), first + shift, last + shift, ctx.section, ctx.label)
+        return
+    name, argument = directive["name"].lower().rsplit(":", 1)[-1], directive["argument"]
+    body = node.content.split("\n")
+    options = 0
+    while options < len(body) and _OPTION.match(body[options]):
+        options += 1
+    content = "\n".join(["", *body[options:]]) if options else node.content
+    offset = first + 1 + shift - (1 if options else 0) + options
+    if name in _CODE:
+        code = textwrap.dedent("\n".join(body[options:])).strip("\n")
+        if code.strip():
+            yield _Block(Kind.CODE, _cap(code), first + shift, last + shift, ctx.section, ctx.label)
+    elif name in _SILENT:
+        return
+    elif name == "eval-rst":
+        yield from _rst(content, offset)
+    else:
+        heading = _heading(name, argument)
+        label = argument if name in _DESCRIPTIONS else ctx.label
+        inner = _Context(ctx.section, label, heading)
+        if depth <= MAX_DEPTH:
+            tree = SyntaxTreeNode(_MD.parse(content))
+            yield from _md_children(tree, content.split("\n"), offset, myst, inner, depth + 1)
+        if inner.heading:
+            yield _Block(Kind.SENTENCE, inner.heading, first + shift, last + shift, ctx.section, label)
+
+
+def _myst_roles(text: str) -> str:
+    """MyST's roles (`{func}`x``) written as reST's, which `readable` renders."""
+    return _MYST_ROLE.sub(r":\g<name>:", text)
+
+
+# --- What Sphinx's directives show -------------------------------------------------------------
+
+_ADMONITIONS = {
+    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
+    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
+    "seealso": "See also", "todo": "To do",
+}  # fmt: skip
+_VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
+             "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}  # fmt: skip
+_CODE = frozenset((
+    "code-block", "code", "sourcecode", "code-cell", "testcode", "testoutput", "doctest", "ipython",
+    "jupyter-execute", "prompt", "code-tab", "example", "testsetup", "testcleanup",
+))  # fmt: skip
+_SILENT = frozenset((
+    "toctree", "include", "literalinclude", "currentmodule", "module", "automodule", "autoclass",
+    "autofunction", "automethod", "autodata", "autoexception", "autoattribute", "autosummary",
+    "index", "only", "highlight", "tabularcolumns", "default-role", "run", "image", "figure",
+    "contents", "raw", "meta", "sectionauthor", "codeauthor", "glossary", "productionlist",
+    "rst-class", "program", "click:run", "graphviz", "plot", "mermaid", "autoprogram",
+))  # fmt: skip
+_DESCRIPTIONS = frozenset((
+    "data", "function", "class", "method", "attribute", "module", "exception", "decorator",
+    "envvar", "option", "confval", "describe", "object", "property", "classmethod", "staticmethod",
+))  # fmt: skip
+_TITLED = frozenset(("admonition", "tab", "group-tab", "tab-item", "card", "dropdown", "topic", "sidebar"))
+
+
+def _heading(name: str, argument: str) -> str:
+    """What a box or a note shows before its first paragraph: "Warning", "Changed in version
+    2.3", a titled box's title; '' for any other directive."""
+    if name in _ADMONITIONS:
+        return f"{_ADMONITIONS[name]}: {argument}".rstrip(": ") if argument else _ADMONITIONS[name]
+    if name in _VERSIONS:
+        return f"{_VERSIONS[name]} {argument}".strip()
+    if name in _TITLED:
+        return argument
+    return ""
+
+
+# --- reStructuredText ------------------------------------------------------------------------
+
+
+class _AnyOption(dict[str, Callable[[str], Any]]):
+    """A directive's options, whatever they are: kept as written (`:caption: app.py`)."""
+
+    def __missing__(self, key: str) -> Callable[[str], Any]:
+        return directives.unchanged
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
+class _Sphinx(Directive):
+    """A Sphinx directive, read as what its page shows: a node the walker reads
+    (`lore_kind`: code, silent, box), its body parsed as reST."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    option_spec = _AnyOption()
+
+    def run(self) -> list[nodes.Node]:
+        name = self.name.lower().rsplit(":", 1)[-1]
+        argument = self.arguments[0] if self.arguments else ""
+        first = self.lineno - 1
+        if name in _SILENT or self.name.lower() in _SILENT:
+            return []
+        if name in _CODE:
+            code = "\n".join(self.content)
+            caption = str(self.options.get("caption") or "")
+            node = nodes.literal_block(code, f"# {caption}\n{code}" if caption else code)
+            node.line = self.content_offset + 1
+            node["lore_last"] = self.content_offset + len(self.content)
+            return [node] if code.strip() else []
+        box = nodes.container()
+        box.line = self.lineno
+        box["lore_heading"] = _heading(name, argument.split(" ", 1)[0] if name in _VERSIONS else argument)
+        box["lore_label"] = argument if name in _DESCRIPTIONS else ""
+        box["lore_first"] = first
+        if name in _VERSIONS and " " in argument:  # the note on the directive's line
+            rest = argument.split(" ", 1)[1]
+            box += nodes.paragraph(rest, rest)
+            box[-1].line = self.lineno
+        self.state.nested_parse(self.content, self.content_offset, box)
+        return [box]
+
+
+_SPHINX_DIRECTIVES = (
+    *_ADMONITIONS, *_VERSIONS, *_CODE, *_SILENT, *_DESCRIPTIONS, *_TITLED, "rubric", "centered", "hlist",
+)  # fmt: skip
+_DOMAINS = ("py", "std", "rst", "js", "c", "cpp", "click")
+_CODE_ROLES = frozenset((
+    "func", "meth", "class", "data", "attr", "mod", "exc", "obj", "const", "envvar", "option",
+    "program", "file", "command", "samp", "kbd", "code", "confval",
+))  # fmt: skip
+_SPHINX_ROLES = (
+    *_CODE_ROLES,
+    "ref",
+    "doc",
+    "term",
+    "pep",
+    "rfc",
+    "abbr",
+    "dfn",
+    "any",
+    "download",
+    "issue",
+    "pr",
+)
+_EXPLICIT = re.compile(r"(?P<title>.*?)\s*<(?P<target>[^<>]+)>", re.S)
+
+
+def _role(
+    name: str,
+    rawtext: str,
+    text: str,
+    lineno: int,
+    inliner: object,
+    options: dict[str, Any] | None = None,
+    content: list[str] | None = None,
+) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+    """A Sphinx role as its page shows it: `url_for()` for :func:`~flask.url_for`, its title or
+    its target's last part; PEP 8 for :pep:`8`."""
+    role = name.lower().rsplit(":", 1)[-1]
+    explicit = _EXPLICIT.fullmatch(text)
+    if explicit and explicit["title"]:
+        shown = explicit["title"]
+    else:
+        target = (explicit["target"] if explicit else text).strip().lstrip("!")
+        shown = target[1:].rsplit(".", 1)[-1] if target.startswith("~") else target
+    if role in ("pep", "rfc"):
+        return [nodes.Text(f"{role.upper()} {shown}")], []
+    if role == "ref" and not (explicit and explicit["title"]):
+        words = re.sub(r"[-_]+", " ", shown).strip()
+        return [nodes.Text(words[:1].upper() + words[1:])], []
+    if role not in _CODE_ROLES:
+        return [nodes.Text(shown)], []
+    if role in ("func", "meth") and not shown.endswith(")"):
+        shown += "()"
+    return [nodes.literal(rawtext, shown)], []
+
+
+def _register() -> None:
+    """Sphinx's directives and roles, as docutils is told them (its registry is global)."""
+    for name in _SPHINX_DIRECTIVES:
+        for full in (name, *(f"{d}:{name}" for d in _DOMAINS)):
+            if full not in ("note", "warning", "tip", "important", "hint", "caution", "danger", "attention",
+                            "error", "admonition", "code", "topic", "sidebar", "rubric", "include", "raw",
+                            "image", "figure", "contents", "meta", "default-role"):  # fmt: skip
+                directives.register_directive(full, _Sphinx)
+    for name in ("include", "raw", "literalinclude"):  # never read a file, nor pass HTML through
+        directives.register_directive(name, _Sphinx)
+    for name in _SPHINX_ROLES:
+        for full in (name, *(f"{d}:{name}" for d in _DOMAINS)):
+            roles.register_local_role(full, _role)  # type: ignore[arg-type]
+
+
+_register()
+
+
+def _settings() -> Any:
+    settings = get_default_settings(Parser)
+    settings.report_level = 5
+    settings.halt_level = 5
+    settings.warning_stream = io.StringIO()
+    settings.file_insertion_enabled = False
+    settings.raw_enabled = False
+    settings.character_level_inline_markup = False
+    return settings
+
+
+def _rst(text: str, shift: int) -> Iterator[_Block]:
+    settings = _settings()
+    settings.line_length_limit = max(10_000, len(text) + 1)
+    settings.warning_stream = io.StringIO()
+    document = new_document("<lore>", settings)
+    Parser().parse(text, document)
+    lines = text.split("\n")
+    yield from _rst_children(document, lines, shift, _Context(), 0)
+
+
+def _rst_children(
+    node: nodes.Element, lines: list[str], shift: int, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    for child in node.children:
+        if isinstance(child, nodes.Element):
+            yield from _rst_node(child, lines, shift, ctx, depth + 1)
+
+
+_SKIPPED = (
+    nodes.system_message, nodes.comment, nodes.target, nodes.substitution_definition, nodes.pending,
+    nodes.raw, nodes.image, nodes.title, nodes.problematic, nodes.field_name, nodes.footnote, nodes.citation,
+)  # fmt: skip
+
+
+def _rst_node(  # (one case per node type, as docutils names them)
+    node: nodes.Element, lines: list[str], shift: int, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    if isinstance(node, _SKIPPED):
+        return
+    if isinstance(node, nodes.section):
+        title = node.next_node(nodes.title)
+        inner = _Context(title.astext() if title else ctx.section, "", "")
+        yield from _rst_children(node, lines, shift, inner, depth)
+        return
+    if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
+        first = (node.line or 1) - 1
+        last = int(node.get("lore_last", 0)) or first + len(node.rawsource.split("\n"))
+        code = node.astext()
+        yield _Block(
+            Kind.CODE,
+            _cap(textwrap.dedent(code).strip("\n")),
+            first + shift,
+            last + shift,
+            ctx.section,
+            ctx.label,
+        )
+        return
+    if isinstance(node, nodes.table):
+        first = (node.line or 1) - 1 if node.line else _line_of(node, lines)
+        last = first
+        while last < len(lines) and lines[last].strip():
+            last += 1
+        yield _Block(
+            Kind.CODE, _cap("\n".join(lines[first:last])), first + shift, last + shift, ctx.section, ctx.label
+        )
+        return
+    if isinstance(node, (nodes.paragraph, nodes.term, nodes.rubric, nodes.line_block)):
+        yield from _rst_paragraph(node, lines, shift, ctx)
+        return
+    if isinstance(node, (nodes.list_item, nodes.field)):
+        yield from _rst_item(node, lines, shift, ctx, depth)
+        return
+    if isinstance(node, nodes.Admonition):
+        name = node.tagname if node.tagname != "admonition" else ""
+        title = node.next_node(nodes.title)
+        heading = title.astext() if title and not name else _ADMONITIONS.get(name, name.title())
+        inner = _Context(ctx.section, ctx.label, heading)
+        yield from _rst_children(node, lines, shift, inner, depth)
+        if inner.heading and not any(isinstance(c, nodes.paragraph) for c in node.children):
+            yield _Block(
+                Kind.SENTENCE,
+                inner.heading,
+                (node.line or 1) - 1 + shift,
+                node.line or 1 + shift,
+                ctx.section,
+                ctx.label,
+            )
+        return
+    if isinstance(node, nodes.container) and "lore_heading" in node:
+        label = str(node["lore_label"]) or ctx.label
+        inner = _Context(ctx.section, label, str(node["lore_heading"]))
+        yield from _rst_children(node, lines, shift, inner, depth)
+        if inner.heading:
+            first = int(node["lore_first"])
+            yield _Block(Kind.SENTENCE, inner.heading, first + shift, first + 1 + shift, ctx.section, label)
+        return
+    if depth > MAX_DEPTH:
+        first = _line_of(node, lines)
+        yield from _prose(
+            " ".join(node.astext().split()), first + shift, first + 1 + shift, ctx.section, ctx.label
+        )
+        return
+    yield from _rst_children(node, lines, shift, ctx, depth)
+
+
+def _line_of(node: nodes.Node, lines: list[str]) -> int:
+    """A node's first line (0-based): its own, or its first descendant's that has one."""
+    for found in node.findall(include_self=True):
+        line = getattr(found, "line", None)
+        if isinstance(line, int) and line > 0:
+            return line - 1
+    return 0
+
+
+def _source_lines(node: nodes.Element, lines: list[str]) -> tuple[int, int]:
+    """The lines of the source a paragraph was read from: from its line, as many as its raw
+    source has (docutils gives a paragraph's first line)."""
+    first = _line_of(node, lines)
+    return first, first + max(1, len(node.rawsource.split("\n")))
+
+
+def _rst_paragraph(node: nodes.Element, lines: list[str], shift: int, ctx: _Context) -> Iterator[_Block]:
+    raw = " ".join(node.rawsource.split()) if node.rawsource else " ".join(node.astext().split())
+    if not raw:
+        return
+    first, last = _source_lines(node, lines)
+    shown = " ".join(_rendered(node).split())
+    if ctx.heading:
+        raw, shown, ctx.heading = f"{ctx.heading}: {raw}", f"{ctx.heading}: {shown}", ""
+    yield from _prose(raw, first + shift, last + shift, ctx.section, ctx.label, shown)
+
+
+def _rst_item(
+    node: nodes.Element, lines: list[str], shift: int, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    """A list item or a field: its first paragraph as written (with its marker or its field's
+    name: the line reader keeps them), the rest as blocks."""
+    body = node.children[-1] if isinstance(node, nodes.field) else node
+    children = [c for c in body.children if isinstance(c, nodes.Element)]
+    if children and isinstance(children[0], nodes.paragraph):
+        paragraph = children.pop(0)
+        first, last = _source_lines(paragraph, lines)
+        if isinstance(node, nodes.field):
+            first = min(first, _line_of(node, lines))
+        own = _joined(lines[first:last])
+        literal = own.endswith("::")
+        if literal:
+            own = own[:-3] if own.endswith(" ::") else own[:-1]
+        shown = _rendered(paragraph)
+        if isinstance(node, nodes.field):
+            shown = f"{node.children[0].astext()}: {shown}"
+        yield _Block(Kind.ITEM, _cap(own), first + shift, last + shift, ctx.section, ctx.label, None)
+        del shown  # (the line reader's rendering keeps the marker; the parser's has none)
+    elif isinstance(node, nodes.field):
+        first = _line_of(node, lines)
+        yield _Block(
+            Kind.ITEM,
+            _joined(lines[first : first + 1]),
+            first + shift,
+            first + 1 + shift,
+            ctx.section,
+            ctx.label,
+        )
+    for child in children:
+        yield from _rst_node(child, lines, shift, ctx, depth + 1)
+
+
+def _rendered(node: nodes.Node) -> str:
+    """Inline reST as Sphinx shows it, in Markdown: code as `code`, a link to the web as
+    [text](url), a role as its handler showed it."""
+    if isinstance(node, nodes.Text):
+        return str(node)
+    if isinstance(node, nodes.literal):
+        return f"`{node.astext()}`"
+    if isinstance(node, (nodes.system_message, nodes.target, nodes.problematic)):
+        return node.rawsource if isinstance(node, nodes.problematic) else ""
+    inner = "".join(_rendered(c) for c in node.children) if isinstance(node, nodes.Element) else ""
+    if isinstance(node, nodes.reference):
+        target = str(node.get("refuri", ""))
+        return (
+            f"[{inner}]({target})"
+            if target.startswith(("https://", "http://")) and inner != target
+            else inner
+        )
+    if isinstance(node, nodes.emphasis):
+        return f"*{inner}*"
+    if isinstance(node, nodes.strong):
+        return f"**{inner}**"
+    return inner
