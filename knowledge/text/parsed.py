@@ -29,6 +29,7 @@ from typing import Any
 from docutils import nodes
 from docutils.frontend import get_default_settings
 from docutils.parsers.rst import Directive, Parser, directives, roles
+from docutils.statemachine import StringList
 from docutils.utils import new_document
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
@@ -37,6 +38,7 @@ from mdit_py_plugins.colon_fence import colon_fence_plugin
 from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from knowledge.text.directives import AUTODOC, INCLUDE
 from knowledge.text.markup import readable
 from knowledge.text.quotes import MAX_UNIT_CHARS, Kind, Unit, document_units, line_starts, sentences
 from knowledge.text.syntax import ATTRIBUTES
@@ -97,8 +99,6 @@ def _placed(text: str, found: list[_Block]) -> list[Unit]:
         if key != previous:
             block, previous, cursor = block + 1, key, lo
         start = _find(text, b, max(lo, cursor), hi)
-        if start < 0 and b.kind == Kind.SENTENCE and ": " in b.text:  # "Warning: " is no text of the page
-            start = _find(text, _Block(b.kind, b.text.split(": ", 1)[1], 0, 0, "", ""), max(lo, cursor), hi)
         start = start if start >= 0 else max(lo, min(cursor, hi))
         cursor = start + 1
         out.append(Unit(b.text, b.kind, block, b.section, b.label, False, start, hi, display=b.display))
@@ -190,6 +190,8 @@ class _Context:
     label: str = ""
     heading: str = ""
     """A box's or version note's name, for the first paragraph of its body ("Warning: …")."""
+    line: int = 0
+    """The box's first line in the document: a paragraph it heads is read from there."""
 
 
 def _markdown(text: str, shift: int, myst: bool) -> Iterator[_Block]:
@@ -200,8 +202,21 @@ def _markdown(text: str, shift: int, myst: bool) -> Iterator[_Block]:
 def _md_children(
     node: SyntaxTreeNode, lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
 ) -> Iterator[_Block]:
+    skip = False
     for child in node.children:
-        yield from _md_node(child, lines, shift, myst, ctx, depth + 1)
+        if skip and child.type == "code_block":  # mkdocstrings' options
+            skip = False
+            continue
+        skip = child.type == "paragraph" and bool(child.map) and _generated(lines, child)
+        if not skip:
+            yield from _md_node(child, lines, shift, myst, ctx, depth + 1)
+
+
+def _generated(lines: list[str], paragraph: SyntaxTreeNode) -> bool:
+    """mkdocstrings' `::: package.Class` or a snippet a docs build inserts (`{* app.py *}`):
+    no text of the page."""
+    first, last = paragraph.map or (0, 0)
+    return last - first == 1 and bool(AUTODOC.match(lines[first]) or INCLUDE.match(lines[first]))
 
 
 def _md_node(  # (one case per block type, as the parser names them)
@@ -218,8 +233,8 @@ def _md_node(  # (one case per block type, as the parser names them)
         return
     elif kind == "paragraph":
         raw = _joined(span)
-        if ctx.heading:
-            raw, ctx.heading = f"{ctx.heading}: {raw}", ""
+        if ctx.heading:  # (read from the box's line, which says its heading)
+            raw, ctx.heading, a = f"{ctx.heading}: {raw}", "", min(a, ctx.line)
         yield from _prose(_myst_roles(raw) if myst else raw, a, z, ctx.section, ctx.label)
     elif kind == "html_block":
         shown = readable(_joined(span))
@@ -239,11 +254,8 @@ def _md_node(  # (one case per block type, as the parser names them)
         title = next((c for c in node.children if c.type == "admonition_title"), None)
         name = title.children[0].content if title and title.children else _ADMONITIONS.get(tag, tag.title())
         inner = _Context(ctx.section, ctx.label, name.strip())
-        for child in node.children:
-            if child.type != "admonition_title":
-                yield from _md_node(child, lines, shift, myst, inner, depth + 1)
-        if inner.heading:  # a box of a title alone
-            yield _Block(Kind.SENTENCE, inner.heading, a, z, ctx.section, ctx.label)
+        kids = [c for c in node.children if c.type != "admonition_title"]
+        yield from _md_box(kids, lines, shift, myst, inner, depth, a)
     elif depth > MAX_DEPTH:
         yield from _prose(_joined(span), a, z, ctx.section, ctx.label)
     else:
@@ -294,11 +306,21 @@ def _md_fence(
         heading = _heading(name, argument)
         label = argument if name in _DESCRIPTIONS else ctx.label
         inner = _Context(ctx.section, label, heading)
-        if depth <= MAX_DEPTH:
-            tree = SyntaxTreeNode(_MD.parse(content))
-            yield from _md_children(tree, content.split("\n"), offset, myst, inner, depth + 1)
-        if inner.heading:
-            yield _Block(Kind.SENTENCE, inner.heading, first + shift, last + shift, ctx.section, label)
+        children = list(SyntaxTreeNode(_MD.parse(content)).children) if depth <= MAX_DEPTH else []
+        yield from _md_box(children, content.split("\n"), offset, myst, inner, depth, first + shift)
+
+
+def _md_box(
+    body: list[SyntaxTreeNode], lines: list[str], shift: int, myst: bool, inner: _Context, depth: int, at: int
+) -> Iterator[_Block]:
+    """A box's body, its heading before its first paragraph ("Warning: …"), or alone before
+    the body when that begins with something else (code, a list) or is empty."""
+    inner.line = at
+    if inner.heading and not (body and body[0].type == "paragraph"):
+        yield _Block(Kind.SENTENCE, _alone(inner.heading), at, at + 1, inner.section, inner.label)
+        inner.heading = ""
+    for child in body:
+        yield from _md_node(child, lines, shift, myst, inner, depth + 1)
 
 
 def _myst_roles(text: str) -> str:
@@ -326,6 +348,11 @@ _SILENT = frozenset((
     "contents", "raw", "meta", "sectionauthor", "codeauthor", "glossary", "productionlist",
     "rst-class", "program", "click:run", "graphviz", "plot", "mermaid", "autoprogram",
 ))  # fmt: skip
+_NOT_PROSE = frozenset((
+    "toctree", "image", "figure", "include", "literalinclude", "index", "contents", "raw", "meta", "run",
+    "click:run", "graphviz", "plot", "mermaid", "autosummary", "productionlist",
+))  # fmt: skip
+"""Directives whose body is no text of the page either (a table of contents' entries …)."""
 _DESCRIPTIONS = frozenset((
     "data", "function", "class", "method", "attribute", "module", "exception", "decorator",
     "envvar", "option", "confval", "describe", "object", "property", "classmethod", "staticmethod",
@@ -357,6 +384,9 @@ class _AnyOption(dict[str, Callable[[str], Any]]):
     def __contains__(self, key: object) -> bool:
         return True
 
+    def __bool__(self) -> bool:  # (docutils reads options only when a directive has some)
+        return True
+
 
 class _Sphinx(Directive):
     """A Sphinx directive, read as what its page shows: a node the walker reads
@@ -371,30 +401,39 @@ class _Sphinx(Directive):
         name = self.name.lower().rsplit(":", 1)[-1]
         argument = self.arguments[0] if self.arguments else ""
         first = self.lineno - 1
-        if name in _SILENT or self.name.lower() in _SILENT:
+        if name in _NOT_PROSE or self.name.lower() in _NOT_PROSE:
             return []
+        if name in _SILENT or self.name.lower() in _SILENT:  # its body, if any, is the page's text
+            box = nodes.container()
+            self.state.nested_parse(self.content, self.content_offset, box)
+            return [box]
         if name in _CODE:
             code = "\n".join(self.content)
-            caption = str(self.options.get("caption") or "")
+            caption = readable(str(self.options.get("caption") or "")).replace("`", "")
             node = nodes.literal_block(code, f"# {caption}\n{code}" if caption else code)
             node.line = self.content_offset + 1
             node["lore_last"] = self.content_offset + len(self.content)
             return [node] if code.strip() else []
         box = nodes.container()
         box.line = self.lineno
-        box["lore_heading"] = _heading(name, argument.split(" ", 1)[0] if name in _VERSIONS else argument)
+        same_line = " " in argument.split("\n", 1)[0]
+        version, _, rest = argument.partition(" ") if same_line else argument.partition("\n")
+        box["lore_heading"] = _heading(name, version if name in _VERSIONS else argument)
         box["lore_label"] = argument if name in _DESCRIPTIONS else ""
         box["lore_first"] = first
-        if name in _VERSIONS and " " in argument:  # the note on the directive's line
-            rest = argument.split(" ", 1)[1]
-            box += nodes.paragraph(rest, rest)
-            box[-1].line = self.lineno
+        if name in _VERSIONS and rest.strip():  # the note on the directive's lines
+            at = first if same_line else first + 1  # (the argument runs to the first blank line)
+            note = rest.split("\n")
+            self.state.nested_parse(
+                StringList(note, items=[("<lore>", at + k) for k in range(len(note))]), at, box
+            )
         self.state.nested_parse(self.content, self.content_offset, box)
         return [box]
 
 
 _SPHINX_DIRECTIVES = (
-    *_ADMONITIONS, *_VERSIONS, *_CODE, *_SILENT, *_DESCRIPTIONS, *_TITLED, "rubric", "centered", "hlist",
+    *_ADMONITIONS, *_VERSIONS, *_CODE, *_SILENT, *_DESCRIPTIONS, *_TITLED, "rubric", "centered", "hlist", "tabs",
+    "tab-set", "grid", "grid-item", "grid-item-card",
 )  # fmt: skip
 _DOMAINS = ("py", "std", "rst", "js", "c", "cpp", "click")
 _CODE_ROLES = frozenset((
@@ -484,6 +523,9 @@ def _rst(text: str, shift: int) -> Iterator[_Block]:
     document = new_document("<lore>", settings)
     Parser().parse(text, document)
     lines = text.split("\n")
+    first = next((c for c in document.children if not isinstance(c, (nodes.comment, nodes.target))), None)
+    if isinstance(first, nodes.field_list):  # a page's metadata (`:orphan:`), as Sphinx reads it
+        document.remove(first)
     yield from _rst_children(document, lines, shift, _Context(), 0)
 
 
@@ -508,7 +550,7 @@ def _rst_node(  # (one case per node type, as docutils names them)
         return
     if isinstance(node, nodes.section):
         title = node.next_node(nodes.title)
-        inner = _Context(title.astext() if title else ctx.section, "", "")
+        inner = _Context(" ".join(_rendered(title).split()) if title else ctx.section, "", "")
         yield from _rst_children(node, lines, shift, inner, depth)
         return
     if isinstance(node, (nodes.literal_block, nodes.doctest_block)):
@@ -542,26 +584,14 @@ def _rst_node(  # (one case per node type, as docutils names them)
     if isinstance(node, nodes.Admonition):
         name = node.tagname if node.tagname != "admonition" else ""
         title = node.next_node(nodes.title)
-        heading = title.astext() if title and not name else _ADMONITIONS.get(name, name.title())
-        inner = _Context(ctx.section, ctx.label, heading)
-        yield from _rst_children(node, lines, shift, inner, depth)
-        if inner.heading and not any(isinstance(c, nodes.paragraph) for c in node.children):
-            yield _Block(
-                Kind.SENTENCE,
-                inner.heading,
-                (node.line or 1) - 1 + shift,
-                node.line or 1 + shift,
-                ctx.section,
-                ctx.label,
-            )
+        heading = _rendered(title) if title and not name else _ADMONITIONS.get(name, name.title())
+        yield from _rst_box(node, lines, shift, _Context(ctx.section, ctx.label, heading), depth)
         return
     if isinstance(node, nodes.container) and "lore_heading" in node:
         label = str(node["lore_label"]) or ctx.label
-        inner = _Context(ctx.section, label, str(node["lore_heading"]))
-        yield from _rst_children(node, lines, shift, inner, depth)
-        if inner.heading:
-            first = int(node["lore_first"])
-            yield _Block(Kind.SENTENCE, inner.heading, first + shift, first + 1 + shift, ctx.section, label)
+        yield from _rst_box(
+            node, lines, shift, _Context(ctx.section, label, str(node["lore_heading"])), depth
+        )
         return
     if depth > MAX_DEPTH:
         first = _line_of(node, lines)
@@ -570,6 +600,34 @@ def _rst_node(  # (one case per node type, as docutils names them)
         )
         return
     yield from _rst_children(node, lines, shift, ctx, depth)
+
+
+def _alone(heading: str) -> str:
+    """A heading shown without a paragraph after it: a version note ends as a sentence."""
+    return (
+        f"{heading}."
+        if heading.startswith(tuple(_VERSIONS.values())) and not heading.endswith(".")
+        else heading
+    )
+
+
+def _rst_box(
+    node: nodes.Element, lines: list[str], shift: int, inner: _Context, depth: int
+) -> Iterator[_Block]:
+    """A box, a version note or a tab: its heading before its first paragraph ("Warning: …"),
+    or alone before its body when that begins with something else (code, a list)."""
+    body = [c for c in node.children if isinstance(c, nodes.Element) and not isinstance(c, nodes.title)]
+    opens = body and isinstance(body[0], nodes.paragraph)
+    if opens and isinstance(node, nodes.container) and body[0].rawsource.rstrip().endswith("::"):
+        opens = False  # a tab's "Unix Bash::" introduces its code: the tab's name stands alone
+    first = _line_of(node, lines)
+    inner.line = first + shift
+    if inner.heading and not opens:
+        yield _Block(
+            Kind.SENTENCE, _alone(inner.heading), first + shift, first + 1 + shift, inner.section, inner.label
+        )
+        inner.heading = ""
+    yield from _rst_children(node, lines, shift, inner, depth)
 
 
 def _line_of(node: nodes.Node, lines: list[str]) -> int:
@@ -594,9 +652,11 @@ def _rst_paragraph(node: nodes.Element, lines: list[str], shift: int, ctx: _Cont
         return
     first, last = _source_lines(node, lines)
     shown = " ".join(_rendered(node).split())
-    if ctx.heading:
+    first += shift
+    if ctx.heading:  # (read from the box's line, which says its heading)
         raw, shown, ctx.heading = f"{ctx.heading}: {raw}", f"{ctx.heading}: {shown}", ""
-    yield from _prose(raw, first + shift, last + shift, ctx.section, ctx.label, shown)
+        first = min(first, ctx.line)
+    yield from _prose(raw, first, last + shift, ctx.section, ctx.label, shown)
 
 
 def _rst_item(
@@ -639,7 +699,7 @@ def _rendered(node: nodes.Node) -> str:
     [text](url), a role as its handler showed it."""
     if isinstance(node, nodes.Text):
         return str(node)
-    if isinstance(node, nodes.literal):
+    if isinstance(node, (nodes.literal, nodes.title_reference)):  # `x`: Lore shows it as code
         return f"`{node.astext()}`"
     if isinstance(node, (nodes.system_message, nodes.target, nodes.problematic)):
         return node.rawsource if isinstance(node, nodes.problematic) else ""
