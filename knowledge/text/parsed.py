@@ -40,7 +40,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from knowledge.text.directives import AUTODOC, INCLUDE
 from knowledge.text.markup import readable
-from knowledge.text.quotes import MAX_UNIT_CHARS, Kind, Unit, document_units, line_starts, sentences
+from knowledge.text.quotes import MAX_UNIT_CHARS, Kind, Unit, document_units, sentences
 from knowledge.text.syntax import ATTRIBUTES
 
 log = logging.getLogger(__name__)
@@ -72,8 +72,12 @@ def parsed_units(text: str, flavour: str) -> list[Unit]:
     """The quotable units of a whole document of `flavour` ("markdown", "myst", "rst"), each
     with where its source lies in `text`; the line reader's when the parser fails."""
     try:
-        found = list(_rst(text, 0) if flavour == Flavour.RST else _markdown(text, 0, flavour == Flavour.MYST))
-        return _placed(text, found)
+        rst = flavour == Flavour.RST
+        found = list(_rst(text, 0) if rst else _markdown(text, 0, flavour == Flavour.MYST))
+        placed = _placed(text, found, _RST_BREAK if rst else _BREAK)
+        if not placed and text.strip():  # (markdown-it leaves out what is nested too deep)
+            return document_units(text)
+        return placed
     except Exception:  # a parser's bug on one page: the line reader reads it
         log.exception("the %s parser failed on a document of %d characters", flavour, len(text))
         return document_units(text)
@@ -82,11 +86,24 @@ def parsed_units(text: str, flavour: str) -> list[Unit]:
 # --- Offsets ---------------------------------------------------------------------------------
 
 
-def _placed(text: str, found: list[_Block]) -> list[Unit]:
+_BREAK = re.compile(r"\r\n|\r|\n")
+"""Where markdown-it ends a line."""
+_RST_BREAK = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+"""Where docutils ends a line (`str.splitlines`)."""
+
+
+def _split(text: str, breaks: re.Pattern[str]) -> tuple[list[str], list[int]]:
+    """`text`'s lines as a parser counts them, and where each begins."""
+    found = list(breaks.finditer(text))
+    starts = [0, *(f.end() for f in found)]
+    ends = [*(f.start() for f in found), len(text)]
+    return [text[a:b] for a, b in zip(starts, ends, strict=True)], starts
+
+
+def _placed(text: str, found: list[_Block], breaks: re.Pattern[str]) -> list[Unit]:
     """Units with offsets: a block's from its lines; a sentence within its paragraph by its
     first two words, searched for from where the one before it begins."""
-    at = line_starts(text)
-    lines = text.splitlines() if "\r" in text else text.split("\n")
+    lines, at = _split(text, breaks)
     out: list[Unit] = []
     cursor, block, previous = 0, 0, None
     for b in found:
@@ -167,18 +184,22 @@ def _prose(
 # --- Markdown and MyST -----------------------------------------------------------------------
 
 
-def _md() -> MarkdownIt:
-    return (
+def _md(myst: bool) -> MarkdownIt:
+    """CommonMark with tables, front matter, definition lists and MkDocs' admonitions; MyST's
+    colon fences too (in MkDocs, `::: package.Class` is mkdocstrings', not a fence)."""
+    md = (
         MarkdownIt("commonmark", {"maxNesting": MAX_DEPTH})
         .enable("table")
         .use(front_matter_plugin)
         .use(deflist_plugin)
         .use(admon_plugin)
-        .use(colon_fence_plugin)
     )
+    return md.use(colon_fence_plugin) if myst else md
 
 
-_MD = _md()
+_MD, _MYST = _md(myst=False), _md(myst=True)
+_DEFINITION = re.compile(r"^[:~][ \t]+")
+"""A definition's marker (`:   Its definition.`)."""
 _MYST_ROLE = re.compile(r"\{(?P<name>[\w:.-]+)\}(?=`[^`\n]+`)")
 _MYST_NAME = re.compile(r"^\{(?P<name>[\w:.-]+)\}\s*(?P<argument>.*?)\s*$")
 _OPTION = re.compile(r"^\s*:[\w-]+:(?:\s.*)?$")
@@ -195,8 +216,10 @@ class _Context:
 
 
 def _markdown(text: str, shift: int, myst: bool) -> Iterator[_Block]:
-    lines = text.split("\n")
-    yield from _md_children(SyntaxTreeNode(_MD.parse(text)), lines, shift, myst, _Context(), 0)
+    lines = _split(text, _BREAK)[0]
+    yield from _md_children(
+        SyntaxTreeNode((_MYST if myst else _MD).parse(text)), lines, shift, myst, _Context(), 0
+    )
 
 
 def _md_children(
@@ -216,7 +239,7 @@ def _generated(lines: list[str], paragraph: SyntaxTreeNode) -> bool:
     """mkdocstrings' `::: package.Class` or a snippet a docs build inserts (`{* app.py *}`):
     no text of the page."""
     first, last = paragraph.map or (0, 0)
-    return last - first == 1 and bool(AUTODOC.match(lines[first]) or INCLUDE.match(lines[first]))
+    return last > first and bool(AUTODOC.match(lines[first]) or INCLUDE.match(lines[first]))
 
 
 def _md_node(  # (one case per block type, as the parser names them)
@@ -233,6 +256,8 @@ def _md_node(  # (one case per block type, as the parser names them)
         return
     elif kind == "paragraph":
         raw = _joined(span)
+        if node.parent is not None and node.parent.type == "dd":
+            raw = _DEFINITION.sub("", raw)
         if ctx.heading:  # (read from the box's line, which says its heading)
             raw, ctx.heading, a = f"{ctx.heading}: {raw}", "", min(a, ctx.line)
         yield from _prose(_myst_roles(raw) if myst else raw, a, z, ctx.section, ctx.label)
@@ -306,7 +331,11 @@ def _md_fence(
         heading = _heading(name, argument)
         label = argument if name in _DESCRIPTIONS else ctx.label
         inner = _Context(ctx.section, label, heading)
-        children = list(SyntaxTreeNode(_MD.parse(content)).children) if depth <= MAX_DEPTH else []
+        children = (
+            list(SyntaxTreeNode((_MYST if myst else _MD).parse(content)).children)
+            if depth <= MAX_DEPTH
+            else []
+        )
         yield from _md_box(children, content.split("\n"), offset, myst, inner, depth, first + shift)
 
 
@@ -516,17 +545,41 @@ def _settings() -> Any:
     return settings
 
 
-def _rst(text: str, shift: int) -> Iterator[_Block]:
+def _rst(text: str, shift: int, ctx: _Context | None = None, depth: int = 0) -> Iterator[_Block]:
     settings = _settings()
     settings.line_length_limit = max(10_000, len(text) + 1)
     settings.warning_stream = io.StringIO()
     document = new_document("<lore>", settings)
     Parser().parse(text, document)
-    lines = text.split("\n")
+    lines = _split(text, _RST_BREAK)[0]
     first = next((c for c in document.children if not isinstance(c, (nodes.comment, nodes.target))), None)
     if isinstance(first, nodes.field_list):  # a page's metadata (`:orphan:`), as Sphinx reads it
         document.remove(first)
-    yield from _rst_children(document, lines, shift, _Context(), 0)
+    yield from _rst_children(document, lines, shift, ctx or _Context(), depth)
+
+
+_UNKNOWN = re.compile(r"^\.\.\s+[\w:.-]+::")
+
+
+def _unknown(
+    node: nodes.system_message, lines: list[str], shift: int, ctx: _Context, depth: int
+) -> Iterator[_Block]:
+    """The body of a directive no handler knows (docutils reports it with its text): read as
+    any text, its options left out."""
+    written = next((c for c in node.children if isinstance(c, nodes.literal_block)), None)
+    if written is None or not isinstance(node.line, int) or depth > MAX_DEPTH:
+        return
+    source = written.astext().split("\n")
+    if not source or not _UNKNOWN.match(source[0]):
+        return
+    at = min(node.line, len(lines)) - 1  # (docutils reports the line after the directive)
+    while at > 0 and lines[at].strip() != source[0].strip():
+        at -= 1
+    body = source[1:]
+    k = 0
+    while k < len(body) and _OPTION.match(body[k]):
+        body[k], k = "", k + 1
+    yield from _rst(textwrap.dedent("\n".join(body)), shift + at + 1, ctx, depth + 1)
 
 
 def _rst_children(
@@ -546,6 +599,9 @@ _SKIPPED = (
 def _rst_node(  # (one case per node type, as docutils names them)
     node: nodes.Element, lines: list[str], shift: int, ctx: _Context, depth: int
 ) -> Iterator[_Block]:
+    if isinstance(node, nodes.system_message):
+        yield from _unknown(node, lines, shift, ctx, depth)
+        return
     if isinstance(node, _SKIPPED):
         return
     if isinstance(node, nodes.section):
