@@ -225,8 +225,14 @@ def _markdown(text: str, shift: int, myst: bool) -> Iterator[_Block]:
 def _md_children(
     node: SyntaxTreeNode, lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
 ) -> Iterator[_Block]:
+    yield from _md_blocks(node.children, lines, shift, myst, ctx, depth)
+
+
+def _md_blocks(
+    children: list[SyntaxTreeNode], lines: list[str], shift: int, myst: bool, ctx: _Context, depth: int
+) -> Iterator[_Block]:
     skip = False
-    for child in node.children:
+    for child in children:
         if skip and child.type == "code_block":  # mkdocstrings' options
             skip = False
             continue
@@ -348,8 +354,7 @@ def _md_box(
     if inner.heading and not (body and body[0].type == "paragraph"):
         yield _Block(Kind.SENTENCE, _alone(inner.heading), at, at + 1, inner.section, inner.label)
         inner.heading = ""
-    for child in body:
-        yield from _md_node(child, lines, shift, myst, inner, depth + 1)
+    yield from _md_blocks(body, lines, shift, myst, inner, depth)
 
 
 def _myst_roles(text: str) -> str:
@@ -440,7 +445,7 @@ class _Sphinx(Directive):
             code = "\n".join(self.content)
             caption = readable(str(self.options.get("caption") or "")).replace("`", "")
             node = nodes.literal_block(code, f"# {caption}\n{code}" if caption else code)
-            node.line = self.content_offset + 1
+            node.line = self.lineno  # (from its directive's line, which names its caption)
             node["lore_last"] = self.content_offset + len(self.content)
             return [node] if code.strip() else []
         box = nodes.container()
@@ -592,7 +597,7 @@ def _rst_children(
 
 _SKIPPED = (
     nodes.system_message, nodes.comment, nodes.target, nodes.substitution_definition, nodes.pending,
-    nodes.raw, nodes.image, nodes.title, nodes.problematic, nodes.field_name, nodes.footnote, nodes.citation,
+    nodes.raw, nodes.image, nodes.title, nodes.problematic, nodes.field_name,
 )  # fmt: skip
 
 
