@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-HEAD = "0024"
+HEAD = "0025"
 """The newest migration's revision (`tests/storage/test_migrations.py` keeps it the scripts'
 head: a migration added without it here would never be applied to an existing database)."""
 VERSION_TABLE = "alembic_version"

@@ -32,7 +32,7 @@ from knowledge.extraction.types import without_surrogates
 from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.indexing.metadata import SECTION_URLS, DocumentFacts
 from knowledge.indexing.tables import chunk_table
-from knowledge.indexing.units import PREFIX, encoded, read_units
+from knowledge.indexing.units import encoded, read_units
 from storage.document_access import DocumentAccess
 from storage.records import ChunkRecord, ClaimLost, DocumentRef, IndexRef, JobClaim, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
@@ -245,11 +245,9 @@ class Ingestor:
 
     def read_old_units(self) -> int:
         """Read and record the units of chunks written before ingest recorded them (revision
-        0022), or recorded in an older form (`knowledge.indexing.units.FORM`), a few documents
-        at a time, from the text their chunks rebuild; returns how many chunks got them. Once
-        done, two queries find nothing."""
-        if forgotten := self._documents.forget_units(unless=PREFIX):
-            log.info("reading again the quotable units of %d chunks recorded in an older form", forgotten)
+        0022), or recorded in an older form (`knowledge.indexing.units.FORM`: its migration
+        cleared them), a few documents at a time, from the text their chunks rebuild; returns
+        how many chunks got them. Once done, one query on an empty partial index finds nothing."""
         done = 0
         while chunks := self._documents.without_units(UNITS_BATCH_DOCUMENTS):
             by_document: dict[int, list[ChunkRecord]] = {}

@@ -34,9 +34,11 @@ log = logging.getLogger(__name__)
 
 FORM = 2
 """The form units are recorded in: 2 with document offsets, read from the whole document,
-and their text as a reader sees it. Chunks recorded in another form are read again at start (`Ingestor.read_old_units`)."""
+and their text as a reader sees it. A new form comes with a migration that clears the records
+of older ones (0025 for this one), which the repair at start then reads again
+(`Ingestor.read_old_units`): no start scans every chunk for its form."""
 PREFIX = f'{{"form":{FORM},'
-"""How a record of the current form begins (the repair at start finds the others by it)."""
+"""How a record of the current form begins."""
 
 
 class Passage(Protocol):

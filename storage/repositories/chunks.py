@@ -85,18 +85,6 @@ class ChunkReads:
             ).all()
             return _records(rows)
 
-    def forget_units(self, *, unless: str) -> int:
-        """Drop the recorded units of chunks whose record does not begin with `unless` (the
-        current form's start: older forms are read again, as chunks without units are); returns
-        how many. One scan of the chunks; once done, it changes nothing."""
-        with self._db.engine.begin() as connection:
-            done = connection.execute(
-                update(Chunk)
-                .where(col(Chunk.units).is_not(None), ~col(Chunk.units).startswith(unless, autoescape=True))
-                .values(units=None)
-            )
-            return int(done.rowcount or 0)
-
     def record_units(self, units: Sequence[tuple[int, str]]) -> None:
         """Store chunks' units (each a chunk id and its encoded units)."""
         if not units:

@@ -154,3 +154,37 @@ def test_chunks_written_before_their_offsets_get_those_the_overlap_gives(databas
     assert [c.start for c in found] == [0, 20, 47, 58], "another section's chunk repeats nothing"
     first, second = found[0], found[1]
     assert second.text.startswith(first.text[second.start - first.start :]), "the second repeats 'get(url,'"
+
+
+def test_units_recorded_before_their_offsets_are_cleared_once_for_the_repair(database: Database) -> None:
+    """0025 clears units recorded in the form before offsets (a JSON list), keeps those of the
+    current form, so the repair at start finds the others through `units IS NULL` alone."""
+    directory, indexes, documents = (
+        Directory(database),
+        IndexRepository(database),
+        DocumentRepository(database),
+    )
+    index = indexes.ensure_personal(directory.ensure_user("T1", "U1", "ada"), model="local:test", dimension=8)
+    chunks = [NewChunk(n, "Guide", f"Passage {n}.", start=n * 12) for n in range(3)]
+    new = NewDocument(
+        index_id=index.id,
+        source_kind=SourceKind.FILE,
+        source_key="units.md",
+        name="units.md",
+        mime_type="text/markdown",
+        content_hash="u",
+        size=36,
+        characters=36,
+    )
+    document, _ = documents.create_pending(new, chunks)
+    documents.mark_ready(document.id)
+    config = alembic_config(database.engine)
+    command.downgrade(config, "0024")
+    first, second, third = documents.chunks_in([(document.id, 0, 2)])
+    current = '{"form":2,"units":[]}'
+    documents.record_units([(first.id, '[["Passage 0.","sentence",1,"","",false]]'), (second.id, current)])
+    command.upgrade(config, "head")
+    assert [c.units for c in documents.chunks_in([(document.id, 0, 2)])] == [None, current, None]
+    assert [c.id for c in documents.without_units(10)] == [first.id, second.id, third.id], (
+        "the document's chunks, for the repair to read whole"
+    )

@@ -195,17 +195,6 @@ def test_chunks_without_units_are_found_by_whole_ready_documents_and_get_them(da
     (again,) = docs.chunks_in([(old.id, 2, 2)])
     assert again.units == '[["chunk 2","sentence",1,"","",false]]'
     assert pending.id not in {c.document_id for c in docs.without_units(10)}
-    current = '{"form":2,"units":[]}'
-    docs.record_units([(old_ids[1], current)])
-    assert docs.forget_units(unless='{"form":2,') == 3, (
-        "records of another form (and b.md's '[]') are forgotten"
-    )
-    assert [(c.document_id, c.position, c.units) for c in docs.without_units(10)][:3] == [
-        (old.id, 0, None),
-        (old.id, 1, current),
-        (old.id, 2, None),
-    ]
-    assert docs.forget_units(unless='{"form":2,') == 0, "once done, nothing more"
 
 
 def test_a_new_version_replaces_the_old_in_one_step(database: Database) -> None:

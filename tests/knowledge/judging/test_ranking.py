@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from alembic import command
 from sqlalchemy import text as text_sql
 
 from knowledge.answering.extractive import TAIL_SHARE, excerpt, first_line, lead
@@ -35,6 +36,7 @@ from knowledge.search.retrieval import Hit, Retrieval
 from knowledge.text.quotes import Kind, Unit, units
 from knowledge.text.words import content_words, stems_of
 from storage.keyword import MAX_TERMS
+from storage.migrations_runner import alembic_config
 from storage.records import ChunkRecord, IndexRef
 from tests.knowledge.conftest import Stack, md
 from tests.knowledge.text.test_quotes import Chunk, in_document
@@ -578,9 +580,14 @@ async def test_units_are_recorded_at_ingest_and_old_chunks_get_them_at_repair(st
     again = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
     assert {h.chunk_id: h.units for h in again} == stored, "the same units as ingest recorded"
     assert stack.ingestor.read_old_units() == 0, "once read, nothing is read again"
+    config = alembic_config(stack.db.engine)
+    command.downgrade(config, "0024")
     with stack.db.engine.begin() as connection:  # as Lore recorded them before their offsets
         connection.execute(text_sql('update chunk set units = \'[["Old.","sentence",1,"","",false]]\''))
     assert decoded('[["Old.","sentence",1,"","",false]]') == [Unit("Old.", Kind.SENTENCE, 1)], "still read"
+    assert await stack.ingestor.repair({index.id: index}) == 0
+    assert not stack.documents.without_units(10), "a start before the migration reads nothing again"
+    command.upgrade(config, "head")  # 0025 clears the older form
     assert await stack.ingestor.repair({index.id: index}) == 0
     again = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
     assert all((h.units or "").startswith(PREFIX) for h in again), "older forms are read again at start"
