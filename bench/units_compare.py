@@ -55,7 +55,9 @@ def compare(line: list[Unit], parsed: list[Unit]) -> tuple[Counter[str], dict[st
         by_text[_norm(u.text)].append(u)
     used: set[int] = set()
 
-    def note(verdict: str, a: Unit | None, b: Unit | None, shown: Callable[[Unit], str] = lambda u: u.text) -> None:
+    def note(
+        verdict: str, a: Unit | None, b: Unit | None, shown: Callable[[Unit], str] = lambda u: u.text
+    ) -> None:
         counts[verdict] += 1
         examples[verdict].append((_example(a, shown), _example(b, shown)))
 
@@ -151,9 +153,15 @@ def _print(figures: dict[str, object]) -> None:
     per_flavour = figures["per_flavour"]
     assert isinstance(per_flavour, dict)
     for flavour, counts in per_flavour.items():
-        line = sum(v for k, v in counts.items() if k == "same" or k.startswith(("kind", "text", "offset", "only line")))
+        line = sum(
+            v
+            for k, v in counts.items()
+            if k == "same" or k.startswith(("kind", "text", "offset", "only line"))
+        )
         same = counts.get("same", 0)
-        print(f"\n{flavour}: {counts.get('documents', 0)} documents, {same} of {line} line-reader units matched ({same / max(line, 1):.1%})")
+        print(
+            f"\n{flavour}: {counts.get('documents', 0)} documents, {same} of {line} line-reader units matched ({same / max(line, 1):.1%})"
+        )
         for verdict, n in sorted(counts.items(), key=lambda kv: -kv[1]):
             if verdict not in ("same", "documents"):
                 print(f"  {n:6d}  {verdict}")
