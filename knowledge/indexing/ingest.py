@@ -33,6 +33,7 @@ from knowledge.indexing.chunking import ChunkSpec, TextChunk, chunk_text
 from knowledge.indexing.metadata import SECTION_URLS, DocumentFacts
 from knowledge.indexing.tables import chunk_table
 from knowledge.indexing.units import encoded, read_units
+from knowledge.text.flavours import flavour_of
 from storage.document_access import DocumentAccess
 from storage.records import ChunkRecord, ClaimLost, DocumentRef, IndexRef, JobClaim, NewChunk, NewDocument
 from storage.repositories.documents import DocumentRepository
@@ -253,11 +254,15 @@ class Ingestor:
             by_document: dict[int, list[ChunkRecord]] = {}
             for chunk in chunks:
                 by_document.setdefault(chunk.document_id, []).append(chunk)
+            refs = self._documents.documents(list(by_document))
+            flavours = {i: flavour_of(d.name, d.mime_type) for i, d in refs.items()}
             self._documents.record_units(
                 [
                     (chunk.id, encoded(found))
-                    for document in by_document.values()
-                    for chunk, found in zip(document, read_units(document), strict=True)
+                    for document_id, document in by_document.items()
+                    for chunk, found in zip(
+                        document, read_units(document, flavour=flavours.get(document_id)), strict=True
+                    )
                 ]
             )
             done += len(chunks)
@@ -312,7 +317,10 @@ class Ingestor:
             self._documents.find_by_source, index.id, without_surrogates(source.key)
         )
         new = _new_document(index, source, extracted, digest, title)
-        read = await asyncio.to_thread(lambda: [encoded(u) for u in read_units(chunks, extracted.text)])
+        flavour = flavour_of(new.name, new.mime_type)
+        read = await asyncio.to_thread(
+            lambda: [encoded(u) for u in read_units(chunks, extracted.text, flavour)]
+        )
         return _Prepared(source, new, heading, chunks, read, [d.id for d in previous], notes)
 
     def _chunks(self, extracted: Extracted, heading: str) -> tuple[list[TextChunk], tuple[str, ...]]:

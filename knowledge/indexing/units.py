@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Protocol
 
-from knowledge.text.quotes import Kind, Unit, document_units, units
+from knowledge.text.flavours import read_document
+from knowledge.text.quotes import Kind, Unit, units
 from knowledge.text.syntax import DOCTEST, FENCE, FIELD, indentation
 
 __all__ = [
@@ -52,14 +53,16 @@ class Passage(Protocol):
     def start(self) -> int | None: ...
 
 
-def read_units(chunks: Sequence[Passage], text: str | None = None) -> list[list[Unit]]:
+def read_units(
+    chunks: Sequence[Passage], text: str | None = None, flavour: str | None = None
+) -> list[list[Unit]]:
     """The units of each of a document's chunks (all of them, in order), from the units of
-    the document's `text` read once; without `text` (chunks stored before their units were
-    recorded), from the text the chunks' offsets rebuild. A chunk without an offset (a table's)
-    is read alone."""
+    the document's `text` read once by the reader of its `flavour` (`flavours.flavour_of`);
+    without `text` (chunks stored before their units were recorded), from the text the chunks'
+    offsets rebuild, by the same reader. A chunk without an offset (a table's) is read alone."""
     document = text if text is not None else rebuilt(chunks)
     try:
-        whole = document_units(document)
+        whole = read_document(document, flavour)
     except Exception:  # a bug of the reader on one page: its passages as paragraphs, not a failed ingest
         log.exception(
             "could not read the units of a document of %d characters: read as paragraphs", len(document)

@@ -18,6 +18,7 @@ nothing raises: a parser that fails on a page leaves it to the line reader.
 from __future__ import annotations
 
 import enum
+import functools
 import io
 import logging
 import re
@@ -78,8 +79,11 @@ def parsed_units(text: str, flavour: str) -> list[Unit]:
         if not placed and text.strip():  # (markdown-it leaves out what is nested too deep)
             return document_units(text)
         return placed
-    except Exception:  # a parser's bug on one page: the line reader reads it
-        log.exception("the %s parser failed on a document of %d characters", flavour, len(text))
+    except Exception as exc:  # a parser's bug on one page: the line reader reads it
+        log.warning(
+            "the %s parser failed on a document of %d characters (%s): read by the line reader",
+            flavour, len(text), type(exc).__name__,
+        )  # fmt: skip
         return document_units(text)
 
 
@@ -521,8 +525,10 @@ def _role(
     return [nodes.literal(rawtext, shown)], []
 
 
+@functools.cache
 def _register() -> None:
-    """Sphinx's directives and roles, as docutils is told them (its registry is global)."""
+    """Sphinx's directives and roles, as docutils is told them (its registry is global: told
+    once, at the first reST page read, never at import)."""
     for name in _SPHINX_DIRECTIVES:
         for full in (name, *(f"{d}:{name}" for d in _DOMAINS)):
             if full not in ("note", "warning", "tip", "important", "hint", "caution", "danger", "attention",
@@ -534,9 +540,6 @@ def _register() -> None:
     for name in _SPHINX_ROLES:
         for full in (name, *(f"{d}:{name}" for d in _DOMAINS)):
             roles.register_local_role(full, _role)  # type: ignore[arg-type]
-
-
-_register()
 
 
 def _settings() -> Any:
@@ -551,6 +554,7 @@ def _settings() -> Any:
 
 
 def _rst(text: str, shift: int, ctx: _Context | None = None, depth: int = 0) -> Iterator[_Block]:
+    _register()
     settings = _settings()
     settings.line_length_limit = max(10_000, len(text) + 1)
     settings.warning_stream = io.StringIO()
