@@ -17,6 +17,7 @@ nothing raises: a parser that fails on a page leaves it to the line reader.
 
 from __future__ import annotations
 
+import bisect
 import enum
 import functools
 import io
@@ -24,7 +25,7 @@ import logging
 import re
 import textwrap
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from docutils import nodes
@@ -78,7 +79,7 @@ def parsed_units(text: str, flavour: str) -> list[Unit]:
         placed = _placed(text, found, _RST_BREAK if rst else _BREAK)
         if not placed and text.strip():  # (markdown-it leaves out what is nested too deep)
             return document_units(text)
-        return placed
+        return _titled(placed, document_units(text))
     except Exception as exc:  # a parser's bug on one page: the line reader reads it
         log.warning(
             "the %s parser failed on a document of %d characters (%s): read by the line reader",
@@ -88,6 +89,18 @@ def parsed_units(text: str, flavour: str) -> list[Unit]:
 
 
 # --- Offsets ---------------------------------------------------------------------------------
+
+
+def _titled(placed: list[Unit], line_read: list[Unit]) -> list[Unit]:
+    """`placed` with where the heading of each one's section begins (`Unit.titled`: a passage
+    shows the section only when it holds that heading), the last heading the line reader found
+    before the unit."""
+    headings = sorted({u.titled for u in line_read if u.titled is not None})
+    out = []
+    for u in placed:
+        k = bisect.bisect_right(headings, u.start if u.start is not None else -1)
+        out.append(replace(u, titled=headings[k - 1]) if u.section and k else u)
+    return out
 
 
 _BREAK = re.compile(r"\r\n|\r|\n")

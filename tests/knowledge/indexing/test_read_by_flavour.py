@@ -1,0 +1,139 @@
+"""Ingest and the units repair read a document with the reader of its flavour of markup
+(`knowledge.text.flavours`): docutils for reST, markdown-it for Markdown, the line reader for
+the rest; the parsers are loaded only when a page of theirs is read."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from sqlalchemy import update
+from sqlmodel import col
+
+from knowledge.indexing.ingest import Source
+from knowledge.indexing.units import decoded, read_units, rebuilt
+from knowledge.text.flavours import MARKDOWN, RST, flavour_of, read_document
+from knowledge.text.parsed import parsed_units
+from knowledge.text.quotes import Unit, document_units
+from storage.records import ChunkRecord, DocumentRef
+from storage.models import Chunk
+from tests.knowledge.conftest import Stack, md
+from tests.knowledge.test_answers import answered_surely
+
+SPHINX = """Configuration
+=============
+
+.. note::
+   Call :func:`~flask.Config.from_prefixed_env` after :class:`~flask.Flask` is made; it
+   reads every variable that starts with ``FLASK_``.
+
+.. versionadded:: 2.1
+   Values are parsed as JSON when they can be.
+
+Set :data:`SECRET_KEY` before the first request.
+
+.. a comment that runs on
+   into a second line.
+
+.. code-block:: python
+   :caption: app.py
+
+   app.config.from_prefixed_env()
+"""
+
+MKDOCS = """# Background tasks
+
+!!! warning "Run after the response"
+    A background task runs after the response is sent; an exception in it
+    does not change the response.
+
+Add a task with `BackgroundTask(func, *args)`.
+A task may be sync or async.
+
+??? note
+    Tasks run in order.
+
+Serve the app with:
+
+    uvicorn app:app --reload
+
+```python
+from starlette.background import BackgroundTask
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "mime_type", "flavour"),
+    [
+        ("guide.rst", "text/plain", RST),
+        ("GUIDE.REST", "text/plain", RST),
+        ("docs\\guide.rst", "text/plain", RST),
+        ("guide.txt", "text/x-rst", RST),
+        ("guide.md", "text/markdown", MARKDOWN),
+        ("guide.md", "text/markdown; charset=utf-8", MARKDOWN),
+        ("https://example.com/guide", "text/html", MARKDOWN),
+        ("guide.txt", "text/plain", None),
+        ("report.pdf", "application/pdf", None),
+        ("deck.pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation", None),
+        ("rows.csv", "text/csv", None),
+        ("rst.md", "text/markdown", MARKDOWN),
+        ("guide.rst.txt", "text/plain", None),
+        ("", "", None),
+    ],
+)
+def test_a_documents_flavour_comes_from_its_name_and_type(
+    name: str, mime_type: str, flavour: str | None
+) -> None:
+    assert flavour_of(name, mime_type) == flavour
+
+
+def test_myst_as_stored_and_text_without_markup_are_read_by_the_line_reader() -> None:
+    myst = "# Title\n\n.. note::\n   Read the reST this was.\n\nText.\n"  # (as `as_rest` stores MyST)
+    assert read_document(myst, MARKDOWN) == document_units(myst)
+    assert read_document(SPHINX, None) == document_units(SPHINX)
+    assert read_document(SPHINX, RST) == parsed_units(SPHINX, RST) != document_units(SPHINX)
+    assert {u.titled for u in parsed_units(SPHINX, RST)} == {0}, "all under the heading at 0"
+
+
+def shape(u: Unit) -> tuple[object, ...]:
+    """What a unit is as stored (a chunk shows its section only when it holds the heading)."""
+    return (u.text, u.kind, u.label, u.start, u.end, u.rendered)
+
+
+def stored(stack: Stack, document: DocumentRef) -> list[ChunkRecord]:
+    return stack.documents.chunks_in([(document.id, 0, 1_000_000)])
+
+
+def units_of(records: list[ChunkRecord]) -> list[list[Unit]]:
+    return [decoded(r.units or "") for r in records]
+
+
+async def ingested(stack: Stack, source: Source) -> tuple[int, DocumentRef]:
+    index = stack.index()
+    result = await stack.ingestor.add(index, source)
+    return index.id, result.document
+
+
+@pytest.mark.parametrize(
+    ("source", "text", "flavour"),
+    [
+        (Source(name="config.rst", data=SPHINX.encode()), SPHINX, RST),
+        (md("background.md", MKDOCS), MKDOCS, MARKDOWN),
+    ],
+    ids=["rst", "markdown"],
+)
+async def test_ingest_stores_the_units_its_flavours_parser_reads(
+    stack: Stack, source: Source, text: str, flavour: str
+) -> None:
+    _, document = await ingested(stack, source)
+    records = stored(stack, document)
+    assert records and all(r.units for r in records)
+    found = units_of(records)
+    assert found == read_units(records, text, flavour)
+    begin = records[0].start or 0
+    assert [shape(u) for chunk in found for u in chunk if not u.continues] == [
+        shape(u) for u in parsed_units(text, flavour) if (u.start or 0) >= begin
+    ], "the parser's units of the document, each once, where the chunks hold them"
+    assert found != read_units(records, text), "the line reader reads this page otherwise"
