@@ -9,15 +9,14 @@ import sys
 
 import pytest
 from sqlalchemy import update
-from sqlmodel import col
 
 from knowledge.indexing.ingest import Source
 from knowledge.indexing.units import decoded, read_units, rebuilt
 from knowledge.text.flavours import MARKDOWN, RST, flavour_of, read_document
 from knowledge.text.parsed import parsed_units
-from knowledge.text.quotes import Unit, document_units
-from storage.records import ChunkRecord, DocumentRef
+from knowledge.text.quotes import Kind, Unit, document_units
 from storage.models import Chunk
+from storage.records import ChunkRecord, DocumentRef
 from tests.knowledge.conftest import Stack, md
 from tests.knowledge.test_answers import answered_surely
 
@@ -137,3 +136,66 @@ async def test_ingest_stores_the_units_its_flavours_parser_reads(
         shape(u) for u in parsed_units(text, flavour) if (u.start or 0) >= begin
     ], "the parser's units of the document, each once, where the chunks hold them"
     assert found != read_units(records, text), "the line reader reads this page otherwise"
+
+
+async def test_the_repair_rereads_stored_chunks_with_the_same_reader(stack: Stack) -> None:
+    pages = {"config.rst": (SPHINX, RST), "background.md": (MKDOCS, MARKDOWN)}
+    index = stack.index()
+    documents = {}
+    for name, (text, _) in pages.items():
+        source = Source(
+            name=name, data=text.encode(), mime_type=None if name.endswith(".rst") else "text/markdown"
+        )
+        documents[name] = (await stack.ingestor.add(index, source)).document
+    with stack.db.engine.begin() as connection:  # (chunks stored before ingest recorded units)
+        connection.execute(update(Chunk).values(units=None))
+    assert stack.ingestor.read_old_units() == sum(len(stored(stack, d)) for d in documents.values())
+    for name, document in documents.items():
+        records = stored(stack, document)
+        flavour = pages[name][1]
+        assert units_of(records) == read_units(records, flavour=flavour)
+        assert units_of(records) != read_units(records), f"{name}: the line reader reads it otherwise"
+        assert [u.text for u in read_document(rebuilt(records), flavour)] == [
+            u.text for u in parsed_units(rebuilt(records), flavour)
+        ]
+
+
+async def test_a_parsed_page_is_quoted_in_an_answer_as_its_parser_reads_it(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, Source(name="config.rst", data=SPHINX.encode()))
+    answer = await answered_surely(
+        stack, "which environment variables does from_prefixed_env read?", index.id
+    )
+    assert answer.citations and answer.citations[0].name == "config.rst"
+    quoted = answer.citations[0].text
+    assert "reads every variable that starts with `FLASK_`" in quoted, quoted
+    assert ":func:" not in quoted and ":class:" not in quoted
+
+
+async def test_markdown_is_quoted_in_an_answer_as_its_parser_reads_it(stack: Stack) -> None:
+    index = stack.index()
+    await stack.ingestor.add(index, md("background.md", MKDOCS))
+    answer = await answered_surely(stack, "how do I serve the app with uvicorn reload?", index.id)
+    assert answer.citations and answer.citations[0].name == "background.md"
+    assert "uvicorn app:app --reload" in answer.text
+    assert "uvicorn app:app --reload" in {
+        u.text for u in parsed_units(MKDOCS, MARKDOWN) if u.kind == Kind.CODE
+    }
+
+
+def test_the_parsers_are_loaded_only_when_a_page_of_theirs_is_read() -> None:
+    script = (
+        "import sys\n"
+        "import bot.cli, knowledge.indexing.ingest\n"
+        "from knowledge.text.flavours import read_document\n"
+        "from docutils.parsers.rst import roles\n"
+        "read_document('Title\\n=====\\n\\nText.\\n', None)\n"
+        "assert 'knowledge.text.parsed' not in sys.modules and 'markdown_it' not in sys.modules\n"
+        "assert 'func' not in roles._roles, 'no Sphinx role yet'\n"
+        "read_document('Title\\n=====\\n\\nSee :func:`f`.\\n', 'rst')\n"
+        "assert 'func' in roles._roles\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
