@@ -567,7 +567,7 @@ async def test_units_are_recorded_at_ingest_and_old_chunks_get_them_at_repair(st
     hits = (await stack.retriever.search([stack.fresh(index)], "urllib3 logger debug level", top_k=20)).hits
     stored = {h.chunk_id: h.units for h in hits}
     assert stored and all(u is not None for u in stored.values())
-    read = read_units(chunk_text(_debugging_page(40), title="api.rst"), _debugging_page(40))
+    read = read_units(chunk_text(_debugging_page(40), title="api.rst"), _debugging_page(40), "rst")
     assert all(decoded(h.units or "") == read[h.position] for h in hits), "read from the whole document"
     assert any(u.kind == Kind.CODE for h in hits if h.position for u in decoded(h.units or "")[:1]), (
         "a chunk beginning inside the literal block begins with code"
