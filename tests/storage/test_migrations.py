@@ -18,7 +18,7 @@ from storage.migrations_runner import (
     head_revision,
     upgrade_to_head,
 )
-from storage.records import NewChunk, NewDocument
+from storage.records import DocumentRef, NewChunk, NewDocument
 from storage.repositories.directory import Directory
 from storage.repositories.documents import DocumentRepository
 from storage.repositories.indexes import IndexRepository
@@ -126,27 +126,11 @@ def test_the_upgrade_to_one_index_per_channel_and_one_job_per_source_keeps_what_
 def test_chunks_written_before_their_offsets_get_those_the_overlap_gives(database: Database) -> None:
     """0012 records where each chunk starts; for chunks already stored it reads the overlap
     from their text once (as it was read at every question before), so they read the same."""
-    directory, indexes, documents = (
-        Directory(database),
-        IndexRepository(database),
-        DocumentRepository(database),
-    )
-    index = indexes.ensure_personal(directory.ensure_user("T1", "U1", "ada"), model="local:test", dimension=8)
     section = ["Pass a timeout.\n    get(url,", "get(url,\n        timeout=5)", "Then retry."]
     chunks = [NewChunk(n, "Guide > Timeouts", text, start=None) for n, text in enumerate(section)]
     chunks.append(NewChunk(3, "Guide > Retries", "Retry twice.", start=None))
-    new = NewDocument(
-        index_id=index.id,
-        source_kind=SourceKind.FILE,
-        source_key="guide.md",
-        name="guide.md",
-        mime_type="text/markdown",
-        content_hash="h",
-        size=80,
-        characters=70,
-    )
-    document, _ = documents.create_pending(new, chunks)
-    documents.mark_ready(document.id)
+    documents = DocumentRepository(database)
+    document = _stored(database, documents, "guide.md", chunks)
     config = alembic_config(database.engine)
     command.downgrade(config, "0013")
     command.upgrade(config, "head")  # 0012, then the revisions after it
@@ -159,25 +143,9 @@ def test_chunks_written_before_their_offsets_get_those_the_overlap_gives(databas
 def test_units_recorded_before_their_offsets_are_cleared_once_for_the_repair(database: Database) -> None:
     """0025 clears units recorded in the form before offsets (a JSON list), keeps those of the
     current form, so the repair at start finds the others through `units IS NULL` alone."""
-    directory, indexes, documents = (
-        Directory(database),
-        IndexRepository(database),
-        DocumentRepository(database),
-    )
-    index = indexes.ensure_personal(directory.ensure_user("T1", "U1", "ada"), model="local:test", dimension=8)
     chunks = [NewChunk(n, "Guide", f"Passage {n}.", start=n * 12) for n in range(3)]
-    new = NewDocument(
-        index_id=index.id,
-        source_kind=SourceKind.FILE,
-        source_key="units.md",
-        name="units.md",
-        mime_type="text/markdown",
-        content_hash="u",
-        size=36,
-        characters=36,
-    )
-    document, _ = documents.create_pending(new, chunks)
-    documents.mark_ready(document.id)
+    documents = DocumentRepository(database)
+    document = _stored(database, documents, "units.md", chunks)
     config = alembic_config(database.engine)
     command.downgrade(config, "0024")
     first, second, third = documents.chunks_in([(document.id, 0, 2)])
@@ -188,3 +156,25 @@ def test_units_recorded_before_their_offsets_are_cleared_once_for_the_repair(dat
     assert [c.id for c in documents.without_units(10)] == [first.id, second.id, third.id], (
         "the document's chunks, for the repair to read whole"
     )
+
+
+def _stored(
+    database: Database, documents: DocumentRepository, name: str, chunks: list[NewChunk]
+) -> DocumentRef:
+    """A ready Markdown document of a personal index, with `chunks`."""
+    directory, indexes = Directory(database), IndexRepository(database)
+    index = indexes.ensure_personal(directory.ensure_user("T1", "U1", "ada"), model="local:test", dimension=8)
+    size = sum(len(c.text) for c in chunks)
+    new = NewDocument(
+        index_id=index.id,
+        source_kind=SourceKind.FILE,
+        source_key=name,
+        name=name,
+        mime_type="text/markdown",
+        content_hash=name,
+        size=size,
+        characters=size,
+    )
+    document, _ = documents.create_pending(new, chunks)
+    documents.mark_ready(document.id)
+    return document
