@@ -4,6 +4,9 @@ MkDocs Markdown and MyST, and hostile input. Every unit's offsets slice back to 
 from __future__ import annotations
 
 import logging
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -226,3 +229,43 @@ def test_hostile_input_never_raises_and_offsets_stay_in_the_text(
         assert unit.start is not None and unit.end is not None
         assert 0 <= unit.start <= unit.end <= len(text)
         assert text[unit.start : unit.end].strip()
+
+
+def test_an_uploaded_page_cannot_make_docutils_read_a_file_or_an_address(tmp_path: Path) -> None:
+    """An attacker's .rst asks docutils to insert a server file or fetch a URL (include,
+    literalinclude, csv-table's :file: and :url:, raw): nothing of the file is read into a
+    unit and nothing is fetched (a loopback server counts requests)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-d41d8cd9\n", encoding="utf-8")
+    asked: list[str] = []
+
+    class Counting(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b"a,TOPSECRET-d41d8cd9\n")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Counting)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/table.csv"
+        page = (
+            f"Title\n=====\n\nThe visible paragraph.\n\n.. include:: {secret}\n\n"
+            f".. literalinclude:: {secret}\n\n.. csv-table:: Local\n   :file: {secret}\n\n"
+            f".. csv-table:: Remote\n   :url: {url}\n\n.. raw:: html\n   :file: {secret}\n\n"
+            f".. raw:: html\n\n   <script>TOPSECRET-d41d8cd9</script>\n\nThe last paragraph.\n"
+        )
+        found = parsed_units(page, "rst")
+    finally:
+        server.shutdown()
+        server.server_close()
+    texts = [u.text for u in found]
+    assert "The visible paragraph." in texts and "The last paragraph." in texts
+    assert not [t for t in texts if "TOPSECRET" in t], "no file, URL or raw HTML read into a unit"
+    assert asked == [], "nothing fetched"
+    _each_slices_back(page, found)
