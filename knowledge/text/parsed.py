@@ -1,5 +1,5 @@
-"""A document's quotable units read by the parsers made for its markup (a PROTOTYPE, issue 37):
-markdown-it-py with mdit-py-plugins for Markdown and MyST, docutils for reStructuredText.
+"""A document's quotable units read by the parsers made for its markup (`knowledge.text.flavours`
+says which pages): markdown-it-py with mdit-py-plugins for Markdown and MyST, docutils for reStructuredText.
 
 `parsed_units(text, flavour)` returns what `knowledge.text.quotes.document_units` returns:
 sentences, list items and code blocks, in order, each with its section, its directive's label

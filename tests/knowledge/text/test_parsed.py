@@ -1,4 +1,4 @@
-"""The parsers' reader of units (`knowledge.text.parsed`, a prototype): real pages of Sphinx reST,
+"""The parsers' reader of units (`knowledge.text.parsed`): real pages of Sphinx reST,
 MkDocs Markdown and MyST, and hostile input. Every unit's offsets slice back to its source."""
 
 from __future__ import annotations
