@@ -19,14 +19,14 @@ DESCRIPTION = re.compile(
     re.I,
 )
 _DIRECTIVE_PARTS = re.compile(r"^\s*\.\.\s+(?:[\w-]+:)?(?P<name>[\w-]+)::\s*(?P<argument>.*?)\s*$")
-_ADMONITIONS = {
+ADMONITIONS = {
     "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
     "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
     "seealso": "See also", "todo": "To do",
 }  # fmt: skip
 """Directives Sphinx shows as a box headed by their name: quoted as "Warning: …"."""
-_VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
-             "deprecated": "Deprecated since version"}  # fmt: skip
+VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
+            "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}  # fmt: skip
 """Directives whose argument is a version: "Changed in version 2.3: …"."""
 _SILENT = frozenset((
     "toctree", "image", "figure", "include", "currentmodule", "module", "automodule", "autoclass",
@@ -106,18 +106,18 @@ def directive(lines: list[str], i: int) -> Framed:
         j = past_block(lines, j, base)
     if name in _SILENT:
         return Framed("", j, hides=name in _NOT_PROSE)
-    if name in _VERSIONS:
+    if name in VERSIONS:
         version, _, body = text.partition(" ")
         if not body:
             body, j = _first_paragraph(lines, j, base)
-        text = f"{_VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
+        text = f"{VERSIONS[name]} {version}".strip() + (f": {body}" if body else ".")
     elif name in _TITLED:  # a box or a tab headed by its argument: "Note: …", "Bash: …"
         body, j = _first_paragraph(lines, j, base)
         text = _headed(text, body)
-    elif name in _ADMONITIONS and not text:
+    elif name in ADMONITIONS and not text:
         text, j = _first_paragraph(lines, j, base)
-    if name in _ADMONITIONS and text:
-        text = f"{_ADMONITIONS[name]}: {text}"
+    if name in ADMONITIONS and text:
+        text = f"{ADMONITIONS[name]}: {text}"
     return Framed(text, j)
 
 
@@ -126,7 +126,7 @@ def admonition(lines: list[str], i: int, found: re.Match[str]) -> Framed:
     before its first paragraph, or its title ("Note: Keep the key secret."); its body's other
     paragraphs are read as any text."""
     name = (found["name"] or "").lower()
-    title = (found["title"] if found["title"] is not None else _ADMONITIONS.get(name, name.title())).strip()
+    title = (found["title"] if found["title"] is not None else ADMONITIONS.get(name, name.title())).strip()
     body = next((k for k in range(i + 1, len(lines)) if lines[k].strip()), len(lines))
     if body < len(lines) and AUTODOC.match(lines[body]) and indentation(lines[body]) > indentation(lines[i]):
         return Framed("", past_block(lines, body, indentation(lines[i])))  # generated reference only
@@ -139,7 +139,7 @@ def pymdown_block(lines: list[str], i: int, found: re.Match[str]) -> Framed:
     or its name as a box shows it, before its first paragraph ("Warning: …"); the rest of its
     body is read as any text, and its closing `///` as none."""
     name = found["name"].lower()
-    title = (found["title"] or _ADMONITIONS.get(name, name.title())).strip()
+    title = (found["title"] or ADMONITIONS.get(name, name.title())).strip()
     j = i + 1
     while j < len(lines) and not lines[j].strip():
         j += 1

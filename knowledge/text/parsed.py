@@ -40,7 +40,7 @@ from mdit_py_plugins.colon_fence import colon_fence_plugin
 from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from knowledge.text.directives import AUTODOC, INCLUDE
+from knowledge.text.directives import ADMONITIONS, AUTODOC, INCLUDE, VERSIONS
 from knowledge.text.markup import readable
 from knowledge.text.quotes import MAX_UNIT_CHARS, Kind, Unit, document_units, sentences
 from knowledge.text.syntax import ATTRIBUTES
@@ -300,7 +300,7 @@ def _md_node(  # (one case per block type, as the parser names them)
     elif kind == "admonition":
         tag = str(node.meta.get("tag", "")) if node.meta else ""
         title = next((c for c in node.children if c.type == "admonition_title"), None)
-        name = title.children[0].content if title and title.children else _ADMONITIONS.get(tag, tag.title())
+        name = title.children[0].content if title and title.children else ADMONITIONS.get(tag, tag.title())
         inner = _Context(ctx.section, ctx.label, name.strip())
         kids = [c for c in node.children if c.type != "admonition_title"]
         yield from _md_box(kids, lines, shift, myst, inner, depth, a)
@@ -381,13 +381,6 @@ def _myst_roles(text: str) -> str:
 
 # --- What Sphinx's directives show -------------------------------------------------------------
 
-_ADMONITIONS = {
-    "note": "Note", "warning": "Warning", "tip": "Tip", "important": "Important", "hint": "Hint",
-    "caution": "Caution", "danger": "Danger", "attention": "Attention", "error": "Error",
-    "seealso": "See also", "todo": "To do",
-}  # fmt: skip
-_VERSIONS = {"versionadded": "New in version", "versionchanged": "Changed in version",
-             "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}  # fmt: skip
 _CODE = frozenset((
     "code-block", "code", "sourcecode", "code-cell", "testcode", "testoutput", "doctest", "ipython",
     "jupyter-execute", "prompt", "code-tab", "example", "testsetup", "testcleanup",
@@ -414,10 +407,10 @@ _TITLED = frozenset(("admonition", "tab", "group-tab", "tab-item", "card", "drop
 def _heading(name: str, argument: str) -> str:
     """What a box or a note shows before its first paragraph: "Warning", "Changed in version
     2.3", a titled box's title; '' for any other directive."""
-    if name in _ADMONITIONS:
-        return f"{_ADMONITIONS[name]}: {argument}".rstrip(": ") if argument else _ADMONITIONS[name]
-    if name in _VERSIONS:
-        return f"{_VERSIONS[name]} {argument}".strip()
+    if name in ADMONITIONS:
+        return f"{ADMONITIONS[name]}: {argument}".rstrip(": ") if argument else ADMONITIONS[name]
+    if name in VERSIONS:
+        return f"{VERSIONS[name]} {argument}".strip()
     if name in _TITLED:
         return argument
     return ""
@@ -469,10 +462,10 @@ class _Sphinx(Directive):
         box.line = self.lineno
         same_line = " " in argument.split("\n", 1)[0]
         version, _, rest = argument.partition(" ") if same_line else argument.partition("\n")
-        box["lore_heading"] = _heading(name, version if name in _VERSIONS else argument)
+        box["lore_heading"] = _heading(name, version if name in VERSIONS else argument)
         box["lore_label"] = argument if name in _DESCRIPTIONS else ""
         box["lore_first"] = first
-        if name in _VERSIONS and rest.strip():  # the note on the directive's lines
+        if name in VERSIONS and rest.strip():  # the note on the directive's lines
             at = first if same_line else first + 1  # (the argument runs to the first blank line)
             note = rest.split("\n")
             self.state.nested_parse(
@@ -483,7 +476,7 @@ class _Sphinx(Directive):
 
 
 _SPHINX_DIRECTIVES = (
-    *_ADMONITIONS, *_VERSIONS, *_CODE, *_SILENT, *_DESCRIPTIONS, *_TITLED, "rubric", "centered", "hlist", "tabs",
+    *ADMONITIONS, *VERSIONS, *_CODE, *_SILENT, *_DESCRIPTIONS, *_TITLED, "rubric", "centered", "hlist", "tabs",
     "tab-set", "grid", "grid-item", "grid-item-card",
 )  # fmt: skip
 _DOMAINS = ("py", "std", "rst", "js", "c", "cpp", "click")
@@ -662,7 +655,7 @@ def _rst_node(  # (one case per node type, as docutils names them)
     if isinstance(node, nodes.Admonition):
         name = node.tagname if node.tagname != "admonition" else ""
         title = node.next_node(nodes.title)
-        heading = _rendered(title) if title and not name else _ADMONITIONS.get(name, name.title())
+        heading = _rendered(title) if title and not name else ADMONITIONS.get(name, name.title())
         yield from _rst_box(node, lines, shift, _Context(ctx.section, ctx.label, heading), depth)
         return
     if isinstance(node, nodes.container) and "lore_heading" in node:
@@ -684,7 +677,7 @@ def _alone(heading: str) -> str:
     """A heading shown without a paragraph after it: a version note ends as a sentence."""
     return (
         f"{heading}."
-        if heading.startswith(tuple(_VERSIONS.values())) and not heading.endswith(".")
+        if heading.startswith(tuple(VERSIONS.values())) and not heading.endswith(".")
         else heading
     )
 
