@@ -25,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from knowledge.extraction.myst import as_rest
-from knowledge.text.parsed import Flavour, parsed_units
+from knowledge.text.flavours import Flavour
+from knowledge.text.parsed import parsed_units
 from knowledge.text.quotes import Unit, document_units
 
 CORPUS = Path(__file__).parent / "data" / "docs-corpus"

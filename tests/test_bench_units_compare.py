@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bench.units_compare import compare, flavour_of
-from knowledge.text.parsed import Flavour, parsed_units
+from knowledge.text.flavours import Flavour
+from knowledge.text.parsed import parsed_units
 from knowledge.text.quotes import document_units
 
 PAGE = """\

@@ -17,13 +17,20 @@ which knows both, as before.
 
 from __future__ import annotations
 
+import enum
 import re
 from pathlib import PurePosixPath
 
 from knowledge.text.quotes import Unit, document_units
 
-RST = "rst"
-MARKDOWN = "markdown"
+
+class Flavour(enum.StrEnum):
+    """The markup a page is written in, each read by its parser (`knowledge.text.parsed`)."""
+
+    MARKDOWN = "markdown"
+    MYST = "myst"
+    RST = "rst"
+
 
 _RST_SUFFIXES = frozenset((".rst", ".rest"))
 _RST_TYPES = frozenset(("text/x-rst", "text/prs.fallenstein.rst"))
@@ -32,22 +39,22 @@ _REWRITTEN = re.compile(r"^[ \t]*\.\. [\w:.-]+::", re.MULTILINE)
 """A reST directive, as `as_rest` writes MyST's into Markdown."""
 
 
-def flavour_of(name: str, mime_type: str) -> str | None:
+def flavour_of(name: str, mime_type: str) -> Flavour | None:
     """The markup a document is written in, from its name and type: "rst", "markdown", or
     None for the line reader."""
     suffix = PurePosixPath(name.replace("\\", "/")).suffix.lower()
     kind = mime_type.split(";", 1)[0].strip().lower()
     if suffix in _RST_SUFFIXES or kind in _RST_TYPES:
-        return RST
+        return Flavour.RST
     if kind in _MARKDOWN_TYPES:
-        return MARKDOWN
+        return Flavour.MARKDOWN
     return None
 
 
 def read_document(text: str, flavour: str | None) -> list[Unit]:
     """The units of a whole document's `text`, read by its flavour's reader (the line reader
     when it has none, or when the parser fails: `parsed_units` falls back and says so)."""
-    if flavour is None or (flavour == MARKDOWN and _REWRITTEN.search(text)):
+    if flavour is None or (flavour == Flavour.MARKDOWN and _REWRITTEN.search(text)):
         return document_units(text)
     from knowledge.text.parsed import parsed_units  # (docutils, markdown-it: at first use only)
 

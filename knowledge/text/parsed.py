@@ -18,7 +18,6 @@ nothing raises: a parser that fails on a page leaves it to the line reader.
 from __future__ import annotations
 
 import bisect
-import enum
 import functools
 import io
 import logging
@@ -41,6 +40,7 @@ from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from knowledge.text.directives import ADMONITIONS, AUTODOC, INCLUDE, VERSIONS
+from knowledge.text.flavours import Flavour
 from knowledge.text.markup import readable
 from knowledge.text.quotes import MAX_UNIT_CHARS, Kind, Unit, document_units, sentences
 from knowledge.text.syntax import ATTRIBUTES
@@ -49,12 +49,6 @@ log = logging.getLogger(__name__)
 
 MAX_DEPTH = 40
 """Blocks nested deeper are read as one paragraph (each level is a recursion)."""
-
-
-class Flavour(enum.StrEnum):
-    MARKDOWN = "markdown"
-    MYST = "myst"
-    RST = "rst"
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,19 @@ from datetime import UTC, datetime
 from typing import Any, overload
 
 from sqlalchemy import literal_column
-from sqlmodel import Session, SQLModel
+from sqlmodel import Session, SQLModel, col
 
-from storage.models import Channel, Conversation, Document, KnowledgeIndex, User
-from storage.records import ChannelRef, ConversationRef, DocumentRef, IndexRef, UserRef
+from storage.models import (
+    Channel,
+    Conversation,
+    Document,
+    ForgetJob,
+    IndexingJob,
+    JobState,
+    KnowledgeIndex,
+    User,
+)
+from storage.records import ChannelRef, ConversationRef, DocumentRef, IndexRef, JobClaim, UserRef
 from storage.values import ResponseMode, Strategy, choice
 
 
@@ -123,3 +132,13 @@ def insert_ignoring_conflict(session: Session, model: type[SQLModel], values: di
         statement = sqlite_insert(model.__table__).values(**values).on_conflict_do_nothing()  # type: ignore[attr-defined]
     # RETURNING says whether a row was written (the driver's rowcount does not, here).
     return session.exec(statement.returning(literal_column("1"))).first() is not None
+
+
+def held(table: type[IndexingJob] | type[ForgetJob], statement: Any, claim: JobClaim) -> Any:
+    """`statement` narrowed to the claimed job's row while the claim still holds it (the
+    same token, still running): a write through it does nothing once the job was taken over."""
+    return statement.where(
+        col(table.id) == claim.job_id,
+        col(table.claim) == claim.token,
+        col(table.state) == JobState.RUNNING,
+    )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import or_
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -22,7 +21,7 @@ from sqlmodel import col, select, update
 from storage.db import Database
 from storage.models import ForgetJob
 from storage.records import ClaimLost, JobClaim, NotFound
-from storage.repositories._rows import aware
+from storage.repositories._rows import aware, held
 from storage.values import JobState, utcnow
 
 UNDER_WAY = (JobState.QUEUED, JobState.RUNNING)
@@ -149,13 +148,13 @@ class ForgetJobs:
     def beat(self, claim: JobClaim) -> bool:
         """The claim's worker is alive; False if the job was taken over."""
         with self._db.session() as session:
-            done = session.exec(_held(update(ForgetJob), claim).values(heartbeat_at=utcnow()))
+            done = session.exec(held(ForgetJob, update(ForgetJob), claim).values(heartbeat_at=utcnow()))
             return bool(done.rowcount == 1)
 
     def step_done(self, claim: JobClaim, step: str, removed: dict[str, int]) -> ForgetRef:
         """Record a step as done, adding what it removed (`ClaimLost` if the job was taken over)."""
         with self._db.session() as session:
-            row = session.exec(_held(select(ForgetJob), claim).with_for_update()).first()
+            row = session.exec(held(ForgetJob, select(ForgetJob), claim).with_for_update()).first()
             if row is None:
                 raise ClaimLost(f"forget job {claim.job_id} was taken over by another worker")
             total = dict(row.removed)
@@ -172,7 +171,7 @@ class ForgetJobs:
     def finish(self, claim: JobClaim, state: JobState, error: str | None = None) -> ForgetRef:
         with self._db.session() as session:
             session.exec(
-                _held(update(ForgetJob), claim).values(
+                held(ForgetJob, update(ForgetJob), claim).values(
                     state=state, error=error, finished_at=utcnow(), claim=None
                 )
             )
@@ -193,14 +192,6 @@ class ForgetJobs:
         with self._db.session() as session:
             rows = session.exec(query.order_by(col(ForgetJob.id).desc()).limit(limit)).all()
             return [_ref(row) for row in rows]
-
-
-def _held(statement: Any, claim: JobClaim) -> Any:
-    return statement.where(
-        col(ForgetJob.id) == claim.job_id,
-        col(ForgetJob.claim) == claim.token,
-        col(ForgetJob.state) == JobState.RUNNING,
-    )
 
 
 def _ref(row: ForgetJob) -> ForgetRef:

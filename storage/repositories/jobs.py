@@ -25,7 +25,7 @@ from sqlmodel import Session, col, select, update
 from storage.db import Database
 from storage.models import IndexingJob, IndexingJobLog, IndexingJobPage, JobState, utcnow
 from storage.records import ClaimLost, JobClaim, JobLine, JobRef, NotFound
-from storage.repositories._rows import aware, insert_ignoring_conflict
+from storage.repositories._rows import aware, held, insert_ignoring_conflict
 
 TAKEABLE = (JobState.QUEUED, JobState.INTERRUPTED)
 ACTIVE = (JobState.QUEUED, JobState.RUNNING, JobState.INTERRUPTED)
@@ -105,7 +105,7 @@ class JobRepository:
     def heartbeat(self, claim: JobClaim) -> bool:
         """Record that the claim's worker is alive on the job; False if the claim is lost."""
         with self._db.session() as session:
-            result = session.exec(_held(update(IndexingJob), claim).values(heartbeat_at=utcnow()))
+            result = session.exec(held(IndexingJob, update(IndexingJob), claim).values(heartbeat_at=utcnow()))
             return bool(result.rowcount == 1)
 
     def interrupt_stale(self, stale_after: timedelta) -> list[JobRef]:
@@ -159,7 +159,7 @@ class JobRepository:
         with self._db.session() as session:
             statement = update(IndexingJob).where(col(IndexingJob.id) == job_id)
             if claim is not None:
-                statement = _held(statement, claim)
+                statement = held(IndexingJob, statement, claim)
             session.exec(statement.values(state=state, error=error, finished_at=utcnow(), claim=None))
         return self.get(job_id)
 
@@ -273,17 +273,9 @@ def hold(session: Session, claim: JobClaim | None) -> None:
     flight (then see it). Nothing to check without a claim."""
     if claim is None:
         return
-    found = session.exec(_held(select(IndexingJob.id), claim).with_for_update()).first()
+    found = session.exec(held(IndexingJob, select(IndexingJob.id), claim).with_for_update()).first()
     if found is None:
         raise ClaimLost(f"indexing job {claim.job_id} was taken over by another worker")
-
-
-def _held(statement: Any, claim: JobClaim) -> Any:
-    return statement.where(
-        col(IndexingJob.id) == claim.job_id,
-        col(IndexingJob.claim) == claim.token,
-        col(IndexingJob.state) == JobState.RUNNING,
-    )
 
 
 def job_ref(job: IndexingJob) -> JobRef:

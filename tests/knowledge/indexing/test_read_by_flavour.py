@@ -12,7 +12,7 @@ from sqlalchemy import update
 
 from knowledge.indexing.ingest import Source
 from knowledge.indexing.units import decoded, read_units, rebuilt
-from knowledge.text.flavours import MARKDOWN, RST, flavour_of, read_document
+from knowledge.text.flavours import Flavour, flavour_of, read_document
 from knowledge.text.parsed import parsed_units
 from knowledge.text.quotes import Kind, Unit, document_units
 from storage.models import Chunk
@@ -66,18 +66,18 @@ from starlette.background import BackgroundTask
 @pytest.mark.parametrize(
     ("name", "mime_type", "flavour"),
     [
-        ("guide.rst", "text/plain", RST),
-        ("GUIDE.REST", "text/plain", RST),
-        ("docs\\guide.rst", "text/plain", RST),
-        ("guide.txt", "text/x-rst", RST),
-        ("guide.md", "text/markdown", MARKDOWN),
-        ("guide.md", "text/markdown; charset=utf-8", MARKDOWN),
-        ("https://example.com/guide", "text/html", MARKDOWN),
+        ("guide.rst", "text/plain", Flavour.RST),
+        ("GUIDE.REST", "text/plain", Flavour.RST),
+        ("docs\\guide.rst", "text/plain", Flavour.RST),
+        ("guide.txt", "text/x-rst", Flavour.RST),
+        ("guide.md", "text/markdown", Flavour.MARKDOWN),
+        ("guide.md", "text/markdown; charset=utf-8", Flavour.MARKDOWN),
+        ("https://example.com/guide", "text/html", Flavour.MARKDOWN),
         ("guide.txt", "text/plain", None),
         ("report.pdf", "application/pdf", None),
         ("deck.pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation", None),
         ("rows.csv", "text/csv", None),
-        ("rst.md", "text/markdown", MARKDOWN),
+        ("rst.md", "text/markdown", Flavour.MARKDOWN),
         ("guide.rst.txt", "text/plain", None),
         ("", "", None),
     ],
@@ -90,10 +90,10 @@ def test_a_documents_flavour_comes_from_its_name_and_type(
 
 def test_myst_as_stored_and_text_without_markup_are_read_by_the_line_reader() -> None:
     myst = "# Title\n\n.. note::\n   Read the reST this was.\n\nText.\n"  # (as `as_rest` stores MyST)
-    assert read_document(myst, MARKDOWN) == document_units(myst)
+    assert read_document(myst, Flavour.MARKDOWN) == document_units(myst)
     assert read_document(SPHINX, None) == document_units(SPHINX)
-    assert read_document(SPHINX, RST) == parsed_units(SPHINX, RST) != document_units(SPHINX)
-    assert {u.titled for u in parsed_units(SPHINX, RST)} == {0}, "all under the heading at 0"
+    assert read_document(SPHINX, Flavour.RST) == parsed_units(SPHINX, Flavour.RST) != document_units(SPHINX)
+    assert {u.titled for u in parsed_units(SPHINX, Flavour.RST)} == {0}, "all under the heading at 0"
 
 
 def shape(u: Unit) -> tuple[object, ...]:
@@ -118,8 +118,8 @@ async def ingested(stack: Stack, source: Source) -> tuple[int, DocumentRef]:
 @pytest.mark.parametrize(
     ("source", "text", "flavour"),
     [
-        (Source(name="config.rst", data=SPHINX.encode()), SPHINX, RST),
-        (md("background.md", MKDOCS), MKDOCS, MARKDOWN),
+        (Source(name="config.rst", data=SPHINX.encode()), SPHINX, Flavour.RST),
+        (md("background.md", MKDOCS), MKDOCS, Flavour.MARKDOWN),
     ],
     ids=["rst", "markdown"],
 )
@@ -139,7 +139,7 @@ async def test_ingest_stores_the_units_its_flavours_parser_reads(
 
 
 async def test_the_repair_rereads_stored_chunks_with_the_same_reader(stack: Stack) -> None:
-    pages = {"config.rst": (SPHINX, RST), "background.md": (MKDOCS, MARKDOWN)}
+    pages = {"config.rst": (SPHINX, Flavour.RST), "background.md": (MKDOCS, Flavour.MARKDOWN)}
     index = stack.index()
     documents = {}
     for name, (text, _) in pages.items():
@@ -179,7 +179,7 @@ async def test_markdown_is_quoted_in_an_answer_as_its_parser_reads_it(stack: Sta
     assert answer.citations and answer.citations[0].name == "background.md"
     assert "uvicorn app:app --reload" in answer.text
     assert "uvicorn app:app --reload" in {
-        u.text for u in parsed_units(MKDOCS, MARKDOWN) if u.kind == Kind.CODE
+        u.text for u in parsed_units(MKDOCS, Flavour.MARKDOWN) if u.kind == Kind.CODE
     }
 
 
